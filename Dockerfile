@@ -1,0 +1,52 @@
+# krm-merge KRM function image.
+#
+# Build with tools/build-image.sh, which prepares the wheelhouse (the
+# project's wheel and its dependencies' wheels, built on the host) and picks
+# the base. The build itself never touches the network.
+#
+# Default base: the official slim Python 3.11 image. Without a registry,
+# tools/build-image.sh passes --build-arg BASE_IMAGE=localhost/krm-merge-base:bookworm
+# (a debootstrapped Debian 12 with python3 and python3-venv).
+ARG BASE_IMAGE=docker.io/library/python:3.11-slim-bookworm
+
+FROM ${BASE_IMAGE} AS build
+ARG WHEELHOUSE=build/image/wheelhouse
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_ROOT_USER_ACTION=ignore
+COPY ${WHEELHOUSE}/ /wheelhouse/
+# Offline install into a venv; pip and setuptools are not needed at run time.
+# Bytecode is compiled here with unchecked hashes: the function runs as
+# nobody and cannot write __pycache__, and the image is immutable, so
+# skipping the per-import source stat is safe.
+RUN python3 -m venv /opt/krm-merge \
+ && /opt/krm-merge/bin/python -m pip install --quiet --no-index \
+        --find-links /wheelhouse krm-merge \
+ && /opt/krm-merge/bin/python -m pip uninstall --quiet --yes pip setuptools \
+ && find /opt/krm-merge -name '__pycache__' -type d -prune -exec rm -rf {} + \
+ && /opt/krm-merge/bin/python -m compileall -q -j 0 \
+        --invalidation-mode unchecked-hash /opt/krm-merge/lib \
+ && /opt/krm-merge/bin/krm-merge --help >/dev/null
+
+FROM ${BASE_IMAGE}
+ARG VERSION=unknown
+LABEL org.opencontainers.image.title="krm-merge" \
+      org.opencontainers.image.description="KRM function (kpt function) for safe YAML merges: strategic merge patch, kpt 3-way package merge, GitOps promotion" \
+      org.opencontainers.image.source="https://github.com/krm-merge/krm-merge" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# The standard library's bytecode must exist too (compileall only writes
+# what is missing, so this layer stays tiny on bases that ship .pyc files).
+# kpt and kustomize run the container as --user nobody: make sure it exists.
+RUN python3 -m compileall -q -j 0 "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')" >/dev/null 2>&1 || true \
+ && (grep -q '^nobody:' /etc/passwd \
+     || echo 'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin' >>/etc/passwd)
+COPY --from=build /opt/krm-merge /opt/krm-merge
+ENV PATH=/opt/krm-merge/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    LANG=C.UTF-8
+USER nobody
+WORKDIR /tmp
+ENTRYPOINT ["/opt/krm-merge/bin/krm-merge"]
