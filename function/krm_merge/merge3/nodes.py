@@ -1,0 +1,244 @@
+"""Node helpers for the 3-way merge: absence, node kinds, comments, equality.
+
+The engine works on ruamel.yaml round-trip trees (``CommentedMap`` /
+``CommentedSeq`` / scalars).  ``None`` is an explicit YAML null (``key:``,
+``null``, ``~``); :data:`MISSING` means "the field is not there at all".
+"""
+
+from __future__ import annotations
+
+import copy
+from enum import Enum
+from typing import Any
+
+from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import (
+    DoubleQuotedScalarString,
+    FoldedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
+)
+
+
+class _Missing:
+    """Marker for an absent field (distinct from an explicit null)."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+class NodeKind(Enum):
+    """The three YAML node kinds the walker dispatches on."""
+
+    MAP = "map"
+    SEQ = "sequence"
+    SCALAR = "scalar"
+
+
+def kind_of(node: Any) -> NodeKind:
+    """Kind of a present, non-null node."""
+    if isinstance(node, dict):
+        return NodeKind.MAP
+    if isinstance(node, list):
+        return NodeKind.SEQ
+    return NodeKind.SCALAR
+
+
+def is_absent(node: Any) -> bool:
+    """True for a missing field or an explicit null."""
+    return node is MISSING or node is None
+
+
+def present(node: Any) -> bool:
+    """True when the field exists (an explicit null counts as present)."""
+    return node is not MISSING
+
+
+def child(container: Any, key: Any) -> Any:
+    """``container[key]`` or :data:`MISSING` (containers may themselves be absent)."""
+    if isinstance(container, dict):
+        return container.get(key, MISSING) if key in container else MISSING
+    return MISSING
+
+
+# --- comments -------------------------------------------------------------
+
+def _token_text(tok: Any) -> Any:
+    if tok is None:
+        return None
+    if isinstance(tok, list):
+        return tuple(_token_text(t) for t in tok)
+    return getattr(tok, "value", tok)
+
+
+def key_comment(container: Any, key: Any) -> Any:
+    """Comparable text of the comments attached to ``key`` (or list index).
+
+    ruamel keeps a key's line comment (and following comment lines) in the
+    parent's ``ca.items[key]``; a container value also carries it as its own
+    ``ca.comment``.  Both are part of the signature so either place counts.
+    """
+    if not isinstance(container, CommentedBase):
+        return None
+    entry = container.ca.items.get(key)
+    own = None
+    value = container[key] if _has(container, key) else None
+    if isinstance(value, CommentedBase) and value.ca.comment:
+        own = _token_text(value.ca.comment[0])
+    return (_token_text(entry) if entry else None, own)
+
+
+def _has(container: Any, key: Any) -> bool:
+    if isinstance(container, dict):
+        return key in container
+    return isinstance(key, int) and 0 <= key < len(container)
+
+
+def copy_key_comment(dst: Any, dst_key: Any, src: Any, src_key: Any) -> None:
+    """Make ``dst[dst_key]`` carry the comments ``src[src_key]`` has."""
+    if not isinstance(dst, CommentedBase):
+        return
+    entry = src.ca.items.get(src_key) if isinstance(src, CommentedBase) else None
+    if entry:
+        dst.ca.items[dst_key] = copy.copy(entry)
+    else:
+        dst.ca.items.pop(dst_key, None)
+    dval = dst[dst_key] if _has(dst, dst_key) else None
+    sval = src[src_key] if isinstance(src, (dict, list)) and _has(src, src_key) else None
+    if isinstance(dval, CommentedBase):
+        first = sval.ca.comment[0] if isinstance(sval, CommentedBase) and sval.ca.comment else None
+        if dval.ca.comment:
+            dval.ca.comment[0] = first
+        elif first is not None:
+            dval.ca.comment = [first, None]
+
+
+def save_key_comment(container: Any, key: Any) -> tuple[Any, Any]:
+    """Snapshot of a key's comments (parent entry, value's own first comment)."""
+    if not isinstance(container, CommentedBase) or not _has(container, key):
+        return (None, None)
+    entry = container.ca.items.get(key)
+    value = container[key]
+    own = value.ca.comment[0] if isinstance(value, CommentedBase) and value.ca.comment else None
+    return (copy.copy(entry) if entry else None, own)
+
+
+def restore_key_comment(container: Any, key: Any, saved: tuple[Any, Any]) -> None:
+    """Put a snapshot from :func:`save_key_comment` back on ``container[key]``."""
+    if not isinstance(container, CommentedBase):
+        return
+    entry, own = saved
+    if entry:
+        container.ca.items[key] = entry
+    else:
+        container.ca.items.pop(key, None)
+    value = container[key]
+    if isinstance(value, CommentedBase):
+        if value.ca.comment:
+            value.ca.comment[0] = own
+        elif own is not None:
+            value.ca.comment = [own, None]
+
+
+def drop_key_comment(container: Any, key: Any) -> None:
+    """Forget the comments of a key that is being removed."""
+    if isinstance(container, CommentedBase):
+        container.ca.items.pop(key, None)
+
+
+# --- values ---------------------------------------------------------------
+
+def plain(node: Any) -> Any:
+    """Comment-free plain value used for equality (order-preserving for maps)."""
+    if isinstance(node, dict):
+        return tuple((str(k), plain(v)) for k, v in node.items())
+    if isinstance(node, list):
+        return tuple(plain(v) for v in node)
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, str):
+        return ("s", str(node))
+    if isinstance(node, (int, float)):
+        return ("n", float(node)) if isinstance(node, float) else ("i", int(node))
+    return ("o", str(node))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Value equality of two nodes (either may be MISSING)."""
+    if a is MISSING or b is MISSING:
+        return a is b
+    return plain(a) == plain(b)
+
+
+_STR_STYLES = (SingleQuotedScalarString, DoubleQuotedScalarString, LiteralScalarString, FoldedScalarString)
+
+
+def restyle(new: Any, old: Any) -> Any:
+    """Give an incoming string the quoting style of the local value it replaces."""
+    if not isinstance(new, str) or not isinstance(old, str):
+        return new
+    for style in _STR_STYLES:
+        if isinstance(old, style):
+            if style in (LiteralScalarString, FoldedScalarString) and "\n" not in new:
+                return new
+            return style(str(new))
+    if type(new) in (SingleQuotedScalarString, DoubleQuotedScalarString) and type(old) is str:
+        # local wrote it plain; keep it plain unless quoting is needed to keep it a string
+        return new
+    return new
+
+
+def new_map() -> CommentedMap:
+    """An empty round-trip map (keys added later are appended)."""
+    return CommentedMap()
+
+
+def new_seq(items: list[Any] | None = None) -> CommentedSeq:
+    """A round-trip sequence holding ``items``."""
+    seq = CommentedSeq()
+    if items:
+        seq.extend(items)
+    return seq
+
+
+def render(node: Any) -> str:
+    """Short human-readable rendering of a node for messages and results."""
+    if node is MISSING:
+        return "<absent>"
+    if node is None:
+        return "null"
+    if isinstance(node, (dict, list)):
+        import json
+
+        return json.dumps(to_plain_data(node), sort_keys=False, default=str)
+    return str(node)
+
+
+def to_plain_data(node: Any) -> Any:
+    """Convert a round-trip tree to plain dicts/lists/scalars."""
+    if isinstance(node, dict):
+        return {str(k): to_plain_data(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [to_plain_data(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return node

@@ -1,0 +1,70 @@
+"""Per-node rules for scalars and plain (non-associative) lists.
+
+Both follow kyaml's merge3 rules (kpt-merge note §2.4); they only *decide*
+(keep local, take upstream, delete) and flag conflicts; the walker applies
+the decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .conflicts import Conflict
+from .nodes import MISSING, render, restyle, same
+
+Take = Literal["local", "upstream", "delete"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Outcome of a rule: what to take, and whether both sides changed the value."""
+
+    take: Take
+    conflict: bool = False
+
+
+KEEP_LOCAL = Decision("local")
+TAKE_UPSTREAM = Decision("upstream")
+DELETE = Decision("delete")
+
+
+def decide_scalar(l: Any, o: Any, u: Any) -> Decision:
+    """kyaml's scalar rule.
+
+    1. explicit null locally or upstream deletes the field;
+    2. present in exactly one of origin/upstream: upstream decides (added or
+       deleted upstream) — a local change of a field deleted upstream, or a
+       different local value of a field added on both sides, is a conflict;
+    3. in neither: local's;
+    4/5. upstream changed it: upstream's (a conflict if local changed it too,
+       differently); 6. otherwise local's.
+    """
+    if u is None or l is None:
+        return DELETE
+    if (o is MISSING) != (u is MISSING):
+        both_changed = l is not MISSING and not same(l, o) and not same(l, u)
+        return Decision("upstream", both_changed)
+    if o is MISSING:
+        return KEEP_LOCAL
+    if same(o, u):
+        return KEEP_LOCAL
+    both_changed = l is not MISSING and not same(l, o) and not same(l, u)
+    return Decision("upstream", both_changed)
+
+
+def decide_plain_list(l: Any, o: Any, u: Any) -> Decision:
+    """Plain lists are atoms: upstream's whole list if upstream changed it."""
+    return decide_scalar(l, o, u)
+
+
+def restyled(u: Any, l: Any) -> Any:
+    """Upstream's value, written in local's quoting style when it replaces one."""
+    if l is MISSING or l is None:
+        return u
+    return restyle(u, l)
+
+
+def conflict_record(path: str, l: Any, o: Any, u: Any, winner: str) -> Conflict:
+    """Conflict entry with short renderings of the three values."""
+    return Conflict(path=path, origin=render(o), local=render(l), upstream=render(u), winner=winner)
