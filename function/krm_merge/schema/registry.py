@@ -1,0 +1,203 @@
+"""One place to ask for the schema of any object: declared keys, CRDs, built-ins.
+
+Precedence, most specific first: keys the user declared for a kind override
+whatever a CRD says, a CRD overrides the built-in table, and a kind known to
+none of them gets a schema that knows nothing (``OPEN_SCHEMA``: maps merge,
+lists are replaced) plus the declared keys.
+
+Also home of the two helpers the 3-way merge needs: :func:`associative_key`
+(kyaml's rule for associative lists) and kpt's documented key list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
+from .builtin import builtin_schema
+from .crd import crd_schemas
+from .nodes import patch_meta
+
+# The `kpt pkg update` reference says lists whose elements carry one of these
+# fields are "automatically recognized" as associative.  kyaml removed that
+# inference in 2020; kpt 1.0.0-beta.56's resource-merge never infers keys and
+# the Kptfile merge infers only `name` (see KYAML_INFERRED_KEY).  Kept for
+# documentation and for an opt-in "documented behaviour" mode.
+KPT_DOCUMENTED_ASSOCIATIVE_KEYS: tuple[str, ...] = (
+    "mountPath",
+    "devicePath",
+    "ip",
+    "type",
+    "topologyKey",
+    "name",
+    "containerPort",
+)
+# The one key kyaml still infers, and only with inference switched on (the
+# Kptfile pipeline merge): a schemaless list is associative on `name` iff some
+# version of it has `name` on every element.
+KYAML_INFERRED_KEY = "name"
+
+
+class DeclaredKeyError(ValueError):
+    """A declared key is malformed (empty kind or path, bad strategy)."""
+
+
+_STRATEGIES = frozenset({"merge", "replace", "retainKeys"})
+
+
+@dataclass(frozen=True)
+class DeclaredKey:
+    """A merge key the user declares for a list field of a kind.
+
+    ``path`` names the list by field names from the object root, through
+    maps and list elements alike: ``spec.ports``,
+    ``spec.template.spec.containers``, ``spec.containers.ports`` (a ``[]``
+    after a segment is accepted and ignored: ``spec.containers[].ports``).
+    ``merge_key`` ``None`` with strategy ``merge`` declares a set of scalars.
+    ``group`` ``None`` matches the kind in every API group.
+    """
+
+    kind: str
+    path: str
+    merge_key: str | None = None
+    strategy: str = "merge"
+    group: str | None = None
+
+    def segments(self) -> tuple[str, ...]:
+        """The field names of :attr:`path`."""
+        return tuple(part.removesuffix("[]") for part in self.path.split("."))
+
+    def patch_meta(self) -> PatchMeta:
+        """The metadata this declaration gives the field."""
+        return patch_meta(
+            self.strategy,
+            self.merge_key,
+            None,
+            (self.merge_key,) if self.merge_key else (),
+        )
+
+    def validate(self) -> None:
+        """Raise :class:`DeclaredKeyError` if the declaration cannot be used."""
+        if not self.kind:
+            raise DeclaredKeyError(f"declared key {self.path!r}: kind is empty")
+        if not self.path or any(not part for part in self.segments()):
+            raise DeclaredKeyError(f"declared key for {self.kind}: bad field path {self.path!r}")
+        parts = self.strategy.split(",")
+        if not all(part in _STRATEGIES for part in parts):
+            raise DeclaredKeyError(
+                f"declared key {self.kind} {self.path}: unknown strategy {self.strategy!r}"
+            )
+
+
+@dataclass
+class _PathTree:
+    """Declared metadata for one field and the declarations below it."""
+
+    meta: PatchMeta | None = None
+    children: dict[str, _PathTree] = field(default_factory=dict)
+
+    def add(self, segments: tuple[str, ...], meta: PatchMeta) -> None:
+        node = self
+        for segment in segments:
+            node = node.children.setdefault(segment, _PathTree())
+        node.meta = meta
+
+
+class _DeclaredNode:
+    """A schema node with declared field metadata laid over it."""
+
+    def __init__(self, base: SchemaNode, tree: _PathTree) -> None:
+        self._base = base
+        self._tree = tree
+
+    def lookup_struct(self, key: str) -> tuple[SchemaNode | None, PatchMeta]:
+        entry = self._tree.children.get(key)
+        if entry is None:
+            return self._base.lookup_struct(key)
+        return self._overlay(entry, lambda: self._base.lookup_struct(key))
+
+    def lookup_slice(self, key: str) -> tuple[SchemaNode | None, PatchMeta]:
+        entry = self._tree.children.get(key)
+        if entry is None:
+            return self._base.lookup_slice(key)
+        return self._overlay(entry, lambda: self._base.lookup_slice(key))
+
+    @staticmethod
+    def _overlay(entry: _PathTree, lookup: Any) -> tuple[SchemaNode | None, PatchMeta]:
+        try:
+            sub, meta = lookup()
+        except SchemaLookupError:
+            # The user declared the field, so it exists even if the schema disagrees.
+            sub, meta = OPEN_SCHEMA, NO_META
+        if entry.meta is not None:
+            meta = entry.meta
+        if entry.children:
+            sub = _DeclaredNode(sub if sub is not None else OPEN_SCHEMA, entry)
+        return sub, meta
+
+
+def _split_api_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+class SchemaRegistry:
+    """Schemas by object type: declared keys over CRDs over the built-in table."""
+
+    def __init__(
+        self, crds: Iterable[Mapping[str, Any]] = (), declared: Iterable[DeclaredKey] = ()
+    ) -> None:
+        """Index the CRDs (later ones win on a clash) and the declared keys.
+
+        Raises ``InvalidCrdError`` / :class:`DeclaredKeyError` on malformed input.
+        """
+        self._crds: dict[tuple[str, str, str], SchemaNode] = {}
+        for crd in crds:
+            self._crds.update(crd_schemas(crd))
+        self._declared: list[DeclaredKey] = []
+        for key in declared:
+            key.validate()
+            self._declared.append(key)
+        self._cache: dict[tuple[str, str], SchemaNode] = {}
+
+    def for_object(self, api_version: str, kind: str) -> SchemaNode:
+        """Schema of objects with this ``apiVersion`` and ``kind`` (never ``None``)."""
+        cached = self._cache.get((api_version, kind))
+        if cached is None:
+            cached = self._build(api_version, kind)
+            self._cache[(api_version, kind)] = cached
+        return cached
+
+    def _build(self, api_version: str, kind: str) -> SchemaNode:
+        group, version = _split_api_version(api_version)
+        base = self._crds.get((group, version, kind))
+        if base is None:
+            base = builtin_schema(api_version, kind) or OPEN_SCHEMA
+        tree = _PathTree()
+        for key in self._declared:
+            if key.kind == kind and (key.group is None or key.group == group):
+                tree.add(key.segments(), key.patch_meta())
+        return _DeclaredNode(base, tree) if tree.children else base
+
+
+def associative_key(schema_node: SchemaNode | None, field_name: str) -> tuple[str, ...] | None:
+    """kyaml's associative-list keys of list field ``field_name``, or ``None``.
+
+    A list is associative iff its patch strategy includes ``merge``; its keys
+    are ``x-kubernetes-list-map-keys`` if given, else the patch merge key,
+    else ``()`` (a list of scalars merged as a set).  An unknown field or no
+    schema gives ``None`` (not associative), as in kyaml's resource merge.
+    """
+    if schema_node is None:
+        return None
+    try:
+        _, meta = schema_node.lookup_slice(field_name)
+    except SchemaLookupError:
+        return None
+    if "merge" not in meta.strategies:
+        return None
+    if meta.list_map_keys:
+        return meta.list_map_keys
+    return (meta.merge_key,) if meta.merge_key else ()
