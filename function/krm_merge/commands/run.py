@@ -1,0 +1,96 @@
+"""``krm-merge run DIR``: run a mode on a package directory without kpt.
+
+Reads the package like ``kpt fn source``, runs the mode chosen by
+``--fn-config FILE`` or ``-- key=value`` arguments (a ConfigMap, as
+``kpt fn eval`` builds it), and writes back like ``kpt fn sink``: only files
+whose items changed are rewritten; nothing is written when any error is
+reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.results import KrmError, Result
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"krm-merge run: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="krm-merge run", description="Run a krm-merge mode on a package directory.")
+    p.add_argument("dir", help="the package directory")
+    p.add_argument("--fn-config", metavar="FILE", help="a file holding the functionConfig")
+    p.add_argument("--dry-run", action="store_true", help="print a unified diff instead of writing")
+    p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; returns the exit code."""
+    if "--" in argv:
+        cut = argv.index("--")
+        own, pairs = argv[:cut], argv[cut + 1 :]
+    else:
+        own, pairs = argv, []
+    args = _parser().parse_args(own)
+    try:
+        return _run(Path(args.dir), args.fn_config, pairs, args.dry_run, args.results)
+    except KrmError as err:
+        sys.stderr.write(f"krm-merge run: error: {err}\n")
+        return 1
+
+
+def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeObject | None:
+    """The functionConfig ``kpt fn eval`` would build from these arguments."""
+    from krm_merge.krm import yamlio
+
+    if fn_config and pairs:
+        raise KrmError("give either --fn-config or key=value arguments, not both")
+    if fn_config:
+        try:
+            return KubeObject(yamlio.read_text_file(Path(fn_config)), what=fn_config)
+        except OSError as err:
+            raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
+    if not pairs:
+        return None
+    data: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise KrmError(f"argument {pair!r} is not of the form key=value")
+        data[key] = value
+    return KubeObject.from_data(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}
+    )
+
+
+def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
+    from krm_merge.krm import package, yamlio
+    from krm_merge.runner import process
+
+    pkg, rl = package.read_package(root)
+    rl.function_config = function_config_from_args(fn_config, pairs)
+    process(rl)
+    for result in rl.results:
+        sys.stderr.write(result.display() + "\n")
+    if results_file:
+        yamlio.write_file_atomic(Path(results_file), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+    if rl.results.has_errors:
+        sys.stderr.write("krm-merge run: errors reported; no file was changed\n")
+        return 1
+    try:
+        changes = package.plan_writes(pkg, rl)
+        if dry_run:
+            sys.stdout.write(package.unified_diff(changes))
+        else:
+            package.apply_writes(root, changes)
+    except KrmError as err:
+        sys.stderr.write(Result(err.message, "error").display() + "\n")
+        return 1
+    return 0

@@ -1,0 +1,475 @@
+"""KubeObject: one KRM resource, held as its original text with lazy views.
+
+An item is kept as the exact text it arrived in.  Reading its identity
+(apiVersion, kind, name, namespace, annotations) uses a cheap line scan of
+the text; its values are parsed with libyaml only when asked for; a
+round-trip tree is built only for items that must be rewritten.  An item no
+mode touched is written back byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from krm_merge.krm import yamlio
+from krm_merge.krm.results import KrmError, ResourceRef
+from krm_merge.krm.values import PathPart, format_path, get_path, parse_path
+
+PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
+INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+
+
+@dataclass(frozen=True)
+class Header:
+    """What selection needs to know about an item, without parsing its values."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    annotations: dict[str, str]
+    labels: dict[str, str]
+
+
+class KubeObject:
+    """One resource (or any YAML mapping item) of a ResourceList.
+
+    ``text`` is a standalone YAML document at column 0.  ``source_block``, when
+    given, is the exact text the item had inside the ResourceList it was
+    read from; it is written back verbatim while the item is unchanged.
+    """
+
+    __slots__ = (
+        "_text", "_changed", "_source_block", "_header", "_data", "_rt", "_copy_origin",
+        "what", "file_path", "file_index",
+    )
+
+    def __init__(self, text: str, *, source_block: str | None = None, what: str = "item") -> None:
+        self._text = text
+        self._changed = False
+        self._source_block = source_block
+        self._header: Header | None = None
+        self._data: Any = _UNSET
+        self._rt: Any = None
+        self._copy_origin: dict[int, Any] | None = None
+        self.what = what
+        # Where the standalone reader found the item (kpt passes annotations instead).
+        self.file_path: str | None = None
+        self.file_index: int = 0
+
+    # --- construction -----------------------------------------------------------
+
+    @classmethod
+    def from_text(cls, text: str, *, path: str | None = None, index: int | None = None) -> KubeObject:
+        """A new item from YAML text, with kpt's path/index annotations if given."""
+        if not text.endswith("\n"):
+            text += "\n"
+        obj = cls(text)
+        obj._changed = True
+        if path is not None:
+            obj.set_path(path, index)
+        return obj
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], *, path: str | None = None, index: int | None = None) -> KubeObject:
+        """A new item from plain data (block style, kyaml quoting)."""
+        return cls.from_text(yamlio.dump_data(data), path=path, index=index)
+
+    # --- text -------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        """The item's YAML text as it is now."""
+        if self._rt is not None and self._changed and self._text is _RT_DIRTY:
+            self._text = yamlio.dump_rt(self._rt)
+        return self._text
+
+    @property
+    def changed(self) -> bool:
+        """True once any edit changed the text."""
+        return self._changed
+
+    @property
+    def source_block(self) -> str | None:
+        """The exact input bytes of this item, while it is unchanged."""
+        return None if self._changed else self._source_block
+
+    def set_text(self, new_text: str) -> None:
+        """Replace the item's whole text (for modes that edit bytes directly)."""
+        if new_text == self.text:
+            return
+        self._text = new_text
+        self._mark_changed()
+
+    def _mark_changed(self) -> None:
+        self._changed = True
+        self._header = None
+        self._data = _UNSET
+        self._copy_origin = None
+        if self._text is not _RT_DIRTY:
+            self._rt = None
+
+    # --- identity ---------------------------------------------------------------
+
+    @property
+    def header(self) -> Header:
+        if self._header is None:
+            self._header = scan_header(self.text) or self._header_from_data()
+        return self._header
+
+    def _header_from_data(self) -> Header:
+        data = self.data
+        meta = data.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        return Header(
+            _str(data.get("apiVersion")),
+            _str(data.get("kind")),
+            _str(meta.get("name")),
+            _str(meta.get("namespace")),
+            _str_map(meta.get("annotations")),
+            _str_map(meta.get("labels")),
+        )
+
+    @property
+    def api_version(self) -> str:
+        return self.header.api_version
+
+    @property
+    def kind(self) -> str:
+        return self.header.kind
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+    @property
+    def name(self) -> str:
+        return self.header.name
+
+    @property
+    def namespace(self) -> str:
+        return self.header.namespace
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        return self.header.annotations
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.header.labels
+
+    @property
+    def path(self) -> str | None:
+        """The file the item came from (kpt's path annotation), if known."""
+        ann = self.annotations
+        for key in PATH_ANNOTATIONS:
+            if ann.get(key):
+                return ann[key]
+        return self.file_path
+
+    @property
+    def index(self) -> int:
+        """The item's document index within its file (0 when unknown)."""
+        ann = self.annotations
+        for key in INDEX_ANNOTATIONS:
+            value = ann.get(key, "")
+            if value.isdigit():
+                return int(value)
+        return self.file_index
+
+    @property
+    def is_local_config(self) -> bool:
+        return self.annotations.get(LOCAL_CONFIG, "").lower() == "true"
+
+    def ref(self) -> ResourceRef:
+        return ResourceRef(self.api_version, self.kind, self.name, self.namespace)
+
+    def display(self) -> str:
+        """``Kind/[ns/]name`` plus the file, for messages."""
+        where = f" ({self.path})" if self.path else ""
+        return self.ref().display() + where
+
+    def set_path(self, path: str, index: int | None = None) -> None:
+        """Move the item to another file: sets the internal and legacy annotations."""
+        data = self.copy_data()
+        meta = data.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise KrmError("metadata is not a mapping", self, "metadata")
+        ann = meta.get("annotations")
+        if not isinstance(ann, dict):
+            ann = meta["annotations"] = {}
+        for key in PATH_ANNOTATIONS:
+            ann[key] = path
+        if index is not None:
+            for key in INDEX_ANNOTATIONS:
+                ann[key] = str(index)
+        self.set_data(data)
+
+    # --- values -----------------------------------------------------------------
+
+    @property
+    def data(self) -> Any:
+        """The item as plain data (read-only: use :meth:`copy_data` to edit)."""
+        if self._data is _UNSET:
+            self._data = yamlio.load_data(self.text, self.what)
+        return self._data
+
+    def copy_data(self) -> Any:
+        """A deep copy of :attr:`data` to edit and hand back to :meth:`set_data`.
+
+        The copy remembers which element of the original each of its list
+        elements is, so :meth:`set_data` keeps their comments even when the
+        elements move.
+        """
+        origin: dict[int, Any] = {}
+        copy = _copy_tracking(self.data, origin)
+        self._copy_origin = origin
+        # Keep the copy alive so the ids recorded above cannot be reused.
+        origin[-1] = copy
+        return copy
+
+    def get(self, path: str | Sequence[PathPart], default: Any = None) -> Any:
+        """The value at ``path`` (``"spec.containers[0].image"`` or a tuple)."""
+        return get_path(self.data, parse_path(path), default)
+
+    def set(self, path: str | Sequence[PathPart], value: Any) -> None:
+        """Set the value at ``path``, creating maps on the way."""
+        parts = parse_path(path)
+        data = self.copy_data()
+        node = data
+        for i, part in enumerate(parts[:-1]):
+            nxt = node[part] if _has(node, part) else None
+            if not isinstance(nxt, (dict, list)):
+                if isinstance(part, int):
+                    raise KrmError(f"no list element at {format_path(parts[: i + 1])}", self, format_path(parts))
+                nxt = node[part] = {}
+            node = nxt
+        last = parts[-1]
+        if isinstance(last, int) and not _has(node, last):
+            raise KrmError(f"no list element at {format_path(parts)}", self, format_path(parts))
+        node[last] = value
+        self.set_data(data)
+
+    def delete(self, path: str | Sequence[PathPart]) -> bool:
+        """Delete the field at ``path``; False when it was not there."""
+        parts = parse_path(path)
+        data = self.copy_data()
+        parent = get_path(data, parts[:-1])
+        if not _has(parent, parts[-1]):
+            return False
+        del parent[parts[-1]]
+        self.set_data(data)
+        return True
+
+    def set_data(self, new: Any) -> None:
+        """Make the item hold ``new``, changing as few bytes of its text as possible.
+
+        Unchanged values keep their bytes and comments; list elements that
+        came from :meth:`copy_data` keep theirs wherever they move.
+        """
+        from krm_merge.krm import rtedit
+
+        old = self.data
+        if rtedit.same(old, new):
+            return
+        if not isinstance(new, dict):
+            raise KrmError("an item must be a mapping", self)
+        origin = self._copy_origin
+        rt = self.rt
+        rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
+        self._text = _RT_DIRTY
+        self._mark_changed()
+        self._data = new
+
+    @property
+    def rt(self) -> Any:
+        """The round-trip tree (comments kept); call :meth:`commit_rt` after editing it."""
+        if self._rt is None:
+            self._rt = yamlio.load_rt(self.text, self.what)
+        return self._rt
+
+    def commit_rt(self) -> None:
+        """Re-print the item from its (edited) round-trip tree."""
+        if self._rt is None:
+            return
+        rt = self._rt
+        new_text = yamlio.dump_rt(rt)
+        if new_text != self._text:
+            self._text = new_text
+            self._changed = True
+            self._header = None
+            self._data = _UNSET
+            self._copy_origin = None
+
+    def __repr__(self) -> str:
+        return f"<KubeObject {self.display()}>"
+
+
+class _Unset:
+    pass
+
+
+_UNSET: Any = _Unset()
+# The text must be re-printed from the round-trip tree before it is read.
+_RT_DIRTY: Any = "\0rt-dirty\0"
+
+
+def _has(node: Any, part: PathPart) -> bool:
+    if isinstance(part, int):
+        return isinstance(node, list) and -len(node) <= part < len(node)
+    return isinstance(node, dict) and part in node
+
+
+def _str(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): _str(v) for k, v in value.items()}
+
+
+def _copy_tracking(value: Any, origin: dict[int, Any]) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_tracking(v, origin) for k, v in value.items()}
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            copy = _copy_tracking(item, origin)
+            if isinstance(copy, (dict, list)):
+                origin[id(copy)] = item
+            out.append(copy)
+        return out
+    return value
+
+
+# --- the cheap header scan ---------------------------------------------------------
+
+_TOP_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9]*):(?:[ \t]+(.*))?$", re.M)
+_SIMPLE_KEY = r"[A-Za-z0-9_./-]+"
+_ENTRY = re.compile(r"^(\s*)(" + _SIMPLE_KEY + r"):(?:[ \t]+(.*?))?[ \t]*$")
+_PLAIN = re.compile(r"[A-Za-z0-9_./+=~$()@^%-][^#'\"]*?")
+
+
+def scan_header(text: str) -> Header | None:
+    """Read apiVersion/kind/metadata of a kyaml-formatted item by lines.
+
+    Returns None whenever the text is not in the simple shape this scan
+    understands; the caller then parses the item fully.
+    """
+    top: dict[str, str | None] = {}
+    meta_start = -1
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not line or line[0] in " #":
+            continue
+        m = _TOP_LINE.match(line)
+        if m is None:
+            return None
+        key, rest = m.group(1), m.group(2)
+        if key in ("apiVersion", "kind"):
+            value = _simple_value(rest)
+            if value is None:
+                return None
+            top[key] = value
+        elif key == "metadata":
+            if rest and not rest.lstrip().startswith("#"):
+                return None
+            meta_start = i + 1
+    if "apiVersion" not in top or "kind" not in top or meta_start < 0:
+        return None
+    meta = _scan_metadata(lines, meta_start)
+    if meta is None:
+        return None
+    name, namespace, annotations, labels = meta
+    return Header(top["apiVersion"] or "", top["kind"] or "", name, namespace, annotations, labels)
+
+
+def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, str], dict[str, str]] | None:
+    fields: dict[str, str] = {}
+    maps: dict[str, dict[str, str]] = {"annotations": {}, "labels": {}}
+    current: dict[str, str] | None = None
+    for line in lines[start:]:
+        if not line or line.lstrip().startswith("#"):
+            continue
+        if line[0] != " ":
+            break
+        m = _ENTRY.match(line)
+        if m is None:
+            return None
+        indent, key, rest = len(m.group(1)), m.group(2), m.group(3)
+        if indent == 2:
+            current = None
+            if key in maps:
+                if rest and not rest.startswith("#"):
+                    if rest.strip() == "{}":
+                        continue
+                    return None
+                current = maps[key]
+            elif key in ("name", "namespace"):
+                value = _simple_value(rest)
+                if value is None:
+                    return None
+                fields[key] = value
+        elif indent == 4 and current is not None:
+            value = _simple_value(rest)
+            if value is None:
+                return None
+            current[key] = value
+        elif current is not None:
+            return None  # nested or multi-line values: let the full parser read them
+    return fields.get("name", ""), fields.get("namespace", ""), maps["annotations"], maps["labels"]
+
+
+def _simple_value(rest: str | None) -> str | None:
+    """The string value of a one-line scalar, or None if it is not that simple."""
+    if rest is None:
+        return None
+    rest = rest.strip()
+    if rest.startswith("'"):
+        end = _end_single(rest)
+        if end < 0 or not _only_comment(rest[end + 1 :]):
+            return None
+        return rest[1:end].replace("''", "'")
+    if rest.startswith('"'):
+        end = rest.find('"', 1)
+        if end < 0 or "\\" in rest[:end] or not _only_comment(rest[end + 1 :]):
+            return None
+        return rest[1:end]
+    value, _, comment = rest.partition(" #")
+    value = value.rstrip()
+    if not value or not _PLAIN.fullmatch(value) or ": " in value:
+        return None
+    return value
+
+
+def _end_single(text: str) -> int:
+    i = 1
+    while True:
+        j = text.find("'", i)
+        if j < 0:
+            return -1
+        if j + 1 < len(text) and text[j + 1] == "'":
+            i = j + 2
+            continue
+        return j
+
+
+def _only_comment(rest: str) -> bool:
+    rest = rest.strip()
+    return not rest or rest.startswith("#")
+
+
+Selector = Callable[[KubeObject], bool]

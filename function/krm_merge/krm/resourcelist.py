@@ -1,0 +1,266 @@
+"""Reading and writing a ResourceList without re-printing what did not change.
+
+kpt and kustomize hand the function a ResourceList in kyaml's canonical
+shape: top-level keys at column 0, ``items:`` followed by column-0 ``- ``
+blocks indented by two.  The fast reader cuts that text into one block per
+item and keeps each block's exact bytes; nothing is parsed until a mode asks.
+Any input not in that shape (JSON, other indentation, column-0 comments
+inside ``items``) goes through the general reader, which parses the whole
+list with ruamel.yaml and prints each item on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from krm_merge.krm import yamlio
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.results import KrmError, Results
+
+RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
+
+
+@dataclass
+class ResourceList:
+    """A function's input and output: items, functionConfig and results."""
+
+    items: list[KubeObject] = field(default_factory=list)
+    function_config: KubeObject | None = None
+    results: Results = field(default_factory=Results)
+    api_version: str = "config.kubernetes.io/v1"
+    kind: str = "ResourceList"
+
+    def add(self, obj: KubeObject) -> None:
+        """Append a new item."""
+        self.items.append(obj)
+
+    def remove(self, obj: KubeObject) -> None:
+        """Drop an item from the output."""
+        self.items = [item for item in self.items if item is not obj]
+
+    def __iter__(self) -> Iterator[KubeObject]:
+        return iter(self.items)
+
+
+# --- reading ----------------------------------------------------------------------
+
+_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):[ \t]*(.*?)[ \t]*(?:#.*)?$")
+# A line inside an item block: indented by at least two, or empty.
+_BAD_ITEM_LINE = re.compile(r"\n(?!  |\n|$)")
+
+
+def read_resource_list(text: str) -> ResourceList:
+    """Parse a ResourceList (or a ``v1`` ``List``) from its text."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise KrmError("no input: expected a ResourceList on standard input")
+    fast = _read_fast(text)
+    rl = fast if fast is not None else _read_general(text)
+    _check_items(rl)
+    return rl
+
+
+def _read_fast(text: str) -> ResourceList | None:
+    """Split kyaml-shaped text into item blocks; None if the shape is different."""
+    if "\r" in text or "\t" in text[:1]:
+        return None
+    lines = text.split("\n")
+    sections: dict[str, tuple[int, int]] = {}
+    scalars: dict[str, str] = {}
+    current: str | None = None
+    start = 0
+    for i, line in enumerate(lines):
+        if not line or line[0] in " -":
+            continue
+        if line[0] == "#":
+            if current == "items":
+                return None  # a column-0 comment between items: cannot tell whose
+            continue
+        if line in ("---", "..."):
+            if i == 0 or (line == "..." and not any(lines[i + 1 :])):
+                continue
+            return None
+        m = _TOP_KEY.match(line)
+        if m is None:
+            return None
+        if current is not None:
+            sections[current] = (start, i)
+        key, value = m.group(1), m.group(2)
+        if key in sections or key in scalars:
+            return None
+        if value:
+            if key in ("items", "functionConfig", "results"):
+                if key == "items" and value == "[]":
+                    scalars[key] = value
+                    current = None
+                    continue
+                if key == "functionConfig" and value in ("{}", "null", "~"):
+                    scalars[key] = value
+                    current = None
+                    continue
+                return None
+            scalars[key] = value
+            current = None
+            continue
+        current, start = key, i + 1
+    if current is not None:
+        sections[current] = (start, len(lines))
+    api_version = _unquote(scalars.get("apiVersion", ""))
+    kind = _unquote(scalars.get("kind", ""))
+    if not _is_list_kind(api_version, kind):
+        return None
+    rl = ResourceList(api_version=api_version, kind=kind)
+    if "items" in sections:
+        a, b = sections["items"]
+        blocks = _split_items(lines[a:b])
+        if blocks is None:
+            return None
+        rl.items = [
+            KubeObject(block_text, source_block=block, what=f"item {n + 1}")
+            for n, (block, block_text) in enumerate(blocks)
+        ]
+    if "functionConfig" in sections:
+        a, b = sections["functionConfig"]
+        body = _dedent_block(lines[a:b])
+        if body is None:
+            return None
+        rl.function_config = KubeObject(body, what="functionConfig")
+    return rl
+
+
+def _split_items(lines: list[str]) -> list[tuple[str, str]] | None:
+    """Cut the lines of ``items:`` into (exact block, dedented text) pairs."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("-") and (len(line) == 1 or line[1] == " ")]
+    if not starts:
+        return [] if not any(line.strip() for line in lines) else None
+    if any(line.strip() for line in lines[: starts[0]]):
+        return None
+    out = []
+    bounds = starts + [len(lines)]
+    for a, b in zip(bounds, bounds[1:]):
+        chunk = lines[a:b]
+        while len(chunk) > 1 and chunk[-1] == "":
+            chunk.pop()
+        block = "\n".join(chunk) + "\n"
+        first = chunk[0][2:] if len(chunk[0]) > 1 else ""
+        body = _dedent_block(chunk[1:])
+        if body is None:
+            return None
+        # `- # comment` makes the comment the item's head comment.
+        text = first + "\n" + body if first else body
+        out.append((block, text))
+    return out
+
+
+def _dedent_block(lines: list[str]) -> str | None:
+    """Remove two spaces of indentation; None when a line has less."""
+    out = []
+    for line in lines:
+        if not line:
+            out.append(line)
+        elif line.startswith("  "):
+            out.append(line[2:])
+        else:
+            return None
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _is_list_kind(api_version: str, kind: str) -> bool:
+    return (kind == "ResourceList" and api_version in RESOURCE_LIST_VERSIONS) or (
+        kind == "List" and api_version == "v1"
+    )
+
+
+def _read_general(text: str) -> ResourceList:
+    """Any YAML or JSON: parse the whole list, print each item separately."""
+    data = yamlio.load_data(text, "the input")
+    if not isinstance(data, dict):
+        raise KrmError("the input is not a ResourceList: expected a mapping with `kind: ResourceList`")
+    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
+    if not _is_list_kind(api_version, kind):
+        raise KrmError(
+            f"the input is not a ResourceList: got apiVersion {api_version!r}, kind {kind!r}; "
+            "expected apiVersion config.kubernetes.io/v1, kind ResourceList (or v1 List)"
+        )
+    items = data.get("items")
+    if items is not None and not isinstance(items, list):
+        raise KrmError("`items` of the ResourceList must be a list", field="items")
+    rt = yamlio.load_rt(text, "the input")
+    rl = ResourceList(api_version=api_version, kind=kind)
+    for n, item in enumerate(rt.get("items") or []):
+        rl.items.append(KubeObject(_dump_item(item), what=f"item {n + 1}"))
+    fc = rt.get("functionConfig")
+    if fc:
+        rl.function_config = KubeObject(_dump_item(fc), what="functionConfig")
+    return rl
+
+
+def _dump_item(node: Any) -> str:
+    from ruamel.yaml.comments import CommentedMap
+
+    if not isinstance(node, CommentedMap):
+        # Not a mapping: keep something printable so the check below can name it.
+        return yamlio.dump_data(node) if node is not None else "null\n"
+    return yamlio.dump_rt(node)
+
+
+def _check_items(rl: ResourceList) -> None:
+    """Every item must be a mapping; the header scan proves most without parsing."""
+    from krm_merge.krm.kubeobject import scan_header
+
+    for n, item in enumerate(rl.items):
+        if scan_header(item.text) is not None:
+            continue
+        data = item.data
+        if not isinstance(data, dict):
+            shown = type(data).__name__ if data is not None else "empty"
+            raise KrmError(f"item {n + 1} of the ResourceList is not an object (got {shown})", field=f"items[{n}]")
+    if rl.function_config is not None:
+        fc = rl.function_config.data
+        if fc is not None and not isinstance(fc, dict):
+            raise KrmError("functionConfig must be an object", field="functionConfig")
+
+
+# --- writing ----------------------------------------------------------------------
+
+_INDENT_NONEMPTY = re.compile(r"\n(?=[^\n])")
+
+
+def write_resource_list(rl: ResourceList, *, include_function_config: bool = True) -> str:
+    """Print the ResourceList; unchanged items are their original bytes."""
+    parts = [f"apiVersion: {rl.api_version}\n", f"kind: {rl.kind}\n"]
+    if rl.items:
+        parts.append("items:\n")
+        for item in rl.items:
+            block = item.source_block
+            parts.append(block if block is not None else indent_item(item.text))
+    else:
+        parts.append("items: []\n")
+    if include_function_config and rl.function_config is not None:
+        parts.append("functionConfig:\n")
+        parts.append(_indent(rl.function_config.text))
+    if rl.results:
+        parts.append(yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+    return "".join(parts)
+
+
+def indent_item(text: str) -> str:
+    """An item's text as a ``- `` block of a sequence at column 0."""
+    body = text if text.endswith("\n") else text + "\n"
+    return "- " + _INDENT_NONEMPTY.sub("\n  ", body)
+
+
+def _indent(text: str) -> str:
+    body = text if text.endswith("\n") else text + "\n"
+    return "  " + _INDENT_NONEMPTY.sub("\n  ", body)

@@ -1,0 +1,192 @@
+"""KRM function results (the ``results`` list of a ResourceList, spec v1).
+
+A mode reports findings through :class:`Results`; fatal problems are raised
+as :class:`KrmError`, which the runner turns into one error result.  Results
+are emitted only in the v1 shape kpt and kustomize read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from krm_merge.krm.kubeobject import KubeObject
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """Identifies the resource a result is about (flat, as the spec wants)."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name}
+        if self.namespace:
+            out["namespace"] = self.namespace
+        return out
+
+    def display(self) -> str:
+        """``Kind/[namespace/]name``, the form used in messages."""
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{ns}{self.name}"
+
+
+@dataclass(frozen=True)
+class Field:
+    """The field a result is about, with its current and proposed values."""
+
+    path: str
+    current_value: Any = None
+    proposed_value: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path}
+        if self.current_value is not None:
+            out["currentValue"] = self.current_value
+        if self.proposed_value is not None:
+            out["proposedValue"] = self.proposed_value
+        return out
+
+
+@dataclass(frozen=True)
+class File:
+    """The file (relative to the package) and document index a result is about."""
+
+    path: str
+    index: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path}
+        if self.index:
+            out["index"] = self.index
+        return out
+
+
+@dataclass(frozen=True)
+class Result:
+    """One result, serialised with :meth:`to_dict` in the KRM v1 shape."""
+
+    message: str
+    severity: str = "error"
+    resource_ref: ResourceRef | None = None
+    field: Field | None = None
+    file: File | None = None
+    tags: dict[str, str] = dc_field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"message": self.message, "severity": self.severity}
+        if self.resource_ref is not None:
+            out["resourceRef"] = self.resource_ref.to_dict()
+        if self.field is not None:
+            out["field"] = self.field.to_dict()
+        if self.file is not None:
+            out["file"] = self.file.to_dict()
+        if self.tags:
+            out["tags"] = dict(self.tags)
+        return out
+
+    def display(self) -> str:
+        """One line, the way kpt prints results: ``[sev] Kind/ns/name field: msg``."""
+        where = ""
+        if self.resource_ref is not None:
+            where = " " + self.resource_ref.display()
+        if self.field is not None:
+            where += f" {self.field.path}"
+        if self.file is not None and self.resource_ref is None:
+            where += f" {self.file.path}"
+        return f"[{self.severity}]{where}: {self.message}"
+
+
+def make_result(
+    severity: str,
+    message: str,
+    obj: KubeObject | None = None,
+    *,
+    field: str | None = None,
+    current: Any = None,
+    proposed: Any = None,
+    file: File | None = None,
+    tags: dict[str, str] | None = None,
+) -> Result:
+    """Build a result about ``obj`` (its ref and file are filled in from it)."""
+    ref = obj.ref() if obj is not None else None
+    if file is None and obj is not None and obj.path:
+        file = File(obj.path, obj.index)
+    fld = Field(field, current, proposed) if field is not None else None
+    return Result(message, severity, ref, fld, file, dict(tags or {}))
+
+
+class Results(list[Result]):
+    """The results of one run; builders mirror the Go SDK's ``Results``."""
+
+    def error(self, message: str, obj: KubeObject | None = None, **kw: Any) -> Result:
+        return self._add("error", message, obj, **kw)
+
+    def warning(self, message: str, obj: KubeObject | None = None, **kw: Any) -> Result:
+        return self._add("warning", message, obj, **kw)
+
+    def info(self, message: str, obj: KubeObject | None = None, **kw: Any) -> Result:
+        return self._add("info", message, obj, **kw)
+
+    def _add(self, severity: str, message: str, obj: KubeObject | None, **kw: Any) -> Result:
+        result = make_result(severity, message, obj, **kw)
+        self.append(result)
+        return result
+
+    @property
+    def has_errors(self) -> bool:
+        return any(r.severity == "error" for r in self)
+
+    def exit_code(self) -> int:
+        """1 when any error was reported (kpt decides pass/fail by exit code only)."""
+        return 1 if self.has_errors else 0
+
+
+class KrmError(Exception):
+    """A fatal problem, naming the resource and field it is about.
+
+    Raised anywhere below the runner; the runner reports it as one error
+    result.  ``obj`` may be a :class:`KubeObject` or omitted.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        obj: KubeObject | None = None,
+        field: str | None = None,
+        *,
+        current: Any = None,
+        proposed: Any = None,
+        file: File | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.obj = obj
+        self.field = field
+        self.current = current
+        self.proposed = proposed
+        self.file = file
+        self.tags = tags
+
+    def to_result(self) -> Result:
+        return make_result(
+            "error",
+            self.message,
+            self.obj,
+            field=self.field,
+            current=self.current,
+            proposed=self.proposed,
+            file=self.file,
+            tags=self.tags,
+        )
+
+    def __str__(self) -> str:
+        return self.to_result().display()

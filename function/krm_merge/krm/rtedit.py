@@ -1,0 +1,163 @@
+"""Bring a ruamel round-trip tree to new plain data, keeping comments and styles.
+
+This is the general (slow, always applicable) writer behind
+``KubeObject.set_data``.  It walks three things in parallel: the round-trip
+tree, the plain data it was read as (``old``) and the data wanted (``new``).
+Comparing ``old`` with ``new`` — never the round-trip values, which ruamel
+types by YAML 1.2 rules — guarantees that an untouched value keeps its bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from krm_merge.krm.values import same
+
+# Keys that identify list elements when no identity is known (kpt's
+# documented fallback list plus the most common Kubernetes merge keys).
+IDENTITY_KEYS = ("name", "mountPath", "devicePath", "containerPort", "port", "ip", "key", "type", "topologyKey")
+
+Matcher = Callable[[list[Any], list[Any]], list[int | None]]
+
+
+def to_rt(value: Any) -> Any:
+    """Plain data → round-trip nodes with kyaml's styles for new scalars."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(value, dict):
+        out = CommentedMap()
+        for key, item in value.items():
+            out[key] = to_rt(item)
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq()
+        seq.extend(to_rt(item) for item in value)
+        return seq
+    if isinstance(value, str):
+        return _rt_string(value, None)
+    return value
+
+
+def _rt_string(value: str, like: Any) -> Any:
+    """A new string scalar; keeps the quote style of ``like`` when that can hold it."""
+    from ruamel.yaml.scalarstring import (
+        DoubleQuotedScalarString,
+        LiteralScalarString,
+        SingleQuotedScalarString,
+    )
+
+    from krm_merge.krm.yamlio import _needs_double_quotes
+
+    if "\n" in value:
+        return LiteralScalarString(value)
+    if isinstance(like, SingleQuotedScalarString) and value.isprintable():
+        return SingleQuotedScalarString(value)
+    if isinstance(like, DoubleQuotedScalarString) or _needs_double_quotes(value):
+        return DoubleQuotedScalarString(value)
+    return value
+
+
+def apply_to_rt(rt: Any, old: Any, new: Any, match: Matcher | None = None) -> Any:
+    """Return ``rt`` updated to hold ``new``; ``old`` is what ``rt`` holds now.
+
+    Containers are updated in place (so their comments stay); the returned
+    value must be stored by the caller for scalars and type changes.
+    ``match`` pairs new list elements with old ones (default:
+    :func:`match_elements`).
+    """
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if same(old, new):
+        return rt
+    if isinstance(new, dict) and isinstance(old, dict) and isinstance(rt, CommentedMap):
+        _apply_map(rt, old, new, match)
+        return rt
+    if isinstance(new, list) and isinstance(old, list) and isinstance(rt, CommentedSeq):
+        _apply_seq(rt, old, new, match)
+        return rt
+    if isinstance(new, str) and not isinstance(new, bool):
+        return _rt_string(new, rt)
+    return to_rt(new)
+
+
+def _apply_map(rt: Any, old: dict, new: dict, match: Matcher | None) -> None:
+    for key in [k for k in rt if k not in new]:
+        del rt[key]
+    previous: Any = None
+    for key, value in new.items():
+        if key in rt and key in old:
+            updated = apply_to_rt(rt[key], old[key], value, match)
+            if updated is not rt[key]:
+                rt[key] = updated
+        elif key in rt:
+            rt[key] = to_rt(value)
+        else:
+            position = 0 if previous is None else list(rt).index(previous) + 1
+            rt.insert(position, key, to_rt(value))
+        previous = key
+
+
+def _apply_seq(rt: Any, old: list, new: list, match: Matcher | None) -> None:
+    pairs = (match or match_elements)(old, new)
+    old_comments = dict(rt.ca.items)
+    items: list[Any] = []
+    comments: dict[int, Any] = {}
+    for new_index, (value, old_index) in enumerate(zip(new, pairs)):
+        if old_index is None:
+            items.append(to_rt(value))
+            continue
+        items.append(apply_to_rt(rt[old_index], old[old_index], value, match))
+        if old_index in old_comments:
+            comments[new_index] = old_comments[old_index]
+    del rt[:]
+    rt.extend(items)
+    rt.ca.items.clear()
+    rt.ca.items.update(comments)
+
+
+def match_elements(
+    old: list[Any], new: list[Any], origin: dict[int, Any] | None = None
+) -> list[int | None]:
+    """For each new element, the index of the old element it continues (or None).
+
+    Pairs by object identity first (``origin`` maps ``id()`` of an element of a
+    copy to the element of ``old`` it was copied from), then by
+    equal value, then by an identity key such as ``name``, then leftover
+    elements of the same kind at the same position.
+    """
+    taken: set[int] = set()
+    result: list[int | None] = [None] * len(new)
+    by_id = {id(item): i for i, item in enumerate(old) if isinstance(item, (dict, list))}
+
+    def claim(new_index: int, old_index: int | None) -> None:
+        if old_index is not None and old_index not in taken:
+            taken.add(old_index)
+            result[new_index] = old_index
+
+    for i, item in enumerate(new):
+        if isinstance(item, (dict, list)):
+            source = origin.get(id(item), item) if origin else item
+            claim(i, by_id.get(id(source)))
+    for i, item in enumerate(new):
+        if result[i] is None:
+            claim(i, next((j for j, o in enumerate(old) if j not in taken and same(o, item)), None))
+    for i, item in enumerate(new):
+        if result[i] is None and isinstance(item, dict):
+            claim(i, _match_by_key(item, old, taken))
+    for i, item in enumerate(new):
+        if result[i] is None and i < len(old) and i not in taken:
+            if isinstance(item, dict) and isinstance(old[i], dict):
+                claim(i, i)
+    return result
+
+
+def _match_by_key(item: dict, old: list[Any], taken: set[int]) -> int | None:
+    for key in IDENTITY_KEYS:
+        if key not in item:
+            continue
+        for j, candidate in enumerate(old):
+            if j not in taken and isinstance(candidate, dict) and key in candidate:
+                if same(candidate[key], item[key]):
+                    return j
+        return None
+    return None

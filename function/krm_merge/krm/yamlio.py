@@ -1,0 +1,393 @@
+"""All YAML parsing and printing of krm-merge lives here.
+
+Two libraries, each where it is best:
+
+* PyYAML with libyaml (``CSafeLoader``) reads plain data fast and safely; it
+  keeps no comments, so it is only used for *reading* values.
+* ruamel.yaml's round-trip mode keeps comments and formatting; it is the
+  slow, general writer for items whose text must change and cannot be edited
+  in place.
+
+Plain data follows Kubernetes' YAML 1.1 reading (``yes`` is a bool, as
+sigs.k8s.io/yaml reads it), except that timestamps stay strings: Kubernetes
+objects hold no timestamps, only strings that look like them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from krm_merge.krm.results import KrmError
+
+# Anchors are legal YAML but a handful of aliases can expand to gigabytes
+# ("billion laughs").  Bound the expanded size instead of forbidding them.
+MAX_ALIAS_EXPANSION = 1_000_000
+MAX_DEPTH = 1_000
+
+
+class _Loader(yaml.CSafeLoader):  # type: ignore[misc,name-defined]
+    """libyaml-backed safe loader with Kubernetes' scalar types, minus timestamps."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+# Unknown tags (`!Ref`, `!!python/object`) become plain data, never objects.
+_Loader.add_constructor(None, lambda loader, node: _construct_untagged(loader, node))
+_Loader.add_constructor(
+    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
+)
+
+
+def _construct_untagged(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+def _yaml_error_message(err: yaml.YAMLError, what: str) -> str:
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"{what} is not valid YAML{where}: {problem}"
+
+
+def _check_aliases(text: str, what: str) -> None:
+    """Refuse documents whose aliases would expand beyond MAX_ALIAS_EXPANSION nodes."""
+    if "&" not in text or "*" not in text:
+        return
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.YAMLError as err:
+        raise KrmError(_yaml_error_message(err, what)) from None
+    memo: dict[int, int] = {}
+
+    def size(node: yaml.Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise KrmError(f"{what} is nested deeper than {MAX_DEPTH} levels")
+        key = id(node)
+        if key in memo:
+            return memo[key]
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += size(k, depth + 1) + size(v, depth + 1)
+        elif isinstance(node, yaml.SequenceNode):
+            for v in node.value:
+                total += size(v, depth + 1)
+        memo[key] = total
+        if total > MAX_ALIAS_EXPANSION:
+            raise KrmError(
+                f"{what} uses YAML aliases that expand to more than "
+                f"{MAX_ALIAS_EXPANSION} nodes; refusing to load it"
+            )
+        return total
+
+    for node in nodes:
+        if node is not None:
+            size(node, 0)
+
+
+def load_data(text: str, what: str = "input") -> Any:
+    """Load one YAML document as plain data; errors become :class:`KrmError`."""
+    docs = load_all_data(text, what)
+    if len(docs) > 1:
+        raise KrmError(f"{what} holds {len(docs)} YAML documents, expected one")
+    return docs[0] if docs else None
+
+
+def load_all_data(text: str, what: str = "input") -> list[Any]:
+    """Load every document of a YAML stream as plain data."""
+    _check_aliases(text, what)
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as err:
+        raise KrmError(_yaml_error_message(err, what)) from None
+    except RecursionError:
+        raise KrmError(f"{what} is nested too deeply to process") from None
+    except (TypeError, ValueError) as err:  # e.g. a list used as a mapping key
+        raise KrmError(f"{what} is not valid Kubernetes YAML: {err}") from None
+
+
+def dump_data(data: Any) -> str:
+    """Print plain data as block YAML (for new objects and results; no comments)."""
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        default_flow_style=False,
+        sort_keys=False,
+        allow_unicode=True,
+        width=2**31 - 1,
+    )
+
+
+class _Dumper(yaml.CSafeDumper):  # type: ignore[misc,name-defined]
+    """Compact sequences (kyaml's style) and kyaml's quoting of ambiguous strings."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        return super().increase_indent(flow, False)
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    if _needs_double_quotes(value):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+# --- how a new scalar is written (kyaml's rules) -------------------------------
+
+# Strings that a YAML 1.1 reader (Kubernetes, go-yaml v2) would not read back
+# as strings.  kyaml double-quotes exactly these.
+_YAML11_NON_STRING = re.compile(
+    r"""^(?:
+        y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
+      | ~|null|Null|NULL|
+      | [-+]?0b[0-1_]+
+      | [-+]?0o?[0-7_]+
+      | [-+]?(?:0|[1-9][0-9_]*)
+      | [-+]?0x[0-9a-fA-F_]+
+      | [-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
+      | [-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+      | [-+]?[0-9][0-9_]*(?:[eE][-+]?[0-9]+)
+      | [-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
+      | \d{4}-\d{1,2}-\d{1,2}(?:[Tt ].*)?
+    )$""",
+    re.X,
+)
+# Characters that cannot start a plain scalar, or sequences that end one early.
+_PLAIN_BAD_START = set("-?:,[]{}#&*!|>'\"%@`")
+_INDICATOR_ONLY = {"-", "?", ":"}
+
+
+def _needs_double_quotes(value: str) -> bool:
+    """True when kyaml would double-quote a new string value."""
+    if value == "" or _YAML11_NON_STRING.match(value):
+        return True
+    return not _plain_is_safe(value)
+
+
+def _plain_is_safe(value: str) -> bool:
+    """Whether ``value`` can be written as a plain block scalar that reads back as itself."""
+    if value != value.strip() or "\n" in value or "\t" in value:
+        return False
+    if value in _INDICATOR_ONLY:
+        return False
+    first = value[0]
+    if first in _PLAIN_BAD_START:
+        # `-x`, `?x`, `:x` are fine when not followed by a space.
+        if first in "-?:" and len(value) > 1 and value[1] not in " \t":
+            pass
+        else:
+            return False
+    if ": " in value or " #" in value or value.endswith(":"):
+        return False
+    return all(ch.isprintable() for ch in value)
+
+
+def format_scalar(value: Any) -> str:
+    """The YAML text of a new scalar value, as kyaml would write it.
+
+    Strings a YAML 1.1 reader would take for another type are double-quoted,
+    strings plain YAML cannot hold are double-quoted with escapes; multi-line
+    strings are not handled here (callers write literal blocks).
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return _format_number(value)
+    if not isinstance(value, str):
+        raise TypeError(f"not a scalar: {type(value).__name__}")
+    if _needs_double_quotes(value):
+        return double_quote(value)
+    return value
+
+
+def _format_number(value: int | float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    return text
+
+
+_DQ_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\t": "\\t",
+    "\r": "\\r",
+    "\0": "\\0",
+    "\x07": "\\a",
+    "\b": "\\b",
+    "\x0b": "\\v",
+    "\x0c": "\\f",
+    "\x1b": "\\e",
+    "\x85": "\\N",
+    "\xa0": "\\_",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
+}
+
+
+def double_quote(value: str) -> str:
+    """A double-quoted YAML scalar that reads back as exactly ``value``."""
+    out = []
+    for ch in value:
+        esc = _DQ_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif not ch.isprintable() or ch in "\ufeff":
+            code = ord(ch)
+            if code <= 0xFF:
+                out.append(f"\\x{code:02x}")
+            elif code <= 0xFFFF:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def single_quote(value: str) -> str | None:
+    """A single-quoted scalar for ``value``, or None if one cannot hold it."""
+    if "\n" in value or not all(ch.isprintable() for ch in value):
+        return None
+    return "'" + value.replace("'", "''") + "'"
+
+
+# --- ruamel.yaml round trip -----------------------------------------------------
+
+
+def new_rt_yaml() -> Any:
+    """A ruamel.yaml round-trip instance printing what kyaml prints.
+
+    2-space mappings, compact sequences (``- `` at the parent key's column),
+    no line folding, original quotes kept.
+    """
+    from ruamel.yaml import YAML
+
+    rt = YAML(typ="rt")
+    rt.indent(mapping=2, sequence=2, offset=0)
+    rt.width = 2**31 - 1
+    rt.preserve_quotes = True
+    return rt
+
+
+def load_rt(text: str, what: str = "input") -> Any:
+    """Load one document as a ruamel round-trip tree (comments kept)."""
+    from ruamel.yaml.error import YAMLError as RtError
+
+    _check_aliases(text, what)
+    try:
+        node = new_rt_yaml().load(text)
+    except RtError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise KrmError(f"{what} is not valid YAML{where}: {getattr(err, 'problem', err)}") from None
+    except RecursionError:
+        raise KrmError(f"{what} is nested too deeply to process") from None
+    _move_seq_item_comments(node)
+    return node
+
+
+def _move_seq_item_comments(node: Any, depth: int = 0) -> None:
+    """Attach a ``- # comment`` to the item's first key, not to the sequence.
+
+    ruamel keeps such a comment as a pre-comment of the sequence item and
+    prints it *before* the dash, where kpt reads it as the previous item's
+    foot comment (see notes/krm-conventions.md §3.3).  Moved onto the first
+    key it prints as ``-`` / ``  # c``, which :func:`dump_rt` joins back.
+    """
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if depth > MAX_DEPTH:
+        raise KrmError(f"input is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(node, CommentedSeq):
+        for idx, entry in list(node.ca.items.items()):
+            if not (isinstance(entry, list) and len(entry) > 1 and entry[1]):
+                continue
+            if not isinstance(idx, int) or idx >= len(node):
+                continue
+            item = node[idx]
+            if isinstance(item, CommentedMap) and len(item):
+                first = next(iter(item))
+                slot = item.ca.items.setdefault(first, [None, None, None, None])
+                slot[1] = list(entry[1]) + list(slot[1] or [])
+                entry[1] = None
+        for value in node:
+            _move_seq_item_comments(value, depth + 1)
+    elif isinstance(node, CommentedMap):
+        for value in node.values():
+            _move_seq_item_comments(value, depth + 1)
+
+
+_BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
+
+
+def dump_rt(node: Any) -> str:
+    """Print a round-trip tree the way kyaml would (``- # comment`` form)."""
+    buf = io.StringIO()
+    new_rt_yaml().dump(node, buf)
+    return _BARE_DASH_COMMENT.sub(r"\1- \2", buf.getvalue())
+
+
+# --- files ----------------------------------------------------------------------
+
+
+def read_text_file(path: Path) -> str:
+    """Read a file as UTF-8 text, keeping CRLF line ends as they are."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        return fh.read()
+
+
+def write_file_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``path`` through a temporary file in the same folder and a rename.
+
+    A reader never sees a half-written file; the file's mode is kept.
+    """
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    mode = None
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        pass
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
