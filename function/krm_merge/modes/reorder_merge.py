@@ -1,0 +1,277 @@
+"""reorder-merge: strategic merge patches applied exactly as the API server does.
+
+Each patch names its targets either by its own apiVersion/kind/name
+(kustomize's patchesStrategicMerge) or by a ``target`` selector.  The patch
+is applied to plain data by :mod:`krm_merge.smp`; the item's text is then
+brought to the result with minimal edits, so comments and formatting stay.
+With ``desired``, the mode does what ``kubectl apply`` does offline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from krm_merge.config import ConfigError, check_keys, parse_bool, parse_choice
+from krm_merge.krm import yamlio
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.krm.results import KrmError
+from krm_merge.krm.selectors import Selector, select
+
+SERVER_ONLY_CHOICES = ("interleave", "first")
+CONFIGMAP_KEYS = ("patch", "serverOnlyItems", "desired", "mergeKeys")
+TYPED_KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")
+PATCH_KEYS = ("patch", "target", "optional")
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One strategic merge patch and what it applies to."""
+
+    body: dict[str, Any]
+    target: Selector | None = None
+    optional: bool = False
+    label: str = "patch 1"
+
+
+@dataclass(frozen=True)
+class MergeKey:
+    """A user-declared merge key for a list field of a kind."""
+
+    kind: str
+    path: str
+    key: str | None
+    strategy: str = "merge"
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    """The reorder-merge functionConfig."""
+
+    patches: tuple[Patch, ...] = ()
+    desired: tuple[dict[str, Any], ...] = ()
+    server_only_items: str = "interleave"
+    merge_keys: tuple[MergeKey, ...] = field(default=())
+
+
+def config_from_configmap(data: dict[str, str]) -> Config:
+    """``patch``/``desired``/``mergeKeys`` hold YAML text; ``serverOnlyItems`` a word."""
+    check_keys(data, CONFIGMAP_KEYS)
+    patches = _patches_from_documents(data.get("patch", ""), "data.patch")
+    desired = _objects_from_text(data.get("desired", ""), "data.desired")
+    merge_keys = _merge_keys(_load_yaml(data.get("mergeKeys", ""), "data.mergeKeys") or [], "data.mergeKeys")
+    server_only = parse_choice(data.get("serverOnlyItems", "interleave"), "data.serverOnlyItems", SERVER_ONLY_CHOICES)
+    return _validated(Config(patches, desired, server_only, merge_keys))
+
+
+def config_from_typed(spec: dict[str, Any]) -> Config:
+    """Typed form: ``patches`` (each with ``patch``, ``target``, ``optional``) and the rest."""
+    check_keys(spec, TYPED_KEYS, "spec")
+    patches: list[Patch] = []
+    if "patch" in spec:
+        patches.extend(_patches_from_value(spec["patch"], "spec.patch", len(patches)))
+    for n, entry in enumerate(spec.get("patches") or []):
+        where = f"spec.patches[{n}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(where, "must be an object with `patch` and optional `target`, `optional`")
+        check_keys(entry, PATCH_KEYS, where)
+        target = Selector.from_dict(entry["target"], f"{where}.target") if entry.get("target") else None
+        optional = parse_bool(entry.get("optional", False), f"{where}.optional")
+        for p in _patches_from_value(entry.get("patch"), f"{where}.patch", len(patches)):
+            patches.append(Patch(p.body, target, optional, p.label))
+    desired_value = spec.get("desired") or []
+    if isinstance(desired_value, str):
+        desired = _objects_from_text(desired_value, "spec.desired")
+    elif isinstance(desired_value, list) and all(isinstance(d, dict) for d in desired_value):
+        desired = tuple(desired_value)
+    else:
+        raise ConfigError("spec.desired", "must be a list of objects or a string of YAML documents")
+    merge_keys = _merge_keys(spec.get("mergeKeys") or [], "spec.mergeKeys")
+    server_only = parse_choice(spec.get("serverOnlyItems", "interleave"), "spec.serverOnlyItems", SERVER_ONLY_CHOICES)
+    return _validated(Config(tuple(patches), desired, server_only, merge_keys))
+
+
+def _validated(config: Config) -> Config:
+    if not config.patches and not config.desired:
+        raise ConfigError("patch", "give at least one patch (`patch`/`patches`) or `desired` objects")
+    return config
+
+
+def _load_yaml(text: str, key: str) -> Any:
+    try:
+        return yamlio.load_data(text, key) if text.strip() else None
+    except KrmError as err:
+        raise ConfigError(key, err.message) from None
+
+
+def _patches_from_documents(text: str, key: str, start: int = 0) -> list[Patch]:
+    try:
+        docs = [d for d in yamlio.load_all_data(text, key) if d is not None] if text.strip() else []
+    except KrmError as err:
+        raise ConfigError(key, err.message) from None
+    out = []
+    for n, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            raise ConfigError(key, f"document {n + 1} is not a mapping (a strategic merge patch is an object)")
+        out.append(Patch(doc, label=f"patch {start + n + 1}"))
+    return out
+
+
+def _patches_from_value(value: Any, key: str, start: int) -> list[Patch]:
+    if isinstance(value, str):
+        return _patches_from_documents(value, key, start)
+    if isinstance(value, dict):
+        return [Patch(value, label=f"patch {start + 1}")]
+    raise ConfigError(key, "must be an object or a string of YAML documents")
+
+
+def _objects_from_text(text: str, key: str) -> tuple[dict[str, Any], ...]:
+    return tuple(p.body for p in _patches_from_documents(text, key))
+
+
+def _merge_keys(value: Any, key: str) -> tuple[MergeKey, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(key, "must be a list of {kind, path, key, strategy, group}")
+    out = []
+    for n, entry in enumerate(value):
+        where = f"{key}[{n}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(where, "must be an object")
+        check_keys(entry, ("kind", "group", "path", "key", "strategy"), where)
+        if not entry.get("kind") or not entry.get("path"):
+            raise ConfigError(where, "needs `kind` and `path` (e.g. kind: MyApp, path: spec.ports, key: port)")
+        out.append(MergeKey(str(entry["kind"]), str(entry["path"]),
+                            str(entry["key"]) if entry.get("key") else None,
+                            str(entry.get("strategy", "merge")),
+                            str(entry["group"]) if entry.get("group") is not None else None))
+    return tuple(out)
+
+
+# --- running ----------------------------------------------------------------------
+
+
+def run(rl: ResourceList, config: Config) -> None:
+    """Apply every patch to its targets, then every desired object."""
+    registry = _registry(rl, config)
+    for patch in config.patches:
+        targets = _targets(rl, patch)
+        if not targets:
+            message = f"{patch.label} matches no item ({_describe_target(patch)})" + _near_misses(rl, patch)
+            if patch.optional:
+                rl.results.warning(message, tags={"patch": patch.label})
+                continue
+            raise KrmError(message, tags={"patch": patch.label})
+        for obj in targets:
+            _apply_one(obj, patch, registry, config)
+    if config.desired:
+        _apply_desired(rl, config, registry)
+
+
+def _registry(rl: ResourceList, config: Config) -> Any:
+    from krm_merge.schema import DeclaredKey, DeclaredKeyError, InvalidCrdError, SchemaRegistry, is_crd
+
+    crds = [obj.data for obj in rl.items if obj.kind == "CustomResourceDefinition" and is_crd(obj.data)]
+    declared = [DeclaredKey(k.kind, k.path, k.key, k.strategy, k.group) for k in config.merge_keys]
+    try:
+        return SchemaRegistry(crds=crds, declared=declared)
+    except (DeclaredKeyError, InvalidCrdError) as err:
+        raise KrmError(f"cannot build the schema: {err}") from None
+
+
+def _targets(rl: ResourceList, patch: Patch) -> list[KubeObject]:
+    if patch.target is not None:
+        explicit_kind = patch.target.kind is not None
+        return select(rl.items, patch.target, include_local_config=explicit_kind)
+    body = patch.body
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    api_version, kind, name = body.get("apiVersion"), body.get("kind"), meta.get("name")
+    if not kind or not name:
+        raise KrmError(
+            f"{patch.label} has no target: give it apiVersion, kind and metadata.name, "
+            "or use the typed config with a `target` selector",
+            tags={"patch": patch.label},
+        )
+    namespace = meta.get("namespace")
+    return [
+        obj for obj in rl.items
+        if obj.kind == kind and obj.name == name
+        and (not api_version or obj.api_version == api_version)
+        and (namespace is None or obj.namespace == namespace)
+    ]
+
+
+def _describe_target(patch: Patch) -> str:
+    if patch.target is not None:
+        return patch.target.describe()
+    meta = patch.body.get("metadata") or {}
+    ns = f"{meta.get('namespace')}/" if isinstance(meta, dict) and meta.get("namespace") else ""
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return f"{patch.body.get('apiVersion', '')} {patch.body.get('kind')}/{ns}{name}".strip()
+
+
+def _near_misses(rl: ResourceList, patch: Patch) -> str:
+    """Items that share the kind or the name of the wanted target."""
+    if patch.target is not None:
+        kind, name = patch.target.kind, patch.target.name
+    else:
+        meta = patch.body.get("metadata") or {}
+        kind, name = patch.body.get("kind"), meta.get("name") if isinstance(meta, dict) else None
+    near = [obj.display() for obj in rl.items if (kind and obj.kind == kind) or (name and obj.name == name)]
+    if not near:
+        return ""
+    shown = ", ".join(near[:5]) + (f" and {len(near) - 5} more" if len(near) > 5 else "")
+    return f"; near misses: {shown}"
+
+
+def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config) -> None:
+    from krm_merge.smp.apply import apply_patch
+    from krm_merge.smp.errors import SmpError
+
+    schema = registry.for_object(obj.api_version, obj.kind)
+    try:
+        result = apply_patch(obj.copy_data(), patch.body, schema, server_only_items=config.server_only_items)
+    except SmpError as err:
+        raise KrmError(
+            f"{patch.label}: {err.message}{_schema_hint(err.message, obj)}",
+            obj, err.path or None, tags={"patch": patch.label},
+        ) from None
+    if not isinstance(result, dict) or not result:
+        raise KrmError(f"{patch.label} deletes the whole object; remove the item instead", obj,
+                       tags={"patch": patch.label})
+    obj.set_data(result)
+
+
+def _schema_hint(message: str, obj: KubeObject) -> str:
+    if "merge key" not in message:
+        return ""
+    return (
+        f". {obj.kind} has no merge key for this list: declare one with the typed config's "
+        "`mergeKeys` (e.g. {kind: " + obj.kind + ", path: spec.items, key: name}) "
+        "or include its CustomResourceDefinition with x-kubernetes-list-map-keys"
+    )
+
+
+def _apply_desired(rl: ResourceList, config: Config, registry: Any) -> None:
+    from krm_merge.smp.errors import SmpError
+    from krm_merge.smp.kubectl_apply import apply_desired
+
+    for n, desired in enumerate(config.desired):
+        meta = desired.get("metadata") if isinstance(desired.get("metadata"), dict) else {}
+        kind, name, ns = desired.get("kind"), meta.get("name"), meta.get("namespace")
+        live = [
+            obj for obj in rl.items
+            if obj.kind == kind and obj.name == name and obj.api_version == desired.get("apiVersion")
+            and (ns is None or obj.namespace == ns)
+        ]
+        if not live:
+            raise KrmError(f"desired object {n + 1} ({kind}/{name}) matches no item; "
+                           "offline apply only updates objects present in the package")
+        for obj in live:
+            schema = registry.for_object(obj.api_version, obj.kind)
+            try:
+                result = apply_desired(obj.copy_data(), desired, schema)
+            except SmpError as err:
+                raise KrmError(f"desired object {n + 1}: {err.message}", obj, err.path or None) from None
+            obj.set_data(result)
