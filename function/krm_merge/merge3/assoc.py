@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml.comments import CommentedSeq
 
-from .nodes import MISSING, new_seq, plain
+from .nodes import MISSING, new_seq, plain, same
 from .rules import ListRule
 
 if TYPE_CHECKING:
@@ -62,6 +62,9 @@ def merge_associative(
     merger: Merger, l: Any, o: Any, u: Any, rule: ListRule, elem_schema: MergeSchema | None, path: tuple[Any, ...]
 ) -> Any:
     """Merge an associative list; returns the new local list or MISSING."""
+    upstream_deleted = u is MISSING
+    if rule.whole_elements and upstream_deleted and isinstance(o, list):
+        u = []  # element-level rules decide what survives
     if (u is MISSING or u is None) and o is not MISSING and o is not None:
         return MISSING
     if u is MISSING and o is MISSING:
@@ -74,6 +77,8 @@ def merge_associative(
     for key in _ordered_keys(li, oi, ui):
         merged[key] = _merge_element(merger, li.get(key, MISSING), oi.get(key, MISSING), ui.get(key, MISSING), rule, elem_schema, path, key)
     _rebuild(l, local_keys, merged)
+    if not l and upstream_deleted:
+        return MISSING
     return l
 
 
@@ -90,7 +95,12 @@ def _merge_element(
 ) -> Any:
     if not rule.keys and rule.key_fn is None:
         return _merge_set_member(l, o, u)
-    label = "[" + ",".join(f"{f}={v}" for f, v in zip(rule.keys or ("key",), key)) + "]"
+    if rule.whole_elements and o is not MISSING:
+        if l is MISSING:
+            return MISSING
+        if u is MISSING:
+            return MISSING if same(l, o) else l
+    label = "[" + ",".join(f"{f}={v}" for f, v in zip(rule.keys or key[:1], key[-1:] if not rule.keys else key)) + "]"
     result = merger.merge_map(l, o, u, elem_schema, path + (label,))
     if result is MISSING or not result:
         return MISSING
