@@ -1,0 +1,109 @@
+"""KubeObject: the cheap header scan, and edits that keep comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from krm_merge.krm.kubeobject import KubeObject, scan_header
+from krm_merge.krm.results import KrmError
+
+from .helpers import corpus_documents
+
+DOCS = corpus_documents()
+
+
+@pytest.mark.parametrize("name,doc", DOCS, ids=[n for n, _ in DOCS])
+def test_header_scan_agrees_with_full_parse(name: str, doc: str) -> None:
+    obj = KubeObject(doc)
+    scanned = scan_header(doc)
+    full = obj._header_from_data()
+    if scanned is not None:
+        assert scanned == full
+    assert obj.header == full
+
+
+def test_header_scan_declines_what_it_cannot_read() -> None:
+    assert scan_header("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n") is None
+    assert scan_header("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: &a x\n") is None
+    assert scan_header("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    a: |\n      x\n") is None
+    obj = KubeObject("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    a: |\n      x\n  name: n\n")
+    assert obj.annotations == {"a": "x\n"} and obj.name == "n"
+
+
+DEPLOY = """\
+# head comment
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # name comment
+spec:
+  replicas: 1 # one
+  template:
+    spec:
+      containers:
+      - name: a # first
+        image: a:1
+      - # about b
+        name: b
+        image: 'b:1'
+"""
+
+
+def test_set_keeps_comments_and_quote_style() -> None:
+    obj = KubeObject(DEPLOY)
+    obj.set("spec.template.spec.containers[1].image", "b:2")
+    obj.set("spec.replicas", 2)
+    text = obj.text
+    assert "image: 'b:2'" in text
+    assert "replicas: 2 # one" in text
+    assert "# head comment" in text and "# name comment" in text and "- # about b" in text
+    assert obj.changed
+
+
+def test_moved_list_elements_keep_their_comments() -> None:
+    obj = KubeObject(DEPLOY)
+    data = obj.copy_data()
+    containers = data["spec"]["template"]["spec"]["containers"]
+    containers.reverse()
+    containers[0]["image"] = "b:3"
+    obj.set_data(data)
+    text = obj.text
+    assert text.index("name: b") < text.index("name: a # first")
+    assert "- # about b\n        name: b\n        image: 'b:3'" in text
+
+
+def test_new_values_use_kyaml_quoting() -> None:
+    obj = KubeObject(DEPLOY)
+    obj.set("metadata.labels", {"enabled": "yes", "n": "0123", "plain": "web", "multi": "a\nb"})
+    data = KubeObject(obj.text).data
+    assert data["metadata"]["labels"] == {"enabled": "yes", "n": "0123", "plain": "web", "multi": "a\nb"}
+    assert 'enabled: "yes"' in obj.text and 'n: "0123"' in obj.text and "plain: web" in obj.text
+
+
+def test_delete_and_unchanged_set_data() -> None:
+    obj = KubeObject(DEPLOY)
+    obj.set_data(obj.copy_data())
+    assert not obj.changed and obj.text == DEPLOY
+    assert obj.delete("spec.replicas")
+    assert "replicas" not in obj.text and "# head comment" in obj.text
+    assert not obj.delete("spec.nothing")
+
+
+def test_untouched_yaml11_values_are_not_retyped() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: yes\n  b: 0123\n  c: x\n"
+    obj = KubeObject(text)
+    obj.set("data.c", "z")
+    assert obj.text == text.replace("c: x", "c: z")
+
+
+def test_set_on_missing_list_element_names_the_field() -> None:
+    obj = KubeObject(DEPLOY)
+    with pytest.raises(KrmError) as err:
+        obj.set("spec.template.spec.containers[5].image", "x")
+    assert err.value.field == "spec.template.spec.containers[5].image"
+
+
+def test_set_path_writes_both_annotations() -> None:
+    obj = KubeObject.from_data({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n"}}, path="a/b.yaml", index=2)
+    assert obj.path == "a/b.yaml" and obj.index == 2
+    assert obj.annotations["config.kubernetes.io/path"] == "a/b.yaml"
