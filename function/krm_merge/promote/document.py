@@ -1,0 +1,241 @@
+"""A structural index over YAML text: every node with its exact character span.
+
+libyaml gives each node start/end marks (character indices into the text, CR LF counted as
+two) but drops comments.  This index lets the marker locator map a comment on a line to the
+key or value it belongs to, and lets the editor splice a scalar's exact bytes.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from typing import Literal
+
+import yaml
+
+from krm_merge.promote.errors import PromoteError
+
+PathPart = str | int
+Role = Literal["key", "value"]
+
+
+@dataclass(eq=False, slots=True)
+class Entry:
+    """One occurrence of a node: a mapping key, or a value (mapping value, item, document root)."""
+
+    node: yaml.Node
+    start: int
+    end: int
+    role: Role
+    path: tuple[PathPart, ...]
+    doc: int
+    in_flow: bool
+    depth: int
+    alias: bool = False
+    value: "Entry | None" = None  # for keys: the entry of the value they name
+    dash: int | None = None  # for block sequence items: index of their `-` indicator
+
+    @property
+    def is_scalar(self) -> bool:
+        """True for a scalar value that is not an alias of a node defined elsewhere."""
+        return isinstance(self.node, yaml.ScalarNode) and not self.alias
+
+    def kind(self) -> str:
+        """A word for error messages: scalar, mapping, sequence or alias."""
+        if self.alias:
+            return "alias"
+        if isinstance(self.node, yaml.MappingNode):
+            return "flow mapping" if self.node.flow_style else "mapping"
+        if isinstance(self.node, yaml.SequenceNode):
+            return "flow sequence" if self.node.flow_style else "sequence"
+        return "scalar"
+
+
+def format_path(path: tuple[PathPart, ...]) -> str:
+    """Render a data path as ``spec.containers[1].image`` (odd keys in ``["..."]``)."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif part and all(c.isalnum() or c in "-_$/" for c in part):
+            out.append(("." if out else "") + part)
+        else:
+            out.append('["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]')
+    return "".join(out)
+
+
+@dataclass(slots=True)
+class Document:
+    """The parsed structure of one YAML text (one or more documents)."""
+
+    text: str
+    roots: list[yaml.Node]
+    entries: list[Entry]
+    line_starts: list[int]
+    _by_end: list[Entry] = field(default_factory=list)
+    _ends: list[int] = field(default_factory=list)
+    _by_start: list[Entry] = field(default_factory=list)
+    _starts: list[int] = field(default_factory=list)
+    _dashes: dict[int, Entry] = field(default_factory=dict)
+    _protected: list[tuple[int, int]] = field(default_factory=list)
+    _protected_starts: list[int] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ lines
+    def line_of(self, index: int) -> int:
+        """0-based line number of a character index."""
+        return bisect_right(self.line_starts, index) - 1
+
+    def line_span(self, line: int) -> tuple[int, int]:
+        """(start, end) of a line's content, excluding its line break (LF or CR LF)."""
+        start = self.line_starts[line]
+        end = self.line_starts[line + 1] - 1 if line + 1 < len(self.line_starts) else len(self.text)
+        if end > start and self.text[end - 1] == "\r" and end < len(self.text) and self.text[end] == "\n":
+            end -= 1
+        elif end > start and end == len(self.text) and self.text[end - 1] == "\r":
+            end -= 1
+        return start, end
+
+    def is_protected(self, index: int) -> bool:
+        """True when ``index`` lies inside a scalar's text (so a ``#`` there is no comment)."""
+        pos = bisect_right(self._protected_starts, index) - 1
+        return pos >= 0 and index < self._protected[pos][1]
+
+    def comment_start(self, line: int) -> int | None:
+        """Index of the ``#`` starting the comment on ``line``, or None if it has none."""
+        start, end = self.line_span(line)
+        text = self.text
+        pos = text.find("#", start, end)
+        while pos != -1:
+            if (pos == start or text[pos - 1] in " \t") and not self.is_protected(pos):
+                return pos
+            pos = text.find("#", pos + 1, end)
+        return None
+
+    def first_content(self, line: int) -> int | None:
+        """Index of the first non-blank character of ``line``, or None for a blank line."""
+        start, end = self.line_span(line)
+        for i in range(start, end):
+            if self.text[i] not in " \t":
+                return i
+        return None
+
+    def is_comment_only(self, line: int) -> bool:
+        """True for a line holding nothing but a comment."""
+        first = self.first_content(line)
+        return first is not None and self.text[first] == "#" and not self.is_protected(first)
+
+    # ------------------------------------------------------------- node lookup
+    def entries_ending_between(self, lo: int, hi: int) -> list[Entry]:
+        """Entries whose end index lies in [lo, hi]."""
+        return self._by_end[bisect_left(self._ends, lo) : bisect_right(self._ends, hi)]
+
+    def entries_starting_at(self, index: int) -> list[Entry]:
+        """Entries whose start index is exactly ``index``."""
+        return self._by_start[bisect_left(self._starts, index) : bisect_right(self._starts, index)]
+
+    def item_with_dash_at(self, index: int) -> Entry | None:
+        """The block sequence item whose ``-`` indicator is at ``index``."""
+        return self._dashes.get(index)
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def _key_text(node: yaml.Node) -> str:
+    return node.value if isinstance(node, yaml.ScalarNode) else f"<{node.tag}>"
+
+
+class _Indexer:
+    """Walks composed nodes once, recording entries, dash positions and scalar spans."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.entries: list[Entry] = []
+        self.seen: set[int] = set()
+        self.dashes: dict[int, Entry] = {}
+        self.protected: list[tuple[int, int]] = []
+
+    def add(self, node: yaml.Node, role: Role, path: tuple[PathPart, ...], doc: int,
+            in_flow: bool, depth: int) -> Entry:
+        alias = role == "value" and id(node) in self.seen
+        entry = Entry(node, node.start_mark.index, node.end_mark.index, role, path, doc,
+                      in_flow, depth, alias)
+        self.entries.append(entry)
+        if alias:
+            return entry
+        self.seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            self._protect_scalar(node)
+        elif isinstance(node, yaml.MappingNode):
+            flow = in_flow or bool(node.flow_style)
+            for key, value in node.value:
+                sub = path + (_key_text(key),)
+                key_entry = self.add(key, "key", sub, doc, flow, depth + 1)
+                key_entry.value = self.add(value, "value", sub, doc, flow, depth + 1)
+        elif isinstance(node, yaml.SequenceNode):
+            flow = in_flow or bool(node.flow_style)
+            for i, item in enumerate(node.value):
+                item_entry = self.add(item, "value", path + (i,), doc, flow, depth + 1)
+                if not flow:
+                    self._record_dash(item_entry)
+        return entry
+
+    def _record_dash(self, item: Entry) -> None:
+        # The `-` of a block sequence item is the first non-blank character before the
+        # item's content (usually on the same line).
+        i = item.start - 1
+        text = self.text
+        while i >= 0 and text[i] in " \t\r\n":
+            i -= 1
+        if i >= 0 and text[i] == "-":
+            item.dash = i
+            self.dashes[i] = item
+
+    def _protect_scalar(self, node: yaml.ScalarNode) -> None:
+        start, end = node.start_mark.index, node.end_mark.index
+        if start == end:
+            return
+        if node.style in ("|", ">"):
+            # The header line (`| # comment`) holds a real comment; only content is protected.
+            newline = self.text.find("\n", start, end)
+            if newline == -1:
+                return
+            start = newline + 1
+        self.protected.append((start, end))
+
+
+def parse_document(text: str) -> Document:
+    """Compose every YAML document of ``text`` and index its nodes.
+
+    Raises PromoteError (with the line) when the text is not valid YAML.
+    """
+    try:
+        roots = [root for root in yaml.compose_all(text, Loader=yaml.CSafeLoader) if root is not None]
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        raise PromoteError(f"not valid YAML: {problem}",
+                           line=mark.line + 1 if mark is not None else None) from None
+    except RecursionError:
+        raise PromoteError("YAML nesting too deep") from None
+    indexer = _Indexer(text)
+    for doc, root in enumerate(roots):
+        indexer.add(root, "value", (), doc, False, 0)
+    document = Document(text, roots, indexer.entries, _line_starts(text))
+    # Alias entries carry the marks of the node they point to; they must not be found by
+    # position, only through their key.
+    placed = [e for e in indexer.entries if not e.alias]
+    document._by_end = sorted(placed, key=lambda e: e.end)
+    document._ends = [e.end for e in document._by_end]
+    document._by_start = sorted(placed, key=lambda e: e.start)
+    document._starts = [e.start for e in document._by_start]
+    document._dashes = indexer.dashes
+    document._protected = sorted(indexer.protected)
+    document._protected_starts = [s for s, _ in document._protected]
+    return document

@@ -1,0 +1,198 @@
+"""Splicing new values into the exact byte span of scalars, and verifying the result.
+
+Only the marked scalar's characters change: the anchor before it and the comment after it
+stay; a stale tag (``!!float 1.9``) is dropped because the new value is always a string.
+After splicing, the text is parsed again and compared with the expected data, so a
+rendering mistake can never silently corrupt a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from krm_merge.promote import scalars
+from krm_merge.promote.document import Document, Entry, format_path, parse_document
+from krm_merge.promote.errors import PromoteError
+
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One field set by a promotion (for the info result / command output)."""
+
+    doc: int  # index of the YAML document in the text
+    path: str  # field path inside the document, e.g. "spec.chart.spec.version"
+    line: int  # 1-based line of the value in the original text
+    old: str
+    new: str
+    marker: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Splice:
+    start: int
+    end: int
+    replacement: str
+
+
+def _properties_end(text: str, start: int, end: int) -> tuple[str, int]:
+    """Skip ``&anchor`` / ``!tag`` before a scalar: (anchors to keep + space, scalar start)."""
+    kept: list[str] = []
+    i = start
+    while i < end and text[i] in "&!":
+        j = i
+        while j < end and text[j] not in " \t\r\n":
+            j += 1
+        if text[i] == "&":
+            kept.append(text[i:j])
+        while j < end and text[j] in " \t\r\n":
+            j += 1
+        i = j
+    return (" ".join(kept) + " " if kept else ""), i
+
+
+def _block_splice(text: str, start: int, end: int, value: str, prefix: str) -> str:
+    """Replacement for a block scalar spanning text[start:end] (header .. last content line)."""
+    newline = text.find("\n", start, end)
+    if newline == -1:
+        header_line_end, line_break, content = end, "\n", ""
+    else:
+        crlf = text[newline - 1] == "\r"
+        header_line_end = newline - 1 if crlf else newline
+        line_break = "\r\n" if crlf else "\n"
+        content = text[newline + 1 : end]
+    i = start + 1
+    while i < header_line_end and text[i] in "+-0123456789":
+        i += 1
+    indicators, rest = text[start + 1 : i], text[i:header_line_end]
+    indent = ""
+    for line in content.split("\n"):
+        if line.strip(" \t\r"):
+            indent = line[: len(line) - len(line.lstrip(" "))]
+            break
+    body = None
+    if indent and not any(c.isdigit() for c in indicators):
+        body = scalars.literal_block_body(value, indent)
+    if body is None:
+        # The header's comment stays on the line; the content lines go away.
+        return prefix + scalars.double_quoted(value) + rest
+    chomp, lines = body
+    return prefix + "|" + chomp + rest + line_break + line_break.join(lines)
+
+
+def _block_end(text: str, start: int, end: int) -> int:
+    """End of a block scalar's last non-blank line (libyaml's end includes trailing blank lines)."""
+    lines = text[start:end].split("\n")
+    while len(lines) > 1 and not lines[-1].strip(" \t\r"):
+        lines.pop()
+    kept = "\n".join(lines)
+    if kept.endswith("\r"):
+        kept = kept[:-1]
+    return start + len(kept)
+
+
+def plan_scalar_edit(doc: Document, entry: Entry, value: str) -> _Splice | None:
+    """The splice that makes ``entry`` the string ``value``; None when it already is."""
+    node = entry.node
+    if not isinstance(node, yaml.ScalarNode) or entry.alias:
+        raise PromoteError(f"only scalar values can be set, this is a {entry.kind()}",
+                           field=format_path(entry.path), line=doc.line_of(entry.start) + 1)
+    if node.tag == STR_TAG and node.value == value:
+        return None
+    text = doc.text
+    if entry.start == entry.end:  # `key:` with an empty (null) value
+        return _Splice(entry.start, entry.start, " " + scalars.render_inline(value, "", in_flow=entry.in_flow))
+    prefix, scalar_start = _properties_end(text, entry.start, entry.end)
+    style = node.style or ""
+    try:
+        if style in ("|", ">"):
+            end = _block_end(text, scalar_start, entry.end)
+            return _Splice(entry.start, end, _block_splice(text, scalar_start, end, value, prefix))
+        return _Splice(entry.start, entry.end,
+                       prefix + scalars.render_inline(value, style, in_flow=entry.in_flow))
+    except ValueError as err:
+        raise PromoteError(str(err), field=format_path(entry.path)) from None
+
+
+def splice(text: str, splices: list[_Splice]) -> str:
+    """Apply non-overlapping splices to ``text``."""
+    out: list[str] = []
+    pos = 0
+    for s in sorted(splices, key=lambda s: s.start):
+        if s.start < pos:
+            raise PromoteError("two edits overlap (the same scalar marked twice?)")
+        out.append(text[pos : s.start])
+        out.append(s.replacement)
+        pos = s.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _canonical(node: yaml.Node, overrides: dict[int, tuple[str, str]], memo: dict[int, Any]) -> Any:
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    if isinstance(node, yaml.ScalarNode):
+        result: Any = overrides.get(key, (node.tag, node.value))
+    elif isinstance(node, yaml.SequenceNode):
+        memo[key] = None  # recursive structures: break the cycle
+        result = ("seq", node.tag, tuple(_canonical(n, overrides, memo) for n in node.value))
+    else:
+        memo[key] = None
+        result = ("map", node.tag, tuple((_canonical(k, overrides, memo), _canonical(v, overrides, memo))
+                                         for k, v in node.value))
+    memo[key] = result
+    return result
+
+
+def verify(old: Document, new_text: str, expected: dict[int, str]) -> None:
+    """Parse ``new_text`` and check it equals ``old`` with the given scalar nodes set to strings.
+
+    ``expected`` maps id(old scalar node) -> new string value.  Raises PromoteError on any
+    difference, so a rendering bug can never write a wrong file.
+    """
+    try:
+        new = parse_document(new_text)
+    except PromoteError as err:
+        raise PromoteError(f"internal error: the edited text does not parse ({err.message})") from None
+    overrides = {node_id: (STR_TAG, value) for node_id, value in expected.items()}
+    memo: dict[int, Any] = {}
+    want = [_canonical(r, overrides, memo) for r in old.roots]
+    memo = {}
+    got = [_canonical(r, {}, memo) for r in new.roots]
+    if want != got:
+        raise PromoteError("internal error: the edited text does not read back as intended; nothing written")
+
+
+def set_scalars(doc: Document, targets: list[tuple[Entry, str, str | None]]) -> tuple[str, list[Change]]:
+    """Set each (entry, value, marker) target; return the new text and the changes made.
+
+    The text is unchanged (same object) when every target already holds its value.
+    """
+    splices: list[_Splice] = []
+    changes: list[Change] = []
+    expected: dict[int, str] = {}
+    done: set[int] = set()
+    for entry, value, marker in targets:
+        if id(entry.node) in done:
+            if expected.get(id(entry.node), value) != value:
+                raise PromoteError("the same field is marked for two different values",
+                                   field=format_path(entry.path))
+            continue
+        done.add(id(entry.node))
+        planned = plan_scalar_edit(doc, entry, value)
+        if planned is None:
+            continue
+        splices.append(planned)
+        expected[id(entry.node)] = value
+        changes.append(Change(entry.doc, format_path(entry.path), doc.line_of(entry.start) + 1,
+                              entry.node.value, value, marker))
+    if not splices:
+        return doc.text, []
+    new_text = splice(doc.text, splices)
+    verify(doc, new_text, expected)
+    return new_text, changes

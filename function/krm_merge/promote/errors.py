@@ -1,0 +1,44 @@
+"""The error type of the promote core."""
+
+from __future__ import annotations
+
+
+class PromoteError(Exception):
+    """A promotion failed; carries the file, document index and field path when known.
+
+    The mode turns it into an error result, the command into a one-line message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        index: int | None = None,
+        field: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.index = index
+        self.field = field
+        self.line = line
+
+    def located(self, *, file: str | None = None, index: int | None = None) -> "PromoteError":
+        """Return the same error with file/document information filled in where missing."""
+        return PromoteError(
+            self.message,
+            file=self.file or file,
+            index=self.index if self.index is not None else index,
+            field=self.field,
+            line=self.line,
+        )
+
+    def __str__(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file + (f":{self.line}" if self.line else ""))
+        if self.field:
+            where.append(f"field {self.field}")
+        return f"{self.message} ({', '.join(where)})" if where else self.message
