@@ -6,6 +6,7 @@ behaviour is checked only through these data-driven expectations.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from .tools import Orchestrators, run
 
 pytestmark = pytest.mark.image
 
-EXAMPLES_ROOT = Path(__file__).resolve().parents[2] / "examples"
+# KRM_MERGE_EXAMPLES_DIR points the suite at another examples tree (for
+# checking new examples or this harness itself).
+EXAMPLES_ROOT = Path(os.environ.get("KRM_MERGE_EXAMPLES_DIR")
+                     or Path(__file__).resolve().parents[2] / "examples")
 EXAMPLES = discover_examples(EXAMPLES_ROOT)
 
 
