@@ -1,0 +1,158 @@
+"""Directory walking, cheap screening and all-or-nothing file writes for ``krm-merge promote``.
+
+Only files whose bytes contain a token (the marker key, or the Pipeline API group) are ever
+decoded or parsed; the walk itself is a plain ``os.scandir`` loop, so a run over a large
+repository costs little more than ``grep -rl``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from krm_merge.promote.errors import PromoteError
+
+YAML_SUFFIXES = (".yaml", ".yml")
+EXTRA_NAMES = ("Kustomization",)  # kustomize's extension-less file name, as Flux reads it
+SKIP_DIRS = (".git",)
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenedFile:
+    """A file whose bytes contain at least one of the screening tokens."""
+
+    rel: str  # path relative to the root, with "/" separators
+    path: Path
+    data: bytes
+    is_symlink: bool
+    mtime_ns: int
+    size: int
+
+
+def _wanted(name: str) -> bool:
+    return name.endswith(YAML_SUFFIXES) or name in EXTRA_NAMES
+
+
+def screen(root: Path, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
+    """The YAML files under ``root`` containing any of ``tokens``, in sorted path order.
+
+    Symbolic links to directories are not followed (no loops, no escaping the root);
+    symbolic links to files are read (their edits are refused later); dangling ones are skipped.
+    """
+    stack = [(root, "")]
+    found: list[ScreenedFile] = []
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError as err:
+            raise PromoteError(f"cannot read directory {directory}: {err.strerror}") from None
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if name not in SKIP_DIRS:
+                    stack.append((Path(entry.path), prefix + name + "/"))
+                continue
+            if not _wanted(name):
+                continue
+            try:
+                with open(entry.path, "rb") as handle:
+                    data = handle.read()
+                    info = os.fstat(handle.fileno())
+            except FileNotFoundError:
+                continue  # dangling symlink
+            except IsADirectoryError:
+                continue  # symlink to a directory with a YAML-like name
+            except OSError as err:
+                raise PromoteError(f"cannot read {prefix + name}: {err.strerror}") from None
+            if any(token in data for token in tokens):
+                found.append(ScreenedFile(prefix + name, Path(entry.path), data, entry.is_symlink(),
+                                          info.st_mtime_ns, info.st_size))
+    found.sort(key=lambda f: f.rel)
+    return found
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """UTF-8 text of a file and whether it started with a byte order mark."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8"), True
+    return data.decode("utf-8"), False
+
+
+def encode(text: str, bom: bool) -> bytes:
+    """The bytes to write back (surrogates cannot be written and are refused)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PromoteError("the new value cannot be encoded as UTF-8") from None
+    return b"\xef\xbb\xbf" + data if bom else data
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedWrite:
+    """New bytes for a screened file."""
+
+    file: ScreenedFile
+    data: bytes
+
+
+def _check_writable(root: Path, write: PlannedWrite) -> None:
+    rel = write.file.rel
+    if write.file.is_symlink or write.file.path.is_symlink():
+        raise PromoteError(f"refusing to write {rel}: it is a symbolic link")
+    parent = write.file.path.parent.resolve()
+    if parent != root and root not in parent.parents:
+        raise PromoteError(f"refusing to write {rel}: the path leaves {root}")
+    info = os.stat(write.file.path, follow_symlinks=False)
+    if info.st_mtime_ns != write.file.mtime_ns or info.st_size != write.file.size:
+        raise PromoteError(f"{rel} changed on disk while promoting; nothing written")
+
+
+def _write_temp(path: Path, data: bytes) -> str:
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_all(root: Path, writes: list[PlannedWrite]) -> None:
+    """Write every planned file or none: temp files first, then renames (rolled back on failure)."""
+    root = root.resolve()
+    for write in writes:
+        _check_writable(root, write)
+    temps: list[tuple[str, PlannedWrite]] = []
+    try:
+        for write in writes:
+            temps.append((_write_temp(write.file.path, write.data), write))
+    except OSError as err:
+        for tmp, _ in temps:
+            os.unlink(tmp)
+        raise PromoteError(f"cannot write next to {write.file.rel}: {err.strerror}; nothing written") from None
+    done: list[PlannedWrite] = []
+    try:
+        for tmp, write in temps:
+            os.replace(tmp, write.file.path)
+            done.append(write)
+    except OSError as err:
+        for tmp, write in temps[len(done) :]:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        for write in done:  # put the originals back
+            os.replace(_write_temp(write.file.path, write.file.data), write.file.path)
+        raise PromoteError(f"cannot replace {write.file.rel}: {err.strerror}; nothing written") from None

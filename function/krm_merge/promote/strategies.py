@@ -1,0 +1,142 @@
+"""The RFC's alternatives to markers: select resources by file path or by labels.
+
+Both select resources without a marker; the field to set then comes from the built-in table
+of known kinds (``KNOWN_FIELDS``) or from an explicit ``fieldPath``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from krm_merge.promote.document import Document, Entry, PathPart
+from krm_merge.promote.errors import PromoteError
+
+# (API group, kind) -> the field a promotion sets.
+KNOWN_FIELDS: Final[dict[tuple[str, str], str]] = {
+    ("helm.toolkit.fluxcd.io", "HelmRelease"): "spec.chart.spec.version",
+    ("source.toolkit.fluxcd.io", "HelmChart"): "spec.version",
+    ("source.toolkit.fluxcd.io", "OCIRepository"): "spec.ref.tag",
+    ("source.toolkit.fluxcd.io", "GitRepository"): "spec.ref.tag",
+    ("argoproj.io", "Application"): "spec.source.targetRevision",
+}
+
+_PLACEHOLDER: Final = re.compile(r"\{([^{}]*)\}")
+TEMPLATE_VARIABLES: Final = ("environment.name", "application.name", "pipeline.name", "pipeline.namespace")
+
+
+def render_template(template: str, variables: Mapping[str, str]) -> str:
+    """Replace ``{environment.name}``-style placeholders; an unknown one is an error."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1).strip()
+        if name not in variables:
+            raise PromoteError(f"unknown placeholder {{{name}}} in {template!r}; "
+                               f"known: {', '.join('{' + v + '}' for v in TEMPLATE_VARIABLES)}")
+        return variables[name]
+
+    return _PLACEHOLDER.sub(replace, template)
+
+
+def path_selected(item_path: str, pattern: str) -> bool:
+    """True when a file path lies in directory ``pattern`` (or is that file, or matches its glob)."""
+    path = posixpath.normpath(item_path.replace("\\", "/")).lstrip("/")
+    pat = posixpath.normpath(pattern.replace("\\", "/")).lstrip("/")
+    if pat in (".", ""):
+        return True
+    if any(c in pat for c in "*?["):
+        parts = path.split("/")
+        # A glob selects the files it matches and everything under directories it matches.
+        return any(fnmatch.fnmatchcase("/".join(parts[:n]), pat) for n in range(1, len(parts) + 1))
+    return path == pat or path.startswith(pat + "/")
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One term of a label selector: ``k=v``, ``k!=v``, ``k`` (exists) or ``!k``."""
+
+    key: str
+    op: str  # "=", "!=", "exists", "!exists"
+    value: str = ""
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """True when ``labels`` satisfy this term."""
+        if self.op == "exists":
+            return self.key in labels
+        if self.op == "!exists":
+            return self.key not in labels
+        if self.op == "=":
+            return labels.get(self.key) == self.value
+        return labels.get(self.key) != self.value
+
+
+def parse_selector(text: str) -> tuple[Requirement, ...]:
+    """Parse ``a=b,c!=d,e,!f`` (Kubernetes equality-based selector syntax)."""
+    terms: list[Requirement] = []
+    for raw in text.split(","):
+        term = raw.strip()
+        if not term:
+            continue
+        if "!=" in term:
+            key, _, value = term.partition("!=")
+            terms.append(Requirement(key.strip(), "!=", value.strip()))
+        elif "=" in term:
+            key, _, value = term.partition("==") if "==" in term else term.partition("=")
+            terms.append(Requirement(key.strip(), "=", value.strip()))
+        elif term.startswith("!"):
+            terms.append(Requirement(term[1:].strip(), "!exists"))
+        else:
+            terms.append(Requirement(term, "exists"))
+        if not terms[-1].key:
+            raise PromoteError(f"bad selector term {term!r}")
+    if not terms:
+        raise PromoteError(f"empty selector {text!r}")
+    return tuple(terms)
+
+
+def selector_matches(selector: tuple[Requirement, ...], labels: Mapping[str, str]) -> bool:
+    """True when every term matches."""
+    return all(term.matches(labels) for term in selector)
+
+
+def field_for(group: str, kind: str, field_path: str | None) -> str | None:
+    """The field to set on a resource: the explicit path, else the built-in one, else None."""
+    return field_path or KNOWN_FIELDS.get((group, kind))
+
+
+_FIELD_PART: Final = re.compile(r"""([^.\[\]]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]""")
+
+
+def parse_field_path(path: str) -> tuple[PathPart, ...]:
+    """``spec.containers[0].image`` / ``metadata.annotations["a.b/c"]`` -> parts."""
+    parts: list[PathPart] = []
+    pos = 0
+    while pos < len(path):
+        if path[pos] == ".":
+            pos += 1
+            continue
+        m = _FIELD_PART.match(path, pos)
+        if m is None:
+            raise PromoteError(f"bad field path {path!r}")
+        if m.group(1) is not None:
+            parts.append(m.group(1))
+        elif m.group(2) is not None:
+            parts.append(int(m.group(2)))
+        else:
+            parts.append(re.sub(r"\\(.)", r"\1", m.group(3)))
+        pos = m.end()
+    if not parts:
+        raise PromoteError("empty field path")
+    return tuple(parts)
+
+
+def find_field(doc: Document, doc_index: int, path: tuple[PathPart, ...]) -> Entry | None:
+    """The value entry at ``path`` in document ``doc_index``, or None if absent."""
+    for entry in doc.entries:
+        if entry.role == "value" and entry.doc == doc_index and entry.path == path:
+            return entry
+    return None
