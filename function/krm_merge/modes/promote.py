@@ -128,8 +128,6 @@ def _validate(config: Config, where: str) -> None:
         raise ConfigError(f"{where}.pathTemplate", "strategy path needs a template, e.g. apps/{environment.name}/{application.name}")
     if config.strategy == "labels" and not (config.label_selector or config.annotation_selector):
         raise ConfigError(f"{where}.labelSelector", "strategy labels needs labelSelector and/or annotationSelector")
-    if config.strategy != "path" and config.path_template:
-        raise ConfigError(f"{where}.pathTemplate", "only used with strategy path")
     if config.strategy != "labels" and (config.label_selector or config.annotation_selector):
         raise ConfigError(f"{where}.labelSelector", "only used with strategy labels")
     if config.strategy == "markers" and config.field_path:
@@ -152,7 +150,7 @@ def run(rl: ResourceList, config: Config) -> None:
     except PromoteError as err:
         raise KrmError(err.message) from None
     if config.strategy == "markers":
-        edits = _run_markers(rl, config, target)
+        edits = _run_markers(rl, config, target, _scope(config, target, pipeline_data))
         what = _describe_markers(config, target)
     else:
         edits = _run_strategy(rl, config, target, pipeline_data)
@@ -193,7 +191,17 @@ def _describe_markers(config: Config, target: str | None) -> str:
     return f'marker {{"{PROMOTION_KEY}": "{config.pipeline.marker(target)}"}}'
 
 
-def _run_markers(rl: ResourceList, config: Config, target: str | None) -> list[_Edit]:
+def _scope(config: Config, target: str | None, pipeline_data: dict[str, Any] | None) -> str | None:
+    """With markers, ``pathTemplate`` only narrows the files searched (like Flux's update path)."""
+    if config.path_template is None:
+        return None
+    try:
+        return strategies.render_template(config.path_template, _template_variables(config, target, pipeline_data))
+    except PromoteError as err:
+        raise KrmError(err.message, field="pathTemplate") from None
+
+
+def _run_markers(rl: ResourceList, config: Config, target: str | None, scope: str | None) -> list[_Edit]:
     if config.image_policy is not None:
         key = IMAGEPOLICY_KEY
         try:
@@ -206,6 +214,8 @@ def _run_markers(rl: ResourceList, config: Config, target: str | None) -> list[_
     edits: list[_Edit] = []
     for obj in rl.items:
         if key not in obj.text:
+            continue
+        if scope is not None and not (obj.path and strategies.path_selected(obj.path, scope)):
             continue
         try:
             outcome = promote_text(obj.text, key, setters)
