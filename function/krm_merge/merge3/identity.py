@@ -1,0 +1,96 @@
+"""Resource identity for package merges, and the bookkeeping that is not content.
+
+Identity = API group (not version) + kind + namespace + name, namespace and
+name taken from a ``metadata: # kpt-merge: ns/name`` comment when present (so
+a local rename keeps matching its upstream resource).  Bookkeeping
+annotations (kpt's path/index/id annotations, kpt's upstream identifier) and
+the kpt-merge comment are ignored when deciding whether two versions differ.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from krm_merge.krm.kubeobject import KubeObject
+
+_KPT_MERGE = re.compile(r"^metadata:[ \t]*#[ \t]*kpt-merge:[ \t]*(\S*)[ \t]*$", re.M)
+_METADATA_LINE = re.compile(r"^metadata:([ \t]*)$", re.M)
+BOOKKEEPING = re.compile(
+    r"^(internal\.config\.kubernetes\.io/.*|config\.kubernetes\.io/(path|index)|config\.k8s\.io/id"
+    r"|internal\.kpt\.dev/upstream-identifier)$"
+)
+_BOOKKEEPING_LINE = re.compile(
+    r"^[ \t]+['\"]?(?:internal\.config\.kubernetes\.io/[^'\":]*|config\.kubernetes\.io/(?:path|index)"
+    r"|config\.k8s\.io/id|internal\.kpt\.dev/upstream-identifier)['\"]?[ \t]*:[^\n]*\n",
+    re.M,
+)
+_EMPTY_ANNOTATIONS = re.compile(r"^([ \t]+)annotations:[ \t]*\n(?!\1[ \t])", re.M)
+_KPT_MERGE_COMMENT = re.compile(r"^(metadata:)[ \t]*#[ \t]*kpt-merge:[^\n]*$", re.M)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a resource is, across the three versions of a package."""
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    def display(self) -> str:
+        """``group/Kind ns/name`` for messages."""
+        gk = f"{self.group}/{self.kind}" if self.group else self.kind
+        return f"{gk} {self.namespace}/{self.name}" if self.namespace else f"{gk} {self.name}"
+
+
+def kpt_merge_comment(text: str) -> tuple[str, str] | None:
+    """(namespace, name) from a ``metadata: # kpt-merge: ns/name`` comment."""
+    m = _KPT_MERGE.search(text)
+    if not m:
+        return None
+    namespace, _, name = m.group(1).partition("/")
+    return namespace, name
+
+
+def identity_of(obj: KubeObject) -> Identity:
+    """The identity of one resource (see module docstring)."""
+    commented = kpt_merge_comment(obj.text)
+    namespace, name = commented if commented is not None else (obj.namespace, obj.name)
+    return Identity(obj.group, obj.kind, namespace, name)
+
+
+def content_text(text: str) -> str:
+    """The text without bookkeeping annotations and the kpt-merge comment (for equality)."""
+    out = _BOOKKEEPING_LINE.sub("", text)
+    out = _EMPTY_ANNOTATIONS.sub("", out)
+    return _KPT_MERGE_COMMENT.sub(r"\1", out)
+
+
+def strip_bookkeeping(tree: Any) -> Any:
+    """Remove bookkeeping annotations from a tree (origin/upstream before merging)."""
+    meta = tree.get("metadata") if isinstance(tree, dict) else None
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(ann, dict):
+        for key in [k for k in ann if BOOKKEEPING.match(str(k))]:
+            del ann[key]
+        if not ann:
+            del meta["annotations"]
+    return tree
+
+
+def bookkeeping_of(obj: KubeObject) -> dict[str, str]:
+    """The bookkeeping annotations an item carries."""
+    return {k: v for k, v in obj.annotations.items() if BOOKKEEPING.match(k)}
+
+
+def with_kpt_merge_comment(text: str, identity: Identity) -> str:
+    """Add ``# kpt-merge: ns/name`` to a bare top-level ``metadata:`` line, as kpt does.
+
+    A ``metadata:`` line that already carries a comment is left alone (kpt
+    would replace it; we do not destroy a user's comment).
+    """
+    if not identity.name or _KPT_MERGE.search(text):
+        return text
+    return _METADATA_LINE.sub(f"metadata: # kpt-merge: {identity.namespace}/{identity.name}", text, count=1)

@@ -1,0 +1,336 @@
+"""Package-level 3-way merge: resources matched by identity, then merged field by field.
+
+Resource level (kpt's rules, task spec):
+
+==========  ========  =======  ==============================================
+origin      upstream  local    result
+==========  ========  =======  ==============================================
+–           –         yes      keep local
+–           yes       –        add upstream's
+yes         –         yes      delete if local is unmodified, else keep + warning
+yes         yes       –        stays deleted
+any         yes       yes      field-level 3-way merge (origin may be absent)
+==========  ========  =======  ==============================================
+
+Only resources that differ are parsed with ruamel: texts are compared first
+(bookkeeping removed): local == origin -> upstream's; upstream == origin ->
+local's.  Kptfiles go through the pipeline-aware Kptfile merge.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+from krm_merge.krm import yamlio
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.results import KrmError
+
+from .conflicts import Conflict, ConflictPolicy
+from .identity import Identity, bookkeeping_of, content_text, identity_of, strip_bookkeeping, with_kpt_merge_comment
+from .nodes import MISSING
+from .rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
+from .text import dump_like
+from .walker import Merge3Error, MergeOptions, Merger
+
+RelPath = Callable[[KubeObject], str]
+
+
+class Strategy(Enum):
+    """How a package update treats local changes."""
+
+    RESOURCE_MERGE = "resource-merge"
+    FAST_FORWARD = "fast-forward"
+    FORCE_DELETE_REPLACE = "force-delete-replace"
+
+
+@dataclass(frozen=True)
+class PackageMergeOptions:
+    """Settings of one package merge."""
+
+    strategy: Strategy = Strategy.RESOURCE_MERGE
+    conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
+    fallback_keys: tuple[str, ...] = FALLBACK_KEYS
+    add_kpt_merge_comment: bool = True
+
+
+@dataclass
+class PackageMergeResult:
+    """What the merge did to the local copy.
+
+    ``items``: the local items after the merge, local order, additions last
+    (new objects carry upstream's text; the caller gives them a path via
+    ``added``, which maps each new item to the upstream item it came from).
+    ``moved_index``: local items whose position inside their file follows
+    an upstream re-ordering (the index is 3-way merged like a field).
+    """
+
+    items: list[KubeObject] = field(default_factory=list)
+    added: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
+    deleted: list[KubeObject] = field(default_factory=list)
+    updated: list[KubeObject] = field(default_factory=list)
+    conflicts: list[tuple[KubeObject, Conflict]] = field(default_factory=list)
+    warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
+    moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
+
+
+def is_kptfile(obj: KubeObject) -> bool:
+    return obj.kind == "Kptfile" and obj.group == "kpt.dev"
+
+
+def _is_crd(obj: KubeObject) -> bool:
+    return obj.kind == "CustomResourceDefinition" and obj.group == "apiextensions.k8s.io"
+
+
+class PackageMerger:
+    """Merges the three copies of a package (lists of items)."""
+
+    def __init__(self, options: PackageMergeOptions, rel_path: RelPath) -> None:
+        self.options = options
+        self.rel_path = rel_path
+        self._registry: Any = None
+        self._crd_sources: list[KubeObject] = []
+
+    # -- identities ------------------------------------------------------------
+
+    def _identity(self, obj: KubeObject) -> Identity:
+        if is_kptfile(obj):
+            rel = self.rel_path(obj)
+            return Identity("kpt.dev", "Kptfile", "", rel.rpartition("/")[0])
+        return identity_of(obj)
+
+    def _keyed(self, *sources: list[KubeObject]) -> list[dict[Any, KubeObject]]:
+        """Index each source by identity; identities repeated in a source also use the path."""
+        ids = [[self._identity(o) for o in src] for src in sources]
+        repeated = {i for per in ids for i, n in Counter(per).items() if n > 1}
+        out = []
+        for src, per in zip(sources, ids):
+            index: dict[Any, KubeObject] = {}
+            for obj, ident in zip(src, per):
+                key = (ident, self.rel_path(obj)) if ident in repeated else ident
+                if key in index:
+                    raise KrmError(f"found duplicate resources {ident.display()} in {self.rel_path(obj)}", obj)
+                index[key] = obj
+            out.append(index)
+        return out
+
+    # -- entry point -----------------------------------------------------------
+
+    def merge(self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject]) -> PackageMergeResult:
+        """Run the configured strategy."""
+        self._crd_sources = [o for src in (local, origin, upstream) for o in src if _is_crd(o)]
+        li, oi, ui = self._keyed(local, origin, upstream)
+        if self.options.strategy is Strategy.FAST_FORWARD:
+            self._check_unmodified(li, oi)
+        if self.options.strategy is not Strategy.RESOURCE_MERGE:
+            result = self._replace(li, ui)
+        else:
+            result = self._resource_merge(li, oi, ui)
+        if self.options.add_kpt_merge_comment:
+            for obj in result.items:
+                if not is_kptfile(obj):
+                    obj.set_text(with_kpt_merge_comment(obj.text, identity_of(obj)))
+        return result
+
+    # -- strategies --------------------------------------------------------------
+
+    def _check_unmodified(self, li: dict[Any, KubeObject], oi: dict[Any, KubeObject]) -> None:
+        modified = []
+        for key, obj in li.items():
+            base = oi.get(key)
+            if base is None or not _same_content(obj, base, kptfile=is_kptfile(obj)):
+                modified.append(self.rel_path(obj) + f" ({self._identity(obj).display()})")
+        modified += [self.rel_path(o) + " (deleted)" for k, o in oi.items() if k not in li]
+        if modified:
+            raise KrmError(
+                "local package files have been modified: [" + ", ".join(modified) + "]. use a different update strategy"
+            )
+
+    def _replace(self, li: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> PackageMergeResult:
+        """Upstream wins everything; local Kptfiles keep only upstream/upstreamLock/name."""
+        result = PackageMergeResult()
+        for key, obj in li.items():
+            up = ui.get(key)
+            if up is None:
+                result.deleted.append(obj)
+                continue
+            if is_kptfile(obj):
+                _set_kptfile_from_upstream(obj, up)
+            else:
+                _take_upstream(obj, up)
+            result.items.append(obj)
+            if obj.changed:
+                result.updated.append(obj)
+        for key, up in ui.items():
+            if key not in li:
+                self._add(result, up)
+        return result
+
+    def _resource_merge(self, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> PackageMergeResult:
+        result = PackageMergeResult()
+        for key, obj in li.items():
+            base, up = oi.get(key), ui.get(key)
+            if up is None:
+                if base is not None and _same_content(obj, base, kptfile=is_kptfile(obj)):
+                    result.deleted.append(obj)
+                    continue
+                if base is not None:
+                    result.warnings.append((obj, "deleted upstream but modified locally: kept"))
+                result.items.append(obj)
+                continue
+            if not self._merge_into(obj, base, up, result):
+                result.deleted.append(obj)
+                continue
+            self._merge_index(obj, base, up, result)
+            result.items.append(obj)
+            if obj.changed:
+                result.updated.append(obj)
+        for key, up in ui.items():
+            if key not in li and key not in oi:
+                self._add(result, up)
+        return result
+
+    def _merge_index(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
+        """Follow upstream's re-ordering inside a file when local kept origin's order."""
+        if base is None or obj.index != base.index or up.index == base.index:
+            return
+        if self.rel_path(obj) == self.rel_path(base) == self.rel_path(up):
+            result.moved_index.append((obj, up.index))
+
+    def _add(self, result: PackageMergeResult, up: KubeObject) -> None:
+        new = KubeObject(up.text)
+        _drop_bookkeeping(new)
+        result.items.append(new)
+        result.added.append((new, up))
+
+    # -- one resource ----------------------------------------------------------------
+
+    def _merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+        """Merge into ``obj``; False when the merge deletes it."""
+        if is_kptfile(obj):
+            self._merge_kptfile(obj, base, up, result)
+            return True
+        lc, uc = content_text(obj.text), content_text(up.text)
+        if lc == uc:
+            return True
+        if base is not None:
+            oc = content_text(base.text)
+            if lc == oc:
+                _take_upstream(obj, up)
+                return True
+            if uc == oc:
+                return True
+        return self._full_merge(obj, base, up, result)
+
+    def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+        l_tree = yamlio.load_rt(obj.text, obj.display())
+        o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
+        u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
+        options = MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve)
+        merger = Merger(options)
+        try:
+            merged = merger.merge_document(l_tree, o_tree, u_tree, self._resolve(up.api_version, up.kind))
+        except Merge3Error as err:
+            raise KrmError(err.message, obj, err.path or None) from None
+        result.conflicts.extend((obj, c) for c in merger.conflicts)
+        if merged is MISSING:
+            return False
+        obj.set_text(dump_like(merged, obj.text))
+        return True
+
+    def _merge_kptfile(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
+        from krm_merge.kptfile.merge import merge_kptfile
+
+        l_tree = yamlio.load_rt(obj.text, obj.display())
+        o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
+        u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
+        nested = "/" in self.rel_path(obj)
+        try:
+            merged, conflicts = merge_kptfile(l_tree, o_tree, u_tree, update_upstream=nested, conflicts=self.options.conflicts)
+        except Merge3Error as err:
+            raise KrmError(err.message, obj, err.path or None) from None
+        result.conflicts.extend((obj, c) for c in conflicts)
+        obj.set_text(dump_like(merged, obj.text))
+
+    # -- schemas -------------------------------------------------------------------
+
+    def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:
+        if self._registry is None:
+            from krm_merge.schema import SchemaRegistry
+
+            crds = [o.data for o in self._crd_sources]
+            try:
+                self._registry = SchemaRegistry(crds=crds)
+            except Exception as err:  # an invalid CRD must not stop the merge of other kinds
+                self._registry = SchemaRegistry()
+                raise KrmError(f"cannot use CRD schemas: {err}") from None
+        return SchemaNodeAdapter(self._registry.for_object(api_version, kind))
+
+
+def _same_content(a: KubeObject, b: KubeObject, *, kptfile: bool = False) -> bool:
+    """Equal apart from bookkeeping (Kptfiles: also apart from upstream/upstreamLock/name)."""
+    if content_text(a.text) == content_text(b.text):
+        return True
+    da, db = _comparable(a.data, kptfile), _comparable(b.data, kptfile)
+    return da == db
+
+
+def _comparable(data: Any, kptfile: bool) -> Any:
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    meta = dict(out.get("metadata") or {})
+    ann = {k: v for k, v in (meta.get("annotations") or {}).items() if not _is_bookkeeping(k)}
+    if ann:
+        meta["annotations"] = ann
+    else:
+        meta.pop("annotations", None)
+    if kptfile:
+        meta.pop("name", None)
+        out.pop("upstream", None)
+        out.pop("upstreamLock", None)
+    out["metadata"] = meta
+    return out
+
+
+def _is_bookkeeping(key: str) -> bool:
+    from .identity import BOOKKEEPING
+
+    return bool(BOOKKEEPING.match(key))
+
+
+def _drop_bookkeeping(obj: KubeObject) -> None:
+    if bookkeeping_of(obj):
+        data = obj.copy_data()
+        strip_bookkeeping(data)
+        obj.set_data(data)
+
+
+def _take_upstream(obj: KubeObject, up: KubeObject) -> None:
+    """Make ``obj`` upstream's resource, keeping ``obj``'s own bookkeeping annotations."""
+    mine = bookkeeping_of(obj)
+    new = KubeObject(up.text)
+    if mine or bookkeeping_of(new):
+        data = new.copy_data()
+        strip_bookkeeping(data)
+        if mine:
+            data.setdefault("metadata", {}).setdefault("annotations", {}).update(mine)
+        new.set_data(data)
+    obj.set_text(new.text)
+
+
+def _set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
+    """Upstream's Kptfile with local's name, upstream and upstreamLock."""
+    mine = obj.data if isinstance(obj.data, dict) else {}
+    keep = {k: mine[k] for k in ("upstream", "upstreamLock") if k in mine}
+    name = (mine.get("metadata") or {}).get("name")
+    _take_upstream(obj, up)
+    data = obj.copy_data()
+    for key in ("upstream", "upstreamLock"):
+        data.pop(key, None)
+    data.update(keep)
+    if name is not None:
+        data.setdefault("metadata", {})["name"] = name
+    obj.set_data(data)

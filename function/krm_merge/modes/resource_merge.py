@@ -1,0 +1,149 @@
+"""resource-merge: kpt pkg update's 3-way package merge on a ResourceList.
+
+Items are grouped by the first segment of their path (``local/``,
+``origin/``, ``upstream/`` — configurable), so ``kpt fn eval WORKDIR --exec
+krm-merge -- mode=resource-merge`` works on a folder holding the three
+package copies side by side.  origin/upstream items come out unchanged;
+local items are replaced by the merge result; resources added upstream are
+added under the local prefix; resources the merge deletes are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from krm_merge.config import ConfigError, check_keys, parse_choice
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.krm.results import KrmError
+from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.merge3.package import PackageMergeOptions, PackageMergeResult, PackageMerger, Strategy
+from krm_merge.merge3.rules import FALLBACK_KEYS
+from krm_merge.merge3.sources import SourceGroups, SourcePrefixes, group_by_source
+
+STRATEGIES = tuple(s.value for s in Strategy)
+POLICIES = tuple(p.value for p in ConflictPolicy)
+PREFIX_KEYS = ("localPrefix", "originPrefix", "upstreamPrefix")
+CONFIG_KEYS = ("strategy", "conflicts", "fallbackKeys", *PREFIX_KEYS)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The resource-merge functionConfig.
+
+    ``fallback_keys``: element keys tried, in order, for lists the schema
+    does not describe (kpt's documented list by default; empty = such lists
+    are plain lists, which is what kpt 1.0.0-beta.56 really does).
+    """
+
+    strategy: Strategy = Strategy.RESOURCE_MERGE
+    conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
+    prefixes: SourcePrefixes = SourcePrefixes()
+    fallback_keys: tuple[str, ...] = FALLBACK_KEYS
+
+
+def parse_prefixes(values: dict[str, Any], where: str) -> SourcePrefixes:
+    """The three folder names; they must be distinct, non-empty single segments."""
+    defaults = SourcePrefixes()
+    local = str(values.get("localPrefix") or defaults.local).strip("/")
+    origin = str(values.get("originPrefix") or defaults.origin).strip("/")
+    upstream = str(values.get("upstreamPrefix") or defaults.upstream).strip("/")
+    for key, value in zip(PREFIX_KEYS, (local, origin, upstream)):
+        if not value or "/" in value or value in (".", ".."):
+            raise ConfigError(f"{where}.{key}", f"must be one folder name, got {value!r}")
+    if len({local, origin, upstream}) != 3:
+        raise ConfigError(f"{where}.localPrefix", "localPrefix, originPrefix and upstreamPrefix must differ")
+    return SourcePrefixes(local, origin, upstream)
+
+
+def parse_policy(value: Any, key: str) -> ConflictPolicy:
+    """A conflicts policy or a ConfigError listing the valid ones."""
+    return ConflictPolicy(parse_choice(value, key, POLICIES))
+
+
+def _parse_keys(value: Any, key: str) -> tuple[str, ...]:
+    if value is None:
+        return FALLBACK_KEYS
+    if isinstance(value, str):
+        return tuple(k.strip() for k in value.split(",") if k.strip())
+    if isinstance(value, list) and all(isinstance(k, str) for k in value):
+        return tuple(value)
+    raise ConfigError(key, "must be a list of field names (ConfigMap: comma-separated)")
+
+
+def _config(values: dict[str, Any], where: str) -> Config:
+    check_keys(values, CONFIG_KEYS, where)
+    return Config(
+        strategy=Strategy(parse_choice(values.get("strategy", Strategy.RESOURCE_MERGE.value), f"{where}.strategy", STRATEGIES)),
+        conflicts=parse_policy(values.get("conflicts", ConflictPolicy.UPSTREAM_WINS.value), f"{where}.conflicts"),
+        prefixes=parse_prefixes(values, where),
+        fallback_keys=_parse_keys(values.get("fallbackKeys"), f"{where}.fallbackKeys"),
+    )
+
+
+def config_from_configmap(data: dict[str, str]) -> Config:
+    """ConfigMap keys: strategy, conflicts, fallbackKeys (comma-separated), *Prefix."""
+    return _config(data, "data")
+
+
+def config_from_typed(spec: dict[str, Any]) -> Config:
+    """Typed ``ResourceMerge`` spec: the same keys, ``fallbackKeys`` a list."""
+    return _config(spec, "spec")
+
+
+def run(rl: ResourceList, config: Config) -> None:
+    """Merge the local copy with origin and upstream; report conflicts and warnings."""
+    groups = group_by_source(rl.items, config.prefixes)
+    if not (groups.local or groups.origin or groups.upstream):
+        p = config.prefixes
+        raise KrmError(f"no items under {p.local}/, {p.origin}/ or {p.upstream}/: nothing to merge")
+    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys)
+    before = {id(o): o.text for o in groups.local}
+    result = PackageMerger(options, groups.rel_path).merge(groups.local, groups.origin, groups.upstream)
+    report(rl, result, config.conflicts)
+    if config.conflicts is ConflictPolicy.FAIL and result.conflicts:
+        for obj in groups.local:  # all or nothing: leave local untouched
+            obj.set_text(before[id(obj)])
+        return
+    place_added(result, groups, config.prefixes.local)
+    rl.items = replace_local_items(rl.items, groups, result.items)
+
+
+def place_added(result: PackageMergeResult, groups: SourceGroups, local_prefix: str) -> None:
+    """Give resources added upstream the local path matching their upstream path."""
+    for new, up in result.added:
+        new.set_path(f"{local_prefix}/{groups.rel_path(up)}", up.index)
+    for obj, index in result.moved_index:
+        obj.set_path(obj.path or f"{local_prefix}/{groups.rel_path(obj)}", index)
+
+
+def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: list[KubeObject]) -> list[KubeObject]:
+    """The item list with the local copy's items replaced by ``merged`` (at the first local position)."""
+    local_ids = {id(o) for o in groups.local}
+    out: list[KubeObject] = []
+    inserted = False
+    for obj in items:
+        if id(obj) in local_ids:
+            if not inserted:
+                out.extend(merged)
+                inserted = True
+            continue
+        out.append(obj)
+    if not inserted:
+        out.extend(merged)
+    return out
+
+
+def report(rl: ResourceList, result: PackageMergeResult, policy: ConflictPolicy) -> None:
+    """One result per conflict (resource, field, local and upstream values, winner) and warning."""
+    for obj, conflict in result.conflicts:
+        kwargs = {"field": conflict.path, "current": conflict.local, "proposed": conflict.upstream}
+        if policy is ConflictPolicy.FAIL:
+            rl.results.error(f"conflict: {conflict.describe()}", obj, **kwargs)
+        elif conflict.winner == "upstream":
+            rl.results.warning(f"conflict: {conflict.describe()}", obj, **kwargs)
+        else:
+            rl.results.info(f"conflict: {conflict.describe()}", obj, **kwargs)
+    for obj, message in result.warnings:
+        rl.results.warning(message, obj)
