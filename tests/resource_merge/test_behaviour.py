@@ -1,0 +1,155 @@
+"""resource-merge mode behaviour: placement, comments, conflicts, CRDs, config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from krm_merge.config import ConfigError
+from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.merge3 import ConflictPolicy
+from krm_merge.modes import resource_merge
+
+from .harness import items_of
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  replicas: 1 # how many
+  template:
+    spec:
+      containers:
+      - name: main
+        image: nginx:1
+"""
+
+
+def run(local: dict[str, str], origin: dict[str, str], upstream: dict[str, str], **cfg: Any) -> ResourceList:
+    rl = ResourceList()
+    rl.items = items_of("local", local) + items_of("origin", origin) + items_of("upstream", upstream)
+    resource_merge.run(rl, resource_merge.config_from_configmap(cfg))
+    return rl
+
+
+def local_items(rl: ResourceList) -> dict[str, Any]:
+    return {f"{o.path}#{o.index}": o for o in rl.items if (o.path or "").startswith("local/")}
+
+
+def test_field_merge_keeps_local_comment_and_adds_kpt_merge_comment() -> None:
+    local = DEPLOY.replace("replicas: 1 # how many", "replicas: 3 # how many")
+    upstream = DEPLOY.replace("nginx:1", "nginx:2")
+    rl = run({"app.yaml": local}, {"app.yaml": DEPLOY}, {"app.yaml": upstream})
+    app = local_items(rl)["local/app.yaml#0"]
+    assert "replicas: 3 # how many" in app.text
+    assert "image: nginx:2" in app.text
+    assert app.text.startswith("apiVersion: apps/v1\nkind: Deployment\nmetadata: # kpt-merge: /app\n")
+    assert not rl.results
+
+
+def test_upstream_addition_lands_under_local_prefix_and_origin_upstream_unchanged() -> None:
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: new\n  namespace: ns\ndata:\n  a: '1'\n"
+    rl = run({"app.yaml": DEPLOY}, {"app.yaml": DEPLOY}, {"app.yaml": DEPLOY, "sub/cm.yaml": cm})
+    new = local_items(rl)["local/sub/cm.yaml#0"]
+    assert new.data["data"] == {"a": "1"}
+    assert "metadata: # kpt-merge: ns/new" in new.text
+    others = [o for o in rl.items if not o.path.startswith("local/")]
+    assert len(others) == 5 and all("kpt-merge" not in o.text for o in others)
+
+
+def test_deleted_upstream_modified_locally_kept_with_warning() -> None:
+    local = DEPLOY.replace("replicas: 1", "replicas: 2")
+    rl = run({"app.yaml": local}, {"app.yaml": DEPLOY}, {})
+    assert "local/app.yaml#0" in local_items(rl)
+    (warning,) = rl.results
+    assert warning.severity == "warning" and "deleted upstream" in warning.message
+
+
+def test_deleted_upstream_unmodified_locally_dropped() -> None:
+    rl = run({"app.yaml": DEPLOY}, {"app.yaml": DEPLOY}, {})
+    assert "local/app.yaml#0" not in local_items(rl)
+
+
+@pytest.mark.parametrize(("policy", "image"), [("upstream-wins", "nginx:3"), ("local-wins", "nginx:2")])
+def test_conflicts_reported_with_winner(policy: str, image: str) -> None:
+    rl = run(
+        {"app.yaml": DEPLOY.replace("nginx:1", "nginx:2")},
+        {"app.yaml": DEPLOY},
+        {"app.yaml": DEPLOY.replace("nginx:1", "nginx:3")},
+        conflicts=policy,
+    )
+    assert f"image: {image}" in local_items(rl)["local/app.yaml#0"].text
+    (result,) = rl.results
+    assert result.field is not None
+    assert result.field.path == "spec.template.spec.containers[name=main].image"
+    assert (result.field.current_value, result.field.proposed_value) == ("nginx:2", "nginx:3")
+    assert policy.split("-")[0] in result.message
+
+
+def test_conflicts_fail_leaves_local_untouched() -> None:
+    local = DEPLOY.replace("nginx:1", "nginx:2")
+    rl = run({"app.yaml": local}, {"app.yaml": DEPLOY}, {"app.yaml": DEPLOY.replace("nginx:1", "nginx:3")}, conflicts="fail")
+    assert rl.results.has_errors
+    assert "image: nginx:2" in local_items(rl)["local/app.yaml#0"].text
+
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: fruits.example.com
+spec:
+  group: example.com
+  names: {kind: Fruit, plural: fruits}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              items:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [id]
+                items:
+                  type: object
+                  properties:
+                    id: {type: string}
+                    n: {type: integer}
+"""
+FRUIT = "apiVersion: example.com/v1\nkind: Fruit\nmetadata:\n  name: f\nspec:\n  items:\n  - id: a\n    n: 1\n"
+
+
+def test_crd_schema_from_the_sources_makes_lists_associative() -> None:
+    local = FRUIT + "  - id: b\n    n: 2\n"
+    upstream = FRUIT.replace("n: 1", "n: 10") + "  - id: c\n    n: 3\n"
+    rl = run({"crd.yaml": CRD, "f.yaml": local}, {"crd.yaml": CRD, "f.yaml": FRUIT}, {"crd.yaml": CRD, "f.yaml": upstream},
+             fallbackKeys="")
+    items = local_items(rl)["local/f.yaml#0"].data["spec"]["items"]
+    assert items == [{"id": "a", "n": 10}, {"id": "b", "n": 2}, {"id": "c", "n": 3}]
+
+
+def test_without_schema_or_fallback_keys_list_is_plain() -> None:
+    local = FRUIT + "  - id: b\n    n: 2\n"
+    upstream = FRUIT.replace("n: 1", "n: 10")
+    rl = run({"f.yaml": local}, {"f.yaml": FRUIT}, {"f.yaml": upstream}, fallbackKeys="")
+    assert local_items(rl)["local/f.yaml#0"].data["spec"]["items"] == [{"id": "a", "n": 10}]
+
+
+def test_config_validation() -> None:
+    assert resource_merge.config_from_typed({"fallbackKeys": ["id"], "conflicts": "fail"}).conflicts is ConflictPolicy.FAIL
+    with pytest.raises(ConfigError, match="strategy"):
+        resource_merge.config_from_configmap({"strategy": "yolo"})
+    with pytest.raises(ConfigError, match="valid keys"):
+        resource_merge.config_from_configmap({"nope": "x"})
+    with pytest.raises(ConfigError, match="one folder"):
+        resource_merge.config_from_configmap({"localPrefix": "a/b"})
