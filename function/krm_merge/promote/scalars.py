@@ -63,8 +63,8 @@ def can_be_plain(value: str, *, in_flow: bool) -> bool:
     """True when ``value`` can be written as a plain scalar and reads back as the same string."""
     if not value or not is_one_line_printable(value):
         return False
-    if value[0] in " \t" or value[-1] in " \t":
-        return False
+    if "\t" in value or value[0] == " " or value[-1] == " ":
+        return False  # some readers (pure-Python PyYAML) stop a plain scalar at a tab
     first = value[0]
     if first in _INDICATOR_START:
         # `-x`, `?x`, `:x` are plain in block context when a non-space follows.
