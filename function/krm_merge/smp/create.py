@@ -25,6 +25,7 @@ from .values import (
     SET_ELEMENT_ORDER_PREFIX,
     deduplicate_scalars,
     deep_equal,
+    go_sort_by_string,
     go_str,
     identity,
     kind_of,
@@ -271,8 +272,8 @@ def _diff_lists_of_maps(
     def sort_key(item: Any) -> str:
         return go_str(item.get(merge_key)) if isinstance(item, dict) else ""
 
-    old_sorted = sorted(original, key=sort_key)
-    new_sorted = sorted(modified, key=sort_key)
+    old_sorted = go_sort_by_string(original, sort_key)
+    new_sorted = go_sort_by_string(modified, sort_key)
     changes: list[Any] = []
     deletions: list[Any] = []
     i = j = 0

@@ -11,7 +11,7 @@ sorting), and the cleaning of newly added content.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Hashable
+from typing import Any, Callable, Hashable
 
 MAP = "map"
 LIST = "list"
@@ -228,9 +228,31 @@ def deep_copy(value: Any) -> Any:
     return value
 
 
+_GO_INSERTION_SORT_MAX = 12
+
+
+def go_sort_by_string(values: list[Any], key: Callable[[Any], str]) -> list[Any]:
+    """A sorted copy, as Go's ``sort.Sort`` with the upstream ``Less`` (``a <= b``).
+
+    Go sorts up to 12 items by insertion sort; with a non-strict ``Less`` this
+    reverses items whose strings are equal (duplicate merge keys), which
+    decides which duplicate a diff compares.  Longer lists use pdqsort, whose
+    order of equal items is not modelled (a stable sort is used).
+    """
+    keyed = [(key(v), v) for v in values]
+    if len(keyed) > _GO_INSERTION_SORT_MAX:
+        return [v for _, v in sorted(keyed, key=lambda p: p[0])]
+    for i in range(1, len(keyed)):
+        j = i
+        while j > 0 and keyed[j][0] <= keyed[j - 1][0]:
+            keyed[j], keyed[j - 1] = keyed[j - 1], keyed[j]
+            j -= 1
+    return [v for _, v in keyed]
+
+
 def sort_scalars(values: list[Any]) -> list[Any]:
     """``sortScalars``: a sorted copy, ordered by Go ``%v`` string form."""
-    return sorted(values, key=go_str)
+    return go_sort_by_string(values, go_str)
 
 
 def deduplicate_scalars(values: list[Any]) -> list[Any]:
