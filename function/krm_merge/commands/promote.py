@@ -161,8 +161,8 @@ def _promote_file(run: _Run, screened: ScreenedFile) -> None:
             run.errors.append(str(err.located(file=screened.rel)))
         return
     for bad in outcome.malformed:
-        run.warnings.append(f"{screened.rel}:{bad.line}: comment mentions {run.marker_key} but is not a "
-                            f"valid marker (a JSON object of strings): {bad.comment.strip()}")
+        run.warnings.append(f"{screened.rel}:{bad.line}: comment mentions {run.marker_key} but {bad.reason}: "
+                            f"{bad.comment.strip()}")
     run.matched += outcome.matched
     if outcome.changed:
         try:

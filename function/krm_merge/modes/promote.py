@@ -223,8 +223,7 @@ def _run_markers(rl: ResourceList, config: Config, target: str | None, scope: st
             _report_error(rl, obj, err)
             continue
         for bad in outcome.malformed:
-            rl.results.warning(f"comment mentions {key} but is not a valid marker (a JSON object of strings): "
-                               f"{bad.comment.strip()}", obj)
+            rl.results.warning(f"comment mentions {key} but {bad.reason}: {bad.comment.strip()}", obj)
         edits.append(_Edit(obj, outcome))
     return edits
 

@@ -46,8 +46,6 @@ def promote_document(doc: Document, marker_key: str, setters: Mapping[str, str |
     for marked in found:
         if marked.marker not in setters:
             continue  # other pipelines/environments: silently not ours
-        if marked.target is None:
-            raise PromoteError(f"marker {marked.marker!r} is not attached to any field", line=marked.line)
         if not marked.target.is_scalar:
             raise PromoteError(
                 f"marker {marked.marker!r} is on a {marked.target.kind()}; only scalar values can be promoted",

@@ -26,17 +26,18 @@ class MarkedField:
     """A value carrying a marker comment for the searched marker key."""
 
     marker: str  # the marker's value, e.g. "default:podinfo:prod"
-    target: Entry | None  # the marked value; None when the comment is attached to nothing
+    target: Entry  # the marked value
     placement: Placement
     line: int  # 1-based line of the comment
 
 
 @dataclass(frozen=True, slots=True)
 class MalformedMarker:
-    """A comment that mentions the marker key but is not a valid marker (for diagnostics)."""
+    """A comment that mentions the marker key but marks nothing (for diagnostics)."""
 
     line: int
     comment: str
+    reason: str = "is not a valid marker (a JSON object of strings)"
 
 
 def _deepest(entries: list[Entry]) -> Entry:
@@ -114,14 +115,19 @@ def find_marked_fields(doc: Document, key: str) -> tuple[list[MarkedField], list
             if looks_like_marker(comment_text, key):
                 malformed.append(MalformedMarker(line + 1, comment_text))
             continue
-        first = doc.first_content(line)
-        if first == comment:
-            found.append(MarkedField(value, _head_comment_target(doc, line, comment), "head", line + 1))
+        if doc.first_content(line) == comment:
+            target, placement = _head_comment_target(doc, line, comment), "head"
         else:
-            found.append(MarkedField(value, _line_comment_target(doc, line, comment), "line", line + 1))
+            target, placement = _line_comment_target(doc, line, comment), "line"
+        if target is None:
+            # Upstream ignores such comments; say why instead of staying silent.
+            malformed.append(MalformedMarker(line + 1, comment_text, "is not attached to a field "
+                                             "(a marker goes after the value, or alone on the line above its key)"))
+            continue
+        found.append(MarkedField(value, target, placement, line + 1))
     return _line_markers_win(found), malformed
 
 
 def _line_markers_win(found: list[MarkedField]) -> list[MarkedField]:
-    with_line_marker = {id(m.target) for m in found if m.placement == "line" and m.target is not None}
+    with_line_marker = {id(m.target) for m in found if m.placement == "line"}
     return [m for m in found if m.placement == "line" or id(m.target) not in with_line_marker]
