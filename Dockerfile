@@ -11,6 +11,8 @@ ARG BASE_IMAGE=docker.io/library/python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS build
 ARG WHEELHOUSE=build/image/wheelhouse
+# Lets tools/build-image.sh prune its own superseded images and no others.
+LABEL dev.krm-merge.image=true
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -35,7 +37,8 @@ LABEL org.opencontainers.image.title="krm-merge" \
       org.opencontainers.image.description="KRM function (kpt function) for safe YAML merges: strategic merge patch, kpt 3-way package merge, GitOps promotion" \
       org.opencontainers.image.source="https://github.com/krm-merge/krm-merge" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="Apache-2.0"
+      org.opencontainers.image.licenses="Apache-2.0" \
+      dev.krm-merge.image="true"
 # The standard library's bytecode must exist too (compileall only writes
 # what is missing, so this layer stays tiny on bases that ship .pyc files).
 # kpt and kustomize run the container as --user nobody: make sure it exists.

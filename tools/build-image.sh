@@ -145,6 +145,8 @@ main() {
         --build-arg "WHEELHOUSE=build/image/wheelhouse" \
         --tag "$IMAGE_NAME:$tag" --tag "$IMAGE_NAME:$version" \
         --file "$ROOT/Dockerfile" "$ROOT" >/dev/null
+    # Superseded builds of this image and the build stage are left dangling.
+    podman image prune --force --filter label=dev.krm-merge.image=true >/dev/null || true
     local size
     size=$(podman image inspect --format '{{.Size}}' "$IMAGE_NAME:$tag")
     log "built $IMAGE_NAME:$tag and $IMAGE_NAME:$version"
