@@ -41,7 +41,8 @@ install_packages() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # shellcheck disable=SC2086  # word splitting of the package list is intended
-    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    # With recommends (netavark, catatonit, ...): the set this was verified with.
+    apt-get install -y -qq $missing >/dev/null
 }
 
 # The smaller of a current limit and a ceiling ("unlimited" maps to the
