@@ -40,8 +40,8 @@ install_packages() {
     echo "setup-podman: installing" $missing
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    # shellcheck disable=SC2086  # word splitting of the package list is intended
     # With recommends (netavark, catatonit, ...): the set this was verified with.
+    # shellcheck disable=SC2086  # word splitting of the package list is intended
     apt-get install -y -qq $missing >/dev/null
 }
 
