@@ -24,7 +24,7 @@ _ONE_LINE_PRINTABLE: Final = re.compile(
     "[\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
 )
 _INDICATOR_START: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_FLOW_SPECIAL: Final = frozenset(",[]{}")
+_FLOW_PLAIN: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
 
 # YAML 1.2 core / JSON schema and YAML 1.1 forms that PyYAML's resolver does not flag but
 # go-yaml (kyaml, kubectl) or a YAML 1.1 reader would read as a non-string.
@@ -72,8 +72,8 @@ def can_be_plain(value: str, *, in_flow: bool) -> bool:
             return False
     if ": " in value or ":\t" in value or " #" in value or "\t#" in value or value.endswith(":"):
         return False
-    if in_flow and (":" in value or any(c in _FLOW_SPECIAL for c in value)):
-        return False
+    if in_flow and not _FLOW_PLAIN.fullmatch(value):
+        return False  # readers disagree on `?`, `:`, `#` inside flow collections: stay simple
     if value in ("---", "...") or value.startswith(("--- ", "... ")):
         return False
     return resolves_as_string(value)
