@@ -95,6 +95,8 @@ def _merge_element(
 ) -> Any:
     if not rule.keys and rule.key_fn is None:
         return _merge_set_member(l, o, u)
+    if rule.whole_elements and l is MISSING and o is MISSING:
+        return u  # added upstream: taken as upstream wrote it (field order, comments)
     if rule.whole_elements and o is not MISSING:
         if l is MISSING:
             return MISSING

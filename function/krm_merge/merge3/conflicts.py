@@ -42,9 +42,10 @@ class Conflict:
 
     def describe(self) -> str:
         """One-line human description."""
+        outcome = "not merged (conflicts: fail)" if self.winner == "none" else f"{self.winner} wins"
         return (
             f"{self.path}: changed locally ({self.origin} -> {self.local}) and upstream "
-            f"({self.origin} -> {self.upstream}); {self.winner} wins"
+            f"({self.origin} -> {self.upstream}); {outcome}"
         )
 
 

@@ -161,7 +161,7 @@ class Merger:
 
     def _apply(self, decision: scalars.Decision, l: Any, o: Any, u: Any, path: tuple[Any, ...]) -> tuple[Any, bool]:
         if decision.conflict:
-            winner = "local" if self.options.conflicts is ConflictPolicy.LOCAL_WINS else "upstream"
+            winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.FAIL: "none"}.get(self.options.conflicts, "upstream")
             self.conflicts.append(scalars.conflict_record(format_path(path), l, o, u, winner))
             if winner == "local":
                 return l, False
