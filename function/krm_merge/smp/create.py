@@ -87,6 +87,9 @@ def create_three_way_patch(
 
 # -- maps ---------------------------------------------------------------------------------
 
+# Exact types whose Python ``!=`` equals Go's (same type on both sides).
+_PLAIN_SCALARS = frozenset({str, int, float, bool})
+
 
 def diff_maps(
     original: dict[str, Any], modified: dict[str, Any], schema: SchemaNode, options: DiffOptions, path: Path
@@ -103,6 +106,11 @@ def diff_maps(
                 patch[key] = new
             continue
         old = original[key]
+        new_type = type(new)
+        if type(old) is new_type and new_type in _PLAIN_SCALARS and key != DIRECTIVE_MARKER:
+            if not ignore_changes and old != new:
+                patch[key] = new
+            continue
         if key == DIRECTIVE_MARKER:
             if not isinstance(old, str) or not isinstance(new, str):
                 raise SmpError(f"invalid value for special key: {DIRECTIVE_MARKER}", render(path))
@@ -134,6 +142,10 @@ def _has_additional_field(original: dict[str, Any], modified: dict[str, Any]) ->
     return any(v is not None and k not in modified for k, v in original.items())
 
 
+def _with_retain_keys(options: DiffOptions, retain_keys: bool) -> DiffOptions:
+    return options if options.build_retain_keys == retain_keys else replace(options, build_retain_keys=retain_keys)
+
+
 def _diff_map_field(
     key: str,
     old: dict[str, Any],
@@ -151,7 +163,7 @@ def _diff_map_field(
         if deep_equal(old, new):
             return
         raise
-    sub_options = replace(options, build_retain_keys=meta.retain_keys)
+    sub_options = _with_retain_keys(options, meta.retain_keys)
     if meta.strategy == REPLACE_STRATEGY:
         if not options.ignore_changes_and_additions:
             patch[key] = new
@@ -182,7 +194,7 @@ def _diff_list_field(
         if not options.ignore_changes_and_additions and not deep_equal(old, new):
             patch[key] = new
         return
-    sub_options = replace(options, build_retain_keys=meta.retain_keys)
+    sub_options = _with_retain_keys(options, meta.retain_keys)
     additions, deletions, order = diff_lists(old, new, meta.schema, meta.merge_key, sub_options, sub_path)
     if additions:
         patch[key] = additions

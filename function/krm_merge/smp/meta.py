@@ -43,6 +43,8 @@ def split_retain_keys(strategies: tuple[str, ...], path: Path) -> tuple[bool, st
 
 
 def _to_field_meta(sub: SchemaNode | None, meta: PatchMeta, path: Path) -> FieldMeta:
+    if not meta.strategies and not meta.merge_key:
+        return FieldMeta(sub if sub is not None else OPEN_SCHEMA, "", False, "")
     retain, strategy = split_retain_keys(tuple(meta.strategies), path)
     return FieldMeta(sub if sub is not None else OPEN_SCHEMA, strategy, retain, meta.merge_key or "")
 

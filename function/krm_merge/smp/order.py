@@ -34,9 +34,8 @@ def not_a_map_error(item: Any, path: Path) -> SmpError:
 
 def item_identity(item: Any, merge_key: str) -> Hashable:
     """What identifies a list item: its merge-key value (maps) or itself (primitives)."""
-    if merge_key:
-        return identity(item.get(merge_key) if isinstance(item, dict) else None)
-    return identity(item)
+    value = (item.get(merge_key) if type(item) is dict or isinstance(item, dict) else None) if merge_key else item
+    return value if type(value) is str else identity(value)
 
 
 def first_positions(items: list[Any], merge_key: str) -> dict[Hashable, int]:

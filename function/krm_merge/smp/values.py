@@ -55,10 +55,16 @@ def identity(value: Any) -> Hashable:
     """A hashable key such that two values are Go ``==`` iff their keys are equal.
 
     Maps and lists are not comparable in Go; they are identified by object.
+    Strings (the usual merge-key values) are their own key: every other kind
+    is a tagged tuple, which never equals a string.
     """
+    if type(value) is str:
+        return value
     kind = kind_of(value)
     if kind == MAP or kind == LIST:
         return (kind, id(value))
+    if kind == STRING:
+        return str(value)  # a str subclass from a loader equals the plain string
     if kind == FLOAT and value != value:  # NaN is never equal to itself
         return (kind, id(value))
     return (kind, value)
@@ -115,6 +121,8 @@ def _go_float(value: float) -> str:
 
 def go_str(value: Any) -> str:
     """Go's ``fmt.Sprintf("%v", value)`` for decoded JSON."""
+    if type(value) is str:
+        return value
     kind = kind_of(value)
     if kind == STRING:
         return str(value)
