@@ -79,8 +79,8 @@ def edit_upstream(files: Files, rng: random.Random) -> None:
         container["image"] = container["image"].rsplit(":", 1)[0] + ":2.0"
         container["env"].append({"name": "UP", "value": "u"})
         dep["metadata"]["labels"]["tier"] = "web"
-    files["app1/svc-cm.yaml"][0]["spec"]["ports"][0]["targetPort"] = 9090
-    files["app1/svc-cm.yaml"][1]["data"]["b"] = "3"
+    files["app0/svc-cm.yaml"][0]["spec"]["ports"][0]["targetPort"] = 9090
+    files["app0/svc-cm.yaml"][1]["data"]["b"] = "3"
     last = max(p for p in files if p.endswith("deploy.yaml")).split("/")[0]
     del files[f"{last}/svc-cm.yaml"]  # unmodified locally -> deleted
     files["Kptfile"][0]["pipeline"]["mutators"].append({"image": "ghcr.io/kptdev/krm-functions-catalog/kubeval:v0.3"})
@@ -176,7 +176,8 @@ def test_update_agrees_with_kpt(tmp_path: Path, seed: int) -> None:
     env_names = [e["name"] for e in ours["app0/deploy.yaml"][0]["spec"]["template"]["spec"]["containers"][0]["env"]]
     assert env_names[-2:] == ["LOCAL", "UP"]
     assert ours["app0/deploy.yaml"][0]["spec"]["replicas"] == 5
-    assert ours["app1/svc-cm.yaml"][0]["spec"]["ports"][0]["targetPort"] == 9090
+    assert ours["app0/svc-cm.yaml"][0]["spec"]["ports"][0]["targetPort"] == 9090
     mutators = ours["Kptfile"][0]["pipeline"]["mutators"]
     assert mutators[0]["configMap"]["tag"] == "2.0" and mutators[1]["configMap"]["app"] == "y" and len(mutators) == 3
     assert "up.yaml" in ours and "local.yaml" in ours and ours["README.md"] == "# my pkg\n" and "LICENSE" in ours
+    assert ours["app0/svc-cm.yaml"][1]["data"] == {"a": "1", "b": "3", "local": "yes"}
