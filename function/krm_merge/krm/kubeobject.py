@@ -120,6 +120,10 @@ class KubeObject:
             self._header = scan_header(self.text) or self._header_from_data()
         return self._header
 
+    def cache_header(self, header: Header) -> None:
+        """Remember a header the reader already scanned (it is not scanned twice)."""
+        self._header = header
+
     def _header_from_data(self) -> Header:
         data = self.data
         meta = data.get("metadata")

@@ -199,20 +199,18 @@ def _read_general(text: str) -> ResourceList:
     rt = yamlio.load_rt(text, "the input")
     rl = ResourceList(api_version=api_version, kind=kind)
     for n, item in enumerate(rt.get("items") or []):
-        rl.items.append(KubeObject(_dump_item(item), what=f"item {n + 1}"))
+        rl.items.append(KubeObject(_dump_item(item, items[n]), what=f"item {n + 1}"))
     fc = rt.get("functionConfig")
     if fc:
-        rl.function_config = KubeObject(_dump_item(fc), what="functionConfig")
+        rl.function_config = KubeObject(_dump_item(fc, data.get("functionConfig")), what="functionConfig")
     return rl
 
 
-def _dump_item(node: Any) -> str:
-    from ruamel.yaml.comments import CommentedMap
-
-    if not isinstance(node, CommentedMap):
-        # Not a mapping: keep something printable so the check below can name it.
-        return yamlio.dump_data(node) if node is not None else "null\n"
-    return yamlio.dump_rt(node)
+def _dump_item(node: Any, plain: Any) -> str:
+    """An item's own text; non-mappings are printed plainly so the check can name them."""
+    if isinstance(plain, dict):
+        return yamlio.dump_rt(node)
+    return yamlio.dump_data(plain) if plain is not None else "null\n"
 
 
 def _check_items(rl: ResourceList) -> None:
@@ -220,7 +218,9 @@ def _check_items(rl: ResourceList) -> None:
     from krm_merge.krm.kubeobject import scan_header
 
     for n, item in enumerate(rl.items):
-        if scan_header(item.text) is not None:
+        header = scan_header(item.text)
+        if header is not None:
+            item.cache_header(header)
             continue
         data = item.data
         if not isinstance(data, dict):
