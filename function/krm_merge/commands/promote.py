@@ -14,18 +14,19 @@ nothing matched with ``--allow-no-match``), 1 on any error, 2 on bad usage.
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from krm_merge.promote.edit import Change
-from krm_merge.promote.engine import promote_text
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.files import PlannedWrite, ScreenedFile, decode, encode, screen, write_all
 from krm_merge.promote.imagepolicy import image_policy_setters, normalize_policy
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline, resolve_target
+
+if TYPE_CHECKING:
+    from krm_merge.promote.edit import Change
 
 PROG = "krm-merge promote"
 
@@ -36,7 +37,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Set the fields marked for a GitOps promotion, in place.")
+    # A fixed width keeps argparse from importing shutil (and bz2, lzma) on every run.
+    p = _Parser(prog=PROG, description="Set the fields marked for a GitOps promotion, in place.",
+                formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100))
     p.add_argument("dir", help="the directory to search (recursively) for marked YAML files")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--pipeline", metavar="NS/NAME", help='Pipeline of the {"$promotion": "ns:name:env"} markers')
@@ -58,7 +61,7 @@ class _Run:
     setters: dict[str, str | None]
     describe: str
     writes: list[PlannedWrite] = field(default_factory=list)
-    changes: list[tuple[str, Change]] = field(default_factory=list)
+    changes: "list[tuple[str, Change]]" = field(default_factory=list)
     matched: int = 0
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -146,6 +149,9 @@ def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict | None:
 
 
 def _promote_file(run: _Run, screened: ScreenedFile) -> None:
+    # Imported here: YAML parsing is only paid for when a file holds a marker.
+    from krm_merge.promote.engine import promote_text
+
     try:
         text, bom = decode(screened.data)
     except UnicodeDecodeError as err:
@@ -174,6 +180,8 @@ def _promote_file(run: _Run, screened: ScreenedFile) -> None:
 
 
 def _diff(writes: list[PlannedWrite]) -> str:
+    import difflib
+
     out: list[str] = []
     for write in writes:
         before = write.file.data.decode("utf-8", "replace").splitlines(keepends=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +131,8 @@ def _check_writable(root: Path, write: PlannedWrite) -> None:
 
 
 def _write_temp(path: Path, data: bytes) -> str:
+    import tempfile
+
     mode = stat.S_IMODE(os.stat(path).st_mode)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -8,7 +8,6 @@ Extra string keys are allowed; whitespace around JSON tokens is tolerated; anyth
 
 from __future__ import annotations
 
-import json
 from typing import Final
 
 PROMOTION_KEY: Final = "$promotion"
@@ -30,6 +29,8 @@ def _string_pairs_only(pairs: list[tuple[str, object]]) -> dict[str, str]:
 
 def parse_marker_object(comment: str) -> dict[str, str] | None:
     """Parse a comment (``#...``) into its JSON object of strings, or None if it is not one."""
+    import json  # only files holding a marker get here; keeps the command's start fast
+
     try:
         # json.loads skips only JSON whitespace (space, tab, CR, LF) around the object and
         # rejects trailing text, exactly like Go's json.Unmarshal.
