@@ -1,0 +1,116 @@
+"""Engine rules not pinned by the kyaml tables: conflicts, inference, styles, errors, scale."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from krm_merge.merge3 import ConflictPolicy, Merge3Error, MergeOptions, merge3
+from krm_merge.merge3.nodes import MISSING
+from krm_merge.merge3.rules import ListRule, ListStrategy
+
+from .rt import dump, load, ordered
+from .table_schema import schema_for_doc, table_resolver
+
+
+def run(local: str, origin: str | None, upstream: str, **opts: object):  # type: ignore[no-untyped-def]
+    l, o, u = load(local), load(origin), load(upstream)
+    options = MergeOptions(resolver=table_resolver, **opts)  # type: ignore[arg-type]
+    return merge3(l, o, u, schema_for_doc(u) or schema_for_doc(l), options)
+
+
+def test_conflict_record_and_policies() -> None:
+    base = "a: 1\nb: x\n"
+    out = run("a: 2\nb: x\n", base, "a: 3\nb: y\n")
+    assert ordered(out.result) == [("a", 3), ("b", "y")]
+    (c,) = out.conflicts
+    assert (c.path, c.origin, c.local, c.upstream, c.winner) == ("a", "1", "2", "3", "upstream")
+    out = run("a: 2\nb: x\n", base, "a: 3\nb: y\n", conflicts=ConflictPolicy.LOCAL_WINS)
+    assert ordered(out.result) == [("a", 2), ("b", "y")]
+    assert out.conflicts[0].winner == "local"
+
+
+def test_same_change_on_both_sides_is_no_conflict() -> None:
+    out = run("a: 2\n", "a: 1\n", "a: 2\n")
+    assert ordered(out.result) == [("a", 2)] and not out.conflicts
+
+
+def test_deleted_upstream_changed_locally_is_a_conflict() -> None:
+    out = run("a: 2\nb: 1\n", "a: 1\nb: 1\n", "b: 1\n")
+    assert ordered(out.result) == [("b", 1)]
+    assert out.conflicts[0].upstream == "<absent>"
+    out = run("a: 2\nb: 1\n", "a: 1\nb: 1\n", "b: 1\n", conflicts=ConflictPolicy.LOCAL_WINS)
+    assert ordered(out.result) == [("a", 2), ("b", 1)]
+
+
+def test_local_quote_style_applied_to_upstream_value() -> None:
+    out = run("a: 'x' # c\n", "a: 'x' # c\n", "a: y # c\n")
+    assert dump(out.result) == "a: 'y' # c\n"
+
+
+def test_wrong_node_kind_names_the_field() -> None:
+    with pytest.raises(Merge3Error) as err:
+        run("spec:\n  x: 1\n", "spec:\n  x: 1\n", "spec:\n  x:\n    y: 2\n")
+    assert err.value.path == "spec.x" and "wrong node kind" in err.value.message
+
+
+def test_fallback_keys_infer_associative_lists() -> None:
+    local = "items:\n- mountPath: /a\n  ro: true\n- mountPath: /l\n"
+    origin = "items:\n- mountPath: /a\n"
+    upstream = "items:\n- mountPath: /a\n  size: 1\n- mountPath: /u\n"
+    out = run(local, origin, upstream)
+    assert ordered(out.result)[0][1] == [
+        [("mountPath", "/a"), ("ro", True), ("size", 1)],
+        [("mountPath", "/l")],
+        [("mountPath", "/u")],
+    ]
+    plain = run(local, origin, upstream, fallback_keys=())
+    assert ordered(plain.result)[0][1] == [[("mountPath", "/a"), ("size", 1)], [("mountPath", "/u")]]
+
+
+def test_scalar_set_list() -> None:
+    doc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: [{}]\n"
+    out = run(doc.format("a, l"), doc.format("a, b"), doc.format("a, b, u"))
+    assert ordered(out.result)[2][1] == [("finalizers", ["a", "l", "u"])]
+
+
+def test_whole_element_rules() -> None:
+    from krm_merge.merge3 import Merger
+
+    key = lambda e: ("name", e["name"]) if isinstance(e, dict) and "name" in e else None  # noqa: E731
+    rule = ListRule(ListStrategy.ASSOCIATIVE, key_fn=key, whole_elements=True)
+
+    class Schema:
+        def map_field(self, k: str) -> None:
+            return None
+
+        def list_field(self, k: str):  # type: ignore[no-untyped-def]
+            return rule, None
+
+    local = load("fns:\n- name: a\n  v: 2\n- name: c\n  v: 1\n")
+    origin = load("fns:\n- name: a\n  v: 1\n- name: b\n  v: 1\n- name: c\n  v: 1\n")
+    upstream = load("fns:\n- name: b\n  v: 2\n- name: d\n  z: 1\n  v: 1\n")
+    result = Merger().merge_document(local, origin, upstream, Schema())
+    # a: deleted upstream, changed locally -> kept; b: deleted locally -> stays deleted;
+    # c: deleted upstream, unchanged -> deleted; d: added upstream -> appended as written
+    assert ordered(result) == [("fns", [[("name", "a"), ("v", 2)], [("name", "d"), ("z", 1), ("v", 1)]])]
+
+
+def test_merge_is_linear_in_list_size() -> None:
+    def doc(n: int, tag: str) -> str:
+        env = "".join(f"          - name: E{i}\n            value: '{tag}{i}'\n" for i in range(n))
+        return ("apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+                "      - name: c\n        env:\n" + env)
+
+    def timed(n: int) -> float:
+        l, o, u = load(doc(n, "l")), load(doc(n, "o")), load(doc(n, "o").replace("'o1'", "'u1'"))
+        start = time.perf_counter()
+        out = merge3(l, o, u, schema_for_doc(l), MergeOptions(resolver=table_resolver))
+        elapsed = time.perf_counter() - start
+        assert out.result is not MISSING
+        return elapsed
+
+    timed(50)  # warm-up: schema table loading
+    small, large = timed(200), timed(1600)
+    assert large < small * 8 * 4  # 8x the input must not cost ~64x (quadratic)
