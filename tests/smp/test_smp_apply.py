@@ -10,7 +10,7 @@ import pytest
 
 from krm_merge.schema.base import OPEN_SCHEMA
 from krm_merge.smp.apply import apply_patch
-from krm_merge.smp.errors import SmpError
+from krm_merge.smp.errors import MissingMergeKeyError, SmpError
 from krm_merge.smp.values import deep_equal
 
 from .schema_support import conformance_schema
@@ -170,6 +170,7 @@ def test_directive_needing_a_merge_key_without_one_says_so(patch: dict[str, Any]
     original = {"spec": {"items": [{"name": "x"}, {"name": "y"}]}}
     with pytest.raises(SmpError) as info:
         apply_patch(original, patch, OPEN_SCHEMA)
+    assert isinstance(info.value, MissingMergeKeyError) and info.value.field == "items"
     assert "no merge key is known for list field 'items'" in info.value.message
     assert info.value.path == "spec.items"
 

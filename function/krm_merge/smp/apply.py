@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema.base import SchemaNode
-from .errors import SmpError
+from .errors import MissingMergeKeyError, SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, FieldMeta, lookup_list_field, lookup_map_field
 from .order import (
     ServerOnlyPlacement,
@@ -94,6 +94,8 @@ def apply_patch(
         raise SmpError(f"expected a map[string]interface {{}}, but received a {go_type_name(original)}")
     if not isinstance(patch, dict):
         raise SmpError(f"expected a map[string]interface {{}}, but received a {go_type_name(patch)}")
+    if server_only_items not in ("interleave", "first"):
+        raise ValueError(f"server_only_items must be 'interleave' or 'first', not {server_only_items!r}")
     options = MergeOptions(apply_mode=True, server_only_items=server_only_items)
     return _Merger(options).merge_map(original, patch, schema, None)
 
@@ -121,12 +123,13 @@ def slice_element_kind(path: Path, *lists: list[Any]) -> str:
     return found
 
 
-def no_merge_key_error(field: str, why: str, path: Path) -> SmpError:
+def no_merge_key_error(field: str, why: str, path: Path) -> MissingMergeKeyError:
     """A directive needs a merge key that the schema does not declare."""
-    return SmpError(
+    return MissingMergeKeyError(
         f"no merge key is known for list field {field!r}: {why} needs "
         "x-kubernetes-patch-merge-key in the schema",
         render(path),
+        field,
     )
 
 
@@ -450,10 +453,11 @@ class _Merger:
             )
             return ordered, live
         if not meta.merge_key:
-            raise SmpError(
+            raise MissingMergeKeyError(
                 "cannot merge lists without merge key for type map "
                 f"(no merge key is known for list field {field!r})",
                 render(path),
+                field,
             )
         return self.merge_map_list(live, patch, meta, path)
 

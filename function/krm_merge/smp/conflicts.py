@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from ..schema.base import SchemaNode
 from .apply import slice_element_kind
 from .errors import SmpError
@@ -34,6 +32,8 @@ _SCALARS = frozenset({STRING, FLOAT, BOOL, INT, NULL})
 
 def to_yaml(value: Any) -> str:
     """YAML as ``sigs.k8s.io/yaml`` prints it (sorted keys, block style)."""
+    import yaml  # only needed for the (rare) conflict message
+
     return str(yaml.safe_dump(value, sort_keys=True, default_flow_style=False, allow_unicode=True))
 
 

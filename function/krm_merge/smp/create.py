@@ -12,7 +12,7 @@ from typing import Any
 from ..schema.base import SchemaNode
 from .apply import merge_patches, slice_element_kind
 from .conflicts import find_conflicts, to_yaml
-from .errors import ConflictError, SmpError
+from .errors import ConflictError, MissingMergeKeyError, SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, lookup_list_field, lookup_map_field
 from .order import missing_merge_key_error, not_a_map_error, sort_by_order
 from .path import Path, child, render
@@ -224,10 +224,12 @@ def diff_lists(
     order: list[Any] = []
     if kind == MAP:
         if not merge_key:
-            raise SmpError(
+            field = render(path).rsplit(".", 1)[-1]
+            raise MissingMergeKeyError(
                 f"map: {go_str(original[0])} does not contain declared merge key:  "
-                "(no merge key is known for this list)",
+                f"(no merge key is known for list field {field!r})",
                 render(path),
+                field,
             )
         changes, deletions = _diff_lists_of_maps(original, modified, schema, merge_key, options, path)
         changes = sort_by_order(changes, modified, merge_key, True, path)

@@ -24,6 +24,19 @@ class SmpError(Exception):
         super().__init__(f"{path}: {message}" if path else message)
 
 
+class MissingMergeKeyError(SmpError):
+    """A patch needs a merge key for list ``field`` but the schema declares none.
+
+    Raised for ``$patch`` list elements, ``$setElementOrder`` and merge lists of
+    maps on fields without ``x-kubernetes-patch-merge-key`` (every list of a
+    kind without schema).  Callers may append how to declare a key.
+    """
+
+    def __init__(self, message: str, path: str, field: str) -> None:
+        self.field = field
+        super().__init__(message, path)
+
+
 class ConflictError(SmpError):
     """A 3-way patch would overwrite changes made from original to current.
 

@@ -10,7 +10,6 @@ sorting), and the cleaning of newly added content.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any, Callable, Hashable
 
 MAP = "map"
@@ -102,6 +101,8 @@ def _go_float(value: float) -> str:
         return "+Inf" if value > 0 else "-Inf"
     if value == 0:
         return "-0" if str(value).startswith("-") else "0"
+    from decimal import Decimal  # rare path; keeps module import cheap
+
     sign, digits_t, exponent = Decimal(repr(value)).as_tuple()
     digits = "".join(map(str, digits_t)).rstrip("0") or "0"
     assert isinstance(exponent, int)
