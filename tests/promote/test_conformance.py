@@ -113,3 +113,26 @@ def test_command(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str])
         # The command names files relative to the directory it was given.
         shown = rel[len(scope) + 1 :] if scope else rel
         assert f"{shown}:" in captured.out
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_krm_merge_run(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``krm-merge run DIR -- mode=promote ...``: kpt-like source/sink around the function."""
+    from krm_merge.commands import run as run_command
+
+    work = copy_tree(case.input, tmp_path / "pkg")
+    codes = [run_command.main([str(work), "--", "mode=promote", *(f"{k}={v}" for k, v in config.items())])
+             for config in case.runs()]
+    captured = capsys.readouterr()
+    if case.error:
+        assert codes == [1] and case.error in captured.out + captured.err
+        assert read_tree(work) == read_tree(case.input)
+        return
+    assert set(codes) == {0}, captured.out + captured.err
+    expected = read_tree(case.expected)
+    # A kpt package holds only *.yaml/*.yml (and the Kptfile): the extension-less
+    # `Kustomization` file Flux also scans is not a package resource, so it stays as it was.
+    for rel, data in read_tree(case.input).items():
+        if not rel.endswith((".yaml", ".yml")):
+            expected[rel] = data
+    assert read_tree(work) == expected
