@@ -1,0 +1,112 @@
+"""``krm-merge run DIR``: kpt fn source/sink without kpt."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+KRM_MERGE = [sys.executable, "-m", "krm_merge", "run"]
+
+MULTI = """\
+# a file with three documents
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: one
+data:
+  a: "1"
+---   # second
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: two # target
+data:
+  a: "2"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: three
+"""
+PATCH = "patch=apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\ndata:\n  b: added\n"
+
+
+def make_pkg(tmp: Path) -> Path:
+    pkg = tmp / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "multi.yaml").write_text(MULTI)
+    (pkg / "sub" / "crlf.yaml").write_bytes(b"apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: crlf\r\n")
+    (pkg / "notes.txt").write_text("not yaml: [")
+    (pkg / ".hidden.yaml").write_text("not: [yaml")
+    return pkg
+
+
+def test_only_the_changed_document_changes(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    crlf_before = (pkg / "sub" / "crlf.yaml").read_bytes()
+    mtime = os.stat(pkg / "sub" / "crlf.yaml").st_mtime_ns
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    after = (pkg / "multi.yaml").read_text()
+    assert after == MULTI.replace('  a: "2"\n', '  a: "2"\n  b: added\n')
+    assert (pkg / "sub" / "crlf.yaml").read_bytes() == crlf_before
+    assert os.stat(pkg / "sub" / "crlf.yaml").st_mtime_ns == mtime
+
+
+def test_crlf_file_keeps_crlf_when_changed(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    patch = "patch=apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: crlf\ndata:\n  k: v\n"
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", patch], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    raw = (pkg / "sub" / "crlf.yaml").read_bytes()
+    assert raw == b"apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: crlf\r\ndata:\r\n  k: v\r\n"
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--dry-run", "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "+  b: added" in proc.stdout and "--- a/multi.yaml" in proc.stdout
+    assert (pkg / "multi.yaml").read_text() == MULTI
+
+
+def test_errors_write_nothing_and_exit_1(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    bad = "patch=apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nope\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\ndata:\n  b: x\n"
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", bad], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "matches no item" in proc.stderr and "Traceback" not in proc.stderr
+    assert (pkg / "multi.yaml").read_text() == MULTI
+
+
+def test_fn_config_file_and_results_file(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    cfg = tmp_path / "fn.yaml"
+    cfg.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                                   "data": {"mode": "reorder-merge", "patch": PATCH.split("=", 1)[1]}}))
+    results = tmp_path / "results.yaml"
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--fn-config", str(cfg), "--results", str(results)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "b: added" in (pkg / "multi.yaml").read_text()
+    assert yaml.safe_load(results.read_text()) == {"results": []}
+
+
+def test_invalid_yaml_file_is_a_one_line_error(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    (pkg / "broken.yaml").write_text("a: [\n")
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "broken.yaml" in proc.stderr and "Traceback" not in proc.stderr
+    assert (pkg / "multi.yaml").read_text() == MULTI
+
+
+def test_missing_directory_and_bad_args(tmp_path: Path) -> None:
+    proc = subprocess.run([*KRM_MERGE, str(tmp_path / "nope"), "--", "mode=promote"], capture_output=True, text=True)
+    assert proc.returncode == 1 and "not a directory" in proc.stderr
+    proc = subprocess.run([*KRM_MERGE, str(tmp_path), "--", "novalue"], capture_output=True, text=True)
+    assert proc.returncode == 1 and "key=value" in proc.stderr
