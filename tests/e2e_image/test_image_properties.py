@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -132,3 +133,24 @@ def test_cold_start(image: str, orchestrators: Orchestrators) -> None:
         assert "kind: ResourceList" in done.stdout, done.describe()
     print(f"cold start (podman run, one-item list): best {min(timings):.3f}s of {timings}")
     assert min(timings) < MAX_COLD_START_S
+
+
+SOURCE_HASHES = """
+import hashlib, json, pathlib, krm_merge
+root = pathlib.Path(krm_merge.__file__).parent
+print(json.dumps({str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+                  for p in sorted(root.rglob("*.py"))}))
+"""
+
+
+def test_image_is_built_from_this_source(image: str, orchestrators: Orchestrators) -> None:
+    """The image's krm_merge package is this checkout's (otherwise every other failure misleads)."""
+    source_root = Path(__file__).resolve().parents[2] / "function" / "krm_merge"
+    expected = {str(p.relative_to(source_root)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(source_root.rglob("*.py"))}
+    done = _python_in_image(orchestrators, image, SOURCE_HASHES)
+    assert done.returncode == 0, done.describe()
+    shipped = json.loads(done.stdout)
+    stale = sorted(name for name in expected.keys() | shipped.keys() if expected.get(name) != shipped.get(name))
+    assert not stale, (f"{image} is stale, rebuild it with tools/build-image.sh; "
+                       f"files that differ: {stale}")
