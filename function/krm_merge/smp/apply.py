@@ -199,7 +199,8 @@ class _Merger:
         """``handleDirectiveInMergeMap``: ``$patch: replace|delete`` on a whole map."""
         directive = patch[DIRECTIVE_MARKER]
         if directive == "replace" and isinstance(directive, str):
-            return self.replacement(patch)
+            replaced: dict[str, Any] = self.replacement(patch)
+            return replaced
         if directive == "delete" and isinstance(directive, str):
             return {}
         raise SmpError(f"unknown patch type: {go_str(directive)} in map: {go_str(patch)}", render(path))
@@ -324,8 +325,8 @@ class _Merger:
                     f"expected a []interface {{}}, but received a {go_type_name(patch_list)}", render(sub_path)
                 )
             meta = lookup_list_field(schema, field, sub_path)
-            live_items: list[Any] = live_list if found_live else []
-            patch_items: list[Any] = patch_list if found_patch else []
+            live_items: list[Any] = live_list if isinstance(live_list, list) else []
+            patch_items: list[Any] = patch_list if isinstance(patch_list, list) else []
             self.validate_order(patch_items, order, meta, key, field, sub_path)
             if found_live and not found_patch:
                 merged, server_view = live_items, live_items

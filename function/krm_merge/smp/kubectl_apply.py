@@ -81,7 +81,7 @@ def last_applied_of(obj: dict[str, Any]) -> dict[str, Any] | None:
 
 def with_last_applied(desired: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``desired`` carrying the annotation kubectl would record for it."""
-    obj = deep_copy(desired)
+    obj: dict[str, Any] = deep_copy(desired)
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict):
         metadata = obj["metadata"] = {}

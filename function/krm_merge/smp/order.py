@@ -11,7 +11,7 @@ there.  Index lookups use dictionaries (first occurrence wins, as Go's linear
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Literal
+from typing import Any, Hashable, Literal, cast
 
 from .errors import SmpError
 from .path import Path, render
@@ -95,7 +95,8 @@ def sort_by_order(
         if None in keys:
             to_sort = _go_stable_sort(to_sort, keys)
         else:
-            to_sort = [item for _, item in sorted(zip(keys, to_sort), key=lambda p: p[0])]
+            present = cast(list[int], keys)
+            to_sort = [to_sort[i] for i in sorted(range(len(to_sort)), key=present.__getitem__)]
     return to_sort + to_delete if to_delete else list(to_sort)
 
 
