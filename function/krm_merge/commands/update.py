@@ -334,5 +334,4 @@ def render_plan(plan: UpdatePlan) -> str:
     return "".join(out)
 
 
-__all__ = ["UpdatePlan", "apply_plan", "main", "plan_update", "render_plan"]
-_ = KubeObject  # re-exported type of merged items (for type checkers of callers)
+__all__ = ["UpdatePlan", "apply_plan", "main", "plan_update", "read_copy", "render_plan"]

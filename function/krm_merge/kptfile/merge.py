@@ -18,7 +18,7 @@ from typing import Any
 from krm_merge.merge3 import Conflict, MergeOptions, Merger
 from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.merge3.nodes import MISSING, new_map
-from krm_merge.merge3.rules import PLAIN_LIST, ListRule, MergeSchema
+from krm_merge.merge3.rules import INFER_LIST, PLAIN_LIST, ListRule, MergeSchema
 from krm_merge.merge3.text import dump_like, load
 
 from .functions import choose_function_rule
@@ -36,8 +36,7 @@ class _FunctionSchema:
         return None
 
     def list_field(self, key: str) -> tuple[ListRule, MergeSchema | None]:
-        if key in SELECTOR_LISTS:
-            return PLAIN_LIST, None
+        # selectors/exclude have no identity: upstream's whole list if it changed (doc example 9)
         return PLAIN_LIST, None
 
 
@@ -51,7 +50,7 @@ class _PipelineSchema:
     def list_field(self, key: str) -> tuple[ListRule, MergeSchema | None]:
         if key in self.rules:
             return self.rules[key], _FunctionSchema()
-        return ListRule(PLAIN_LIST.strategy), None
+        return PLAIN_LIST, None
 
 
 class _KptfileSchema:
@@ -62,9 +61,7 @@ class _KptfileSchema:
         return self.pipeline if key == "pipeline" else None
 
     def list_field(self, key: str) -> tuple[ListRule, MergeSchema | None]:
-        from krm_merge.merge3.rules import INFER_LIST
-
-        return INFER_LIST, None
+        return INFER_LIST, None  # kpt infers `name` keys in the rest of the Kptfile
 
 
 def _function_list(doc: Any, key: str) -> Any:

@@ -72,7 +72,7 @@ def strip_bookkeeping(tree: Any) -> Any:
     """Remove bookkeeping annotations from a tree (origin/upstream before merging)."""
     meta = tree.get("metadata") if isinstance(tree, dict) else None
     ann = meta.get("annotations") if isinstance(meta, dict) else None
-    if isinstance(ann, dict):
+    if isinstance(meta, dict) and isinstance(ann, dict):
         for key in [k for k in ann if BOOKKEEPING.match(str(k))]:
             del ann[key]
         if not ann:

@@ -95,10 +95,15 @@ def key_comment(container: Any, key: Any) -> Any:
         return None
     entry = container.ca.items.get(key)
     own = None
-    value = container[key] if _has(container, key) else None
+    value = _value(container, key) if _has(container, key) else None
     if isinstance(value, CommentedBase) and value.ca.comment:
         own = _token_text(value.ca.comment[0])
     return (_token_text(entry) if entry else None, own)
+
+
+def _value(container: Any, key: Any) -> Any:
+    """``container[key]`` (the caller checked it exists)."""
+    return container[key]
 
 
 def _has(container: Any, key: Any) -> bool:
@@ -116,7 +121,7 @@ def copy_key_comment(dst: Any, dst_key: Any, src: Any, src_key: Any) -> None:
         dst.ca.items[dst_key] = copy.copy(entry)
     else:
         dst.ca.items.pop(dst_key, None)
-    dval = dst[dst_key] if _has(dst, dst_key) else None
+    dval = _value(dst, dst_key) if _has(dst, dst_key) else None
     sval = src[src_key] if isinstance(src, (dict, list)) and _has(src, src_key) else None
     if isinstance(dval, CommentedBase):
         first = sval.ca.comment[0] if isinstance(sval, CommentedBase) and sval.ca.comment else None
@@ -131,7 +136,7 @@ def save_key_comment(container: Any, key: Any) -> tuple[Any, Any]:
     if not isinstance(container, CommentedBase) or not _has(container, key):
         return (None, None)
     entry = container.ca.items.get(key)
-    value = container[key]
+    value = _value(container, key)
     own = value.ca.comment[0] if isinstance(value, CommentedBase) and value.ca.comment else None
     return (copy.copy(entry) if entry else None, own)
 
@@ -145,7 +150,7 @@ def restore_key_comment(container: Any, key: Any, saved: tuple[Any, Any]) -> Non
         container.ca.items[key] = entry
     else:
         container.ca.items.pop(key, None)
-    value = container[key]
+    value = _value(container, key)
     if isinstance(value, CommentedBase):
         if value.ca.comment:
             value.ca.comment[0] = own
@@ -195,9 +200,6 @@ def restyle(new: Any, old: Any) -> Any:
             if style in (LiteralScalarString, FoldedScalarString) and "\n" not in new:
                 return new
             return style(str(new))
-    if type(new) in (SingleQuotedScalarString, DoubleQuotedScalarString) and type(old) is str:
-        # local wrote it plain; keep it plain unless quoting is needed to keep it a string
-        return new
     return new
 
 

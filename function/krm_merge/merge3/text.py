@@ -20,7 +20,7 @@ _SEQ_UNDER_KEY = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n((?: *#[^\n
 def uses_wide_sequences(text: str) -> bool:
     """True when the first block sequence under a key is indented past the key."""
     m = _SEQ_UNDER_KEY.search(text)
-    return bool(m) and len(m.group(3)) > len(m.group(1))
+    return m is not None and len(m.group(3)) > len(m.group(1))
 
 
 def load(text: str, what: str = "input") -> Any:
