@@ -1,0 +1,46 @@
+"""Run the real ``kubectl patch --local`` as the strategic-merge-patch oracle."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+KUBECTL = shutil.which("kubectl")
+
+
+@dataclass(frozen=True)
+class KubectlResult:
+    """kubectl's patched object, or its error message."""
+
+    obj: dict[str, Any] | None
+    error: str | None
+
+
+def kubectl_patch(obj: dict[str, Any], patch: dict[str, Any]) -> KubectlResult:
+    """``kubectl patch --local -f OBJ --type strategic --patch-file PATCH -o json``.
+
+    Both documents are written as JSON (kubectl's YAML reader is YAML 1.1).
+    No cluster is contacted; an empty kubeconfig keeps the user's out of it.
+    """
+    assert KUBECTL is not None
+    with tempfile.TemporaryDirectory(prefix="smpdiff-") as tmp:
+        obj_file = os.path.join(tmp, "obj.json")
+        patch_file = os.path.join(tmp, "patch.json")
+        with open(obj_file, "w") as stream:
+            json.dump(obj, stream)
+        with open(patch_file, "w") as stream:
+            json.dump(patch, stream)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "KUBECONFIG": os.path.join(tmp, "none")}
+        done = subprocess.run(
+            [KUBECTL, "patch", "--local", "-f", obj_file, "--type", "strategic",
+             "--patch-file", patch_file, "-o", "json"],
+            capture_output=True, text=True, env=env, timeout=60,
+        )
+    if done.returncode != 0:
+        return KubectlResult(None, done.stderr.strip().removeprefix("error: "))
+    return KubectlResult(json.loads(done.stdout), None)
