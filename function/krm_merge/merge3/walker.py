@@ -83,7 +83,15 @@ class Merger:
 
     def merge_field(self, l: Any, o: Any, u: Any, schema: MergeSchema | None, key: str, path: tuple[Any, ...]) -> tuple[Any, bool]:
         """Merge the values of map field ``key``; returns (result, taken_from_upstream)."""
-        kind = self.node_kind(l, o, u, path)
+        try:
+            kind = self.node_kind(l, o, u, path)
+        except Merge3Error:
+            # A kind change on one side only is an ordinary change (kyaml errors on any).
+            if same(o, u):
+                return l, False
+            if same(l, o):
+                return u, True
+            raise
         if kind is NodeKind.MAP:
             sub = schema.map_field(key) if schema is not None else None
             return self.merge_map(l, o, u, sub, path), False
@@ -184,7 +192,7 @@ def _drop_emptied(created: bool, was_empty: bool, o: Any, u: Any) -> bool:
     """
     if created:
         return same(o, u)
-    return u is MISSING and not was_empty
+    return u is MISSING and (not was_empty or (isinstance(o, dict) and not o))
 
 
 def _union_keys(l: Any, o: Any, u: Any) -> list[Any]:
