@@ -17,7 +17,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.files import PlannedWrite, ScreenedFile, decode, encode, screen, write_all
@@ -132,7 +132,7 @@ def _plan(root: Path, args: argparse.Namespace) -> _Run:
     return run
 
 
-def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict | None:
+def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any] | None:
     import yaml
 
     for screened in files:

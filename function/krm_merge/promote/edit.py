@@ -9,6 +9,7 @@ rendering mistake can never silently corrupt a file.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -168,7 +169,7 @@ def verify(old: Document, new_text: str, expected: dict[int, str]) -> None:
         raise PromoteError("internal error: the edited text does not read back as intended; nothing written")
 
 
-def set_scalars(doc: Document, targets: list[tuple[Entry, str, str | None]]) -> tuple[str, list[Change]]:
+def set_scalars(doc: Document, targets: Sequence[tuple[Entry, str, str | None]]) -> tuple[str, list[Change]]:
     """Set each (entry, value, marker) target; return the new text and the changes made.
 
     The text is unchanged (same object) when every target already holds its value.

@@ -115,6 +115,7 @@ def find_marked_fields(doc: Document, key: str) -> tuple[list[MarkedField], list
             if looks_like_marker(comment_text, key):
                 malformed.append(MalformedMarker(line + 1, comment_text))
             continue
+        placement: Placement
         if doc.first_content(line) == comment:
             target, placement = _head_comment_target(doc, line, comment), "head"
         else:

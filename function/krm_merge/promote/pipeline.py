@@ -62,7 +62,8 @@ def find_pipeline(objects: Iterable[Any], ref: PipelineRef) -> dict[str, Any] | 
     """The first object that is the Pipeline ``ref``, or None."""
     for data in objects:
         if matches(data, ref):
-            return data
+            found: dict[str, Any] = data
+            return found
     return None
 
 

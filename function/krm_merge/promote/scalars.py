@@ -51,7 +51,8 @@ def resolves_as_string(value: str) -> bool:
         return False
     if _NON_STRING_EXTRA.match(value):
         return False
-    return _resolver.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG
+    tag: str = _resolver.resolve(yaml.ScalarNode, value, (True, False))
+    return tag == _STR_TAG
 
 
 def is_one_line_printable(value: str) -> bool:
