@@ -44,6 +44,13 @@ def test_deleted_upstream_changed_locally_is_a_conflict() -> None:
     assert ordered(out.result) == [("a", 2), ("b", 1)]
 
 
+def test_kind_change_on_one_side_is_an_ordinary_change() -> None:
+    out = run("spec:\n  x: 1\n", "spec:\n  x: 1\n", "spec:\n  x:\n    y: 2\n")
+    assert ordered(out.result) == [("spec", [("x", [("y", 2)])])]
+    out = run("spec:\n  x: [1]\n", "spec:\n  x: 1\n", "spec:\n  x: 1\n")
+    assert ordered(out.result) == [("spec", [("x", [1])])]
+
+
 def test_local_quote_style_applied_to_upstream_value() -> None:
     out = run("a: 'x' # c\n", "a: 'x' # c\n", "a: y # c\n")
     assert dump(out.result) == "a: 'y' # c\n"
@@ -51,7 +58,7 @@ def test_local_quote_style_applied_to_upstream_value() -> None:
 
 def test_wrong_node_kind_names_the_field() -> None:
     with pytest.raises(Merge3Error) as err:
-        run("spec:\n  x: 1\n", "spec:\n  x: 1\n", "spec:\n  x:\n    y: 2\n")
+        run("spec:\n  x: 2\n", "spec:\n  x: 1\n", "spec:\n  x:\n    y: 2\n")
     assert err.value.path == "spec.x" and "wrong node kind" in err.value.message
 
 

@@ -169,9 +169,9 @@ def drop_key_comment(container: Any, key: Any) -> None:
 def plain(node: Any) -> Any:
     """Comment-free plain value used for equality (order-preserving for maps)."""
     if isinstance(node, dict):
-        return tuple((str(k), plain(v)) for k, v in node.items())
+        return ("m", tuple((str(k), plain(v)) for k, v in node.items()))
     if isinstance(node, list):
-        return tuple(plain(v) for v in node)
+        return ("l", tuple(plain(v) for v in node))
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, str):
