@@ -136,3 +136,10 @@ def test_console_script(tmp_path: Path) -> None:
     done = subprocess.run([str(exe), "promote", str(tmp_path), *ARGS], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert path.read_text() == f"v: 6.3.0 {M}\n"
+
+
+def test_deeply_nested_file_is_an_error_not_a_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "deep.yaml", f"v: 1 {M}\nd: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert main([str(tmp_path), *ARGS]) == 1
+    err = capsys.readouterr().err
+    assert "nesting too deep" in err and "Traceback" not in err

@@ -74,7 +74,9 @@ def main(argv: list[str]) -> int:
         return _main(args)
     except PromoteError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
-        return 1
+    except OSError as err:
+        sys.stderr.write(f"{PROG}: error: {err.filename or ''}: {err.strerror or err}\n")
+    return 1
 
 
 def _main(args: argparse.Namespace) -> int:

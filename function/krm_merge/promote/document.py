@@ -8,7 +8,7 @@ key or value it belongs to, and lets the editor splice a scalar's exact bytes.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import yaml
@@ -64,21 +64,31 @@ def format_path(path: tuple[PathPart, ...]) -> str:
     return "".join(out)
 
 
-@dataclass(slots=True)
 class Document:
-    """The parsed structure of one YAML text (one or more documents)."""
+    """The parsed structure of one YAML text (one or more documents).
 
-    text: str
-    roots: list[yaml.Node]
-    entries: list[Entry]
-    line_starts: list[int]
-    _by_end: list[Entry] = field(default_factory=list)
-    _ends: list[int] = field(default_factory=list)
-    _by_start: list[Entry] = field(default_factory=list)
-    _starts: list[int] = field(default_factory=list)
-    _dashes: dict[int, Entry] = field(default_factory=dict)
-    _protected: list[tuple[int, int]] = field(default_factory=list)
-    _protected_starts: list[int] = field(default_factory=list)
+    Built by :func:`parse_document`; read-only afterwards.
+    """
+
+    __slots__ = ("text", "roots", "entries", "line_starts", "_by_end", "_ends", "_by_start", "_starts",
+                 "_dashes", "_protected", "_protected_starts")
+
+    def __init__(self, text: str, roots: list[yaml.Node], entries: list[Entry], dashes: dict[int, Entry],
+                 protected: list[tuple[int, int]]) -> None:
+        self.text = text
+        self.roots = roots
+        self.entries = entries
+        self.line_starts = _line_starts(text)
+        # Alias entries carry the marks of the node they point to; they must not be found
+        # by position, only through their key.
+        placed = [e for e in entries if not e.alias]
+        self._by_end = sorted(placed, key=lambda e: e.end)
+        self._ends = [e.end for e in self._by_end]
+        self._by_start = sorted(placed, key=lambda e: e.start)
+        self._starts = [e.start for e in self._by_start]
+        self._dashes = dashes
+        self._protected = sorted(protected)
+        self._protected_starts = [start for start, _ in self._protected]
 
     # ------------------------------------------------------------------ lines
     def line_of(self, index: int) -> int:
@@ -217,25 +227,14 @@ def parse_document(text: str) -> Document:
     """
     try:
         roots = [root for root in yaml.compose_all(text, Loader=yaml.CSafeLoader) if root is not None]
+        indexer = _Indexer(text)
+        for doc, root in enumerate(roots):
+            indexer.add(root, "value", (), doc, False, 0)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)
         raise PromoteError(f"not valid YAML: {problem}",
                            line=mark.line + 1 if mark is not None else None) from None
     except RecursionError:
-        raise PromoteError("YAML nesting too deep") from None
-    indexer = _Indexer(text)
-    for doc, root in enumerate(roots):
-        indexer.add(root, "value", (), doc, False, 0)
-    document = Document(text, roots, indexer.entries, _line_starts(text))
-    # Alias entries carry the marks of the node they point to; they must not be found by
-    # position, only through their key.
-    placed = [e for e in indexer.entries if not e.alias]
-    document._by_end = sorted(placed, key=lambda e: e.end)
-    document._ends = [e.end for e in document._by_end]
-    document._by_start = sorted(placed, key=lambda e: e.start)
-    document._starts = [e.start for e in document._by_start]
-    document._dashes = indexer.dashes
-    document._protected = sorted(indexer.protected)
-    document._protected_starts = [s for s, _ in document._protected]
-    return document
+        raise PromoteError("YAML nesting too deep to process") from None
+    return Document(text, roots, indexer.entries, indexer.dashes, indexer.protected)

@@ -161,10 +161,11 @@ def verify(old: Document, new_text: str, expected: dict[int, str]) -> None:
     except yaml.YAMLError as err:
         raise PromoteError(f"internal error: the edited text does not parse ({err}); nothing written") from None
     overrides = {node_id: (STR_TAG, value) for node_id, value in expected.items()}
-    memo: dict[int, Any] = {}
-    want = [_canonical(r, overrides, memo) for r in old.roots]
-    memo = {}
-    got = [_canonical(r, {}, memo) for r in new_roots]
+    try:
+        want = [_canonical(r, overrides, {}) for r in old.roots]
+        got = [_canonical(r, {}, {}) for r in new_roots]
+    except RecursionError:
+        raise PromoteError("YAML nesting too deep to process") from None
     if want != got:
         raise PromoteError("internal error: the edited text does not read back as intended; nothing written")
 
