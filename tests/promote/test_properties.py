@@ -110,24 +110,32 @@ _data = st.recursive(
 )
 
 
-def _marked_candidates(text: str) -> list[yaml.ScalarNode]:
-    """One-line scalar values of block mappings that end their line."""
+def _marked_candidates(text: str) -> list[tuple[int, yaml.ScalarNode]]:
+    """One-line scalars of block mappings/sequences that end their line, with the index of
+    their key (or of their sequence item's ``-``)."""
     root = yaml.compose(text, Loader=yaml.CSafeLoader)
-    out: list[tuple[yaml.Node, yaml.ScalarNode]] = []
+    out: list[tuple[int, yaml.ScalarNode]] = []
+
+    def ends_line(value: yaml.Node) -> bool:
+        end = value.end_mark.index
+        return (isinstance(value, yaml.ScalarNode) and value.style not in ("|", ">")
+                and value.start_mark.line == value.end_mark.line and text[end : end + 1] == "\n"
+                and value.start_mark.index != end)
 
     def walk(node: yaml.Node, flow: bool) -> None:
         if isinstance(node, yaml.MappingNode):
             f = flow or bool(node.flow_style)
             for key, value in node.value:
-                if isinstance(value, yaml.ScalarNode) and not f and value.style not in ("|", ">"):
-                    end = value.end_mark.index
-                    if value.start_mark.line == value.end_mark.line and text[end : end + 1] == "\n" \
-                            and value.start_mark.index != end:
-                        out.append((key, value))
+                if not f and ends_line(value):
+                    out.append((key.start_mark.index, value))
                 walk(value, f)
         elif isinstance(node, yaml.SequenceNode):
+            f = flow or bool(node.flow_style)
             for item in node.value:
-                walk(item, flow or bool(node.flow_style))
+                dash = text.rfind("-", 0, item.start_mark.index)
+                if not f and ends_line(item) and text[dash + 1 : item.start_mark.index].strip() == "":
+                    out.append((dash, item))
+                walk(item, f)
 
     if root is not None:
         walk(root, False)
@@ -147,11 +155,11 @@ def test_generated_documents(data: dict, value: str, choice: int, head: bool, in
                           sort_keys=False)
     candidates = _marked_candidates(text)
     assume(candidates)
-    key, node = candidates[choice % len(candidates)]
+    anchor, node = candidates[choice % len(candidates)]
     start, end = node.start_mark.index, node.end_mark.index
-    line_start = text.rfind("\n", 0, key.start_mark.index) + 1
-    if head and text[line_start : key.start_mark.index].strip() == "":
-        comment = " " * (key.start_mark.index - line_start) + f"# {MARK}\n"
+    line_start = text.rfind("\n", 0, anchor) + 1
+    if head and text[line_start:anchor].strip() == "":
+        comment = " " * (anchor - line_start) + f"# {MARK}\n"
         marked = text[:line_start] + comment + text[line_start:]
         start, end = start + len(comment), end + len(comment)
     else:
@@ -182,7 +190,12 @@ def _set_same_leaf(data: object, root: yaml.Node, node_at: int, value: str) -> N
                     return True
         elif isinstance(node, yaml.SequenceNode):
             assert isinstance(obj, list)
-            return any(walk(item, obj[i]) for i, item in enumerate(node.value))
+            for i, item in enumerate(node.value):
+                if isinstance(item, yaml.ScalarNode) and item.start_mark.index == node_at:
+                    obj[i] = value
+                    return True
+                if walk(item, obj[i]):
+                    return True
         return False
 
     assert walk(root, data)
