@@ -57,9 +57,11 @@ def find_orchestrators() -> Orchestrators:
 def run(argv: Sequence[str], *, cwd: Path | None = None,
         env: Mapping[str, str] | None = None, stdin: str | None = None) -> Completed:
     """Run a command to completion, capturing text output."""
+    # Never inherit the terminal: `podman run -i` would wait on it.
+    feed = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
     done = subprocess.run(list(argv), cwd=cwd, env=dict(env) if env is not None else None,
-                          input=stdin, capture_output=True, text=True,
-                          timeout=COMMAND_TIMEOUT_S, check=False)
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
+                          check=False, **feed)
     return Completed(tuple(argv), done.returncode, done.stdout, done.stderr)
 
 
