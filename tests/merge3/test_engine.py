@@ -111,13 +111,16 @@ def test_merge_is_linear_in_list_size() -> None:
                 "      - name: c\n        env:\n" + env)
 
     def timed(n: int) -> float:
-        l, o, u = load(doc(n, "l")), load(doc(n, "o")), load(doc(n, "o").replace("'o1'", "'u1'"))
-        start = time.perf_counter()
-        out = merge3(l, o, u, schema_for_doc(l), MergeOptions(resolver=table_resolver))
-        elapsed = time.perf_counter() - start
-        assert out.result is not MISSING
-        return elapsed
+        texts = doc(n, "l"), doc(n, "o"), doc(n, "o").replace("'o1'", "'u1'")
+        best = float("inf")
+        for _ in range(3):  # best of three: the machine may be busy
+            l, o, u = (load(t) for t in texts)
+            start = time.perf_counter()
+            out = merge3(l, o, u, schema_for_doc(l), MergeOptions(resolver=table_resolver))
+            best = min(best, time.perf_counter() - start)
+            assert out.result is not MISSING
+        return best
 
-    timed(50)  # warm-up: schema table loading
-    small, large = timed(200), timed(1600)
+    timed(20)  # warm-up: schema table loading
+    small, large = timed(100), timed(800)
     assert large < small * 8 * 4  # 8x the input must not cost ~64x (quadratic)
