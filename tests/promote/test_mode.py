@@ -156,6 +156,9 @@ def test_path_strategy_known_kind_and_field_path() -> None:
                                value="6.3.0")
     assert code == 0, results
     assert items[1:] == [apps[0], apps[1].replace("version: 6.2.0", "version: 6.3.0"), apps[2]]
+    [info] = results
+    assert info["file"]["path"] == "apps/prod/podinfo/release.yaml"
+    assert info["field"]["path"] == "spec.chart.spec.version"
     items, results, code = run(apps, pipeline="default/podinfo", environment="dev", strategy="path",
                                pathTemplate="apps/{environment.name}/*", fieldPath="spec.chart.spec.chart",
                                value="podinfo-next")
