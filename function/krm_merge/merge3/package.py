@@ -328,9 +328,14 @@ def _set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
     name = (mine.get("metadata") or {}).get("name")
     _take_upstream(obj, up)
     data = obj.copy_data()
-    for key in ("upstream", "upstreamLock"):
-        data.pop(key, None)
-    data.update(keep)
+    ordered: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("upstream", "upstreamLock"):
+            continue
+        ordered[key] = value
+        if key == "metadata":  # kpt's field order: upstream info right after metadata
+            ordered.update(keep)
+    ordered.update({k: v for k, v in keep.items() if k not in ordered})
     if name is not None:
-        data.setdefault("metadata", {})["name"] = name
-    obj.set_data(data)
+        ordered.setdefault("metadata", {})["name"] = name
+    obj.set_data(ordered)
