@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from krm_merge.krm.yamlio import dump_rt
 from krm_merge.merge3 import MergeOptions, merge3
 from krm_merge.merge3.nodes import MISSING
 
@@ -43,9 +44,18 @@ def _cases() -> list[pytest.param]:
         for case in yaml.safe_load(f.read_text())["cases"]:
             cid = f"{f.stem}:{case['index']}:{case['name']}"
             marks = [pytest.mark.xfail(reason=DEVIATIONS[cid], strict=True)] if cid in DEVIATIONS else []
-            case = dict(case, default_options=cid in SCHEMA_COMMENT_CASES)
+            case = dict(case, default_options=cid in SCHEMA_COMMENT_CASES, id=cid)
             out.append(pytest.param(case, id=cid, marks=marks))
     return out
+
+
+# Cases where our text differs from kyaml's only in layout (the data and comments
+# are asserted equal): the inputs write `h  # comment` with two spaces; kyaml
+# re-prints one space, we keep the input's spacing (fewer changed bytes).
+TEXT_LAYOUT_DIFFERS = {
+    "map:1:Add an annotation to the field",
+    "map:3:Update an annotation on the field, field messing rom the dest",
+}
 
 
 def _comments(text: str) -> list[str]:
@@ -65,5 +75,7 @@ def test_kyaml_merge3_table(case: dict) -> None:
     outcome = merge3(local, origin, updated, schema, options)
     expected = load(case["expected"])
     assert ordered(outcome.result) == ordered(expected), dump(outcome.result)
-    got = dump(outcome.result) if outcome.result is not MISSING else ""
+    got = dump_rt(outcome.result) if outcome.result is not MISSING else ""
     assert _comments(got) == _comments(case["expected"]), got
+    if case["id"] not in TEXT_LAYOUT_DIFFERS:
+        assert got.strip() == case["expected"].strip()  # kyaml's own criterion: the exact text

@@ -125,10 +125,7 @@ def copy_key_comment(dst: Any, dst_key: Any, src: Any, src_key: Any) -> None:
     sval = src[src_key] if isinstance(src, (dict, list)) and _has(src, src_key) else None
     if isinstance(dval, CommentedBase):
         first = sval.ca.comment[0] if isinstance(sval, CommentedBase) and sval.ca.comment else None
-        if dval.ca.comment:
-            dval.ca.comment[0] = first
-        elif first is not None:
-            dval.ca.comment = [first, None]
+        _set_own_comment(dval, first)
 
 
 def save_key_comment(container: Any, key: Any) -> tuple[Any, Any]:
@@ -152,10 +149,20 @@ def restore_key_comment(container: Any, key: Any, saved: tuple[Any, Any]) -> Non
         container.ca.items.pop(key, None)
     value = _value(container, key)
     if isinstance(value, CommentedBase):
-        if value.ca.comment:
-            value.ca.comment[0] = own
-        elif own is not None:
-            value.ca.comment = [own, None]
+        _set_own_comment(value, own)
+
+
+def _set_own_comment(value: CommentedBase, token: Any) -> None:
+    """Set a container's own key comment; an all-empty comment slot must be None for ruamel."""
+    if token is None:
+        if value.ca.comment and not any(value.ca.comment[1:]):
+            value.ca.comment = None
+        elif value.ca.comment:
+            value.ca.comment[0] = None
+    elif value.ca.comment:
+        value.ca.comment[0] = token
+    else:
+        value.ca.comment = [token, None]
 
 
 def drop_key_comment(container: Any, key: Any) -> None:
