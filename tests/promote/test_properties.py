@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from krm_merge.promote.engine import promote_text
+from krm_merge.promote.errors import PromoteError
 
 MARK = '{"$promotion": "ns:app:prod"}'
 SETTERS = {"ns:app:prod": None}
@@ -199,3 +200,42 @@ def _set_same_leaf(data: object, root: yaml.Node, node_at: int, value: str) -> N
         return False
 
     assert walk(root, data)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.dictionaries(_keys, _data, min_size=1, max_size=5),
+    value=st.one_of(_text, _nasty),
+    where=st.lists(st.tuples(st.integers(min_value=0), st.booleans()), min_size=1, max_size=4),
+    flow=st.booleans(),
+    crlf=st.booleans(),
+)
+def test_markers_anywhere_never_crash(data: dict, value: str, where: list[tuple[int, bool]], flow: bool,
+                                      crlf: bool) -> None:
+    """Markers dropped on arbitrary lines: either a clean PromoteError or a correct edit."""
+    text = yaml.safe_dump(data, default_flow_style=None if flow else False, width=60, allow_unicode=True)
+    lines = text.splitlines(keepends=True)
+    for n, head in where:
+        i = n % len(lines)
+        if head:
+            lines.insert(i, f"# {MARK}\n")
+        else:
+            lines[i] = lines[i].rstrip("\n") + f" # {MARK}\n"
+    marked = "".join(lines)
+    if crlf:
+        marked = marked.replace("\n", "\r\n")
+    try:
+        yaml.safe_load(marked)
+    except yaml.YAMLError:
+        assume(False)  # the comment landed inside a multi-line scalar and broke the text
+    try:
+        outcome = promote_text(marked, "$promotion", {"ns:app:prod": value})
+    except PromoteError as err:
+        assert "internal error" not in err.message
+        return
+    new = outcome.text
+    assert (new == marked) == (not outcome.changes)
+    if outcome.changes:
+        assert yaml.safe_load(new) is not None
+        for change in outcome.changes:
+            assert change.new == value
