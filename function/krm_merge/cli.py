@@ -9,6 +9,7 @@ imported only when used, so the function path starts fast.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from krm_merge import __version__
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def function_main() -> int:
     """KRM function mode: read stdin, write stdout, exit 1 on error results."""
-    from krm_merge.runner import run_function
+    from krm_merge.runner import run_function_with_results
 
     data = sys.stdin.buffer.read()
     try:
@@ -85,10 +86,16 @@ def function_main() -> int:
         rl = ResourceList()
         rl.results.append(Result(f"input is not UTF-8 text (byte {err.start})", "error"))
         sys.stdout.write(write_resource_list(rl))
+        if os.environ.get("LOG_TO_STDERR") == "true":
+            sys.stderr.write(rl.results[0].display() + "\n")
         return 1
-    out, code = run_function(text)
+    out, code, results = run_function_with_results(text)
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
+    if os.environ.get("LOG_TO_STDERR") == "true":
+        # kustomize sets this and shows only stderr (never the results) to its users.
+        for result in results:
+            sys.stderr.write(result.display() + "\n")
     return code
 
 

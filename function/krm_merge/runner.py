@@ -12,7 +12,7 @@ import traceback
 
 from krm_merge.config import ConfigError, resolve
 from krm_merge.krm.resourcelist import ResourceList, read_resource_list, write_resource_list
-from krm_merge.krm.results import KrmError, Result
+from krm_merge.krm.results import KrmError, Result, Results
 
 
 def process(rl: ResourceList) -> None:
@@ -33,15 +33,21 @@ def process(rl: ResourceList) -> None:
 
 def run_function(text: str) -> tuple[str, int]:
     """The whole function: input text to (output text, exit code)."""
+    out, code, _ = run_function_with_results(text)
+    return out, code
+
+
+def run_function_with_results(text: str) -> tuple[str, int, Results]:
+    """Like :func:`run_function`, also returning the results for logging."""
     try:
         rl = read_resource_list(text)
     except KrmError as err:
         rl = ResourceList()
         rl.results.append(err.to_result())
-        return write_resource_list(rl), 1
+        return write_resource_list(rl), 1, rl.results
     except RecursionError:
         rl = ResourceList()
         rl.results.append(Result("input is nested too deeply to process", "error"))
-        return write_resource_list(rl), 1
+        return write_resource_list(rl), 1, rl.results
     process(rl)
-    return write_resource_list(rl), rl.results.exit_code()
+    return write_resource_list(rl), rl.results.exit_code(), rl.results

@@ -109,3 +109,15 @@ data:
     assert error["field"]["path"].startswith("spec.template.spec.containers")
     # the items are still written, unchanged
     assert yaml.safe_load(proc.stdout)["items"][0]["metadata"]["name"] == "web"
+
+
+def test_results_go_to_stderr_for_kustomize() -> None:
+    """kustomize sets LOG_TO_STDERR=true and shows its users only stderr."""
+    import os
+
+    proc = subprocess.run(KRM_MERGE, input="not: [valid", capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, LOG_TO_STDERR="true"))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("[error]: the input is not valid YAML")
+    quiet = run("not: [valid")
+    assert quiet.stderr == ""
