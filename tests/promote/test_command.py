@@ -25,13 +25,13 @@ def write(root: Path, rel: str, text: str | bytes, mode: int = 0o644) -> Path:
 
 def test_changes_only_the_marked_scalar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     original = (f"# head\r\n---\r\napiVersion: v1\r\nkind: ConfigMap\r\n\r\nmetadata:\r\n    name: x\r\n"
-                f"data:\r\n    tpl: '{{{{ .Values.x }}}}'\r\n    v: 6.2.0   {M}\r\n    script: |\r\n      a\r\n\r\n"
+                f"data:\r\n    tpl: '{{{{ .Values.x }}}}'\r\n    name: {{{{ .Values.name }}}}\r\n    v: 6.2.0   {M}\r\n    script: |\r\n      a\r\n\r\n"
                 f"      b\r\n---\r\n# second\r\nkind: Other\r\n")
     path = write(tmp_path, "a/b/c.yaml", original, 0o640)
     assert main([str(tmp_path), *ARGS]) == 0
     assert path.read_bytes() == original.replace("v: 6.2.0", "v: 6.3.0").encode()
     assert path.stat().st_mode & 0o777 == 0o640
-    assert "a/b/c.yaml:10: data.v: '6.2.0' -> '6.3.0'" in capsys.readouterr().out
+    assert "a/b/c.yaml:11: data.v: '6.2.0' -> '6.3.0'" in capsys.readouterr().out
     assert not [p for p in tmp_path.rglob("*.tmp")]
 
 
