@@ -107,3 +107,19 @@ def test_set_path_writes_both_annotations() -> None:
     obj = KubeObject.from_data({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n"}}, path="a/b.yaml", index=2)
     assert obj.path == "a/b.yaml" and obj.index == 2
     assert obj.annotations["config.kubernetes.io/path"] == "a/b.yaml"
+
+
+def test_wide_sequences_stay_wide_when_the_item_changes() -> None:
+    from .helpers import CORPUS
+
+    text = (CORPUS / "service-wide.yaml").read_text()
+    obj = KubeObject(text)
+    # the ruamel path (the fast path may or may not take this edit; both must keep the style)
+    data = obj.copy_data()
+    data["spec"]["ports"][1]["port"] = 8443
+    obj.set_data(data)
+    assert obj.text == text.replace("port: 443", "port: 8443")
+    rt_obj = KubeObject(text)
+    rt_obj.rt["spec"]["ports"][0]["port"] = 81
+    rt_obj.commit_rt()
+    assert rt_obj.text == text.replace("port: 80\n", "port: 81\n")

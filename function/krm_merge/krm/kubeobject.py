@@ -43,8 +43,8 @@ class KubeObject:
     """
 
     __slots__ = (
-        "_text", "_changed", "_source_block", "_header", "_data", "_rt", "_copy_origin",
-        "what", "file_path", "file_index",
+        "_text", "_changed", "_source_block", "_header", "_data", "_rt", "_copy_origin", "_fast",
+        "what", "file_path", "file_index", "_wide",
     )
 
     def __init__(self, text: str, *, source_block: str | None = None, what: str = "item") -> None:
@@ -54,7 +54,11 @@ class KubeObject:
         self._header: Header | None = None
         self._data: Any = _UNSET
         self._rt: Any = None
+        # Whether the text indents block sequences under their key (kpt's "wide").
+        self._wide = False
         self._copy_origin: dict[int, Any] | None = None
+        # The fast parser's result for the current text (None: not parsed or not fast-parsable).
+        self._fast: Any = None
         self.what = what
         # Where the standalone reader found the item (kpt passes annotations instead).
         self.file_path: str | None = None
@@ -84,7 +88,7 @@ class KubeObject:
     def text(self) -> str:
         """The item's YAML text as it is now."""
         if self._rt is not None and self._changed and self._text is _RT_DIRTY:
-            self._text = yamlio.dump_rt(self._rt)
+            self._text = yamlio.dump_rt(self._rt, self._wide)
         return self._text
 
     @property
@@ -109,6 +113,7 @@ class KubeObject:
         self._header = None
         self._data = _UNSET
         self._copy_origin = None
+        self._fast = None
         if self._text is not _RT_DIRTY:
             self._rt = None
 
@@ -222,7 +227,15 @@ class KubeObject:
     def data(self) -> Any:
         """The item as plain data (read-only: use :meth:`copy_data` to edit)."""
         if self._data is _UNSET:
-            self._data = yamlio.load_data(self.text, self.what)
+            from krm_merge.krm import fastyaml
+
+            text = self.text
+            fast = fastyaml.parse(text)
+            if fast is not None:
+                self._fast = fast
+                self._data = fast.data
+            else:
+                self._data = yamlio.load_data(text, self.what)
         return self._data
 
     def copy_data(self) -> Any:
@@ -286,17 +299,41 @@ class KubeObject:
         if not isinstance(new, dict):
             raise KrmError("an item must be a mapping", self)
         origin = self._copy_origin
+        if self._set_data_fast(old, new, origin):
+            return
         rt = self.rt
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         self._text = _RT_DIRTY
         self._mark_changed()
         self._data = new
 
+    def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
+        """Splice the text directly when the fast editor is sure of the result."""
+        from krm_merge.krm import fastyaml, rtedit
+
+        fast = self._fast
+        if fast is None or self._rt is not None or self._data is not fast.data:
+            return False
+        new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
+        if new_text is None:
+            return False
+        # Re-reading the result proves the splice and readies the next edit.
+        reparsed = fastyaml.parse(new_text)
+        if reparsed is None or not rtedit.same(reparsed.data, new):
+            return False
+        self._text = new_text
+        self._mark_changed()
+        self._fast = reparsed
+        self._data = reparsed.data
+        return True
+
     @property
     def rt(self) -> Any:
         """The round-trip tree (comments kept); call :meth:`commit_rt` after editing it."""
         if self._rt is None:
-            self._rt = yamlio.load_rt(self.text, self.what)
+            text = self.text
+            self._rt = yamlio.load_rt(text, self.what)
+            self._wide = yamlio.uses_wide_sequences(text)
         return self._rt
 
     def commit_rt(self) -> None:
@@ -304,7 +341,7 @@ class KubeObject:
         if self._rt is None:
             return
         rt = self._rt
-        new_text = yamlio.dump_rt(rt)
+        new_text = yamlio.dump_rt(rt, self._wide)
         if new_text != self._text:
             self._text = new_text
             self._changed = True

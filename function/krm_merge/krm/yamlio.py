@@ -282,16 +282,20 @@ def single_quote(value: str) -> str | None:
 # --- ruamel.yaml round trip -----------------------------------------------------
 
 
-def new_rt_yaml() -> Any:
+def new_rt_yaml(wide: bool = False) -> Any:
     """A ruamel.yaml round-trip instance printing what kyaml prints.
 
-    2-space mappings, compact sequences (``- `` at the parent key's column),
-    no line folding, original quotes kept.
+    2-space mappings, compact sequences (``- `` at the parent key's column;
+    ``wide`` indents them by two, kpt's other style), no line folding,
+    original quotes kept.
     """
     from ruamel.yaml import YAML
 
     rt = YAML(typ="rt")
-    rt.indent(mapping=2, sequence=2, offset=0)
+    if wide:
+        rt.indent(mapping=2, sequence=4, offset=2)
+    else:
+        rt.indent(mapping=2, sequence=2, offset=0)
     rt.width = 2**31 - 1
     rt.preserve_quotes = True
     return rt
@@ -348,11 +352,22 @@ def _move_seq_item_comments(node: Any, depth: int = 0) -> None:
 _BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
 
 
-def dump_rt(node: Any) -> str:
+def dump_rt(node: Any, wide: bool = False) -> str:
     """Print a round-trip tree the way kyaml would (``- # comment`` form)."""
     buf = io.StringIO()
-    new_rt_yaml().dump(node, buf)
+    new_rt_yaml(wide).dump(node, buf)
     return _BARE_DASH_COMMENT.sub(r"\1- \2", buf.getvalue())
+
+
+# A block sequence under a key: the dash indented deeper than the key means
+# kpt's "wide" style (its seqindent annotation), level with it "compact".
+_FIRST_BLOCK_SEQUENCE = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)- ", re.M)
+
+
+def uses_wide_sequences(text: str) -> bool:
+    """True when the first block sequence of ``text`` is indented under its key."""
+    m = _FIRST_BLOCK_SEQUENCE.search(text)
+    return m is not None and len(m.group(2)) > len(m.group(1))
 
 
 # --- files ----------------------------------------------------------------------
