@@ -139,6 +139,8 @@ def _validate(config: Config, where: str) -> None:
 
 @dataclass
 class _Edit:
+    """An item and what promoting its text gave (applied only when no item failed)."""
+
     obj: KubeObject
     outcome: TextOutcome
 
