@@ -78,3 +78,10 @@ def test_conflict_error_lists_every_conflicting_field_in_kubernetes_wording() ->
 def test_same_change_on_both_sides_is_not_a_conflict() -> None:
     patch = create_three_way_patch({"value": "1"}, {"value": "2"}, {"value": "2"}, SCHEMA)
     assert patch == {}
+
+
+def test_conflict_yaml_is_printed_like_go_yaml() -> None:
+    from krm_merge.smp.conflicts import to_yaml
+
+    text = to_yaml({"b": ["y", "x", "1"], "a": "line\n", "c": "it's"})
+    assert text == 'a: |\n  line\nb:\n- "y"\n- x\n- "1"\nc: it\'s\n'

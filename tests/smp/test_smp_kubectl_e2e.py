@@ -18,7 +18,7 @@ import pytest
 
 from krm_merge.schema import builtin_schema
 from krm_merge.smp.apply import apply_patch
-from krm_merge.smp.errors import SmpError
+from krm_merge.smp.errors import ConflictError, SmpError
 from krm_merge.smp.kubectl_apply import kubectl_apply_patch, with_last_applied
 from krm_merge.smp.values import clean_new_value, deep_copy, deep_equal
 
@@ -85,3 +85,25 @@ def test_create_annotation_matches_kubectl_apply(cluster: FakeCluster) -> None:
         desired = generator.deployment()
         desired["metadata"]["labels"] = {"q": "a&b<c>é"}
         assert cluster.apply_create(desired) == with_last_applied(desired)
+
+
+def test_conflict_message_matches_kubectl(cluster: FakeCluster) -> None:
+    generator = DocGenerator(99)
+    compared = 0
+    for _ in range(12):
+        last, desired = generator.deployment(), generator.deployment()
+        live = with_last_applied(last)
+        live["spec"]["template"]["spec"]["containers"][0]["image"] = "drifted"
+        theirs = cluster.apply_patch(live, desired, overwrite=False)
+        try:
+            kubectl_apply_patch(live, desired, SCHEMA, overwrite=False)
+        except ConflictError as err:
+            assert isinstance(theirs, str)
+            # kubectl wraps the apimachinery message; the message itself must be identical.
+            assert theirs[theirs.index("patch:\n", theirs.index("for:")) :].rstrip() == str(err).rstrip()
+            compared += 1
+        except SmpError as err:  # e.g. duplicate env names: kubectl fails the same way
+            assert isinstance(theirs, str) and err.message.splitlines()[0] in theirs
+        else:
+            assert not isinstance(theirs, str)
+    assert compared > 0
