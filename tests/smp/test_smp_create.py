@@ -81,7 +81,7 @@ def test_same_change_on_both_sides_is_not_a_conflict() -> None:
 
 
 def test_conflict_yaml_is_printed_like_go_yaml() -> None:
-    from krm_merge.smp.conflicts import to_yaml
+    from krm_merge.smp.go_yaml import to_yaml
 
     text = to_yaml({"b": ["y", "x", "1"], "a": "line\n", "c": "it's"})
     assert text == 'a: |\n  line\nb:\n- "y"\n- x\n- "1"\nc: it\'s\n'

@@ -17,13 +17,13 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from ..smp.create import create_three_way_patch, create_two_way_patch
 from ..smp.errors import ConflictError, SmpError
+from ..smp.go_yaml import to_yaml
 
 
 class DiffInputError(Exception):
@@ -82,8 +82,8 @@ def pick_schema(*objects: dict[str, Any]) -> SchemaNode:
 
 
 def render_patch(patch: dict[str, Any]) -> str:
-    """The patch as YAML with sorted keys."""
-    return str(yaml.safe_dump(patch, sort_keys=True, default_flow_style=False, allow_unicode=True))
+    """The patch as YAML with sorted keys, printed as kubectl prints YAML."""
+    return to_yaml(patch)
 
 
 def one_line(err: SmpError) -> str:

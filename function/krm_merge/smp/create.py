@@ -11,7 +11,8 @@ from typing import Any
 
 from ..schema.base import SchemaNode
 from .apply import merge_patches, slice_element_kind
-from .conflicts import find_conflicts, to_yaml
+from .conflicts import find_conflicts
+from .go_yaml import to_yaml
 from .errors import ConflictError, MissingMergeKeyError, SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, lookup_list_field, lookup_map_field
 from .order import missing_merge_key_error, not_a_map_error, sort_by_order
