@@ -129,3 +129,14 @@ def test_package_goldens(case: dict[str, Any]) -> None:
     got.pop("Kptfile", None)
     expected.pop("Kptfile", None)
     assert got == expected
+
+
+def test_null_semantics_follow_beta56_not_kpt_head() -> None:
+    """kpt HEAD keeps upstream's value where a side wrote an explicit null; beta.56 (and we) delete."""
+    (case,) = yaml.safe_load((DATA / "kpt-head-keep-tagged-null.yaml").read_text())["cases"]
+    _, got = run_mode(case)
+    data = got["configmap.yaml"][0]["data"]
+    assert data["deletedInOrigin"] == {"emptyStringKey1": "something", "emptyStringKey2": "something"}
+    assert data["deletedInDest"] == {"emptyStringKey1": "something", "emptyStringKey2": "something", "missKey": "something"}
+    assert data["addedInUpdated"] == {"unchange": "origin", "addedKey": "something"}
+    assert got["configmap.yaml"] != expected_files(case["expected"])["configmap.yaml"]
