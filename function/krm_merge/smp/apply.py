@@ -498,7 +498,7 @@ class _Merger:
         """
         rest: list[Any] = []
         replace = False
-        remaining = live
+        doomed: set[Any] = set()
         for item in patch:
             if DIRECTIVE_MARKER not in item:
                 rest.append(item)
@@ -507,10 +507,7 @@ class _Merger:
             if directive == "delete" and isinstance(directive, str):
                 if merge_key not in item:
                     raise missing_merge_key_error(item, merge_key, path)
-                doomed = identity(item[merge_key])
-                remaining = [
-                    e for e in remaining if not (merge_key in e and identity(e[merge_key]) == doomed)
-                ]
+                doomed.add(identity(item[merge_key]))
             elif directive == "replace" and isinstance(directive, str):
                 replace = True
             elif directive == "merge" and isinstance(directive, str):
@@ -521,6 +518,10 @@ class _Merger:
                 )
         if replace:
             return [self.new_value(i) for i in rest], [], True
+        if not doomed:
+            return live, rest, False
+        # All deletions run before any merge, whatever their position in the patch.
+        remaining = [e for e in live if not (merge_key in e and identity(e[merge_key]) in doomed)]
         return remaining, rest, False
 
     def merge_elements(

@@ -267,14 +267,19 @@ def sort_scalars(values: list[Any]) -> list[Any]:
 def deduplicate_scalars(values: list[Any]) -> list[Any]:
     """``deduplicateScalars``, including its order (a duplicate is replaced by the last item)."""
     items = list(values)
+    identities = [identity(v) for v in items]
+    if len(set(identities)) == len(items):
+        return items  # nothing to remove: Go leaves the order alone too
     last = len(items) - 1
     i = 0
     while i < last:
         j = i + 1
         while j <= last:
-            if identity(items[i]) == identity(items[j]):
+            if identities[i] == identities[j]:
                 items[j] = items[last]
+                identities[j] = identities[last]
                 items.pop()
+                identities.pop()
                 last -= 1
                 j -= 1
             j += 1
