@@ -1,0 +1,861 @@
+"""A fast reader and minimal-text editor for the block YAML that kyaml prints.
+
+Most items a KRM function sees are in kyaml's canonical shape: block maps,
+block sequences (compact or wide), one-line scalars, a few one-line flow
+collections and literal block scalars.  For that subset this module
+
+* parses the text line by line into plain data *exactly* equal to what
+  :func:`krm_merge.krm.yamlio.load_data` returns (YAML 1.1 scalar types as
+  PyYAML's safe loader resolves them, timestamps kept as strings), together
+  with a position tree (line spans of every entry, column spans of scalars);
+* rewrites the text to hold new data by splicing lines: changed scalars in
+  place (quote style kept), deleted entries removed with the comment lines
+  that follow them, new entries inserted after their predecessor, list
+  elements moved as whole line blocks.
+
+Both give up (return None) on anything outside the subset or any edit they
+are not sure to print exactly as the ruamel.yaml path would (anchors, tags,
+multi-line flow or plain scalars, folded scalars, changed block scalars,
+containers that become empty, ...).  The caller then falls back to libyaml /
+ruamel.yaml, so giving up is always safe.
+
+Comment ownership follows ruamel.yaml: a comment line belongs to the entry
+*before* it (it moves and disappears with that entry); comments between a
+key and its first child belong to the key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+from krm_merge.krm import yamlio
+from krm_merge.krm.values import same
+
+# --- position tree -----------------------------------------------------------------
+
+
+class ScalarPos:
+    """Where a scalar (or a one-line flow collection) is written.
+
+    ``line`` holds the value between columns ``start`` and ``end``; ``style``
+    is one of ``plain``, ``single``, ``double``, ``empty`` (nothing written,
+    read as null), ``flow`` or ``literal`` (a block scalar whose content runs
+    to the end of its entry).  ``comment`` is the column of an end-of-line
+    comment, or -1.
+    """
+
+    __slots__ = ("line", "start", "end", "style", "comment")
+
+    def __init__(self, line: int, start: int, end: int, style: str, comment: int) -> None:
+        self.line = line
+        self.start = start
+        self.end = end
+        self.style = style
+        self.comment = comment
+
+
+class Entry:
+    """One map entry or sequence element: lines ``start`` up to ``stop``.
+
+    ``stop`` is where the next sibling starts (or where the container ends),
+    so the block includes the comment lines that follow the entry.
+    ``inline`` says the value begins on the entry's first line.
+    """
+
+    __slots__ = ("start", "stop", "value", "inline")
+
+    def __init__(self, start: int, value: Any, inline: bool) -> None:
+        self.start = start
+        self.stop = start
+        self.value = value
+        self.inline = inline
+
+
+class MapPos:
+    """A block mapping whose keys are at column ``indent``.
+
+    ``dash_line`` is the line index when the first key shares its line with a
+    sequence dash (``- name: x``), else -1.
+    """
+
+    __slots__ = ("indent", "entries", "dash_line")
+
+    def __init__(self, indent: int, dash_line: int) -> None:
+        self.indent = indent
+        self.entries: dict[Any, Entry] = {}
+        self.dash_line = dash_line
+
+
+class SeqPos:
+    """A block sequence whose dashes are at column ``indent``."""
+
+    __slots__ = ("indent", "items")
+
+    def __init__(self, indent: int) -> None:
+        self.indent = indent
+        self.items: list[Entry] = []
+
+
+Node = ScalarPos | MapPos | SeqPos
+
+
+class Parsed:
+    """The result of :func:`parse`: plain data, its positions and the text's lines."""
+
+    __slots__ = ("data", "root", "lines", "final_newline")
+
+    def __init__(self, data: Any, root: MapPos, lines: list[str], final_newline: bool) -> None:
+        self.data = data
+        self.root = root
+        self.lines = lines
+        self.final_newline = final_newline
+
+
+class _Unsupported(Exception):
+    """Raised inside the parser/editor when the input leaves the fast subset."""
+
+
+# --- scalar resolution (YAML 1.1, as PyYAML's SafeLoader) ----------------------------
+
+_RESOLVERS: dict[str, list[tuple[str, Any]]] = {
+    first: [(tag.rpartition(":")[2], rx) for tag, rx in resolvers]
+    for first, resolvers in yamlio._Loader.yaml_implicit_resolvers.items()
+    if first is not None
+}
+_BOOL = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+
+
+def _resolve_plain(text: str) -> Any:
+    """The value of a plain scalar as the libyaml-backed loader builds it."""
+    resolvers = _RESOLVERS.get(text[:1])
+    if resolvers is None:
+        return text
+    for tag, rx in resolvers:
+        if rx.match(text):
+            if tag == "str":
+                return text
+            if tag == "bool":
+                return _BOOL[text.lower()]
+            if tag == "null":
+                return None
+            if tag == "int":
+                return _construct_int(text)
+            if tag == "float":
+                return _construct_float(text)
+            raise _Unsupported(tag)  # merge keys, `=`, tags
+    return text
+
+
+def _construct_int(text: str) -> int:
+    value = text.replace("_", "")
+    sign = -1 if value[0] == "-" else 1
+    if value[0] in "+-":
+        value = value[1:]
+    if value == "0":
+        return 0
+    if value.startswith("0b"):
+        return sign * int(value[2:], 2)
+    if value.startswith("0x"):
+        return sign * int(value[2:], 16)
+    if value[0] == "0":
+        return sign * int(value, 8)
+    if ":" in value:
+        return sign * _sexagesimal(value)
+    return sign * int(value)
+
+
+def _construct_float(text: str) -> float:
+    value = text.replace("_", "").lower()
+    sign = -1.0 if value[0] == "-" else 1.0
+    if value[0] in "+-":
+        value = value[1:]
+    if value == ".inf":
+        return sign * math.inf
+    if value == ".nan":
+        return math.nan
+    if ":" in value:
+        raise _Unsupported("sexagesimal float")
+    return sign * float(value)
+
+
+def _sexagesimal(value: str) -> int:
+    total = 0
+    for part in value.split(":"):
+        total = total * 60 + int(part)
+    return total
+
+
+_ESCAPES = {
+    "0": "\0", "a": "\x07", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\x0b",
+    "f": "\x0c", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
+    "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
+}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+_ESCAPE_RX = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+
+def _unescape(inner: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1)
+        if code[0] in _HEX_ESCAPES and len(code) > 1:
+            return chr(int(code[1:], 16))
+        if code in _ESCAPES:
+            return _ESCAPES[code]
+        raise _Unsupported("escape")
+
+    return _ESCAPE_RX.sub(one, inner)
+
+
+# --- the parser ------------------------------------------------------------------
+
+# Plain keys the fast reader accepts: the characters Kubernetes keys use.
+_KEY_RX = re.compile(r"([A-Za-z0-9_$.\/+~()=@][A-Za-z0-9_$.\/+~()=@ :-]*?):(?: +|$)")
+# Characters a plain value may not start with (flow, quotes, anchors, tags, block indicators ...).
+_PLAIN_BAD_FIRST = frozenset("[]{},#&*!|>'\"%@`")
+# Flow-context plain scalars: a safe alphabet only.
+_FLOW_PLAIN_RX = re.compile(r"[A-Za-z0-9_$.\/+=~()-][A-Za-z0-9_$.\/+=~() -]*")
+# Tabs, CR and YAML 1.1's extra line breaks (NEL, LS, PS) leave the subset too.
+_NON_PRINTABLE = re.compile("[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def parse(text: str) -> Parsed | None:
+    """Parse a kyaml-shaped block mapping; None when the text leaves the subset."""
+    if not text or _NON_PRINTABLE.search(text) or "\ufeff" in text:
+        return None
+    final_newline = text.endswith("\n")
+    lines = text.split("\n")
+    if final_newline:
+        lines.pop()
+    try:
+        parser = _Parser(lines)
+        result = parser.parse_document()
+    except (_Unsupported, RecursionError, ValueError, OverflowError):
+        return None
+    if result is None:
+        return None
+    data, root = result
+    return Parsed(data, root, lines, final_newline)
+
+
+def load(text: str) -> Any:
+    """Plain data of ``text`` via the fast parser, or the ``_NOTHING`` marker."""
+    parsed = parse(text)
+    return _NOTHING if parsed is None else parsed.data
+
+
+class _Nothing:
+    pass
+
+
+_NOTHING: Any = _Nothing()
+
+
+class _Parser:
+    """Recursive descent over lines; raises :class:`_Unsupported` to give up."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.n = len(lines)
+        self.indents = [len(line) - len(line.lstrip(" ")) for line in lines]
+        self.cache: dict[str, Any] = {}
+
+    def plain(self, text: str) -> Any:
+        cache = self.cache
+        if text in cache:
+            return cache[text]
+        value = cache[text] = _resolve_plain(text)
+        return value
+
+    def next_content(self, i: int) -> int:
+        """The first line at or after ``i`` that is neither blank nor a comment."""
+        lines, indents, n = self.lines, self.indents, self.n
+        while i < n:
+            line = lines[i]
+            ind = indents[i]
+            if ind < len(line) and line[ind] != "#":
+                return i
+            i += 1
+        return n
+
+    def parse_document(self) -> tuple[Any, MapPos] | None:
+        i = self.next_content(0)
+        if i >= self.n or self.indents[i] != 0:
+            return None
+        first = self.lines[i]
+        if first.startswith(("---", "...", "%", "- ")) or first == "-":
+            return None
+        data, node, end = self.parse_map(i, 0, -1)
+        if end != self.n:
+            return None
+        return data, node
+
+    def parse_block(self, i: int, indent: int) -> tuple[Any, Node, int]:
+        """A block collection whose first line ``i`` is at column ``indent``."""
+        line = self.lines[i]
+        if line[indent] == "-" and (len(line) == indent + 1 or line[indent + 1] == " "):
+            return self.parse_seq(i, indent)
+        return self.parse_map(i, indent, -1)
+
+    def parse_map(self, i: int, indent: int, dash_line: int) -> tuple[dict, MapPos, int]:
+        lines, indents = self.lines, self.indents
+        data: dict[Any, Any] = {}
+        node = MapPos(indent, dash_line)
+        entries = node.entries
+        previous: Entry | None = None
+        while True:
+            line = lines[i]
+            found = self.match_key(line, indent)
+            if found is None:
+                raise _Unsupported("not a key")
+            key, value_col = found
+            if key in data or isinstance(key, float):
+                raise _Unsupported("duplicate key")
+            value, pos, nxt, inline = self.parse_value(i, value_col, indent, True)
+            entry = Entry(i, pos, inline)
+            if previous is not None:
+                previous.stop = i
+            previous = entry
+            data[key] = value
+            entries[key] = entry
+            j = self.next_content(nxt)
+            if j >= self.n or indents[j] < indent:
+                entry.stop = j
+                return data, node, j
+            if indents[j] > indent:
+                raise _Unsupported("unexpected indentation")
+            i = j
+
+    def parse_seq(self, i: int, indent: int) -> tuple[list, SeqPos, int]:
+        lines, indents = self.lines, self.indents
+        data: list[Any] = []
+        node = SeqPos(indent)
+        previous: Entry | None = None
+        while True:
+            line = lines[i]
+            if line[indent] != "-" or (len(line) > indent + 1 and line[indent + 1] != " "):
+                if previous is None:
+                    raise _Unsupported("not a sequence")
+                previous.stop = i
+                return data, node, i
+            col = indent + 1
+            while col < len(line) and line[col] == " ":
+                col += 1
+            if col < len(line) and line[col] != "#":
+                if self.match_key(line, col) is not None:
+                    value, pos, nxt = self.parse_map(i, col, i)
+                    inline = True
+                else:
+                    if line[col] == "-" and (col + 1 == len(line) or line[col + 1] == " "):
+                        raise _Unsupported("nested compact sequence")
+                    value, pos, nxt, inline = self.parse_value(i, col, indent, False)
+            else:
+                value, pos, nxt, inline = self.parse_value(i, col, indent, False)
+            if isinstance(pos, MapPos) and pos.dash_line < 0:
+                pos.dash_line = i  # `- # comment` or a bare dash: ruamel ties the line to the first key
+            entry = Entry(i, pos, inline)
+            if previous is not None:
+                previous.stop = i
+            previous = entry
+            data.append(value)
+            node.items.append(entry)
+            j = self.next_content(nxt)
+            if j >= self.n or indents[j] < indent:
+                entry.stop = j
+                return data, node, j
+            if indents[j] > indent:
+                raise _Unsupported("unexpected indentation")
+            i = j
+
+    def match_key(self, line: str, col: int) -> tuple[Any, int] | None:
+        """The key at ``line[col:]`` and the column its value starts at, or None."""
+        first = line[col]
+        if first == "'" or first == '"':
+            try:
+                key, end = _quoted(line, col)
+            except _Unsupported:
+                return None
+            if line[end : end + 1] != ":" or line[end + 1 : end + 2] not in ("", " "):
+                return None
+            end += 1
+            while end < len(line) and line[end] == " ":
+                end += 1
+            return key, end
+        m = _KEY_RX.match(line, col)
+        if m is None:
+            return None
+        key_text = m.group(1)
+        if key_text.endswith(" "):
+            raise _Unsupported("space before colon")
+        return self.plain(key_text), m.end()
+
+    def parse_value(self, i: int, col: int, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
+        """The value starting at ``lines[i][col:]`` of an entry of a container at ``indent``.
+
+        Returns (value, position, first line after the value, inline).
+        """
+        line = self.lines[i]
+        rest = line[col:]
+        if not rest or rest[0] == "#":
+            comment = col if rest else -1
+            j = self.next_content(i + 1)
+            if j < self.n:
+                ind = self.indents[j]
+                if ind > indent:
+                    value, pos, nxt = self.parse_block(j, ind)
+                    return value, pos, nxt, False
+                if in_map and ind == indent and self.lines[j][ind] == "-":
+                    nl = self.lines[j]
+                    if len(nl) == ind + 1 or nl[ind + 1] == " ":
+                        value, pos, nxt = self.parse_seq(j, ind)
+                        return value, pos, nxt, False
+            return None, ScalarPos(i, col, col, "empty", comment), i + 1, True
+        first = rest[0]
+        if first == "'":
+            return self.single_quoted(i, col)
+        if first == '"':
+            return self.double_quoted(i, col)
+        if first in "[{":
+            return self.flow(i, col)
+        if first == "|":
+            return self.literal(i, col, indent)
+        if first in _PLAIN_BAD_FIRST or (first in "-?:" and (len(rest) == 1 or rest[1] == " ")):
+            raise _Unsupported("indicator")
+        hash_at = rest.find(" #")
+        text = rest if hash_at < 0 else rest[:hash_at]
+        text = text.rstrip(" ")
+        if ": " in text or text.endswith(":"):
+            raise _Unsupported("colon in plain scalar")
+        comment = -1 if hash_at < 0 else col + hash_at + 1
+        return self.plain(text), ScalarPos(i, col, col + len(text), "plain", comment), i + 1, True
+
+    def _after(self, line: str, end: int) -> int:
+        """Check only a comment follows column ``end``; return its column or -1."""
+        tail = line[end:]
+        stripped = tail.lstrip(" ")
+        if not stripped:
+            return -1
+        if stripped[0] == "#" and len(stripped) < len(tail):
+            return end + len(tail) - len(stripped)
+        raise _Unsupported("text after scalar")
+
+    def single_quoted(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
+        line = self.lines[i]
+        value, end = _quoted(line, col)
+        comment = self._after(line, end)
+        return value, ScalarPos(i, col, end, "single", comment), i + 1, True
+
+    def double_quoted(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
+        line = self.lines[i]
+        value, end = _quoted(line, col)
+        comment = self._after(line, end)
+        return value, ScalarPos(i, col, end, "double", comment), i + 1, True
+
+    def flow(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
+        line = self.lines[i]
+        value, end = _FlowParser(line, self.plain).parse(col)
+        comment = self._after(line, end)
+        return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
+
+    def literal(self, i: int, col: int, indent: int) -> tuple[Any, Node, int, bool]:
+        lines = self.lines
+        line = lines[i]
+        header = line[col + 1 :]
+        chomp = ""
+        if header[:1] in ("-", "+"):
+            chomp, header = header[0], header[1:]
+        if header[:1].isdigit():
+            raise _Unsupported("indentation indicator")
+        comment = -1
+        if header.strip(" "):
+            stripped = header.lstrip(" ")
+            if stripped[0] != "#" or len(stripped) == len(header):
+                raise _Unsupported("block scalar header")
+            comment = col + 1 + len(chomp) + len(header) - len(stripped)
+        # The content indentation is the first non-blank line's.
+        j = i + 1
+        n = self.n
+        widest_blank = 0
+        while j < n and not lines[j].strip(" "):
+            widest_blank = max(widest_blank, len(lines[j]))
+            j += 1
+        if j >= n or self.indents[j] <= indent:
+            raise _Unsupported("empty block scalar")
+        content = self.indents[j]
+        if widest_blank > content:
+            raise _Unsupported("blank line wider than content")
+        end = j
+        while end < n:
+            text = lines[end]
+            if text.strip(" "):
+                if self.indents[end] < content:
+                    break
+            end += 1
+        # Trailing blank lines: count them, then cut them off the content.
+        last = end
+        while last > i + 1 and not lines[last - 1].strip(" ") and len(lines[last - 1]) <= content:
+            last -= 1
+        body = [text[content:] if len(text) > content else "" for text in lines[i + 1 : last]]
+        value = "\n".join(body)
+        if chomp == "":
+            value += "\n"
+        elif chomp == "+":
+            value += "\n" * (1 + end - last)
+        return value, ScalarPos(i, col, len(line), "literal", comment), end, True
+
+
+def _quoted(line: str, col: int) -> tuple[str, int]:
+    """The one-line quoted scalar starting at ``line[col]`` and the column after it."""
+    if line[col] == "'":
+        j = col + 1
+        while True:
+            k = line.find("'", j)
+            if k < 0:
+                raise _Unsupported("multi-line single-quoted scalar")
+            if k + 1 < len(line) and line[k + 1] == "'":
+                j = k + 2
+                continue
+            return line[col + 1 : k].replace("''", "'"), k + 1
+    j = col + 1
+    while True:
+        k = line.find('"', j)
+        if k < 0:
+            raise _Unsupported("multi-line double-quoted scalar")
+        backslashes = 0
+        b = k - 1
+        while b > col and line[b] == "\\":
+            backslashes += 1
+            b -= 1
+        if backslashes % 2:
+            j = k + 1
+            continue
+        inner = line[col + 1 : k]
+        return (_unescape(inner) if "\\" in inner else inner), k + 1
+
+
+class _FlowParser:
+    """One-line flow collections: ``[a, 'b']``, ``{k: v}``, ``{}``, ``[]``."""
+
+    def __init__(self, line: str, plain: Callable[[str], Any]) -> None:
+        self.line = line
+        self.plain = plain
+
+    def parse(self, pos: int) -> tuple[Any, int]:
+        return self.collection(pos, 0)
+
+    def skip(self, pos: int) -> int:
+        line = self.line
+        while pos < len(line) and line[pos] == " ":
+            pos += 1
+        if pos >= len(line):
+            raise _Unsupported("multi-line flow collection")
+        return pos
+
+    def collection(self, pos: int, depth: int) -> tuple[Any, int]:
+        if depth > 50:
+            raise _Unsupported("deep flow")
+        line = self.line
+        is_map = line[pos] == "{"
+        close = "}" if is_map else "]"
+        out_map: dict[Any, Any] = {}
+        out_seq: list[Any] = []
+        pos = self.skip(pos + 1)
+        if line[pos] == close:
+            return (out_map if is_map else out_seq), pos + 1
+        while True:
+            if is_map:
+                key, pos = self.scalar(pos, depth, True)
+                if isinstance(key, (dict, list)) or key in out_map or isinstance(key, float):
+                    raise _Unsupported("flow key")
+                pos = self.skip(pos)
+                if line[pos] != ":" or line[pos + 1 : pos + 2] != " ":
+                    raise _Unsupported("flow key without value")
+                pos = self.skip(pos + 1)
+                value, pos = self.scalar(pos, depth, False)
+                out_map[key] = value
+            else:
+                value, pos = self.scalar(pos, depth, False)
+                out_seq.append(value)
+            pos = self.skip(pos)
+            if line[pos] == close:
+                return (out_map if is_map else out_seq), pos + 1
+            if line[pos] != ",":
+                raise _Unsupported("flow separator")
+            pos = self.skip(pos + 1)
+            if line[pos] == close:
+                raise _Unsupported("trailing comma")
+
+    def scalar(self, pos: int, depth: int, is_key: bool) -> tuple[Any, int]:
+        line = self.line
+        ch = line[pos]
+        if ch in "[{":
+            if is_key:
+                raise _Unsupported("collection key")
+            return self.collection(pos, depth + 1)
+        if ch == "'":
+            j = pos + 1
+            while True:
+                k = line.find("'", j)
+                if k < 0:
+                    raise _Unsupported("open quote")
+                if k + 1 < len(line) and line[k + 1] == "'":
+                    j = k + 2
+                    continue
+                return line[pos + 1 : k].replace("''", "'"), k + 1
+        if ch == '"':
+            k = line.find('"', pos + 1)
+            if k < 0 or "\\" in line[pos + 1 : k]:
+                raise _Unsupported("double-quoted flow scalar")
+            return line[pos + 1 : k], k + 1
+        m = _FLOW_PLAIN_RX.match(line, pos)
+        if m is None:
+            raise _Unsupported("flow plain scalar")
+        end = m.end()
+        text = m.group(0).rstrip(" ")
+        if end < len(line) and line[end] not in ",]}:":
+            raise _Unsupported("flow plain scalar")
+        if end < len(line) and line[end] == ":" and not is_key:
+            raise _Unsupported("colon in flow value")
+        return self.plain(text), pos + len(text)
+
+
+# --- the editor ------------------------------------------------------------------
+
+Matcher = Callable[[list[Any], list[Any]], list[int | None]]
+Edit = tuple[int, int, list[str]]
+
+# New plain keys the editor writes itself; anything else goes to the fallback.
+_SAFE_NEW_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.\/-]*")
+_SAFE_NEW_PLAIN = re.compile(r"[A-Za-z0-9_/.$][A-Za-z0-9_./:=+@$,-]*")
+
+
+def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
+    """The text of ``parsed`` changed to hold ``new`` (it holds ``old``), or None.
+
+    ``match`` pairs new list elements with old ones (like
+    :func:`krm_merge.krm.rtedit.match_elements`).  None means the edit is
+    outside what this splicer prints exactly like the round-trip path.
+    """
+    if not isinstance(new, dict) or not isinstance(old, dict):
+        return None
+    editor = _Editor(parsed.lines, match)
+    try:
+        edits = editor.edit_map(parsed.root, old, new)
+        lines = _splice(parsed.lines, 0, len(parsed.lines), edits)
+    except (_Unsupported, RecursionError):
+        return None
+    text = "\n".join(lines)
+    return text + "\n" if parsed.final_newline else text
+
+
+def _splice(lines: list[str], lo: int, hi: int, edits: list[Edit]) -> list[str]:
+    """Lines ``lo``..``hi`` with the (non-overlapping) edits applied."""
+    out: list[str] = []
+    at = lo
+    for start, stop, repl in sorted(edits, key=lambda e: (e[0], e[1])):
+        if start < at:
+            raise _Unsupported("overlapping edits")
+        out.extend(lines[at:start])
+        out.extend(repl)
+        at = stop
+    out.extend(lines[at:hi])
+    return out
+
+
+class _Editor:
+    def __init__(self, lines: list[str], match: Matcher) -> None:
+        self.lines = lines
+        self.match = match
+
+    # values ----------------------------------------------------------------------
+
+    def edit_value(self, pos: Node, old: Any, new: Any, entry: Entry, key_col: int) -> list[Edit]:
+        """Edits turning the value at ``pos`` from ``old`` into ``new``."""
+        if same(old, new):
+            return []
+        if isinstance(pos, MapPos) and isinstance(old, dict) and isinstance(new, dict):
+            if not new:
+                raise _Unsupported("map emptied")
+            return self.edit_map(pos, old, new)
+        if isinstance(pos, SeqPos) and isinstance(old, list) and isinstance(new, list):
+            if not new:
+                raise _Unsupported("list emptied")
+            return self.edit_seq(pos, old, new)
+        if isinstance(pos, ScalarPos):
+            if pos.style in ("flow", "literal"):
+                raise _Unsupported("flow or block scalar changed")
+            if isinstance(new, (dict, list)):
+                return self.scalar_to_block(pos, new, key_col)
+            return [self.replace_scalar(pos, new)]
+        raise _Unsupported("container replaced")
+
+    def replace_scalar(self, pos: ScalarPos, new: Any) -> Edit:
+        line = self.lines[pos.line]
+        style = pos.style
+        text = _scalar_text(new, style)
+        if style == "empty":
+            if pos.comment >= 0 or text == "":
+                raise _Unsupported("empty value with comment")
+            prefix = line[: pos.start]
+            if not prefix.endswith(" "):
+                prefix += " "
+            return pos.line, pos.line + 1, [prefix + text]
+        prefix = line[: pos.start] + text
+        if text == "":
+            prefix = prefix.rstrip(" ")
+            if pos.comment >= 0 or not prefix.endswith(":"):
+                raise _Unsupported("null outside a map value, or with a comment")
+        if pos.comment >= 0:
+            comment = line[pos.comment :]
+            width = pos.comment - len(prefix)
+            new_line = prefix + " " * max(width, 1) + comment
+        else:
+            new_line = prefix + line[pos.end :]
+        return pos.line, pos.line + 1, [new_line]
+
+    def scalar_to_block(self, pos: ScalarPos, new: Any, key_col: int) -> list[Edit]:
+        if pos.comment >= 0 or not new:
+            raise _Unsupported("scalar with comment becomes a container")
+        line = self.lines[pos.line]
+        if line[key_col] == "-":
+            raise _Unsupported("sequence element becomes a container")
+        head = line[: pos.start].rstrip(" ")
+        body = _render_block(new, key_col)
+        return [(pos.line, pos.line + 1, [head] + body)]
+
+    # maps ------------------------------------------------------------------------
+
+    def edit_map(self, pos: MapPos, old: dict, new: dict) -> list[Edit]:
+        entries = pos.entries
+        edits: list[Edit] = []
+        for key, entry in entries.items():
+            if key not in new:
+                if not isinstance(key, str):
+                    raise _Unsupported("non-string key")
+                if pos.dash_line >= 0 and entry is next(iter(entries.values())):
+                    raise _Unsupported("first key of a sequence element deleted")
+                edits.append((entry.start, entry.stop, []))
+        # New keys follow the old key they come after in ``new`` (like
+        # ruamel's insert after the previous key); None means "at the start".
+        inserts: dict[Any, list[tuple[Any, Any]]] = {}
+        anchor: Any = None
+        for key, value in new.items():
+            if key in entries:
+                entry = entries[key]
+                edits.extend(self.edit_value(entry.value, old[key], value, entry, pos.indent))
+                anchor = key
+            else:
+                if not isinstance(key, str):
+                    raise _Unsupported("non-string key")
+                inserts.setdefault(anchor, []).append((key, value))
+        for anchor_key, new_entries in inserts.items():
+            lines: list[str] = []
+            for key, value in new_entries:
+                lines.extend(_render_entry(key, value, pos.indent))
+            if anchor_key is None:
+                first = next(iter(entries.values()))
+                if pos.dash_line >= 0:
+                    raise _Unsupported("insert before the first key of a sequence element")
+                edits.append((first.start, first.start, lines))
+            else:
+                at = entries[anchor_key].stop
+                edits.append((at, at, lines))
+        return edits
+
+    # sequences ---------------------------------------------------------------------
+
+    def edit_seq(self, pos: SeqPos, old: list, new: list) -> list[Edit]:
+        pairs = self.match(old, new)
+        items = pos.items
+        inner: list[list[Edit]] = []
+        for value, old_index in zip(new, pairs):
+            if old_index is None:
+                inner.append([])
+                continue
+            entry = items[old_index]
+            inner.append(self.edit_value(entry.value, old[old_index], value, entry, pos.indent))
+        if len(new) == len(old) and all(p == k for k, p in enumerate(pairs)):
+            return [e for group in inner for e in group]
+        lo, hi = items[0].start, items[-1].stop
+        out: list[str] = []
+        for value, old_index, group in zip(new, pairs, inner):
+            if old_index is None:
+                out.extend(_render_item(value, pos.indent))
+            else:
+                entry = items[old_index]
+                out.extend(_splice(self.lines, entry.start, entry.stop, group))
+        return [(lo, hi, out)]
+
+
+# --- printing new values (what the ruamel path prints for them) ------------------
+
+
+def _scalar_text(value: Any, like: str) -> str:
+    """A new scalar's text; strings keep the old quote style when it can hold them."""
+    if value is None:
+        return ""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if not isinstance(value, str):
+        raise _Unsupported("new float")
+    if "\n" in value or not value.isascii() or not value.isprintable():
+        raise _Unsupported("string needs care")
+    if like == "single":
+        return "'" + value.replace("'", "''") + "'"
+    if like == "double" or yamlio._needs_double_quotes(value):
+        return yamlio.double_quote(value)
+    if not _SAFE_NEW_PLAIN.fullmatch(value):
+        raise _Unsupported("plain string the emitter may quote")
+    return value
+
+
+def _key_text(key: Any) -> str:
+    if not isinstance(key, str) or not _SAFE_NEW_KEY.fullmatch(key) or yamlio._needs_double_quotes(key):
+        raise _Unsupported("key needs quoting")
+    return key
+
+
+def _render_entry(key: Any, value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    head = pad + _key_text(key) + ":"
+    if isinstance(value, (dict, list)):
+        if not value:
+            return [head + (" {}" if isinstance(value, dict) else " []")]
+        return [head] + _render_block(value, indent)
+    text = _scalar_text(value, "plain")
+    return [head + " " + text if text else head]
+
+
+def _render_block(value: Any, key_col: int) -> list[str]:
+    """A non-empty container as the value of a key at column ``key_col``."""
+    if isinstance(value, dict):
+        out: list[str] = []
+        for k, v in value.items():
+            out.extend(_render_entry(k, v, key_col + 2))
+        return out
+    out = []
+    for item in value:
+        out.extend(_render_item(item, key_col))
+    return out
+
+
+def _render_item(value: Any, dash_col: int) -> list[str]:
+    pad = " " * dash_col
+    if isinstance(value, dict):
+        if not value:
+            return [pad + "- {}"]
+        lines: list[str] = []
+        for k, v in value.items():
+            lines.extend(_render_entry(k, v, dash_col + 2))
+        lines[0] = pad + "- " + lines[0][dash_col + 2 :]
+        return lines
+    if isinstance(value, list):
+        raise _Unsupported("list in list")
+    if value is None:
+        raise _Unsupported("null element")
+    return [pad + "- " + _scalar_text(value, "plain")]
