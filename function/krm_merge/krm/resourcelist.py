@@ -257,10 +257,20 @@ def write_resource_list(rl: ResourceList, *, include_function_config: bool = Tru
 
 def indent_item(text: str) -> str:
     """An item's text as a ``- `` block of a sequence at column 0."""
-    body = text if text.endswith("\n") else text + "\n"
-    return "- " + _INDENT_NONEMPTY.sub("\n  ", body)
+    return "- " + _INDENT_NONEMPTY.sub("\n  ", _nestable(text))
 
 
 def _indent(text: str) -> str:
+    return "  " + _INDENT_NONEMPTY.sub("\n  ", _nestable(text))
+
+
+def _nestable(text: str) -> str:
+    """The document's text without a closing ``...`` marker (legal alone, not nested).
+
+    Printers close a document whose last scalar keeps trailing newlines
+    (``|+``) with ``...``; inside the list the next item or key ends it anyway.
+    """
     body = text if text.endswith("\n") else text + "\n"
-    return "  " + _INDENT_NONEMPTY.sub("\n  ", body)
+    if body.endswith("\n...\n"):
+        body = body[:-4]
+    return body
