@@ -57,8 +57,8 @@ def _construct_untagged(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
 
 
 def _yaml_error_message(err: yaml.YAMLError, what: str) -> str:
-    mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or getattr(err, "context", None) or str(err)
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     return f"{what} is not valid YAML{where}: {problem}"
 
@@ -309,9 +309,11 @@ def load_rt(text: str, what: str = "input") -> Any:
     try:
         node = new_rt_yaml().load(text)
     except RtError as err:
-        mark = getattr(err, "problem_mark", None)
+        # Some ruamel errors carry only a context (no problem, no problem mark).
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise KrmError(f"{what} is not valid YAML{where}: {getattr(err, 'problem', err)}") from None
+        problem = getattr(err, "problem", None) or getattr(err, "context", None) or type(err).__name__
+        raise KrmError(f"{what} is not valid YAML{where}: {problem}") from None
     except RecursionError:
         raise KrmError(f"{what} is nested too deeply to process") from None
     _move_seq_item_comments(node)
