@@ -153,37 +153,15 @@ def plan_update(
 
 
 def read_copy(root: Path) -> tuple[Any, Any]:
-    """Read a package copy like ``read_package`` but without parsing every document.
+    """Read a package copy without parsing its documents.
 
     Only resources that differ between the copies are ever parsed (the merge
     compares texts first), which keeps a large update fast; a document that
     is not a mapping is still rejected when it has to be merged.
     """
-    from krm_merge.krm import package, yamlio
-    from krm_merge.krm.resourcelist import ResourceList
+    from krm_merge.krm import package
 
-    pkg = package.Package(root)
-    rl = ResourceList()
-    for rel in package._package_files(root, package._read_krmignore(root)):
-        try:
-            text = yamlio.read_text_file(root / rel)
-        except UnicodeDecodeError:
-            raise KrmError(f"{root / rel} is not UTF-8 text") from None
-        crlf = "\r\n" in text
-        source = package.SourceFile(rel, text, crlf)
-        source.separators, source.docs = package.split_documents(text.replace("\r\n", "\n") if crlf else text)
-        index = 0
-        for doc in source.docs:
-            if not package._has_content(doc):
-                source.items.append(None)
-                continue
-            obj = KubeObject(doc, what=f"{root / rel} (document {index})")
-            obj.file_path, obj.file_index = rel, index
-            source.items.append(obj)
-            rl.items.append(obj)
-            index += 1
-        pkg.files[rel] = source
-    return pkg, rl
+    return package.read_package(root, validate=False)
 
 
 def _bytes(text: str | None) -> bytes | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import KubeObject, scan_header
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import File, KrmError
 
@@ -50,8 +50,13 @@ class Package:
     files: dict[str, SourceFile] = field(default_factory=dict)
 
 
-def read_package(root: Path) -> tuple[Package, ResourceList]:
-    """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList."""
+def read_package(root: Path, *, validate: bool = True) -> tuple[Package, ResourceList]:
+    """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
+
+    With ``validate`` every document is checked to be a mapping (by the cheap
+    header scan, parsing only what the scan cannot read); without it nothing
+    is parsed until a mode asks, for callers that compare texts first.
+    """
     root = Path(root)
     if not root.is_dir():
         raise KrmError(f"{root} is not a directory")
@@ -59,7 +64,7 @@ def read_package(root: Path) -> tuple[Package, ResourceList]:
     rl = ResourceList()
     ignore = _read_krmignore(root)
     for rel in _package_files(root, ignore):
-        source = _read_source(root, rel)
+        source = _read_source(root, rel, validate)
         pkg.files[rel] = source
         rl.items.extend(item for item in source.items if item is not None)
     return pkg, rl
@@ -102,7 +107,7 @@ def _package_files(root: Path, ignore: list[str]) -> list[str]:
     return sorted(found)
 
 
-def _read_source(root: Path, rel: str) -> SourceFile:
+def _read_source(root: Path, rel: str, validate: bool) -> SourceFile:
     try:
         text = yamlio.read_text_file(root / rel)
     except UnicodeDecodeError:
@@ -119,15 +124,24 @@ def _read_source(root: Path, rel: str) -> SourceFile:
             continue
         obj = KubeObject(doc, what=f"{rel} (document {index})")
         obj.file_path, obj.file_index = rel, index
-        try:
-            data = obj.data
-        except KrmError as err:
-            raise KrmError(err.message.replace(obj.what, rel), file=File(rel, index)) from None
-        if not isinstance(data, dict):
-            raise KrmError(f"{rel}: document {index} is not a KRM object (not a mapping)", file=File(rel, index))
+        if validate:
+            _check_document(obj, rel, index)
         source.items.append(obj)
         index += 1
     return source
+
+
+def _check_document(obj: KubeObject, rel: str, index: int) -> None:
+    header = scan_header(obj.text)
+    if header is not None:
+        obj.cache_header(header)
+        return
+    try:
+        data = obj.data
+    except KrmError as err:
+        raise KrmError(err.message.replace(obj.what, rel), file=File(rel, index)) from None
+    if not isinstance(data, dict):
+        raise KrmError(f"{rel}: document {index} is not a KRM object (not a mapping)", file=File(rel, index))
 
 
 def split_documents(text: str) -> tuple[list[str], list[str]]:
