@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
