@@ -1,0 +1,77 @@
+"""Minimal reproducers of bugs found by the reliability fuzzers in modules
+owned by others.  Each is a strict xfail naming the owner module: when the
+bug is fixed the test passes, strict xfail turns that into a failure, and the
+marker (and the matching entry of ``harness.KNOWN_BUGS``) must be removed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .harness import check_function, configmap, resource_list, run_command, typed
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n"
+
+
+def _with_path(text: str, path: str) -> str:
+    return text + f"  annotations:\n    internal.config.kubernetes.io/path: {path}\n    config.kubernetes.io/path: {path}\n"
+
+
+@pytest.mark.xfail(strict=True, reason="modes/reorder_merge.py (lead): spec.patches of a non-list type "
+                   "raises TypeError -> 'internal error' result instead of a ConfigError")
+def test_typed_patches_not_a_list() -> None:
+    check_function(resource_list([CM], typed("ReorderMerge", {"patches": 5})))
+
+
+@pytest.mark.xfail(strict=True, reason="krm/rtedit.py (_rt_string, lead): a new multi-line string holding a "
+                   "control character is written as a literal block, which YAML cannot hold -> invalid output")
+def test_new_multiline_string_with_control_character() -> None:
+    patch = yaml.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"},
+                       "data": {"a": "line\n\x08bell"}})
+    out = check_function(resource_list([CM], configmap({"mode": "reorder-merge", "patch": patch})))
+    assert out.items[0]["data"]["a"] == "line\n\x08bell"
+
+
+@pytest.mark.xfail(strict=True, reason="merge3/identity.py (with_kpt_merge_comment): a resource name holding a "
+                   "newline breaks out of the `# kpt-merge:` comment -> invalid YAML / injected content")
+def test_kpt_merge_comment_with_newline_in_name() -> None:
+    item = _with_path('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "a\\nb"\n', "local/0.yaml")
+    out = check_function(resource_list([item], configmap({"mode": "resource-merge"})))
+    assert out.items[0]["metadata"]["name"] == "a\nb"
+
+
+@pytest.mark.xfail(strict=True, reason="merge3/identity.py (with_kpt_merge_comment): the name is used as an "
+                   "re.sub replacement template; a backslash raises re.error (traceback)")
+def test_kpt_merge_comment_with_backslash_in_name() -> None:
+    item = _with_path('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "a\\\\"\n', "local/0.yaml")
+    out = check_function(resource_list([item], configmap({"mode": "resource-merge"})))
+    assert out.items[0]["metadata"]["name"] == "a\\"
+
+
+@pytest.mark.xfail(strict=True, reason="commands/update.py (read_copy) + krm/kubeobject.py (_header_from_data): "
+                   "a YAML file whose document is a scalar raises AttributeError (traceback) instead of an error")
+def test_update_scalar_document(tmp_path: Path) -> None:
+    from krm_merge.commands import update
+
+    for side in ("local", "origin", "upstream"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "Kptfile").write_text("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\n")
+    (tmp_path / "upstream" / "c.yaml").write_text("a\nb\n")
+    code, _, err = run_command(update.main, [str(tmp_path / "local"), "--origin", str(tmp_path / "origin"),
+                                             "--upstream", str(tmp_path / "upstream")])
+    assert code == 1 and "c.yaml" in err
+
+
+@pytest.mark.xfail(strict=True, reason="krm/kubeobject.py / krm/rtedit.py (set_data): editing one field rewrites "
+                   "untouched sibling scalars that carry a standard tag (!!binary, !!timestamp, !!float): "
+                   "the tag is dropped or the scalar re-styled")
+def test_untouched_tagged_siblings_keep_their_bytes() -> None:
+    item = CM + "data:\n  c: !!binary aGVsbG8=\n  f: !!timestamp 2001-01-01\n  g: !!float 1\n"
+    patch = yaml.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"b": "2"}})
+    out = check_function(resource_list([item], configmap({"mode": "reorder-merge", "patch": patch})))
+    text = out.text
+    for line in ("  c: !!binary aGVsbG8=\n", "  f: !!timestamp 2001-01-01\n", "  g: !!float 1\n"):
+        assert "  " + line in text, line
