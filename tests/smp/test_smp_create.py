@@ -85,3 +85,12 @@ def test_conflict_yaml_is_printed_like_go_yaml() -> None:
 
     text = to_yaml({"b": ["y", "x", "1"], "a": "line\n", "c": "it's"})
     assert text == 'a: |\n  line\nb:\n- "y"\n- x\n- "1"\nc: it\'s\n'
+
+
+def test_reorder_of_a_primitive_merge_list_into_sorted_order_is_lost_as_in_go() -> None:
+    # Go sorts the original list in place before comparing it with the modified
+    # one: re-ordering into sorted order looks like "no change" (kubectl too).
+    assert create_two_way_patch({"mergingIntList": [3, 1, 2]}, {"mergingIntList": [1, 2, 3]}, SCHEMA) == {}
+    assert create_two_way_patch({"mergingIntList": [1, 2, 3]}, {"mergingIntList": [3, 2, 1]}, SCHEMA) == {
+        "$setElementOrder/mergingIntList": [3, 2, 1]
+    }

@@ -244,9 +244,12 @@ def diff_lists(
         return patch_list, [], order
     additions, removals = _diff_lists_of_scalars(original, modified, options)
     additions = sort_by_order(additions, modified, "", False, path)
+    # Go's diffListsOfScalars sorts the original slice in place before this
+    # comparison, so a pure re-ordering of a primitive list is not detected:
+    # compare the sorted original, as kubectl effectively does.
     if options.set_element_order and (
         (not options.ignore_deletions and removals)
-        or (not options.ignore_changes_and_additions and not deep_equal(original, modified))
+        or (not options.ignore_changes_and_additions and not deep_equal(sort_scalars(original), modified))
     ):
         order = modified
     return additions, removals, order
