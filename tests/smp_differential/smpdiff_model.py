@@ -187,6 +187,12 @@ DIRECTIVES = (
     "null",
 )
 
+# Inputs outside everyday use, each the focus of some examples: duplicate
+# keys in live lists, a patched unknown field (a lookup error on both
+# sides), invalid `$patch` values, list elements without their merge key,
+# merge keys of the wrong JSON type ("80" for 80).
+ODDITIES = ("duplicates", "unknown field", "bad $patch", "missing merge key", "key type")
+
 KINDS: dict[tuple[str, str], Struct] = {
     ("apps/v1", "Deployment"): DEPLOYMENT,
     ("v1", "Service"): SERVICE,
@@ -196,7 +202,19 @@ KINDS: dict[tuple[str, str], Struct] = {
 # ---------------------------------------------------------------- objects
 
 
-def values_of(model: Any, draw: Any, depth: int = 0) -> Any:
+@dataclass(frozen=True)
+class ObjectStyle:
+    """Unusual but legal object content, switched on for some examples."""
+
+    duplicates: bool = False  # merge lists and sets with repeated keys/values
+    unknown_fields: bool = False  # maps carry a field the schema does not know
+
+
+PLAIN = ObjectStyle()
+UNKNOWN_FIELD = "extraField"
+
+
+def values_of(model: Any, draw: Any, depth: int = 0, style: ObjectStyle = PLAIN) -> Any:
     """Draw a clean value (no nulls, no directives) of ``model``."""
     if isinstance(model, Scalar):
         return draw(st.sampled_from(model.values))
@@ -204,33 +222,40 @@ def values_of(model: Any, draw: Any, depth: int = 0) -> Any:
         keys = draw(st.lists(st.sampled_from(model.keys), unique=True, max_size=len(model.keys)))
         return {k: draw(st.sampled_from(model.values)) for k in keys}
     if isinstance(model, SetList):
-        return draw(st.lists(st.sampled_from(model.values), unique=True, max_size=4))
+        return draw(st.lists(st.sampled_from(model.values), unique=not style.duplicates, max_size=4))
     if isinstance(model, AtomicList):
-        return [values_of(model.element, draw, depth + 1) for _ in range(draw(st.integers(0, model.max_size)))]
+        count = draw(st.integers(0, model.max_size))
+        return [values_of(model.element, draw, depth + 1, style) for _ in range(count)]
     if isinstance(model, MergeList):
         low = 1 if draw(st.integers(0, 9)) >= 2 else 0
-        keys = draw(st.lists(st.sampled_from(model.key_values), unique=True, min_size=low, max_size=3))
-        return [element_with_key(model, k, draw, depth + 1) for k in keys]
+        keys = draw(
+            st.lists(st.sampled_from(model.key_values), unique=not style.duplicates, min_size=low, max_size=3)
+        )
+        return [element_with_key(model, k, draw, depth + 1, style) for k in keys]
     if isinstance(model, Struct):
         result: dict[str, Any] = {}
         for name, sub in model.fields.items():
             if name in model.required or draw(st.integers(0, 9)) >= 4:
-                result[name] = values_of(sub, draw, depth + 1)
+                result[name] = values_of(sub, draw, depth + 1, style)
+        if style.unknown_fields and draw(st.booleans()):
+            result[UNKNOWN_FIELD] = {"a": draw(st.sampled_from(WORDS))}
         return result
     raise TypeError(model)
 
 
-def element_with_key(model: MergeList, key: Any, draw: Any, depth: int) -> dict[str, Any]:
+def element_with_key(
+    model: MergeList, key: Any, draw: Any, depth: int, style: ObjectStyle = PLAIN
+) -> dict[str, Any]:
     """A clean list element carrying merge key ``key``."""
-    element = values_of(model.element, draw, depth)
+    element = values_of(model.element, draw, depth, style)
     element[model.key] = key
     return element
 
 
 @st.composite
-def kube_object(draw: Any, kind: tuple[str, str]) -> dict[str, Any]:
+def kube_object(draw: Any, kind: tuple[str, str], style: ObjectStyle = PLAIN) -> dict[str, Any]:
     """A small object of one of :data:`KINDS`."""
-    body = values_of(KINDS[kind], draw)
+    body = values_of(KINDS[kind], draw, 0, style)
     return {"apiVersion": kind[0], "kind": kind[1], **body}
 
 
@@ -261,6 +286,7 @@ def _hosts(model: Any, directive: str | None, live: Any) -> bool:
         return (
             directive in ("$setElementOrder", "$patch: delete (element)", "$patch: replace (list)", "null")
             or (directive == "$retainKeys" and model.element.retain_keys)
+            or (directive == "key type" and isinstance(model.key_values[0], int))
             or any(_hosts(model.element, directive, element) for element in live)
         )
     if isinstance(model, SetList):
@@ -324,7 +350,13 @@ class PatchDraw:
             self.directives.append("$patch: replace")
             replacement = values_of(model, self.draw, 3)
             return {"$patch": "replace", **replacement}
+        if not root and live is not None and self.chance("bad $patch", 0.0):
+            self.directives.append("bad $patch")
+            return {"$patch": self.draw(st.sampled_from(("merge", "bogus")))}
         patch: dict[str, Any] = {}
+        if live and UNKNOWN_FIELD in live and self.chance("unknown field", 0.0):
+            self.directives.append("unknown field")
+            patch[UNKNOWN_FIELD] = {"b": "x"} if self.coin(0.8) else None  # map: lookup error; null: fine
         for name in self.pick_fields(model, live, at_least_one=root or live is not None):
             if root and name == "metadata":
                 # Keep the object identifiable: never touch metadata.name.
@@ -387,7 +419,11 @@ class PatchDraw:
         elements: list[dict[str, Any]] = []
         deleted: list[Any] = []
         for key in self.pick_keys(model.key_values, live_keys):
-            if key in live_keys:
+            if isinstance(key, int) and self.chance("key type", 0.0):
+                # "80" is not 80: a new element on both sides.
+                self.directives.append("key type")
+                elements.append(element_with_key(model, str(key), self.draw, 3))
+            elif key in live_keys:
                 if self.chance("$patch: delete (element)", 0.2):
                     self.directives.append("$patch: delete (element)")
                     elements.append({model.key: key, "$patch": "delete"})
@@ -402,25 +438,33 @@ class PatchDraw:
                     elements.append(element)
             else:
                 elements.append(element_with_key(model, key, self.draw, 3))
+        if live and self.chance("missing merge key", 0.0):
+            self.directives.append("missing merge key")
+            element = element_with_key(model, live_keys[0], self.draw, 3)
+            del element[model.key]
+            elements.append(element)
+        if live and self.chance("bad $patch", 0.0):
+            self.directives.append("bad $patch")
+            elements.append({"$patch": self.draw(st.sampled_from(("merge", "bogus")))})
         if self.chance("$patch: replace (list)", 0.06):
             self.directives.append("$patch: replace (list)")
             marker = {"$patch": "replace"}
             # kubectl stores a replacing list verbatim (leftover directives and
             # nulls included), our engine cleans it: use clean elements only.
-            kept = [e[model.key] for e in elements if "$patch" not in e]
+            kept = [e[model.key] for e in elements if "$patch" not in e and model.key in e]
             elements = [element_with_key(model, key, self.draw, 3) for key in kept]
             elements.insert(0, marker)
             patch[name] = elements
             return
         if live and self.chance("$setElementOrder", 0.4):
             self.directives.append("$setElementOrder")
-            kept = [e[model.key] for e in elements if "$patch" not in e]
+            kept = [e[model.key] for e in elements if "$patch" not in e and model.key in e]
             others = [k for k in live_keys if k not in kept and k not in deleted and self.coin(0.6)]
             order = self.draw(st.permutations(kept + others))
             patch[f"$setElementOrder/{name}"] = [{model.key: k} for k in order]
             if not self.coin(0.05):  # else: patch order disagrees now and then (an error)
                 position = {k: i for i, k in enumerate(order)}
-                elements.sort(key=lambda e: position.get(e[model.key], len(position)))
+                elements.sort(key=lambda e: position.get(e.get(model.key), len(position)))
         if elements or not live or self.coin(0.2):
             patch[name] = elements
 
@@ -445,13 +489,22 @@ class PatchDraw:
             patch[name] = added
 
 
+FOCI: tuple[str | None, ...] = (None, *DIRECTIVES, *ODDITIES)
+
+
 @st.composite
-def object_and_patch(draw: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """(object, patch, directives used) for one of :data:`KINDS`."""
+def object_and_patch(draw: Any, focus: str | None = None) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """(object, patch, directives used) for one of :data:`KINDS`.
+
+    ``focus`` (one of :data:`FOCI`) makes that directive or oddity likely
+    wherever the object allows it.
+    """
     kind = draw(st.sampled_from(sorted(KINDS)))
-    obj = draw(kube_object(kind))
-    drawer = PatchDraw(draw, focus=draw(st.sampled_from((None, *DIRECTIVES))))
-    drawer.directives.append(f"focus {drawer.focus}")
+    style = ObjectStyle(duplicates=focus == "duplicates", unknown_fields=focus == "unknown field")
+    obj = draw(kube_object(kind, style))
+    drawer = PatchDraw(draw, focus=focus)
+    if style.duplicates:
+        drawer.directives.append("duplicates")
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
     patch = drawer.struct(KINDS[kind], body, root=True)
     return obj, patch, drawer.directives
