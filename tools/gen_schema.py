@@ -199,12 +199,13 @@ def write_table(table: dict[str, Any], out: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, help="a kubernetes-validate vX.Y.Z-local folder")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     try:
-        import kubernetes_validate  # type: ignore[import-not-found]
+        import kubernetes_validate  # type: ignore[import-untyped,unused-ignore]
         from kubernetes_validate.version import __version__ as validate_version  # type: ignore
 
         package_dir = Path(kubernetes_validate.__file__).parent

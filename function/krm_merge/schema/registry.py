@@ -11,7 +11,7 @@ Also home of the two helpers the 3-way merge needs: :func:`associative_key`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,7 +125,9 @@ class _DeclaredNode:
         return self._overlay(entry, lambda: self._base.lookup_slice(key))
 
     @staticmethod
-    def _overlay(entry: _PathTree, lookup: Any) -> tuple[SchemaNode | None, PatchMeta]:
+    def _overlay(
+        entry: _PathTree, lookup: Callable[[], tuple[SchemaNode | None, PatchMeta]]
+    ) -> tuple[SchemaNode | None, PatchMeta]:
         try:
             sub, meta = lookup()
         except SchemaLookupError:
