@@ -31,6 +31,12 @@ CAPTURED = load_yaml("kubectl-apply-cases.yaml")["cases"]
 SCHEMA = builtin_schema("apps/v1", "Deployment")
 
 
+def captured(prefix: str) -> dict[str, Any]:
+    """The captured case whose description starts with ``prefix``."""
+    (case,) = [c for c in CAPTURED if c["description"].startswith(prefix)]
+    return case  # type: ignore[no-any-return]
+
+
 def _ids(case: dict[str, Any]) -> str:
     return str(case["description"])
 
@@ -61,7 +67,7 @@ def test_applied_result_matches_kubectl(case: dict[str, Any]) -> None:
 
 
 def test_design_proposal_env_example_order() -> None:
-    case = CAPTURED[0]
+    case = captured("design proposal env example")
     result = apply_desired(case["live"], case["desired"], SCHEMA)
     env = result["spec"]["template"]["spec"]["containers"][0]["env"]
     # Real kubectl, not the proposal's text ([ENV5, ENV4, ENV1, ENV2, ENV6]).
@@ -74,7 +80,7 @@ def test_design_proposal_env_example_order() -> None:
 def test_second_apply_of_same_configuration_changes_nothing() -> None:
     # kubectl still sends $setElementOrder (live has server-added env entries),
     # but applying it again must not move anything.
-    case = CAPTURED[0]
+    case = captured("design proposal env example")
     once = apply_desired(case["live"], case["desired"], SCHEMA)
     assert set(kubectl_apply_patch(once, case["desired"], SCHEMA)) == {"spec"}
     assert deep_equal(apply_desired(once, case["desired"], SCHEMA), once)
@@ -97,7 +103,7 @@ def test_invalid_annotation_is_reported() -> None:
 
 
 def test_without_overwrite_a_changed_live_field_conflicts() -> None:
-    case = CAPTURED[1]
+    case = captured("escaping")
     desired = deep_copy(case["desired"])
     desired["spec"]["replicas"] = 5
     live = deep_copy(case["live"])

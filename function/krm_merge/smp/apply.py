@@ -199,7 +199,9 @@ class _Merger:
         """``handleDirectiveInMergeMap``: ``$patch: replace|delete`` on a whole map."""
         directive = patch[DIRECTIVE_MARKER]
         if directive == "replace" and isinstance(directive, str):
-            replaced: dict[str, Any] = self.replacement(patch)
+            # Go returns the patch minus the directive, in both modes.
+            content = {k: v for k, v in patch.items() if k != DIRECTIVE_MARKER}
+            replaced: dict[str, Any] = self.replacement(content)
             return replaced
         if directive == "delete" and isinstance(directive, str):
             return {}

@@ -72,7 +72,19 @@ def cases(cluster: FakeCluster) -> list[dict[str, Any]]:
     def add_finalizer(live: dict[str, Any]) -> None:
         live["metadata"]["finalizers"] = ["server/x", "a", "b"]
 
+    with_resources = deployment(["A"], labels={"a": "1", "b": "2"})
+    container = with_resources["spec"]["template"]["spec"]["containers"][0]
+    container["resources"] = {"limits": {"cpu": "1"}, "requests": {"cpu": "1", "memory": "1Gi"}}
+    replacing = copy.deepcopy(with_resources)
+    replacing["metadata"]["labels"] = {"$patch": "replace", "a": "1"}
+    replacing["spec"]["template"]["spec"]["containers"][0]["resources"] = {"$patch": "replace", "limits": {"cpu": "2"}}
+
+    def add_memory_limit(live: dict[str, Any]) -> None:
+        live["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"] = "5Gi"
+
     return [
+        capture(cluster, "$patch: replace in the configuration is dropped when the patches are merged",
+                with_resources, add_memory_limit, replacing),
         capture(cluster, "design proposal env example: server added ENV4 and ENV5 and reordered",
                 deployment(["ENV1", "ENV2", "ENV3"]), drift_env, deployment(["ENV1", "ENV2", "ENV6"])),
         capture(cluster, "escaping, numbers, removed label and annotation, server-side fields kept",
