@@ -150,7 +150,15 @@ class _Merger:
     # -- values entering the document -------------------------------------------------
 
     def new_value(self, value: Any) -> Any:
-        """Patch content stored where the live side has nothing to merge with."""
+        """Patch content stored under a key the live map lacks (or holds another type).
+
+        Go drops ``$patch`` content here in both modes (a map holding ``$patch``
+        is not stored at all) and, when applying, null entries too.
+        """
+        return clean_new_value(value) if self.apply_mode else remove_patch_directives(value)
+
+    def new_element(self, value: Any) -> Any:
+        """A patch element appended to a merge list (Go appends it verbatim)."""
         return clean_new_value(value) if self.apply_mode else deep_copy(value)
 
     def replacement(self, value: Any) -> Any:
@@ -519,7 +527,7 @@ class _Merger:
                     f"unknown patch type: {go_str(directive)} in map: {go_str(item)}", render(path)
                 )
         if replace:
-            return [self.new_value(i) for i in rest], [], True
+            return [self.new_element(i) for i in rest], [], True
         if not doomed:
             return live, rest, False
         # All deletions run before any merge, whatever their position in the patch.
@@ -540,7 +548,7 @@ class _Merger:
             index = positions.get(ident)
             if index is None:
                 positions[ident] = len(merged)
-                merged.append(self.new_value(item))
+                merged.append(self.new_element(item))
             else:
                 target = merged[index]
                 merged[index] = self.merge_map(
