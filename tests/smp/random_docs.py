@@ -117,3 +117,15 @@ class DocGenerator:
         if rng.random() < 0.15:
             patch.setdefault("spec", {})["strategy"] = {"$retainKeys": ["type"], "type": "Recreate"}
         return patch
+
+    def add_config_directives(self, desired: dict[str, Any]) -> dict[str, Any]:
+        """Sometimes put directives into a configuration (users do write them)."""
+        rng = self.rng
+        if rng.random() < 0.3:
+            desired["metadata"]["labels"] = {"$patch": rng.choice(["replace", "delete"]), "q": "1"}
+        containers = desired["spec"]["template"]["spec"]["containers"]
+        if rng.random() < 0.3:
+            containers[0]["resources"] = {"$patch": "replace", "limits": {"cpu": "3"}}
+        if rng.random() < 0.2:
+            containers.append({"name": rng.choice(["c1", "c2", "c3"]), "$patch": "delete"})
+        return desired

@@ -59,11 +59,12 @@ def test_apply_matches_kubectl_patch_local(cluster: FakeCluster, seed: int) -> N
             assert deep_equal(clean_new_value(theirs), clean_new_value(mine)), (live, patch, theirs, mine)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 def test_three_way_patch_matches_kubectl_apply(cluster: FakeCluster, seed: int) -> None:
     generator = DocGenerator(1000 + seed)
     for _ in range(15):
-        last, desired = generator.deployment(), generator.deployment()
+        last = generator.deployment()
+        desired = generator.add_config_directives(generator.deployment())
         live = with_last_applied(last)
         if generator.rng.random() < 0.7:
             live["spec"] = generator.deployment()["spec"]
