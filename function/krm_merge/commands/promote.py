@@ -14,9 +14,8 @@ nothing matched with ``--allow-no-match``), 1 on any error, 2 on bad usage.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from krm_merge.promote.errors import PromoteError
@@ -54,17 +53,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-@dataclass
 class _Run:
-    root: Path
-    marker_key: str
-    setters: dict[str, str | None]
-    describe: str
-    writes: list[PlannedWrite] = field(default_factory=list)
-    changes: "list[tuple[str, Change]]" = field(default_factory=list)
-    matched: int = 0
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    """What one run found and plans to write."""
+
+    def __init__(self, root: str, marker_key: str, setters: dict[str, str | None], describe: str) -> None:
+        self.root = root
+        self.marker_key = marker_key
+        self.setters = setters
+        self.describe = describe
+        self.writes: list[PlannedWrite] = []
+        self.changes: list[tuple[str, Change]] = []
+        self.matched = 0
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
 
 
 def main(argv: list[str]) -> int:
@@ -80,8 +81,8 @@ def main(argv: list[str]) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
-    if not root.is_dir():
+    root = args.dir
+    if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
     run = _plan(root, args)
     for warning in run.warnings:
@@ -110,7 +111,7 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan(root: Path, args: argparse.Namespace) -> _Run:
+def _plan(root: str, args: argparse.Namespace) -> _Run:
     if args.image_policy is not None:
         if args.environment or args.from_environment:
             raise PromoteError("--image-policy takes no environment")

@@ -266,7 +266,7 @@ def _run_strategy(rl: ResourceList, config: Config, target: str | None,
         except PromoteError as err:
             _report_error(rl, obj, err)
             continue
-        edits.append(_Edit(obj, TextOutcome(new_text, changes, 1)))
+        edits.append(_Edit(obj, TextOutcome(new_text, changes, 1, [])))
     return edits
 
 

@@ -8,7 +8,6 @@ key or value it belongs to, and lets the editor splice a scalar's exact bytes.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 from typing import Literal
 
 import yaml
@@ -19,21 +18,24 @@ PathPart = str | int
 Role = Literal["key", "value"]
 
 
-@dataclass(eq=False, slots=True)
 class Entry:
     """One occurrence of a node: a mapping key, or a value (mapping value, item, document root)."""
 
-    node: yaml.Node
-    start: int
-    end: int
-    role: Role
-    path: tuple[PathPart, ...]
-    doc: int
-    in_flow: bool
-    depth: int
-    alias: bool = False
-    value: "Entry | None" = None  # for keys: the entry of the value they name
-    dash: int | None = None  # for block sequence items: index of their `-` indicator
+    __slots__ = ("node", "start", "end", "role", "path", "doc", "in_flow", "depth", "alias", "value", "dash")
+
+    def __init__(self, node: yaml.Node, role: Role, path: tuple[PathPart, ...], doc: int, in_flow: bool,
+                 depth: int, alias: bool) -> None:
+        self.node = node
+        self.start: int = node.start_mark.index
+        self.end: int = node.end_mark.index
+        self.role = role
+        self.path = path
+        self.doc = doc
+        self.in_flow = in_flow
+        self.depth = depth
+        self.alias = alias
+        self.value: Entry | None = None  # for keys: the entry of the value they name
+        self.dash: int | None = None  # for block sequence items: index of their `-` indicator
 
     @property
     def is_scalar(self) -> bool:
@@ -174,8 +176,7 @@ class _Indexer:
     def add(self, node: yaml.Node, role: Role, path: tuple[PathPart, ...], doc: int,
             in_flow: bool, depth: int) -> Entry:
         alias = role == "value" and id(node) in self.seen
-        entry = Entry(node, node.start_mark.index, node.end_mark.index, role, path, doc,
-                      in_flow, depth, alias)
+        entry = Entry(node, role, path, doc, in_flow, depth, alias)
         self.entries.append(entry)
         if alias:
             return entry

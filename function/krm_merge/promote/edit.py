@@ -8,9 +8,8 @@ rendering mistake can never silently corrupt a file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -21,8 +20,7 @@ from krm_merge.promote.errors import PromoteError
 STR_TAG = "tag:yaml.org,2002:str"
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """One field set by a promotion (for the info result / command output)."""
 
     doc: int  # index of the YAML document in the text
@@ -33,8 +31,7 @@ class Change:
     marker: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Splice:
+class _Splice(NamedTuple):
     start: int
     end: int
     replacement: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from krm_merge.promote.document import Document, format_path, parse_document
 from krm_merge.promote.edit import Change, set_scalars
@@ -11,14 +11,13 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.locate import MalformedMarker, find_marked_fields
 
 
-@dataclass(slots=True)
-class TextOutcome:
+class TextOutcome(NamedTuple):
     """The result of promoting one text."""
 
     text: str  # the new text (the same object when nothing changed)
-    changes: list[Change] = field(default_factory=list)
-    matched: int = 0  # marked fields whose marker has a setter (already-current ones included)
-    malformed: list[MalformedMarker] = field(default_factory=list)
+    changes: list[Change]
+    matched: int  # marked fields whose marker has a setter (already-current ones included)
+    malformed: list[MalformedMarker]
 
     @property
     def changed(self) -> bool:
@@ -34,7 +33,7 @@ def promote_text(text: str, marker_key: str, setters: Mapping[str, str | None]) 
     invalid YAML and for a matching marker on a mapping, sequence or alias.
     """
     if marker_key not in text:
-        return TextOutcome(text)
+        return TextOutcome(text, [], 0, [])
     doc = parse_document(text)
     return promote_document(doc, marker_key, setters)
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
 from krm_merge.promote.errors import PromoteError
 
@@ -19,12 +18,11 @@ EXTRA_NAMES = ("Kustomization",)  # kustomize's extension-less file name, as Flu
 SKIP_DIRS = (".git",)
 
 
-@dataclass(frozen=True, slots=True)
-class ScreenedFile:
+class ScreenedFile(NamedTuple):
     """A file whose bytes contain at least one of the screening tokens."""
 
     rel: str  # path relative to the root, with "/" separators
-    path: Path
+    path: str  # as reached from the root (plain strings: pathlib is not worth its import here)
     data: bytes
     is_symlink: bool
     mtime_ns: int
@@ -48,13 +46,13 @@ def _read(path: str) -> bytes:
 _CHUNK = 1 << 16
 
 
-def screen(root: Path, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
+def screen(root: str, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
     """The YAML files under ``root`` containing any of ``tokens``, in sorted path order.
 
     Symbolic links to directories are not followed (no loops, no escaping the root);
     symbolic links to files are read (their edits are refused later); dangling ones are skipped.
     """
-    stack = [(str(root), "")]
+    stack = [(root, "")]
     found: list[ScreenedFile] = []
     suffixes, extra_names, skip_dirs = YAML_SUFFIXES, EXTRA_NAMES, SKIP_DIRS
     # This loop runs once per file of the tree: keep it flat (no helper calls per entry).
@@ -88,7 +86,7 @@ def screen(root: Path, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
 
 def _screened(entry: os.DirEntry[str], rel: str, data: bytes) -> ScreenedFile:
     info = os.stat(entry.path)
-    return ScreenedFile(rel, Path(entry.path), data, entry.is_symlink(), info.st_mtime_ns, info.st_size)
+    return ScreenedFile(rel, entry.path, data, entry.is_symlink(), info.st_mtime_ns, info.st_size)
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -107,31 +105,31 @@ def encode(text: str, bom: bool) -> bytes:
     return b"\xef\xbb\xbf" + data if bom else data
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedWrite:
+class PlannedWrite(NamedTuple):
     """New bytes for a screened file."""
 
     file: ScreenedFile
     data: bytes
 
 
-def _check_writable(root: Path, write: PlannedWrite) -> None:
+def _check_writable(root: str, write: PlannedWrite) -> None:
     rel = write.file.rel
-    if write.file.is_symlink or write.file.path.is_symlink():
+    if write.file.is_symlink or os.path.islink(write.file.path):
         raise PromoteError(f"refusing to write {rel}: it is a symbolic link")
-    parent = write.file.path.parent.resolve()
-    if parent != root and root not in parent.parents:
+    parent = os.path.realpath(os.path.dirname(write.file.path))
+    if parent != root and not parent.startswith(root.rstrip(os.sep) + os.sep):
         raise PromoteError(f"refusing to write {rel}: the path leaves {root}")
     info = os.stat(write.file.path, follow_symlinks=False)
     if info.st_mtime_ns != write.file.mtime_ns or info.st_size != write.file.size:
         raise PromoteError(f"{rel} changed on disk while promoting; nothing written")
 
 
-def _write_temp(path: Path, data: bytes) -> str:
+def _write_temp(path: str, data: bytes) -> str:
     import tempfile
 
     mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    directory, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -142,9 +140,9 @@ def _write_temp(path: Path, data: bytes) -> str:
     return tmp
 
 
-def write_all(root: Path, writes: list[PlannedWrite]) -> None:
+def write_all(root: str, writes: list[PlannedWrite]) -> None:
     """Write every planned file or none: temp files first, then renames (rolled back on failure)."""
-    root = root.resolve()
+    root = os.path.realpath(root)
     for write in writes:
         _check_writable(root, write)
     temps: list[tuple[str, PlannedWrite]] = []

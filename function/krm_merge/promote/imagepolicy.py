@@ -7,13 +7,12 @@ reference, the repository, the tag and the digest, as image-automation-controlle
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from krm_merge.promote.errors import PromoteError
 
 
-@dataclass(frozen=True, slots=True)
-class ImageRef:
+class ImageRef(NamedTuple):
     """An image reference split into repository name, tag and digest."""
 
     name: str

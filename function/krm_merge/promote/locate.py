@@ -12,8 +12,7 @@ Placement rules (pipeline-controller's, see docs/promote.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.markers import looks_like_marker, marker_value
@@ -21,8 +20,7 @@ from krm_merge.promote.markers import looks_like_marker, marker_value
 Placement = Literal["line", "head"]
 
 
-@dataclass(frozen=True, slots=True)
-class MarkedField:
+class MarkedField(NamedTuple):
     """A value carrying a marker comment for the searched marker key."""
 
     marker: str  # the marker's value, e.g. "default:podinfo:prod"
@@ -31,8 +29,7 @@ class MarkedField:
     line: int  # 1-based line of the comment
 
 
-@dataclass(frozen=True, slots=True)
-class MalformedMarker:
+class MalformedMarker(NamedTuple):
     """A comment that mentions the marker key but marks nothing (for diagnostics)."""
 
     line: int

@@ -6,8 +6,7 @@ Error texts are pipeline-controller's, so users and alerts keep recognising them
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from krm_merge.promote.errors import PromoteError
 
@@ -15,8 +14,7 @@ PIPELINE_GROUP = "pipelines.weave.works"
 PIPELINE_KIND = "Pipeline"
 
 
-@dataclass(frozen=True, slots=True)
-class PipelineRef:
+class PipelineRef(NamedTuple):
     """A Pipeline's namespace and name."""
 
     namespace: str

@@ -10,8 +10,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from krm_merge.promote.document import Document, Entry, PathPart
 from krm_merge.promote.errors import PromoteError
@@ -55,8 +54,7 @@ def path_selected(item_path: str, pattern: str) -> bool:
     return path == pat or path.startswith(pat + "/")
 
 
-@dataclass(frozen=True, slots=True)
-class Requirement:
+class Requirement(NamedTuple):
     """One term of a label selector: ``k=v``, ``k!=v``, ``k`` (exists) or ``!k``."""
 
     key: str
