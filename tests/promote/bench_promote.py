@@ -7,6 +7,7 @@ Prints the median wall time of each over several runs and the ratio (target <= 3
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -58,6 +59,14 @@ def timed(cmd: list[str]) -> float:
     return time.perf_counter() - start
 
 
+def cpu(cmd: list[str]) -> float:
+    """User + system CPU seconds of one run (steadier than wall time on a busy machine)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=5000)
@@ -74,12 +83,15 @@ def main() -> int:
         timed(grep), timed(promote)  # warm the page cache
         g = statistics.median(timed(grep) for _ in range(args.runs))
         p = statistics.median(timed(promote) for _ in range(args.runs))
+        gc = statistics.median(cpu(grep) for _ in range(args.runs))
+        pc = statistics.median(cpu(promote) for _ in range(args.runs))
         work = Path(tmp) / "write"
         shutil.copytree(root, work)
         w = timed([exe, "promote", str(work), *promote[3:-1]])
-    print(f"grep -rl:                 {g * 1000:7.1f} ms")
-    print(f"krm-merge promote --dry-run: {p * 1000:7.1f} ms  ({p / g:.2f}x grep)")
-    print(f"krm-merge promote (writes {args.markers} files): {w * 1000:7.1f} ms")
+    print(f"grep -rl:                    wall {g * 1000:7.1f} ms   cpu {gc * 1000:7.1f} ms")
+    print(f"krm-merge promote --dry-run: wall {p * 1000:7.1f} ms   cpu {pc * 1000:7.1f} ms"
+          f"   ({p / g:.2f}x grep wall, {pc / gc:.2f}x grep cpu)")
+    print(f"krm-merge promote (writes {args.markers} files): wall {w * 1000:7.1f} ms")
     return 0
 
 
