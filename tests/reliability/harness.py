@@ -71,12 +71,8 @@ class Unclean(AssertionError):
 # these (so CI stays meaningful) and keep hunting for new ones.  When a
 # reproducer starts passing, strict xfail fails: delete its line here too.
 KNOWN_BUGS: dict[str, re.Pattern[str]] = {
-    "test_typed_patches_not_a_list": re.compile(r"TypeError: '\w+' object is not iterable"),
-    "test_new_multiline_string_with_control_character": re.compile(
-        r"output is not YAML although the input is: unacceptable character #x[0-9a-f]{4}: control characters"),
     "test_kpt_merge_comment_with_newline_in_name": re.compile(r"output is not YAML(?s:.*)# kpt-merge: "),
     "test_kpt_merge_comment_with_backslash_in_name": re.compile(r"(bad escape|invalid group reference|re\.error)"),
-    "test_update_scalar_document": re.compile(r"AttributeError: '\w+' object has no attribute 'get'"),
 }
 
 

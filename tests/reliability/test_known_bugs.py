@@ -20,14 +20,10 @@ def _with_path(text: str, path: str) -> str:
     return text + f"  annotations:\n    internal.config.kubernetes.io/path: {path}\n    config.kubernetes.io/path: {path}\n"
 
 
-@pytest.mark.xfail(strict=True, reason="modes/reorder_merge.py (lead): spec.patches of a non-list type "
-                   "raises TypeError -> 'internal error' result instead of a ConfigError")
 def test_typed_patches_not_a_list() -> None:
     check_function(resource_list([CM], typed("ReorderMerge", {"patches": 5})))
 
 
-@pytest.mark.xfail(strict=True, reason="krm/rtedit.py (_rt_string, lead): a new multi-line string holding a "
-                   "control character is written as a literal block, which YAML cannot hold -> invalid output")
 def test_new_multiline_string_with_control_character() -> None:
     patch = yaml.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"},
                        "data": {"a": "line\n\x08bell"}})
@@ -51,8 +47,6 @@ def test_kpt_merge_comment_with_backslash_in_name() -> None:
     assert out.items[0]["metadata"]["name"] == "a\\"
 
 
-@pytest.mark.xfail(strict=True, reason="commands/update.py (read_copy) + krm/kubeobject.py (_header_from_data): "
-                   "a YAML file whose document is a scalar raises AttributeError (traceback) instead of an error")
 def test_update_scalar_document(tmp_path: Path) -> None:
     from krm_merge.commands import update
 

@@ -48,13 +48,23 @@ def _rt_string(value: str, like: Any) -> Any:
 
     from krm_merge.krm.yamlio import _needs_double_quotes
 
-    if "\n" in value:
+    if "\n" in value and _literal_can_hold(value):
         return LiteralScalarString(value)
     if isinstance(like, SingleQuotedScalarString) and value.isprintable():
         return SingleQuotedScalarString(value)
     if isinstance(like, DoubleQuotedScalarString) or _needs_double_quotes(value):
         return DoubleQuotedScalarString(value)
     return value
+
+
+def _literal_can_hold(value: str) -> bool:
+    """A literal block holds only printable text, and cannot start with a space or end in spaces."""
+    lines = value.split("\n")
+    return (
+        all(line.isprintable() for line in lines)
+        and not value.startswith((" ", "\t"))
+        and not any(line.endswith((" ", "\t")) for line in lines)
+    )
 
 
 def apply_to_rt(rt: Any, old: Any, new: Any, match: Matcher | None = None) -> Any:

@@ -72,7 +72,10 @@ def config_from_typed(spec: dict[str, Any]) -> Config:
     patches: list[Patch] = []
     if "patch" in spec:
         patches.extend(_patches_from_value(spec["patch"], "spec.patch", len(patches)))
-    for n, entry in enumerate(spec.get("patches") or []):
+    entries = spec.get("patches") or []
+    if not isinstance(entries, list):
+        raise ConfigError("spec.patches", "must be a list of {patch, target, optional}")
+    for n, entry in enumerate(entries):
         where = f"spec.patches[{n}]"
         if not isinstance(entry, dict):
             raise ConfigError(where, "must be an object with `patch` and optional `target`, `optional`")
