@@ -71,8 +71,6 @@ class Unclean(AssertionError):
 # these (so CI stays meaningful) and keep hunting for new ones.  When a
 # reproducer starts passing, strict xfail fails: delete its line here too.
 KNOWN_BUGS: dict[str, re.Pattern[str]] = {
-    "test_kpt_merge_comment_with_newline_in_name": re.compile(r"output is not YAML(?s:.*)# kpt-merge: "),
-    "test_kpt_merge_comment_with_backslash_in_name": re.compile(r"(bad escape|invalid group reference|re\.error)"),
 }
 
 

@@ -31,16 +31,12 @@ def test_new_multiline_string_with_control_character() -> None:
     assert out.items[0]["data"]["a"] == "line\n\x08bell"
 
 
-@pytest.mark.xfail(strict=True, reason="merge3/identity.py (with_kpt_merge_comment): a resource name holding a "
-                   "newline breaks out of the `# kpt-merge:` comment -> invalid YAML / injected content")
 def test_kpt_merge_comment_with_newline_in_name() -> None:
     item = _with_path('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "a\\nb"\n', "local/0.yaml")
     out = check_function(resource_list([item], configmap({"mode": "resource-merge"})))
     assert out.items[0]["metadata"]["name"] == "a\nb"
 
 
-@pytest.mark.xfail(strict=True, reason="merge3/identity.py (with_kpt_merge_comment): the name is used as an "
-                   "re.sub replacement template; a backslash raises re.error (traceback)")
 def test_kpt_merge_comment_with_backslash_in_name() -> None:
     item = _with_path('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "a\\\\"\n', "local/0.yaml")
     out = check_function(resource_list([item], configmap({"mode": "resource-merge"})))
