@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from krm_merge.krm import fastyaml, yamlio
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.results import KrmError
 
 HERE = Path(__file__).parent
 CORPUS = sorted((HERE / "corpus").iterdir())
@@ -278,7 +279,10 @@ def string_keys_only(value: Any) -> bool:
 
 
 def ruamel_stable(text: str) -> bool:
-    return string_keys_only(yamlio.load_data(text)) and yamlio.dump_rt(yamlio.load_rt(text)) == text
+    try:
+        return string_keys_only(yamlio.load_data(text)) and yamlio.dump_rt(yamlio.load_rt(text)) == text
+    except KrmError:  # ruamel is stricter than libyaml about some block scalars
+        return False
 
 
 EDITABLE = [p for p in CORPUS + FAST_CORPUS if fastyaml.parse(read(p)) is not None]

@@ -26,6 +26,7 @@ key and its first child belong to the key.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any, Callable
@@ -127,6 +128,16 @@ _RESOLVERS: dict[str, list[tuple[str, Any]]] = {
 _BOOL = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
 
 
+@functools.lru_cache(maxsize=8192)
+def _plain_key(text: str) -> Any:
+    """A plain key's value, or ``_NOTHING`` if the text is not a key the fast path reads."""
+    if not _KEY_TEXT_RX.fullmatch(text):
+        return _NOTHING
+    return _resolve_plain(text)
+
+
+# Scalars repeat across items (keys, images, labels): resolving is memoised.
+@functools.lru_cache(maxsize=8192)
 def _resolve_plain(text: str) -> Any:
     """The value of a plain scalar as the libyaml-backed loader builds it."""
     resolvers = _RESOLVERS.get(text[:1])
@@ -211,7 +222,7 @@ def _unescape(inner: str) -> str:
 # --- the parser ------------------------------------------------------------------
 
 # Plain keys the fast reader accepts: the characters Kubernetes keys use.
-_KEY_RX = re.compile(r"([A-Za-z0-9_$.\/+~()=@][A-Za-z0-9_$.\/+~()=@ :-]*?):(?: +|$)")
+_KEY_TEXT_RX = re.compile(r"[A-Za-z0-9_$.\/+~()=@](?:[A-Za-z0-9_$.\/+~()=@ :-]*[A-Za-z0-9_$.\/+~()=@-])?")
 # Characters a plain value may not start with (flow, quotes, anchors, tags, block indicators ...).
 _PLAIN_BAD_FIRST = frozenset("[]{},#&*!|>'\"%@`")
 # Flow-context plain scalars: a safe alphabet only.
@@ -259,14 +270,9 @@ class _Parser:
         self.lines = lines
         self.n = len(lines)
         self.indents = [len(line) - len(line.lstrip(" ")) for line in lines]
-        self.cache: dict[str, Any] = {}
 
     def plain(self, text: str) -> Any:
-        cache = self.cache
-        if text in cache:
-            return cache[text]
-        value = cache[text] = _resolve_plain(text)
-        return value
+        return _resolve_plain(text)
 
     def next_content(self, i: int) -> int:
         """The first line at or after ``i`` that is neither blank nor a comment."""
@@ -382,13 +388,16 @@ class _Parser:
             while end < len(line) and line[end] == " ":
                 end += 1
             return key, end
-        m = _KEY_RX.match(line, col)
-        if m is None:
+        colon = line.find(": ", col)
+        if colon < 0:
+            if line[-1] != ":":
+                return None
+            colon = len(line) - 1
+        key = _plain_key(line[col:colon])
+        if key is _NOTHING:
             return None
-        key_text = m.group(1)
-        if key_text.endswith(" "):
-            raise _Unsupported("space before colon")
-        return self.plain(key_text), m.end()
+        rest = line[colon + 1 :]
+        return key, len(line) - len(rest.lstrip(" "))
 
     def parse_value(self, i: int, col: int, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
         """The value starting at ``lines[i][col:]`` of an entry of a container at ``indent``.
@@ -663,6 +672,9 @@ def _splice(lines: list[str], lo: int, hi: int, edits: list[Edit]) -> list[str]:
     return out
 
 
+_START: Any = _Nothing()
+
+
 class _Editor:
     def __init__(self, lines: list[str], match: Matcher) -> None:
         self.lines = lines
@@ -737,9 +749,9 @@ class _Editor:
                     raise _Unsupported("first key of a sequence element deleted")
                 edits.append((entry.start, entry.stop, []))
         # New keys follow the old key they come after in ``new`` (like
-        # ruamel's insert after the previous key); None means "at the start".
+        # ruamel's insert after the previous key); _START means "at the start".
         inserts: dict[Any, list[tuple[Any, Any]]] = {}
-        anchor: Any = None
+        anchor: Any = _START
         for key, value in new.items():
             if key in entries:
                 entry = entries[key]
@@ -753,7 +765,7 @@ class _Editor:
             lines: list[str] = []
             for key, value in new_entries:
                 lines.extend(_render_entry(key, value, pos.indent))
-            if anchor_key is None:
+            if anchor_key is _START:
                 first = next(iter(entries.values()))
                 if pos.dash_line >= 0:
                     raise _Unsupported("insert before the first key of a sequence element")

@@ -131,6 +131,8 @@ class KubeObject:
 
     def _header_from_data(self) -> Header:
         data = self.data
+        if not isinstance(data, dict):
+            raise KrmError(f"{self.what} is not a KRM object (not a mapping)")
         meta = data.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
         return Header(
@@ -311,20 +313,20 @@ class KubeObject:
         """Splice the text directly when the fast editor is sure of the result."""
         from krm_merge.krm import fastyaml, rtedit
 
-        fast = self._fast
-        if fast is None or self._rt is not None or self._data is not fast.data:
+        if self._rt is not None:
             return False
+        fast = self._fast
+        if fast is None or fast.data is not old:
+            # After an earlier edit the positions are gone: re-read the text.
+            fast = fastyaml.parse(self.text)
+            if fast is None or not rtedit.same(fast.data, old):
+                return False
         new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         if new_text is None:
             return False
-        # Re-reading the result proves the splice and readies the next edit.
-        reparsed = fastyaml.parse(new_text)
-        if reparsed is None or not rtedit.same(reparsed.data, new):
-            return False
         self._text = new_text
         self._mark_changed()
-        self._fast = reparsed
-        self._data = reparsed.data
+        self._data = new
         return True
 
     @property
