@@ -72,7 +72,7 @@ WORDS = ("x", "y", "z", "w")
 
 ENV = Struct({"name": Scalar(NAMES), "value": Scalar(WORDS)}, required=("name",))
 CONTAINER_PORT = Struct(
-    {"containerPort": Scalar((80, 81, 443, 8080)), "name": Scalar(("http", "web", "tls"))},
+    {"containerPort": Scalar((1, 80, 443, 8080)), "name": Scalar(("http", "web", "tls"))},
     required=("containerPort",),
 )
 VOLUME_MOUNT = Struct(
@@ -85,7 +85,7 @@ CONTAINER = Struct(
         "image": Scalar(("nginx", "redis", "busybox:1", "app:2")),
         "args": AtomicList(Scalar(WORDS)),
         "env": MergeList(ENV, "name", NAMES),
-        "ports": MergeList(CONTAINER_PORT, "containerPort", (80, 81, 443, 8080)),
+        "ports": MergeList(CONTAINER_PORT, "containerPort", (1, 80, 443, 8080)),
         "volumeMounts": MergeList(VOLUME_MOUNT, "mountPath", ("/a", "/b", "/c", "/d")),
         "workingDir": Scalar(("/", "/srv")),
     },
@@ -212,6 +212,7 @@ class ObjectStyle:
 
 PLAIN = ObjectStyle()
 UNKNOWN_FIELD = "extraField"
+UNKNOWN_LIST = "extraList"
 
 
 def values_of(model: Any, draw: Any, depth: int = 0, style: ObjectStyle = PLAIN) -> Any:
@@ -239,6 +240,8 @@ def values_of(model: Any, draw: Any, depth: int = 0, style: ObjectStyle = PLAIN)
                 result[name] = values_of(sub, draw, depth + 1, style)
         if style.unknown_fields and draw(st.booleans()):
             result[UNKNOWN_FIELD] = {"a": draw(st.sampled_from(WORDS))}
+        if style.unknown_fields and draw(st.booleans()):
+            result[UNKNOWN_LIST] = [draw(st.sampled_from(WORDS))]
         return result
     raise TypeError(model)
 
@@ -357,6 +360,9 @@ class PatchDraw:
         if live and UNKNOWN_FIELD in live and self.chance("unknown field", 0.0):
             self.directives.append("unknown field")
             patch[UNKNOWN_FIELD] = {"b": "x"} if self.coin(0.8) else None  # map: lookup error; null: fine
+        if live and UNKNOWN_LIST in live and self.chance("unknown field", 0.0):
+            self.directives.append("unknown field")
+            patch[UNKNOWN_LIST] = ["y"]  # list on both sides: a list lookup, an error
         for name in self.pick_fields(model, live, at_least_one=root or live is not None):
             if root and name == "metadata":
                 # Keep the object identifiable: never touch metadata.name.
@@ -420,9 +426,10 @@ class PatchDraw:
         deleted: list[Any] = []
         for key in self.pick_keys(model.key_values, live_keys):
             if isinstance(key, int) and self.chance("key type", 0.0):
-                # "80" is not 80: a new element on both sides.
+                # "80", 80.0 and true are not 80 or 1 for Go: a new element on both sides.
                 self.directives.append("key type")
-                elements.append(element_with_key(model, str(key), self.draw, 3))
+                variant = self.draw(st.sampled_from((str(key), float(key), key == 1)))
+                elements.append(element_with_key(model, variant, self.draw, 3))
             elif key in live_keys:
                 if self.chance("$patch: delete (element)", 0.2):
                     self.directives.append("$patch: delete (element)")

@@ -46,9 +46,20 @@ FOCI_RUN: Counter[str | None] = Counter()  # examples run per focus
 USED: dict[str | None, Counter[str]] = {}  # directives used, per focus
 
 
+def _go_json(value: Any) -> Any:
+    """``value`` as Go's JSON encoder prints it: an integral float64 prints as an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _go_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_go_json(v) for v in value]
+    return value
+
+
 def canonical(value: Any) -> str:
     """JSON text with sorted keys: equal iff equal as data, types exact, list order kept."""
-    return json.dumps(value, sort_keys=True)
+    return json.dumps(_go_json(value), sort_keys=True)
 
 
 def ours(obj: dict[str, Any], patch: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
