@@ -70,12 +70,20 @@ def test_multi_line_head_comment_is_no_marker() -> None:
     text = f"# set by the pipeline\n{M}\nversion: 1.0\n"
     assert _set(text) == text
     _, malformed = find_marked_fields(parse_document(text), KEY)
-    assert [m.line for m in malformed] == [2] and "not attached" in malformed[0].reason
+    assert [m.line for m in malformed] == [2] and "marks no field" in malformed[0].reason
 
 
 def test_head_comment_deeper_than_next_line_is_a_foot_comment() -> None:
     text = f"a:\n  x: 1\n  {M}\nb: 2\n"
     assert _set(text) == text
+
+
+def test_line_comment_of_an_item_hides_its_head_comment() -> None:
+    # Upstream reads one comment per node, the line comment first.
+    text = f"tags:\n  {M}\n  - 1.0 # pinned\n"
+    assert _set(text) == text
+    # A marker above a key belongs to the key, so the value's own line comment does not hide it.
+    assert _set(f"{M}\nv: 1.0 # pinned\n") == f"{M}\nv: NEW # pinned\n"
 
 
 def test_head_comment_on_sequence_item_and_value_line() -> None:

@@ -67,7 +67,7 @@ def _line_comment_target(doc: Document, line: int, comment: int) -> Entry | None
     return None
 
 
-def _head_comment_target(doc: Document, line: int, comment: int) -> Entry | None:
+def _head_comment_target(doc: Document, line: int, comment: int, key: str) -> Entry | None:
     if line > 0 and doc.is_comment_only(line - 1):
         return None  # multi-line head comments are not markers (upstream rule)
     if line + 1 >= len(doc.line_starts):
@@ -80,11 +80,30 @@ def _head_comment_target(doc: Document, line: int, comment: int) -> Entry | None
     if comment - comment_start > nxt - next_start:
         return None  # deeper than the next line: a foot comment of what precedes it
     if doc.text[nxt] == "-" and doc.text[nxt + 1 : nxt + 2] in ("", " ", "\t", "\r", "\n"):
-        return doc.item_with_dash_at(nxt)
+        return _unless_hidden(doc, doc.item_with_dash_at(nxt), key)
     starting = doc.entries_starting_at(nxt)
     if not starting:
         return None
-    return _as_value(_deepest(starting))
+    deepest = _deepest(starting)
+    if deepest.role == "key":
+        return deepest.value  # a head comment of the key: the value inherits it
+    return _unless_hidden(doc, deepest, key)
+
+
+def _unless_hidden(doc: Document, entry: Entry | None, key: str) -> Entry | None:
+    """A head comment of the value itself counts only when the value has no line comment.
+
+    Upstream reads one comment per node, the line comment first: `- 1.0 # pinned` hides a
+    marker on the line above the item (a marker above a *key* is the key's and still counts).
+    """
+    if entry is None or not entry.is_scalar:
+        return entry
+    line = doc.line_of(entry.end)
+    comment = doc.comment_start(line)
+    if comment is None:
+        return entry
+    _, line_end = doc.line_span(line)
+    return entry if marker_value(doc.text[comment:line_end], key) is not None else None
 
 
 def find_marked_fields(doc: Document, key: str) -> tuple[list[MarkedField], list[MalformedMarker]]:
@@ -114,13 +133,14 @@ def find_marked_fields(doc: Document, key: str) -> tuple[list[MarkedField], list
             continue
         placement: Placement
         if doc.first_content(line) == comment:
-            target, placement = _head_comment_target(doc, line, comment), "head"
+            target, placement = _head_comment_target(doc, line, comment, key), "head"
         else:
             target, placement = _line_comment_target(doc, line, comment), "line"
         if target is None:
             # Upstream ignores such comments; say why instead of staying silent.
-            malformed.append(MalformedMarker(line + 1, comment_text, "is not attached to a field "
-                                             "(a marker goes after the value, or alone on the line above its key)"))
+            malformed.append(MalformedMarker(line + 1, comment_text, "marks no field (a marker goes after "
+                                             "the value, or alone on the line above its key or item; an "
+                                             "item's own line comment hides the one above it)"))
             continue
         found.append(MarkedField(value, target, placement, line + 1))
     return _line_markers_win(found), malformed
