@@ -115,7 +115,7 @@ def split_file(data: bytes) -> SplitFile:
     return SplitFile(crlf, separators, docs)
 
 
-def _has_content(doc: str) -> bool:
+def has_content(doc: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in doc.splitlines())
 
 

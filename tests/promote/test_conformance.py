@@ -17,7 +17,7 @@ from krm_merge.commands import promote as promote_command
 from krm_merge.krm.resourcelist import read_resource_list
 from krm_merge.runner import run_function
 
-from .harness import Case, _has_content, annotate, copy_tree, load_cases, read_tree, resource_list, split_file
+from .harness import Case, has_content, annotate, copy_tree, load_cases, read_tree, resource_list, split_file
 
 CASES = load_cases()
 
@@ -36,7 +36,7 @@ def _run_function_on_tree(case: Case) -> tuple[dict[str, bytes], list[dict], int
         split = split_file(data)
         files[rel] = split
         for n, doc in enumerate(split.docs):
-            if _has_content(doc):
+            if has_content(doc):
                 annotated, block = annotate(doc, rel, n)
                 items.append(annotated)
                 slots.append((rel, n, block))

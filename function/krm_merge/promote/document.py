@@ -100,10 +100,9 @@ class Document:
     def line_span(self, line: int) -> tuple[int, int]:
         """(start, end) of a line's content, excluding its line break (LF or CR LF)."""
         start = self.line_starts[line]
+        # The next line starts after "\n"; the last line runs to the end of the text.
         end = self.line_starts[line + 1] - 1 if line + 1 < len(self.line_starts) else len(self.text)
-        if end > start and self.text[end - 1] == "\r" and end < len(self.text) and self.text[end] == "\n":
-            end -= 1
-        elif end > start and end == len(self.text) and self.text[end - 1] == "\r":
+        if end > start and self.text[end - 1] == "\r":
             end -= 1
         return start, end
 
