@@ -187,3 +187,21 @@ def test_malformed_marker_is_a_warning() -> None:
     _, results, code = run([item], pipeline="default/podinfo", environment="prod", value="6.3.0")
     assert code == 0
     assert [r["severity"] for r in results] == ["warning", "info"]
+
+
+@pytest.mark.parametrize("written", ["1.10", "0123", "true", "1e3"])
+def test_unquoted_config_value_is_taken_as_written(written: str) -> None:
+    # ConfigMap data are strings: `value: 1.10` is the version "1.10", not the float 1.1.
+    rl = resource_list([release("prod")], {}).split("functionConfig:")[0] + (
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: p\n  data:\n"
+        f"    mode: promote\n    pipeline: default/podinfo\n    environment: prod\n    value: {written}\n")
+    out, code = run_function(rl)
+    assert code == 0
+    item = read_resource_list(out).items[0].text
+    assert yaml.safe_load(item)["spec"]["chart"]["spec"]["version"] == written
+    typed = rl.split("functionConfig:")[0] + (
+        "functionConfig:\n  apiVersion: fn.krm-merge.dev/v1alpha1\n  kind: Promote\n  metadata:\n    name: p\n"
+        f"  spec:\n    pipeline: default/podinfo\n    environment: prod\n    value: {written}\n")
+    out, code = run_function(typed)
+    assert code == 0
+    assert yaml.safe_load(read_resource_list(out).items[0].text)["spec"]["chart"]["spec"]["version"] == written

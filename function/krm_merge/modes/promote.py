@@ -15,8 +15,10 @@ Edits are byte-exact (see :mod:`krm_merge.promote`): only the set scalar's text 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import yaml
 
 from krm_merge.config import ConfigError, check_keys, parse_bool, parse_choice
 from krm_merge.krm.kubeobject import KubeObject
@@ -147,6 +149,7 @@ class _Edit:
 
 def run(rl: ResourceList, config: Config) -> None:
     """Set the promoted field(s) in ``rl.items``; one info result per change."""
+    config = replace(config, value=_value_as_written(rl.function_config, config.value))
     try:
         target, pipeline_data = _resolve_environment(rl, config)
     except PromoteError as err:
@@ -171,6 +174,35 @@ def run(rl: ResourceList, config: Config) -> None:
             rl.results.warning(message)
         else:
             raise KrmError(message + " (set allowNoMatch: true to accept this)")
+
+
+def _value_as_written(function_config: KubeObject | None, parsed: str) -> str:
+    """The ``value`` exactly as written in the functionConfig.
+
+    ConfigMap data are strings, and a version is text: an unquoted ``value: 1.10`` means
+    "1.10", not the number 1.1 that a YAML loader makes of it (kpt itself reads such data
+    as strings).  Quoted values were strings already.
+    """
+    if function_config is None:
+        return parsed
+    try:
+        root = yaml.compose(function_config.text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError:
+        return parsed
+    for section in ("data", "spec"):
+        node = _child(_child(root, section), "value")
+        if isinstance(node, yaml.ScalarNode) and not node.style and node.value:
+            return str(node.value)
+    return parsed
+
+
+def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return v
+    return None
 
 
 def _resolve_environment(rl: ResourceList, config: Config) -> tuple[str | None, dict[str, Any] | None]:
