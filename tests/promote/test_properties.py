@@ -78,14 +78,14 @@ _nasty = st.text(alphabet=st.sampled_from(list(":#'\"\\-{}[],&*!|>%@` \t\n\r?.~0
                  max_size=20)
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=st.one_of(_text, _nasty), form=st.sampled_from(sorted(OLD_FORMS)))
 @example(value="1.10", form="plain")
 def test_any_string_reads_back_exactly(value: str, form: str) -> None:
     _check(OLD_FORMS[form], value)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(value=st.one_of(_text, _nasty))
 def test_flow_context_values(value: str) -> None:
     text = f"args: [a, 1.9, c] # plain\nlist: [\n  first,\n  1.9, # {MARK}\n  last,\n]\nz: 1\n"
@@ -143,7 +143,7 @@ def _marked_candidates(text: str) -> list[tuple[int, yaml.ScalarNode]]:
     return out
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(
     data=st.dictionaries(_keys, _data, min_size=1, max_size=5),
     value=st.one_of(_text, _nasty),
@@ -202,7 +202,7 @@ def _set_same_leaf(data: object, root: yaml.Node, node_at: int, value: str) -> N
     assert walk(root, data)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.dictionaries(_keys, _data, min_size=1, max_size=5),
     value=st.one_of(_text, _nasty),
