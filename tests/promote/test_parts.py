@@ -106,3 +106,18 @@ def test_crlf_literal_block_target() -> None:
     text = 'notes: | # {"$promotion": "a:b:c"}\r\n  old\r\nnext: 1\r\n'
     new = promote_text(text, "$promotion", {"a:b:c": "x\ny\n"}).text
     assert new == 'notes: | # {"$promotion": "a:b:c"}\r\n  x\r\n  y\r\nnext: 1\r\n'
+
+
+def test_verification_catches_wrong_edits() -> None:
+    from krm_merge.promote.document import parse_document
+    from krm_merge.promote.edit import verify
+
+    old = parse_document("a: 1\nc: &y z\nb: [x, *y]\n")
+    node = old.roots[0].value[0][1]
+    verify(old, "a: x\nc: &y z\nb: [x, *y]\n", {id(node): "x"})
+    for wrong, want in (("a: 1.5\nc: &y z\nb: [x, *y]\n", "1.5"),  # a float, not the string "1.5"
+                        ('a: "1.5"\nc: &y z\nb: [x, *y]\n', "x"),  # a string, but not the value
+                        ('a: "x"\nc: &y z\nb: [x, z2]\n', "x"),  # something else changed
+                        ('a: "x"\nc: &y z\n', "x")):  # structure lost
+        with pytest.raises(PromoteError, match="internal error"):
+            verify(old, wrong, {id(node): want})

@@ -130,21 +130,34 @@ def splice(text: str, splices: list[_Splice]) -> str:
     return "".join(out)
 
 
-def _canonical(node: yaml.Node, overrides: dict[int, tuple[str, str]], memo: dict[int, Any]) -> Any:
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    if isinstance(node, yaml.ScalarNode):
-        result: Any = overrides.get(key, (node.tag, node.value))
-    elif isinstance(node, yaml.SequenceNode):
-        memo[key] = None  # recursive structures: break the cycle
-        result = ("seq", node.tag, tuple(_canonical(n, overrides, memo) for n in node.value))
-    else:
-        memo[key] = None
-        result = ("map", node.tag, tuple((_canonical(k, overrides, memo), _canonical(v, overrides, memo))
-                                         for k, v in node.value))
-    memo[key] = result
-    return result
+def _same(old: yaml.Node, new: yaml.Node, expected: dict[int, str], seen: set[tuple[int, int]]) -> bool:
+    """True when ``new`` is ``old`` with the scalars in ``expected`` set to those strings."""
+    stack = [(old, new)]
+    while stack:
+        a, b = stack.pop()
+        pair = (id(a), id(b))
+        if pair in seen:
+            continue  # aliases: each node pair is compared once
+        seen.add(pair)
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, yaml.ScalarNode):
+            want = expected.get(id(a))
+            if want is None:
+                if a.tag != b.tag or a.value != b.value:
+                    return False
+            elif b.tag != STR_TAG or b.value != want:
+                return False
+        else:
+            if a.tag != b.tag or len(a.value) != len(b.value):
+                return False
+            if isinstance(a, yaml.MappingNode):
+                for (ka, va), (kb, vb) in zip(a.value, b.value):
+                    stack.append((ka, kb))
+                    stack.append((va, vb))
+            else:
+                stack.extend(zip(a.value, b.value))
+    return True
 
 
 def verify(old: Document, new_text: str, expected: dict[int, str]) -> None:
@@ -157,13 +170,12 @@ def verify(old: Document, new_text: str, expected: dict[int, str]) -> None:
         new_roots = [r for r in yaml.compose_all(new_text, Loader=yaml.CSafeLoader) if r is not None]
     except yaml.YAMLError as err:
         raise PromoteError(f"internal error: the edited text does not parse ({err}); nothing written") from None
-    overrides = {node_id: (STR_TAG, value) for node_id, value in expected.items()}
-    try:
-        want = [_canonical(r, overrides, {}) for r in old.roots]
-        got = [_canonical(r, {}, {}) for r in new_roots]
     except RecursionError:
         raise PromoteError("YAML nesting too deep to process") from None
-    if want != got:
+    seen: set[tuple[int, int]] = set()
+    if len(new_roots) != len(old.roots) or not all(
+        _same(a, b, expected, seen) for a, b in zip(old.roots, new_roots)
+    ):
         raise PromoteError("internal error: the edited text does not read back as intended; nothing written")
 
 
