@@ -25,7 +25,7 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.promote import strategies
-from krm_merge.promote.document import format_path, parse_document
+from krm_merge.promote.document import parse_document
 from krm_merge.promote.edit import Change, set_scalars
 from krm_merge.promote.engine import TextOutcome, promote_text
 from krm_merge.promote.errors import PromoteError

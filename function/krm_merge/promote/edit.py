@@ -9,7 +9,7 @@ rendering mistake can never silently corrupt a file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import yaml
 
