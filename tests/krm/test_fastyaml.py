@@ -89,6 +89,8 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
         '"open key\n  x": 1\n',
         "<<: {a: 1}\n",
         "a: 1\n b: 2\n",
+        "a: x\x85y\n",  # NEL is a line break in YAML 1.1
+        "a: x\u2028y\n",
     ],
 )
 def test_outside_the_subset_gives_up(text: str) -> None:

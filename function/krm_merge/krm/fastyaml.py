@@ -227,13 +227,34 @@ _KEY_TEXT_RX = re.compile(r"[A-Za-z0-9_$.\/+~()=@](?:[A-Za-z0-9_$.\/+~()=@ :-]*[
 _PLAIN_BAD_FIRST = frozenset("[]{},#&*!|>'\"%@`")
 # Flow-context plain scalars: a safe alphabet only.
 _FLOW_PLAIN_RX = re.compile(r"[A-Za-z0-9_$.\/+=~()-][A-Za-z0-9_$.\/+=~() -]*")
-# Tabs, CR and YAML 1.1's extra line breaks (NEL, LS, PS) leave the subset too.
-_NON_PRINTABLE = re.compile("[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# Control characters (tabs and CR included) leave the subset.  A character
+# class over all of Unicode would cost ~25 ms to compile at start-up, so
+# non-ASCII characters are checked one by one (they are rare).
+_ASCII_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+
+
+def _outside_charset(text: str) -> bool:
+    """True when ``text`` holds a character the fast path does not read.
+
+    Besides control characters: YAML 1.1's extra line breaks (NEL, LS, PS),
+    C1 controls, the BOM, surrogates and non-characters.
+    """
+    if _ASCII_CONTROL.search(text):
+        return True
+    if text.isascii():
+        return False
+    for ch in set(text):
+        code = ord(ch)
+        if code < 0x80:
+            continue
+        if code < 0xA0 or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF) or 0xD800 <= code < 0xE000:
+            return True
+    return False
 
 
 def parse(text: str) -> Parsed | None:
     """Parse a kyaml-shaped block mapping; None when the text leaves the subset."""
-    if not text or _NON_PRINTABLE.search(text) or "\ufeff" in text:
+    if not text or _outside_charset(text):
         return None
     final_newline = text.endswith("\n")
     lines = text.split("\n")
@@ -263,243 +284,260 @@ class _Nothing:
 _NOTHING: Any = _Nothing()
 
 
+# Line kinds (the second field of a line's info) and value kinds.
+_KEY, _DASH = 0, 1
+_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP = 0, 1, 2, 3, 4
+_BLANK: tuple = ()
+
+
+@functools.lru_cache(maxsize=65536)
+def _line_info(line: str) -> tuple:
+    """What one structure line says, independent of where it is (so it is memoised:
+    lines repeat across items).  ``_BLANK`` for blank and comment lines;
+    ``(indent, _KEY, key, value info)`` or ``(indent, _DASH, value info)``.
+    Only immutable values are cached; flow collections are parsed at each use.
+    """
+    stripped = line.lstrip(" ")
+    if not stripped or stripped[0] == "#":
+        return _BLANK
+    indent = len(line) - len(stripped)
+    if stripped[0] == "-" and (len(stripped) == 1 or stripped[1] == " "):
+        col = indent + 1
+        while col < len(line) and line[col] == " ":
+            col += 1
+        if col < len(line) and line[col] != "#":
+            if line[col] == "-" and (col + 1 == len(line) or line[col + 1] == " "):
+                raise _Unsupported("nested compact sequence")
+            found = _match_key(line, col)
+            if found is not None:
+                return (indent, _DASH, (_INLINE_MAP, col, found[0], _value_info(line, found[1])))
+        return (indent, _DASH, _value_info(line, col))
+    found = _match_key(line, indent)
+    if found is None:
+        raise _Unsupported("not a key")
+    return (indent, _KEY, found[0], _value_info(line, found[1]))
+
+
+def _match_key(line: str, col: int) -> tuple[Any, int] | None:
+    """The key at ``line[col:]`` and the column its value starts at, or None."""
+    first = line[col]
+    if first == "'" or first == '"':
+        try:
+            key, end = _quoted(line, col)
+        except _Unsupported:
+            return None
+        if line[end : end + 1] != ":" or line[end + 1 : end + 2] not in ("", " "):
+            return None
+        rest = line[end + 1 :]
+        return key, len(line) - len(rest.lstrip(" "))
+    colon = line.find(": ", col)
+    if colon < 0:
+        if line[-1] != ":":
+            return None
+        colon = len(line) - 1
+    key = _plain_key(line[col:colon])
+    if key is _NOTHING:
+        return None
+    rest = line[colon + 1 :]
+    return key, len(line) - len(rest.lstrip(" "))
+
+
+def _value_info(line: str, col: int) -> tuple:
+    """The value written at ``line[col:]``: (kind, ...) with columns for its position."""
+    rest = line[col:]
+    if not rest or rest[0] == "#":
+        return (_EMPTY, col if rest else -1)
+    first = rest[0]
+    if first == "'" or first == '"':
+        value, end = _quoted(line, col)
+        return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
+    if first in "[{":
+        return (_FLOW, col)
+    if first == "|":
+        return _literal_header(line, col)
+    if first in _PLAIN_BAD_FIRST or (first in "-?:" and (len(rest) == 1 or rest[1] == " ")):
+        raise _Unsupported("indicator")
+    hash_at = rest.find(" #")
+    text = rest if hash_at < 0 else rest[:hash_at]
+    text = text.rstrip(" ")
+    if ": " in text or text.endswith(":"):
+        raise _Unsupported("colon in plain scalar")
+    comment = -1 if hash_at < 0 else col + hash_at + 1
+    return (_SCALAR, _resolve_plain(text), col, col + len(text), "plain", comment)
+
+
+def _comment_after(line: str, end: int) -> int:
+    """Check only a comment follows column ``end``; return its column or -1."""
+    tail = line[end:]
+    stripped = tail.lstrip(" ")
+    if not stripped:
+        return -1
+    if stripped[0] == "#" and len(stripped) < len(tail):
+        return end + len(tail) - len(stripped)
+    raise _Unsupported("text after scalar")
+
+
+def _literal_header(line: str, col: int) -> tuple:
+    header = line[col + 1 :]
+    chomp = ""
+    if header[:1] in ("-", "+"):
+        chomp, header = header[0], header[1:]
+    if header[:1].isdigit():
+        raise _Unsupported("indentation indicator")
+    comment = -1
+    if header.strip(" "):
+        stripped = header.lstrip(" ")
+        if stripped[0] != "#" or len(stripped) == len(header):
+            raise _Unsupported("block scalar header")
+        comment = col + 1 + len(chomp) + len(header) - len(stripped)
+    return (_LITERAL, col, chomp, comment)
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
 class _Parser:
     """Recursive descent over lines; raises :class:`_Unsupported` to give up."""
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.n = len(lines)
-        self.indents = [len(line) - len(line.lstrip(" ")) for line in lines]
 
-    def plain(self, text: str) -> Any:
-        return _resolve_plain(text)
-
-    def next_content(self, i: int) -> int:
-        """The first line at or after ``i`` that is neither blank nor a comment."""
-        lines, indents, n = self.lines, self.indents, self.n
+    def next_content(self, i: int) -> tuple[int, tuple]:
+        """The first line at or after ``i`` that is neither blank nor a comment, and its info."""
+        lines, n = self.lines, self.n
         while i < n:
-            line = lines[i]
-            ind = indents[i]
-            if ind < len(line) and line[ind] != "#":
-                return i
+            info = _line_info(lines[i])
+            if info is not _BLANK:
+                return i, info
             i += 1
-        return n
+        return n, _BLANK
 
     def parse_document(self) -> tuple[Any, MapPos] | None:
-        i = self.next_content(0)
-        if i >= self.n or self.indents[i] != 0:
+        i, info = self.next_content(0)
+        if i >= self.n or info[0] != 0 or info[1] != _KEY:
             return None
-        first = self.lines[i]
-        if first.startswith(("---", "...", "%", "- ")) or first == "-":
+        if self.lines[i].startswith(("---", "...", "%")):
             return None
-        data, node, end = self.parse_map(i, 0, -1)
+        data, node, end = self.parse_map(i, 0, -1, info)
         if end != self.n:
             return None
         return data, node
 
-    def parse_block(self, i: int, indent: int) -> tuple[Any, Node, int]:
-        """A block collection whose first line ``i`` is at column ``indent``."""
-        line = self.lines[i]
-        if line[indent] == "-" and (len(line) == indent + 1 or line[indent + 1] == " "):
-            return self.parse_seq(i, indent)
-        return self.parse_map(i, indent, -1)
+    def parse_block(self, i: int, info: tuple) -> tuple[Any, Node, int]:
+        """A block collection whose first line ``i`` (with ``info``) sets its indentation."""
+        if info[1] == _DASH:
+            return self.parse_seq(i, info[0], info)
+        return self.parse_map(i, info[0], -1, info)
 
-    def parse_map(self, i: int, indent: int, dash_line: int) -> tuple[dict, MapPos, int]:
-        lines, indents = self.lines, self.indents
+    def parse_map(self, i: int, indent: int, dash_line: int, info: tuple) -> tuple[dict, MapPos, int]:
+        """``info`` is line ``i``'s; for a map opened on a dash line it is the inline-map info."""
+        lines = self.lines
         data: dict[Any, Any] = {}
         node = MapPos(indent, dash_line)
         entries = node.entries
         previous: Entry | None = None
+        key, value_info = info[2], info[3]
         while True:
-            line = lines[i]
-            found = self.match_key(line, indent)
-            if found is None:
-                raise _Unsupported("not a key")
-            key, value_col = found
             if key in data or isinstance(key, float):
                 raise _Unsupported("duplicate key")
-            value, pos, nxt, inline = self.parse_value(i, value_col, indent, True)
+            value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
             entry = Entry(i, pos, inline)
             if previous is not None:
                 previous.stop = i
             previous = entry
             data[key] = value
             entries[key] = entry
-            j = self.next_content(nxt)
-            if j >= self.n or indents[j] < indent:
+            j, info = self.next_content(nxt)
+            if j >= self.n or info[0] < indent:
                 entry.stop = j
                 return data, node, j
-            if indents[j] > indent:
-                raise _Unsupported("unexpected indentation")
+            if info[0] > indent or info[1] != _KEY:
+                raise _Unsupported("unexpected line in a mapping")
             i = j
+            key, value_info = info[2], info[3]
 
-    def parse_seq(self, i: int, indent: int) -> tuple[list, SeqPos, int]:
-        lines, indents = self.lines, self.indents
+    def parse_seq(self, i: int, indent: int, info: tuple) -> tuple[list, SeqPos, int]:
         data: list[Any] = []
         node = SeqPos(indent)
         previous: Entry | None = None
         while True:
-            line = lines[i]
-            if line[indent] != "-" or (len(line) > indent + 1 and line[indent + 1] != " "):
-                if previous is None:
-                    raise _Unsupported("not a sequence")
-                previous.stop = i
-                return data, node, i
-            col = indent + 1
-            while col < len(line) and line[col] == " ":
-                col += 1
-            if col < len(line) and line[col] != "#":
-                if self.match_key(line, col) is not None:
-                    value, pos, nxt = self.parse_map(i, col, i)
-                    inline = True
-                else:
-                    if line[col] == "-" and (col + 1 == len(line) or line[col + 1] == " "):
-                        raise _Unsupported("nested compact sequence")
-                    value, pos, nxt, inline = self.parse_value(i, col, indent, False)
+            inner = info[2]
+            if inner[0] == _INLINE_MAP:
+                value, pos, nxt = self.parse_map(i, inner[1], i, inner)
+                inline = True
             else:
-                value, pos, nxt, inline = self.parse_value(i, col, indent, False)
-            if isinstance(pos, MapPos) and pos.dash_line < 0:
-                pos.dash_line = i  # `- # comment` or a bare dash: ruamel ties the line to the first key
+                value, pos, nxt, inline = self.parse_value(i, inner, indent, False)
+                if isinstance(pos, MapPos) and pos.dash_line < 0:
+                    pos.dash_line = i  # `- # comment` or a bare dash: ruamel ties the line to the first key
             entry = Entry(i, pos, inline)
             if previous is not None:
                 previous.stop = i
             previous = entry
             data.append(value)
             node.items.append(entry)
-            j = self.next_content(nxt)
-            if j >= self.n or indents[j] < indent:
+            j, info = self.next_content(nxt)
+            if j >= self.n or info[0] < indent:
                 entry.stop = j
                 return data, node, j
-            if indents[j] > indent:
+            if info[0] > indent:
                 raise _Unsupported("unexpected indentation")
+            if info[1] != _DASH:
+                entry.stop = j
+                return data, node, j
             i = j
 
-    def match_key(self, line: str, col: int) -> tuple[Any, int] | None:
-        """The key at ``line[col:]`` and the column its value starts at, or None."""
-        first = line[col]
-        if first == "'" or first == '"':
-            try:
-                key, end = _quoted(line, col)
-            except _Unsupported:
-                return None
-            if line[end : end + 1] != ":" or line[end + 1 : end + 2] not in ("", " "):
-                return None
-            end += 1
-            while end < len(line) and line[end] == " ":
-                end += 1
-            return key, end
-        colon = line.find(": ", col)
-        if colon < 0:
-            if line[-1] != ":":
-                return None
-            colon = len(line) - 1
-        key = _plain_key(line[col:colon])
-        if key is _NOTHING:
-            return None
-        rest = line[colon + 1 :]
-        return key, len(line) - len(rest.lstrip(" "))
-
-    def parse_value(self, i: int, col: int, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
-        """The value starting at ``lines[i][col:]`` of an entry of a container at ``indent``.
+    def parse_value(self, i: int, info: tuple, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
+        """The value of line ``i`` described by ``info``, in a container at ``indent``.
 
         Returns (value, position, first line after the value, inline).
         """
-        line = self.lines[i]
-        rest = line[col:]
-        if not rest or rest[0] == "#":
-            comment = col if rest else -1
-            j = self.next_content(i + 1)
+        kind = info[0]
+        if kind == _SCALAR:
+            return info[1], ScalarPos(i, info[2], info[3], info[4], info[5]), i + 1, True
+        if kind == _EMPTY:
+            j, nxt = self.next_content(i + 1)
             if j < self.n:
-                ind = self.indents[j]
+                ind = nxt[0]
                 if ind > indent:
-                    value, pos, nxt = self.parse_block(j, ind)
-                    return value, pos, nxt, False
-                if in_map and ind == indent and self.lines[j][ind] == "-":
-                    nl = self.lines[j]
-                    if len(nl) == ind + 1 or nl[ind + 1] == " ":
-                        value, pos, nxt = self.parse_seq(j, ind)
-                        return value, pos, nxt, False
-            return None, ScalarPos(i, col, col, "empty", comment), i + 1, True
-        first = rest[0]
-        if first == "'":
-            return self.single_quoted(i, col)
-        if first == '"':
-            return self.double_quoted(i, col)
-        if first in "[{":
-            return self.flow(i, col)
-        if first == "|":
-            return self.literal(i, col, indent)
-        if first in _PLAIN_BAD_FIRST or (first in "-?:" and (len(rest) == 1 or rest[1] == " ")):
-            raise _Unsupported("indicator")
-        hash_at = rest.find(" #")
-        text = rest if hash_at < 0 else rest[:hash_at]
-        text = text.rstrip(" ")
-        if ": " in text or text.endswith(":"):
-            raise _Unsupported("colon in plain scalar")
-        comment = -1 if hash_at < 0 else col + hash_at + 1
-        return self.plain(text), ScalarPos(i, col, col + len(text), "plain", comment), i + 1, True
+                    value, pos, end = self.parse_block(j, nxt)
+                    return value, pos, end, False
+                if in_map and ind == indent and nxt[1] == _DASH:
+                    value, pos, end = self.parse_seq(j, ind, nxt)
+                    return value, pos, end, False
+            col = info[1] if info[1] >= 0 else len(self.lines[i])
+            return None, ScalarPos(i, col, col, "empty", info[1]), i + 1, True
+        if kind == _FLOW:
+            line = self.lines[i]
+            col = info[1]
+            value, end = _FlowParser(line, _resolve_plain).parse(col)
+            comment = _comment_after(line, end)
+            return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
+        if kind == _LITERAL:
+            return self.literal(i, info, indent)
+        raise _Unsupported("value")
 
-    def _after(self, line: str, end: int) -> int:
-        """Check only a comment follows column ``end``; return its column or -1."""
-        tail = line[end:]
-        stripped = tail.lstrip(" ")
-        if not stripped:
-            return -1
-        if stripped[0] == "#" and len(stripped) < len(tail):
-            return end + len(tail) - len(stripped)
-        raise _Unsupported("text after scalar")
-
-    def single_quoted(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
-        line = self.lines[i]
-        value, end = _quoted(line, col)
-        comment = self._after(line, end)
-        return value, ScalarPos(i, col, end, "single", comment), i + 1, True
-
-    def double_quoted(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
-        line = self.lines[i]
-        value, end = _quoted(line, col)
-        comment = self._after(line, end)
-        return value, ScalarPos(i, col, end, "double", comment), i + 1, True
-
-    def flow(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
-        line = self.lines[i]
-        value, end = _FlowParser(line, self.plain).parse(col)
-        comment = self._after(line, end)
-        return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
-
-    def literal(self, i: int, col: int, indent: int) -> tuple[Any, Node, int, bool]:
+    def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
+        _, col, chomp, comment = info
         lines = self.lines
-        line = lines[i]
-        header = line[col + 1 :]
-        chomp = ""
-        if header[:1] in ("-", "+"):
-            chomp, header = header[0], header[1:]
-        if header[:1].isdigit():
-            raise _Unsupported("indentation indicator")
-        comment = -1
-        if header.strip(" "):
-            stripped = header.lstrip(" ")
-            if stripped[0] != "#" or len(stripped) == len(header):
-                raise _Unsupported("block scalar header")
-            comment = col + 1 + len(chomp) + len(header) - len(stripped)
+        n = self.n
         # The content indentation is the first non-blank line's.
         j = i + 1
-        n = self.n
         widest_blank = 0
         while j < n and not lines[j].strip(" "):
             widest_blank = max(widest_blank, len(lines[j]))
             j += 1
-        if j >= n or self.indents[j] <= indent:
+        if j >= n or _indent_of(lines[j]) <= indent:
             raise _Unsupported("empty block scalar")
-        content = self.indents[j]
+        content = _indent_of(lines[j])
         if widest_blank > content:
             raise _Unsupported("blank line wider than content")
         end = j
         while end < n:
             text = lines[end]
-            if text.strip(" "):
-                if self.indents[end] < content:
-                    break
+            if text.strip(" ") and _indent_of(text) < content:
+                break
             end += 1
         # Trailing blank lines: count them, then cut them off the content.
         last = end
@@ -511,7 +549,7 @@ class _Parser:
             value += "\n"
         elif chomp == "+":
             value += "\n" * (1 + end - last)
-        return value, ScalarPos(i, col, len(line), "literal", comment), end, True
+        return value, ScalarPos(i, col, len(lines[i]), "literal", comment), end, True
 
 
 def _quoted(line: str, col: int) -> tuple[str, int]:
