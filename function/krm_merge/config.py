@@ -75,7 +75,7 @@ def resolve(function_config: KubeObject | None) -> Invocation:
         raise ConfigError("", "must be an object")
     api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
     if kind == "ConfigMap" and api_version == "v1":
-        return _from_configmap(data)
+        return _from_configmap(_as_strings(function_config.text, data) if function_config else data)
     group = api_version.rpartition("/")[0]
     if group == API_GROUP:
         return _from_typed(kind, data)
@@ -84,6 +84,22 @@ def resolve(function_config: KubeObject | None) -> Invocation:
         f"unsupported functionConfig {api_version or '<no apiVersion>'}/{kind or '<no kind>'}; "
         + _how_to_choose(),
     )
+
+
+def _as_strings(text: str, typed: dict[str, Any]) -> dict[str, Any]:
+    """The ConfigMap with every scalar as written: ``1.10`` stays ``"1.10"``, not ``1.1``.
+
+    A ConfigMap holds strings; kpt passes the text of each value through, so
+    resolving ``1.10`` as a number would change the user's value.
+    """
+    from krm_merge.krm import yamlio
+
+    raw = yamlio.load_strings(text, "functionConfig")
+    if isinstance(raw, dict) and isinstance(raw.get("data"), dict) and isinstance(typed.get("data"), dict):
+        # Explicit nulls (`key:` or `key: null`) read as "" either way.
+        data = {k: ("" if typed["data"].get(k) is None else v) for k, v in raw["data"].items()}
+        return {**typed, "data": data}
+    return typed
 
 
 def _from_configmap(data: dict[str, Any]) -> Invocation:

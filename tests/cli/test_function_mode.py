@@ -121,3 +121,14 @@ def test_results_go_to_stderr_for_kustomize() -> None:
     assert proc.stderr.startswith("[error]: the input is not valid YAML")
     quiet = run("not: [valid")
     assert quiet.stderr == ""
+
+
+def test_configmap_values_are_taken_as_written() -> None:
+    """`value: 1.10` in a ConfigMap is the string "1.10", not the number 1.1."""
+    from krm_merge.config import resolve
+    from krm_merge.krm.kubeobject import KubeObject
+
+    fc = KubeObject("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+                    "data: {mode: promote, pipeline: default/p, environment: prod, value: 1.10}\n")
+    invocation = resolve(fc)
+    assert invocation.config.value == "1.10"

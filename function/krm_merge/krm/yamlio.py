@@ -120,6 +120,17 @@ def load_all_data(text: str, what: str = "input") -> list[Any]:
         raise KrmError(f"{what} is not valid Kubernetes YAML: {err}") from None
 
 
+def load_strings(text: str, what: str = "input") -> Any:
+    """Load one document with every scalar kept as its string (no type resolution)."""
+    _check_aliases(text, what)
+    try:
+        return yaml.load(text, Loader=yaml.CBaseLoader)
+    except yaml.YAMLError as err:
+        raise KrmError(_yaml_error_message(err, what)) from None
+    except RecursionError:
+        raise KrmError(f"{what} is nested too deeply to process") from None
+
+
 def dump_data(data: Any) -> str:
     """Print plain data as block YAML (for new objects and results; no comments)."""
     return yaml.dump(
