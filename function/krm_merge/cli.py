@@ -24,9 +24,11 @@ Usage:
                                           run a mode on a package directory
   krm-merge diff ORIGINAL MODIFIED [--current CURRENT] [--overwrite]
                                           print the strategic merge patch kubectl computes
-  krm-merge update LOCAL --origin DIR --upstream DIR [--strategy S] [--conflicts P] [--dry-run]
+  krm-merge update LOCAL --origin DIR --upstream DIR [--strategy S] [--conflicts P]
+                   [--fallback-keys K,...] [--dry-run]
                                           kpt pkg update's 3-way package merge, on directories
-  krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V [--dry-run]
+  krm-merge promote DIR (--pipeline NS/NAME (--environment E | --from-environment E) | --image-policy NS:NAME)
+                   --value V [--allow-no-match] [--dry-run]
                                           set fields marked for promotion
   krm-merge --help | --version
 
@@ -36,10 +38,11 @@ resource of apiVersion fn.krm-merge.dev/v1alpha1:
   mode            kind            what it does
   reorder-merge   ReorderMerge    apply strategic merge patches exactly as the API server
                                   (keys: patch, serverOnlyItems, desired)
-  pipeline-merge  PipelineMerge   3-way merge of Kptfile pipelines (keys: origin, upstream, ...)
-  resource-merge  ResourceMerge   kpt pkg update's 3-way merge (keys: strategy, conflicts, ...)
+  pipeline-merge  PipelineMerge   3-way merge of Kptfile pipelines (keys: origin, upstream, conflicts, ...)
+  resource-merge  ResourceMerge   kpt pkg update's 3-way merge (keys: strategy, conflicts, fallbackKeys, ...)
   promote         Promote         set fields marked # {"$promotion": "ns:pipeline:env"}
-                                  (keys: pipeline, environment | fromEnvironment, value)
+                                  (keys: pipeline, environment | fromEnvironment, value,
+                                  allowNoMatch, imagePolicy, strategy, ...)
 
 Examples:
   kpt fn eval PKG --exec krm-merge -- mode=reorder-merge "patch=$(cat patch.yaml)"
