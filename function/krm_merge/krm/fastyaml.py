@@ -105,13 +105,17 @@ Node = ScalarPos | MapPos | SeqPos
 class Parsed:
     """The result of :func:`parse`: plain data, its positions and the text's lines."""
 
-    __slots__ = ("data", "root", "lines", "final_newline")
+    __slots__ = ("data", "root", "lines", "final_newline", "comment_after_flow")
 
-    def __init__(self, data: Any, root: MapPos, lines: list[str], final_newline: bool) -> None:
+    def __init__(self, data: Any, root: MapPos, lines: list[str], final_newline: bool,
+                 comment_after_flow: bool = False) -> None:
         self.data = data
         self.root = root
         self.lines = lines
         self.final_newline = final_newline
+        # ruamel ties a comment line after a flow collection to the *next* key,
+        # unlike every other comment; entries are then not moved or removed here.
+        self.comment_after_flow = comment_after_flow
 
 
 class _Unsupported(Exception):
@@ -268,7 +272,7 @@ def parse(text: str) -> Parsed | None:
     if result is None:
         return None
     data, root = result
-    return Parsed(data, root, lines, final_newline)
+    return Parsed(data, root, lines, final_newline, parser.comment_after_flow)
 
 
 def load(text: str) -> Any:
@@ -403,6 +407,7 @@ class _Parser:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.n = len(lines)
+        self.comment_after_flow = False
 
     def next_content(self, i: int) -> tuple[int, tuple]:
         """The first line at or after ``i`` that is neither blank nor a comment, and its info."""
@@ -513,6 +518,8 @@ class _Parser:
             col = info[1]
             value, end = _FlowParser(line, _resolve_plain).parse(col)
             comment = _comment_after(line, end)
+            if i + 1 < self.n and _line_info(self.lines[i + 1]) is _BLANK:
+                self.comment_after_flow = True
             return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
         if kind == _LITERAL:
             return self.literal(i, info, indent)
@@ -686,7 +693,7 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
     """
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None
-    editor = _Editor(parsed.lines, match)
+    editor = _Editor(parsed.lines, match, parsed.comment_after_flow)
     try:
         edits = editor.edit_map(parsed.root, old, new)
         lines = _splice(parsed.lines, 0, len(parsed.lines), edits)
@@ -714,20 +721,27 @@ _START: Any = _Nothing()
 
 
 class _Editor:
-    def __init__(self, lines: list[str], match: Matcher) -> None:
+    def __init__(self, lines: list[str], match: Matcher, fixed_blocks: bool) -> None:
         self.lines = lines
         self.match = match
+        self.fixed_blocks = fixed_blocks
+
+    def structural(self) -> None:
+        """Entries are about to be removed, added or moved: allowed unless blocks are unclear."""
+        if self.fixed_blocks:
+            raise _Unsupported("comment after a flow collection")
 
     # values ----------------------------------------------------------------------
 
     def edit_value(self, pos: Node, old: Any, new: Any, entry: Entry, key_col: int) -> list[Edit]:
         """Edits turning the value at ``pos`` from ``old`` into ``new``."""
+        if isinstance(pos, MapPos) and isinstance(new, dict) and new:
+            # No deep comparison first: walking the map finds what changed in one pass.
+            return self.edit_map(pos, old, new)
         if same(old, new):
             return []
         if isinstance(pos, MapPos) and isinstance(old, dict) and isinstance(new, dict):
-            if not new:
-                raise _Unsupported("map emptied")
-            return self.edit_map(pos, old, new)
+            raise _Unsupported("map emptied")
         if isinstance(pos, SeqPos) and isinstance(old, list) and isinstance(new, list):
             if not new:
                 raise _Unsupported("list emptied")
@@ -783,6 +797,7 @@ class _Editor:
             if key not in new:
                 if not isinstance(key, str):
                     raise _Unsupported("non-string key")
+                self.structural()
                 if pos.dash_line >= 0 and entry is next(iter(entries.values())):
                     raise _Unsupported("first key of a sequence element deleted")
                 edits.append((entry.start, entry.stop, []))
@@ -800,6 +815,7 @@ class _Editor:
                     raise _Unsupported("non-string key")
                 inserts.setdefault(anchor, []).append((key, value))
         for anchor_key, new_entries in inserts.items():
+            self.structural()
             lines: list[str] = []
             for key, value in new_entries:
                 lines.extend(_render_entry(key, value, pos.indent))
@@ -827,6 +843,7 @@ class _Editor:
             inner.append(self.edit_value(entry.value, old[old_index], value, entry, pos.indent))
         if len(new) == len(old) and all(p == k for k, p in enumerate(pairs)):
             return [e for group in inner for e in group]
+        self.structural()
         lo, hi = items[0].start, items[-1].stop
         out: list[str] = []
         for value, old_index, group in zip(new, pairs, inner):
