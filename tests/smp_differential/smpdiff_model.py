@@ -190,8 +190,18 @@ DIRECTIVES = (
 # Inputs outside everyday use, each the focus of some examples: duplicate
 # keys in live lists, a patched unknown field (a lookup error on both
 # sides), invalid `$patch` values, list elements without their merge key,
-# merge keys of the wrong JSON type ("80" for 80).
-ODDITIES = ("duplicates", "unknown field", "bad $patch", "missing merge key", "key type")
+# merge keys of the wrong JSON type ("80" for 80), list elements holding
+# `$patch: replace`, directives on atomic lists, `$retainKeys` on any map.
+ODDITIES = (
+    "duplicates",
+    "unknown field",
+    "bad $patch",
+    "missing merge key",
+    "key type",
+    "element $patch: replace",
+    "directive on atomic list",
+    "$retainKeys elsewhere",
+)
 
 KINDS: dict[tuple[str, str], Struct] = {
     ("apps/v1", "Deployment"): DEPLOYMENT,
@@ -290,13 +300,16 @@ def _hosts(model: Any, directive: str | None, live: Any) -> bool:
             directive in ("$setElementOrder", "$patch: delete (element)", "$patch: replace (list)", "null")
             or (directive == "$retainKeys" and model.element.retain_keys)
             or (directive == "key type" and isinstance(model.key_values[0], int))
+            or directive == "element $patch: replace"
             or any(_hosts(model.element, directive, element) for element in live)
         )
     if isinstance(model, SetList):
         return bool(live) and directive in ("$setElementOrder", "$deleteFromPrimitiveList", "null")
+    if isinstance(model, AtomicList):
+        return directive in ("null", "directive on atomic list") and isinstance(model.element, Scalar) and bool(live)
     if isinstance(model, Struct):
         return (
-            directive in ("$patch: delete", "$patch: replace", "null")
+            directive in ("$patch: delete", "$patch: replace", "null", "$retainKeys elsewhere")
             or (directive == "$retainKeys" and model.retain_keys)
             or any(_hosts(sub, directive, live.get(name)) for name, sub in model.fields.items())
         )
@@ -369,6 +382,10 @@ class PatchDraw:
                 patch[name] = self.struct_without(model.fields[name], live.get(name) if live else None, "name")
                 continue
             self.field(patch, name, model.fields[name], live.get(name) if live else None)
+        if not (root or model.retain_keys) and live is not None and patch and self.chance("$retainKeys elsewhere", 0.0):
+            # The directive works whatever the schema says.
+            self.directives.append("$retainKeys elsewhere")
+            patch["$retainKeys"] = sorted(k for k in patch if not k.startswith("$"))
         if model.retain_keys and live is not None and patch and self.chance("$retainKeys", 0.4):
             keys = [k for k in patch if not k.startswith("$")]
             extra = [k for k in live if k not in keys and self.coin(0.3)]
@@ -397,6 +414,21 @@ class PatchDraw:
             self.merge_list(patch, name, model, live)
         elif isinstance(model, SetList):
             self.set_list(patch, name, model, live)
+        elif (
+            isinstance(model, AtomicList)
+            and isinstance(model.element, Scalar)
+            and live
+            and self.chance("directive on atomic list", 0.0)
+        ):
+            # `$deleteFromPrimitiveList` works on any list; `$setElementOrder` with
+            # a replacing list must list exactly the patch's items.
+            self.directives.append("directive on atomic list")
+            if self.coin(0.5):
+                patch[f"$deleteFromPrimitiveList/{name}"] = [live[0]]
+            else:
+                values = values_of(model, self.draw, 3)
+                patch[f"$setElementOrder/{name}"] = list(values)
+                patch[name] = values
         else:  # Scalar or AtomicList: replaced
             patch[name] = values_of(model, self.draw, 3)
 
@@ -430,6 +462,10 @@ class PatchDraw:
                 self.directives.append("key type")
                 variant = self.draw(st.sampled_from((str(key), float(key), key == 1)))
                 elements.append(element_with_key(model, variant, self.draw, 3))
+            elif key in live_keys and self.chance("element $patch: replace", 0.0):
+                # An element holding `$patch: replace` turns the whole list into a replacement.
+                self.directives.append("element $patch: replace")
+                elements.append({**element_with_key(model, key, self.draw, 3), "$patch": "replace"})
             elif key in live_keys:
                 if self.chance("$patch: delete (element)", 0.2):
                     self.directives.append("$patch: delete (element)")
