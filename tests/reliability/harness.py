@@ -95,7 +95,7 @@ def check_function(text: str) -> Outcome:
 
 def _is_yaml(text: str) -> bool:
     try:
-        for _ in yaml.parse(text, Loader=yaml.CSafeLoader):
+        for _ in yaml.compose_all(text, Loader=yaml.CSafeLoader):  # composing catches bad anchors too
             pass
     except (yaml.YAMLError, RecursionError):
         return False
