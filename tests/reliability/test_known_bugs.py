@@ -65,3 +65,19 @@ def test_untouched_tagged_siblings_keep_their_bytes() -> None:
     text = out.text
     for line in ("  c: !!binary aGVsbG8=\n", "  f: !!timestamp 2001-01-01\n", "  g: !!float 1\n"):
         assert "  " + line in text, line
+
+
+@pytest.mark.xfail(strict=True, reason="krm/rtedit.py (to_rt, lead): a NEW mapping key that YAML 1.1 reads as a "
+                   "bool (yes/no/on/off/y/n) is written unquoted, so Kubernetes reads the key `true`, not `yes`")
+def test_new_key_yes_is_quoted() -> None:
+    patch = yaml.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"yes": "v"}})
+    out = check_function(resource_list([CM + "data:\n  a: b\n"], configmap({"mode": "reorder-merge", "patch": patch})))
+    assert out.items[0]["data"] == {"a": "b", "yes": "v"}
+
+
+@pytest.mark.xfail(strict=True, reason="krm/rtedit.py (to_rt, lead): a NEW mapping key holding NEL (\\x85) is "
+                   "written raw inside single quotes, where YAML folds it: the key reads back as ' '")
+def test_new_key_with_nel_reads_back() -> None:
+    patch = yaml.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"a\x85b": "v"}})
+    out = check_function(resource_list([CM + "data:\n  a: b\n"], configmap({"mode": "reorder-merge", "patch": patch})))
+    assert out.items[0]["data"] == {"a": "b", "a\x85b": "v"}
