@@ -80,7 +80,7 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
         "a: plain\n  continued\n",  # multi-line plain
         "a: 'open\n  quote'\n",  # multi-line quoted
         "a: [1,\n  2]\n",  # multi-line flow
-        "a: >\n  folded\n",  # folded block
+        "a: >\n  folded\n\n  with a blank line\n",  # folded block beyond the plain form
         "a: 1\na: 2\n",  # duplicate keys
         "---\na: 1\n",  # document marker
         "- a\n- b\n",  # not a mapping
@@ -147,7 +147,7 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
             lines.append(f"{pad}{key}: " + draw(st.sampled_from(["{}", "[]", "[a, 'b', \"c\"]", "{a: 1, b: [x]}", "[1, {k: v}]"])))
         else:
             chomp = draw(st.sampled_from(["", "-", "+"]))
-            lines.append(f"{pad}{key}: |{chomp}")
+            lines.append(f"{pad}{key}: {draw(st.sampled_from(['|', '>']))}{chomp}")
             for _ in range(draw(st.integers(1, 3))):
                 lines.append(pad + "  " + draw(st.sampled_from(["text", "  more", "", "# not a comment"])))
     return lines

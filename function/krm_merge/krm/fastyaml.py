@@ -357,7 +357,7 @@ def _value_info(line: str, col: int) -> tuple:
         return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
     if first in "[{":
         return (_FLOW, col)
-    if first == "|":
+    if first == "|" or first == ">":
         return _literal_header(line, col)
     if first in _PLAIN_BAD_FIRST or (first in "-?:" and (len(rest) == 1 or rest[1] == " ")):
         raise _Unsupported("indicator")
@@ -388,13 +388,16 @@ def _literal_header(line: str, col: int) -> tuple:
         chomp, header = header[0], header[1:]
     if header[:1].isdigit():
         raise _Unsupported("indentation indicator")
+    folded = line[col] == ">"
+    if folded and chomp == "+":
+        raise _Unsupported("folded block keeping trailing lines")
     comment = -1
     if header.strip(" "):
         stripped = header.lstrip(" ")
         if stripped[0] != "#" or len(stripped) == len(header):
             raise _Unsupported("block scalar header")
         comment = col + 1 + len(chomp) + len(header) - len(stripped)
-    return (_LITERAL, col, chomp, comment)
+    return (_LITERAL, col, chomp, comment, folded)
 
 
 def _indent_of(line: str) -> int:
@@ -526,7 +529,7 @@ class _Parser:
         raise _Unsupported("value")
 
     def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
-        _, col, chomp, comment = info
+        _, col, chomp, comment, folded = info
         lines = self.lines
         n = self.n
         # The content indentation is the first non-blank line's.
@@ -551,12 +554,19 @@ class _Parser:
         while last > i + 1 and not lines[last - 1].strip(" ") and len(lines[last - 1]) <= content:
             last -= 1
         body = [text[content:] if len(text) > content else "" for text in lines[i + 1 : last]]
-        value = "\n".join(body)
+        if folded:
+            # Only the plain form: no blank or more-indented lines to keep.
+            if any(not text or text[0] == " " for text in body):
+                raise _Unsupported("folded block with blank or indented lines")
+            value = " ".join(body)
+        else:
+            value = "\n".join(body)
         if chomp == "":
             value += "\n"
         elif chomp == "+":
             value += "\n" * (1 + end - last)
-        return value, ScalarPos(i, col, len(lines[i]), "literal", comment), end, True
+        style = "folded" if folded else "literal"
+        return value, ScalarPos(i, col, len(lines[i]), style, comment), end, True
 
 
 def _quoted(line: str, col: int) -> tuple[str, int]:
@@ -747,7 +757,7 @@ class _Editor:
                 raise _Unsupported("list emptied")
             return self.edit_seq(pos, old, new)
         if isinstance(pos, ScalarPos):
-            if pos.style in ("flow", "literal"):
+            if pos.style in ("flow", "literal", "folded"):
                 raise _Unsupported("flow or block scalar changed")
             if isinstance(new, (dict, list)):
                 return self.scalar_to_block(pos, new, key_col)
