@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import KrmError, Result
+from krm_merge.krm.results import KrmError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,7 +80,11 @@ def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, res
     for result in rl.results:
         sys.stderr.write(result.display() + "\n")
     if results_file:
-        yamlio.write_file_atomic(Path(results_file), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+        try:
+            yamlio.write_file_atomic(Path(results_file), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+        except OSError as err:
+            sys.stderr.write(f"krm-merge run: error: cannot write {results_file}: {err.strerror or err}\n")
+            return 1
     if rl.results.has_errors:
         sys.stderr.write("krm-merge run: errors reported; no file was changed\n")
         return 1
@@ -91,6 +95,6 @@ def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, res
         else:
             package.apply_writes(root, changes)
     except KrmError as err:
-        sys.stderr.write(Result(err.message, "error").display() + "\n")
+        sys.stderr.write(f"krm-merge run: error: {err.message}\n")
         return 1
     return 0

@@ -264,13 +264,20 @@ def apply_writes(root: Path, changes: list[FileChange]) -> None:
             raise KrmError(f"refusing to write {change.path!r}: the path leaves the package")
         if target.is_symlink():
             raise KrmError(f"refusing to write {change.path!r}: it is a symbolic link")
-    for change in changes:
-        target = root / change.path
-        if change.text is None:
-            target.unlink(missing_ok=True)
-        else:
+    writes = [(root / c.path, c.text) for c in changes if c.text is not None]
+    try:
+        for target, _ in writes:
             target.parent.mkdir(parents=True, exist_ok=True)
-            yamlio.write_file_atomic(target, change.text)
+        # All files or none: staged next to their targets, then renamed.
+        yamlio.write_files_atomic(writes)
+    except OSError as err:
+        raise KrmError(f"cannot write {err.filename or root}: {err.strerror or err}; no file was changed") from None
+    for change in changes:
+        if change.text is None:
+            try:
+                (root / change.path).unlink(missing_ok=True)
+            except OSError as err:
+                raise KrmError(f"cannot delete {change.path}: {err.strerror or err}") from None
 
 
 def unified_diff(changes: list[FileChange]) -> str:
