@@ -218,7 +218,7 @@ def _check_items(rl: ResourceList) -> None:
     from krm_merge.krm.kubeobject import scan_header
 
     for n, item in enumerate(rl.items):
-        header = scan_header(item.text)
+        header = scan_header(item.text) or _header_from_metadata(item.text)
         if header is not None:
             item.cache_header(header)
             continue
@@ -230,6 +230,35 @@ def _check_items(rl: ResourceList) -> None:
         fc = rl.function_config.data
         if fc is not None and not isinstance(fc, dict):
             raise KrmError("functionConfig must be an object", field="functionConfig")
+
+
+def _header_from_metadata(text: str) -> Any:
+    """The item's header read from its apiVersion, kind and metadata lines only.
+
+    The line scan gives up on metadata with other nested fields (finalizers,
+    ownerReferences, ...); parsing just these top-level entries is still much
+    cheaper than parsing the whole item (its spec is skipped).  Top-level
+    block entries are independent, so they read exactly as in the full item.
+    None when the text does not have that shape.
+    """
+    keep: list[str] = []
+    inside = False
+    for line in text.split("\n"):
+        if line and line[0] != " " and line[0] != "#":
+            key = line.partition(":")[0]
+            inside = key == "metadata"
+            if not inside and key not in ("apiVersion", "kind"):
+                continue
+        elif not inside:
+            continue
+        keep.append(line)
+    if not inside and not keep:
+        return None
+    try:
+        header = KubeObject("\n".join(keep) + "\n").header
+    except KrmError:
+        return None
+    return header if header.kind else None
 
 
 # --- writing ----------------------------------------------------------------------
