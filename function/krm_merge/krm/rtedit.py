@@ -48,7 +48,7 @@ def _rt_string(value: str, like: Any) -> Any:
 
     from krm_merge.krm.yamlio import _needs_double_quotes
 
-    if "\n" in value and _literal_can_hold(value):
+    if "\n" in value and literal_can_hold(value):
         return LiteralScalarString(value)
     if isinstance(like, SingleQuotedScalarString) and value.isprintable():
         return SingleQuotedScalarString(value)
@@ -57,7 +57,7 @@ def _rt_string(value: str, like: Any) -> Any:
     return value
 
 
-def _literal_can_hold(value: str) -> bool:
+def literal_can_hold(value: str) -> bool:
     """A literal block holds only printable text, and cannot start with a space or end in spaces."""
     lines = value.split("\n")
     return (

@@ -19,6 +19,8 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
+from krm_merge.krm.rtedit import literal_can_hold
+
 
 class _Missing:
     """Marker for an absent field (distinct from an explicit null)."""
@@ -204,8 +206,11 @@ def restyle(new: Any, old: Any) -> Any:
         return new
     for style in _STR_STYLES:
         if isinstance(old, style):
-            if style in (LiteralScalarString, FoldedScalarString) and "\n" not in new:
-                return new
+            if style in (LiteralScalarString, FoldedScalarString):
+                if "\n" not in new or not literal_can_hold(new):
+                    return new
+            elif style is SingleQuotedScalarString and not new.isprintable():
+                return new  # control characters need double quotes' escapes
             return style(str(new))
     return new
 
