@@ -196,6 +196,11 @@ def _read_general(text: str) -> ResourceList:
     items = data.get("items")
     if items is not None and not isinstance(items, list):
         raise KrmError("`items` of the ResourceList must be a list", field="items")
+    # Refuse non-object items before the (much slower) round-trip parse of the whole input.
+    for n, item in enumerate(items or []):
+        if not isinstance(item, dict):
+            shown = type(item).__name__ if item is not None else "empty"
+            raise KrmError(f"item {n + 1} of the ResourceList is not an object (got {shown})", field=f"items[{n}]")
     rt = yamlio.load_rt(text, "the input")
     rl = ResourceList(api_version=api_version, kind=kind)
     for n, item in enumerate(rt.get("items") or []):
