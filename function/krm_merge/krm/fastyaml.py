@@ -103,16 +103,16 @@ Node = ScalarPos | MapPos | SeqPos
 
 
 class Parsed:
-    """The result of :func:`parse`: plain data, its positions and the text's lines."""
+    """The result of :func:`parse`: plain data, its positions and the text they refer to."""
 
-    __slots__ = ("data", "root", "lines", "final_newline", "comment_after_flow")
+    __slots__ = ("data", "root", "text", "comment_after_flow")
 
-    def __init__(self, data: Any, root: MapPos, lines: list[str], final_newline: bool,
-                 comment_after_flow: bool = False) -> None:
+    def __init__(self, data: Any, root: MapPos, text: str, comment_after_flow: bool = False) -> None:
         self.data = data
         self.root = root
-        self.lines = lines
-        self.final_newline = final_newline
+        # The text, not its lines: items stay parsed until edited, and the lines
+        # would cost more memory than the text; splitting again is cheap.
+        self.text = text
         # ruamel ties a comment line after a flow collection to the *next* key,
         # unlike every other comment; entries are then not moved or removed here.
         self.comment_after_flow = comment_after_flow
@@ -272,13 +272,7 @@ def parse(text: str) -> Parsed | None:
     if result is None:
         return None
     data, root = result
-    return Parsed(data, root, lines, final_newline, parser.comment_after_flow)
-
-
-def load(text: str) -> Any:
-    """Plain data of ``text`` via the fast parser, or the ``_NOTHING`` marker."""
-    parsed = parse(text)
-    return _NOTHING if parsed is None else parsed.data
+    return Parsed(data, root, text, parser.comment_after_flow)
 
 
 class _Nothing:
@@ -703,14 +697,18 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
     """
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None
-    editor = _Editor(parsed.lines, match, parsed.comment_after_flow)
+    final_newline = parsed.text.endswith("\n")
+    lines = parsed.text.split("\n")
+    if final_newline:
+        lines.pop()
+    editor = _Editor(lines, match, parsed.comment_after_flow)
     try:
         edits = editor.edit_map(parsed.root, old, new)
-        lines = _splice(parsed.lines, 0, len(parsed.lines), edits)
+        lines = _splice(lines, 0, len(lines), edits)
     except (_Unsupported, RecursionError):
         return None
     text = "\n".join(lines)
-    return text + "\n" if parsed.final_newline else text
+    return text + "\n" if final_newline else text
 
 
 def _splice(lines: list[str], lo: int, hi: int, edits: list[Edit]) -> list[str]:
