@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     try:
         return _run(Path(args.dir), args.fn_config, pairs, args.dry_run, args.results)
     except KrmError as err:
-        sys.stderr.write(f"krm-merge run: error: {err}\n")
+        sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
         return 1
 
 

@@ -190,3 +190,15 @@ class KrmError(Exception):
 
     def __str__(self) -> str:
         return self.to_result().display()
+
+    def one_line(self) -> str:
+        """The message with its location (resource, field, file), for a CLI's ``error:`` line."""
+        result = self.to_result()
+        where = []
+        if result.resource_ref is not None:
+            where.append(result.resource_ref.display())
+        elif result.file is not None and result.file.path not in self.message:
+            where.append(result.file.path)
+        if result.field is not None and result.field.path not in self.message:
+            where.append(result.field.path)
+        return f"{' '.join(where)}: {self.message}" if where else self.message
