@@ -122,6 +122,13 @@ class _Unsupported(Exception):
     """Raised inside the parser/editor when the input leaves the fast subset."""
 
 
+class _Nothing:
+    """A marker distinct from every YAML value (None included)."""
+
+
+_NOTHING: Any = _Nothing()
+
+
 # --- scalar resolution (YAML 1.1, as PyYAML's SafeLoader) ----------------------------
 
 _RESOLVERS: dict[str, list[tuple[str, Any]]] = {
@@ -275,11 +282,6 @@ def parse(text: str) -> Parsed | None:
     return Parsed(data, root, text, parser.comment_after_flow)
 
 
-class _Nothing:
-    pass
-
-
-_NOTHING: Any = _Nothing()
 
 
 # Line kinds (the second field of a line's info) and value kinds.
@@ -435,7 +437,6 @@ class _Parser:
 
     def parse_map(self, i: int, indent: int, dash_line: int, info: tuple) -> tuple[dict, MapPos, int]:
         """``info`` is line ``i``'s; for a map opened on a dash line it is the inline-map info."""
-        lines = self.lines
         data: dict[Any, Any] = {}
         node = MapPos(indent, dash_line)
         entries = node.entries
@@ -466,6 +467,7 @@ class _Parser:
         previous: Entry | None = None
         while True:
             inner = info[2]
+            pos: Node
             if inner[0] == _INLINE_MAP:
                 value, pos, nxt = self.parse_map(i, inner[1], i, inner)
                 inline = True
