@@ -343,3 +343,57 @@ def test_new_elements_follow_the_list_style() -> None:
     data["s"]["l"].append({"name": "b", "ports": [80]})
     obj.set_data(data)
     assert obj.text == "s:\n  l:\n    - name: a\n    - name: b\n      ports:\n      - 80\n  m: 1\n"
+
+
+# --- the reorder-merge benchmark's edit stays on the fast path ---------------------
+
+BENCH_DEPLOYMENT = (HERE / "fast_corpus" / "deployment-kyaml.yaml").read_text(encoding="utf-8")
+BENCH_PATCH = {
+    "metadata": {"labels": {"tier": None, "new-label": "x"}, "annotations": {"deployment.kubernetes.io/revision": "4"}},
+    "spec": {"replicas": 5, "template": {"spec": {
+        "$setElementOrder/containers": [{"name": "nginx"}, {"name": "third"}, {"name": "sidecar"}],
+        "containers": [{"name": "nginx", "image": "nginx:1.27"}, {"name": "third", "$patch": "delete"}],
+        "volumes": [{"name": "data", "$patch": "delete"}],
+    }}},
+}
+
+
+def run_reorder_merge(text: str, patch: dict | None = None) -> str:
+    from krm_merge.krm.resourcelist import indent_item
+    from krm_merge.runner import run_function
+
+    config = {"apiVersion": "fn.krm-merge.dev/v1alpha1", "kind": "ReorderMerge", "metadata": {"name": "p"},
+              "spec": {"patches": [{"target": {"kind": "Deployment"}, "patch": patch or BENCH_PATCH}]}}
+    rl = ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indent_item(text)
+          + "functionConfig:\n" + "".join("  " + line + "\n" for line in yamlio.dump_data(config).splitlines()))
+    out, code = run_function(rl)
+    assert code == 0, out
+    return out.split("functionConfig:")[0]
+
+
+def test_strategic_merge_patch_takes_the_fast_path_and_prints_what_ruamel_prints(monkeypatch: Any) -> None:
+    def no_round_trip(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the ruamel path was used")
+
+    with monkeypatch.context() as m:
+        m.setattr(yamlio, "load_rt", no_round_trip)
+        fast = run_reorder_merge(BENCH_DEPLOYMENT)
+    with monkeypatch.context() as m:
+        m.setattr(fastyaml, "edit", lambda *args, **kwargs: None)
+        slow = run_reorder_merge(BENCH_DEPLOYMENT)
+    assert fast == slow
+    assert 'image: "nginx:1.27" # double-quoted image' in fast
+    assert "name: third" not in fast
+
+
+def test_moving_a_commented_element_first_stays_valid_yaml() -> None:
+    """The ruamel path joins two keys on one line here (``name: sidecar image: busybox``);
+    the fast path moves the element's block with its ``- # comment`` head."""
+    patch = {"spec": {"template": {"spec": {
+        "$setElementOrder/containers": [{"name": "sidecar"}, {"name": "nginx"}, {"name": "third"}],
+        "containers": [{"name": "nginx", "image": "nginx:1.27"}],
+    }}}}
+    out = run_reorder_merge(BENCH_DEPLOYMENT, patch)
+    assert "        - # sidecar head comment\n          name: sidecar\n          image: busybox\n" in out
+    item = yamlio.load_data(out)["items"][0]
+    assert [c["name"] for c in item["spec"]["template"]["spec"]["containers"]] == ["sidecar", "nginx", "third"]
