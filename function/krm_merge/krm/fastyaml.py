@@ -113,8 +113,9 @@ class Parsed:
         # The text, not its lines: items stay parsed until edited, and the lines
         # would cost more memory than the text; splitting again is cheap.
         self.text = text
-        # ruamel ties a comment line after a flow collection to the *next* key,
-        # unlike every other comment; entries are then not moved or removed here.
+        # ruamel ties a comment line after a flow collection or an empty value
+        # to the *next* key, unlike every other comment; entries are then not
+        # moved, added or removed here.
         self.comment_after_flow = comment_after_flow
 
 
@@ -511,6 +512,8 @@ class _Parser:
                     value, pos, end = self.parse_seq(j, ind, nxt)
                     return value, pos, end, False
             col = info[1] if info[1] >= 0 else len(self.lines[i])
+            if j > i + 1:
+                self.comment_after_flow = True  # no value token: ruamel ties the comments to the next key
             return None, ScalarPos(i, col, col, "empty", info[1]), i + 1, True
         if kind == _FLOW:
             line = self.lines[i]
