@@ -94,7 +94,7 @@ def with_kpt_merge_comment(text: str, identity: Identity) -> str:
     if not identity.name or _KPT_MERGE.search(text):
         return text
     comment = f"{identity.namespace}/{identity.name}"
-    if any(ch in comment for ch in "\n\r\x85\u2028\u2029"):
+    if not comment.isprintable():
         return text  # a comment cannot hold it: no identity comment rather than broken YAML
     line = f"metadata: # kpt-merge: {comment}"
     return _METADATA_LINE.sub(lambda _m: line, text, count=1)
