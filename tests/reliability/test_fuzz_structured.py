@@ -2,7 +2,7 @@
 
 Every generated input must end as a clean run (see :mod:`.harness`): a
 ResourceList with results, exit code 0 or 1, no internal error.  The number
-of examples per test is ``KRM_MERGE_FUZZ_EXAMPLES`` (default 60, so the whole
+of examples per test is ``KRM_MERGE_FUZZ_EXAMPLES`` (default 40, so the whole
 file stays around half a minute in CI); raise it for a deeper local run.
 """
 
@@ -26,7 +26,7 @@ from .strategies import (
     values, yaml_text,
 )
 
-EXAMPLES = int(os.environ.get("KRM_MERGE_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("KRM_MERGE_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=os.environ.get("CI") == "true",
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
