@@ -274,3 +274,22 @@ def test_update_command_on_directories(local: dict[str, str], origin: dict[str, 
                                       str(tmp / "upstream"), "--strategy", strategy])
     finally:
         shutil.rmtree(tmp)
+
+
+@FUZZ
+@given(st.lists(krm_objects() | values(4), min_size=2, max_size=3), st.booleans(), st.booleans())
+def test_diff_command_on_files(objs: list[Any], current: bool, raw: bool) -> None:
+    from krm_merge.commands import diff as diff_cmd
+
+    tmp = Path(tempfile.mkdtemp(prefix="krm-rel-"))
+    try:
+        paths = []
+        for n, obj in enumerate(objs):
+            path = tmp / f"{n}.yaml"
+            text = obj if raw and isinstance(obj, str) else yaml.dump(obj, Dumper=yaml.CSafeDumper, sort_keys=False)
+            path.write_text(text if isinstance(text, str) else str(text), encoding="utf-8", errors="surrogatepass")
+            paths.append(str(path))
+        argv = paths[:2] + (["--current", paths[2]] if current and len(paths) > 2 else [])
+        run_command(diff_cmd.main, argv)
+    finally:
+        shutil.rmtree(tmp)
