@@ -406,3 +406,14 @@ def test_comments_after_a_valueless_entry_follow_ruamel(text: str) -> None:
         fast, slow, took_fast = edit_both_ways(text, seed, 1)
         if ruamel_correct(slow):
             assert fast.text == slow.text, f"seed {seed}"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(
+    st.text(alphabet="+-0123456789._:eEbxoOabcdfinNulLsSyYtTrRF~<=", max_size=9),
+    SCALARS.filter(lambda s: s == s.strip() and "\n" not in s),
+))
+def test_plain_scalars_resolve_like_the_loader(text: str) -> None:
+    """The fast path's own YAML 1.1 type table agrees with the libyaml-backed loader."""
+    assert_parse_agrees(f"k: {text}\n")
+    assert_parse_agrees(f"{text}: v\n")

@@ -132,11 +132,21 @@ _NOTHING: Any = _Nothing()
 
 # --- scalar resolution (YAML 1.1, as PyYAML's SafeLoader) ----------------------------
 
-_RESOLVERS: dict[str, list[tuple[str, Any]]] = {
-    first: [(tag.rpartition(":")[2], rx) for tag, rx in resolvers]
-    for first, resolvers in yamlio._Loader.yaml_implicit_resolvers.items()
-    if first is not None
-}
+# YAML 1.1's implicit types for plain scalars, the patterns of PyYAML's
+# resolver (and so of the libyaml-backed loader in yamlio) minus timestamps,
+# which stay strings.  Kept here so the fast path needs no PyYAML at all;
+# tests/krm/test_fastyaml.py checks them against the loader.
+_BOOL_RX = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF")
+_FLOAT_RX = re.compile(
+    r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
+_INT_RX = re.compile(
+    r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
+)
+_NULL_RX = re.compile(r"~|null|Null|NULL|")
+_BOOL_FIRST = frozenset("yYnNtTfFoO")
+_NUMBER_FIRST = frozenset("-+0123456789.")
 _BOOL = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
 
 
@@ -152,22 +162,18 @@ def _plain_key(text: str) -> Any:
 @functools.lru_cache(maxsize=8192)
 def _resolve_plain(text: str) -> Any:
     """The value of a plain scalar as the libyaml-backed loader builds it."""
-    resolvers = _RESOLVERS.get(text[:1])
-    if resolvers is None:
-        return text
-    for tag, rx in resolvers:
-        if rx.match(text):
-            if tag == "str":
-                return text
-            if tag == "bool":
-                return _BOOL[text.lower()]
-            if tag == "null":
-                return None
-            if tag == "int":
-                return _construct_int(text)
-            if tag == "float":
-                return _construct_float(text)
-            raise _Unsupported(tag)  # merge keys, `=`, tags
+    first = text[:1]
+    if first in _BOOL_FIRST and _BOOL_RX.fullmatch(text):
+        return _BOOL[text.lower()]
+    if first in _NUMBER_FIRST and first:
+        if _FLOAT_RX.fullmatch(text):
+            return _construct_float(text)
+        if _INT_RX.fullmatch(text):
+            return _construct_int(text)
+    if (first in "~nN" or not text) and _NULL_RX.fullmatch(text):
+        return None
+    if text in ("<<", "="):
+        raise _Unsupported("merge key or value tag")
     return text
 
 
@@ -234,7 +240,7 @@ def _unescape(inner: str) -> str:
 # --- the parser ------------------------------------------------------------------
 
 # Plain keys the fast reader accepts: the characters Kubernetes keys use.
-_KEY_TEXT_RX = re.compile(r"[A-Za-z0-9_$.\/+~()=@](?:[A-Za-z0-9_$.\/+~()=@ :-]*[A-Za-z0-9_$.\/+~()=@-])?")
+_KEY_TEXT_RX = re.compile(r"[A-Za-z0-9_$.\/+~()=](?:[A-Za-z0-9_$.\/+~()=@ :-]*[A-Za-z0-9_$.\/+~()=@-])?")
 # Characters a plain value may not start with (flow, quotes, anchors, tags, block indicators ...).
 _PLAIN_BAD_FIRST = frozenset("[]{},#&*!|>'\"%@`")
 # Flow-context plain scalars: a safe alphabet only.
@@ -676,6 +682,8 @@ class _FlowParser:
             raise _Unsupported("flow plain scalar")
         end = m.end()
         text = m.group(0).rstrip(" ")
+        if text[0] == "-" and (len(text) == 1 or text[1] == " "):
+            raise _Unsupported("dash in flow")
         if end < len(line) and line[end] not in ",]}:":
             raise _Unsupported("flow plain scalar")
         if end < len(line) and line[end] == ":" and not is_key:
