@@ -113,7 +113,6 @@ class KubeObject:
         self._header = None
         self._data = _UNSET
         self._copy_origin = None
-        self._fast = None
         if self._text is not _RT_DIRTY:
             self._rt = None
 
@@ -232,12 +231,8 @@ class KubeObject:
             from krm_merge.krm import fastyaml
 
             text = self.text
-            fast = fastyaml.parse(text)
-            if fast is not None:
-                self._fast = fast
-                self._data = fast.data
-            else:
-                self._data = yamlio.load_data(text, self.what)
+            fast = self._fast = fastyaml.parse(text)
+            self._data = fast.data if fast is not None else yamlio.load_data(text, self.what)
         return self._data
 
     def copy_data(self) -> Any:
@@ -326,6 +321,7 @@ class KubeObject:
             return False
         self._text = new_text
         self._mark_changed()
+        self._fast = None  # positions of the old text
         self._data = new
         return True
 
