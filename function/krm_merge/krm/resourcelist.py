@@ -202,20 +202,41 @@ def _read_general(text: str) -> ResourceList:
             shown = type(item).__name__ if item is not None else "empty"
             raise KrmError(f"item {n + 1} of the ResourceList is not an object (got {shown})", field=f"items[{n}]")
     rt = yamlio.load_rt(text, "the input")
+    rt_items = rt.get("items") if isinstance(rt, dict) else None
+    if len(rt_items or []) != len(items or []):
+        raise KrmError(_DISAGREE.format(what="the input"))
     rl = ResourceList(api_version=api_version, kind=kind)
-    for n, item in enumerate(rt.get("items") or []):
-        rl.items.append(KubeObject(_dump_item(item, items[n]), what=f"item {n + 1}"))
+    for n, item in enumerate(rt_items or []):
+        rl.items.append(KubeObject(_dump_item(item, items[n], f"item {n + 1}"), what=f"item {n + 1}"))
     fc = rt.get("functionConfig")
     if fc:
-        rl.function_config = KubeObject(_dump_item(fc, data.get("functionConfig")), what="functionConfig")
+        rl.function_config = KubeObject(_dump_item(fc, data.get("functionConfig"), "functionConfig"),
+                                        what="functionConfig")
     return rl
 
 
-def _dump_item(node: Any, plain: Any) -> str:
-    """An item's own text; non-mappings are printed plainly so the check can name them."""
-    if isinstance(plain, dict):
-        return yamlio.dump_rt(node)
-    return yamlio.dump_data(plain) if plain is not None else "null\n"
+_DISAGREE = (
+    "{what} cannot be re-printed without changing it: YAML parsers read it differently "
+    "(e.g. an anchor name holding ':'); write it in plain block YAML"
+)
+
+
+def _dump_item(node: Any, plain: Any, what: str) -> str:
+    """An item's own text; non-mappings are printed plainly so the check can name them.
+
+    The text must read back as the data libyaml read from the input: where
+    ruamel and libyaml disagree (``&a: b``), re-printing would change the item.
+    """
+    if not isinstance(plain, dict):
+        return yamlio.dump_data(plain) if plain is not None else "null\n"
+    text = yamlio.dump_rt(node)
+    try:
+        same = repr(yamlio.load_data(text, what)) == repr(plain)  # repr: NaN equals NaN
+    except KrmError:
+        same = False
+    if not same:
+        raise KrmError(_DISAGREE.format(what=what))
+    return text
 
 
 def _check_items(rl: ResourceList) -> None:
