@@ -78,6 +78,8 @@ CASES = [
     Case("input: not YAML", "reader", lambda: _fn(RL_HEAD + "items: [\n")),
     Case("input: not a ResourceList", "reader", lambda: _fn("apiVersion: v1\nkind: Pod\n")),
     Case("input: item not an object", "reader", lambda: _fn(RL_HEAD + "items:\n- just a string\n")),
+    Case("input: parsers disagree", "reader (general)", lambda: _fn(
+        "apiVersion: v1\nkind: List\nitems:\n- a:\n    &ame: web\n#  a column-0 comment sends the list to the general reader\n")),
     Case("input: alias bomb", "yamlio", lambda: _patch(CM + "data:\n  x: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
         f"  x{i}: &a{i} [" + ",".join(["*a" if i == 1 else f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 8)))),
     Case("input: nested too deeply", "yamlio / runner", lambda: _fn(resource_list(
