@@ -20,3 +20,21 @@ def require_binary(name: str) -> str:
             pytest.fail(f"{name} is required on CI but was not found on PATH")
         pytest.skip(f"{name} not found on PATH")
     return path
+
+
+def _hypothesis_profiles() -> None:
+    """On CI, property tests draw the same examples every run (derandomized).
+
+    A red CI must mean a regression, not a new random draw; exploration with
+    fresh examples happens on developer machines (the default profile).
+    """
+    try:
+        from hypothesis import settings
+    except ImportError:
+        return
+    settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+    if os.environ.get("CI") == "true":
+        settings.load_profile("ci")
+
+
+_hypothesis_profiles()
