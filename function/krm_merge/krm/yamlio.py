@@ -327,6 +327,8 @@ def load_rt(text: str, what: str = "input") -> Any:
         raise KrmError(f"{what} is not valid YAML{where}: {problem}") from None
     except RecursionError:
         raise KrmError(f"{what} is nested too deeply to process") from None
+    except (TypeError, ValueError) as err:  # e.g. a mapping used as a mapping key
+        raise KrmError(f"{what} is not valid Kubernetes YAML: {err}") from None
     _move_seq_item_comments(node)
     return node
 
