@@ -98,9 +98,9 @@ def check_function(text: str) -> Outcome:
 
 def _is_yaml(text: str) -> bool:
     try:
-        for _ in yaml.compose_all(text, Loader=yaml.CSafeLoader):  # composing catches bad anchors too
+        for _ in yaml.load_all(text, Loader=_AnyTagLoader):  # constructing catches bad anchors and keys too
             pass
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, RecursionError, TypeError, ValueError):
         return False
     return True
 
