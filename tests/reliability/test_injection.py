@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import yaml
+
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -54,7 +56,7 @@ def _expected(value: str) -> dict:
 
 
 def _check_promoted(text: str, value: str) -> None:
-    docs = [d for d in __import__("yaml").load_all(text, Loader=__import__("yaml").CSafeLoader)]
+    docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader))
     assert len(docs) == 1, text
     assert docs[0] == _expected(value), text
     assert comment_texts(text) == comment_texts(RELEASE), text
@@ -106,8 +108,6 @@ data:
 @SETTINGS
 @given(values, st.sampled_from(["value", "key"]))
 def test_patch_value_is_one_scalar(value: str, where: str) -> None:
-    import yaml
-
     # Known bug test_known_bugs.py::test_new_key_yes_is_quoted (new YAML 1.1 bool-word keys unquoted).
     assume(not (where == "key" and value in ("y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
                                               "on", "On", "ON", "off", "Off", "OFF")))
@@ -126,4 +126,4 @@ def test_patch_value_is_one_scalar(value: str, where: str) -> None:
     assert item == expected
     block = out.text.split("\nfunctionConfig:")[0]
     assert comment_texts(block)[-2:] == ["# the app", "# head comment"]
-    assert len([c for c in comment_texts(block)]) == 2, block
+    assert len(comment_texts(block)) == 2, block

@@ -202,12 +202,13 @@ def _read_general(text: str) -> ResourceList:
             shown = type(item).__name__ if item is not None else "empty"
             raise KrmError(f"item {n + 1} of the ResourceList is not an object (got {shown})", field=f"items[{n}]")
     rt = yamlio.load_rt(text, "the input")
-    rt_items = rt.get("items") if isinstance(rt, dict) else None
-    if len(rt_items or []) != len(items or []):
+    rt_items = (rt.get("items") if isinstance(rt, dict) else None) or []
+    plain_items = items or []
+    if len(rt_items) != len(plain_items):
         raise KrmError(_DISAGREE.format(what="the input"))
     rl = ResourceList(api_version=api_version, kind=kind)
-    for n, item in enumerate(rt_items or []):
-        rl.items.append(KubeObject(_dump_item(item, items[n], f"item {n + 1}"), what=f"item {n + 1}"))
+    for n, item in enumerate(rt_items):
+        rl.items.append(KubeObject(_dump_item(item, plain_items[n], f"item {n + 1}"), what=f"item {n + 1}"))
     fc = rt.get("functionConfig")
     if fc:
         rl.function_config = KubeObject(_dump_item(fc, data.get("functionConfig"), "functionConfig"),

@@ -21,7 +21,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import yaml
 
@@ -394,7 +394,7 @@ def read_text_file(path: Path) -> str:
         return fh.read()
 
 
-def write_files_atomic(writes: list[tuple[Path, str | bytes]]) -> None:
+def write_files_atomic(writes: Sequence[tuple[Path, str | bytes]]) -> None:
     """Write several files all-or-nothing.
 
     Every file is first staged as a temporary file in its own folder (so a
