@@ -123,3 +123,30 @@ def test_wide_sequences_stay_wide_when_the_item_changes() -> None:
     rt_obj.rt["spec"]["ports"][0]["port"] = 81
     rt_obj.commit_rt()
     assert rt_obj.text == text.replace("port: 80\n", "port: 81\n")
+
+
+def test_ruamel_path_never_writes_what_does_not_read_back() -> None:
+    """Moving a `- # comment` element first used to print two keys on one line."""
+    text = (
+        "apiVersion: v1\nkind: X\nmetadata:\n  name: x\nspec:\n  containers:\n  # before first\n"
+        "  - name: nginx\n    image: n\n  - # sidecar head\n    name: sidecar\n    image: busybox\n"
+        "  - name: third\n    weird: {a: 1}\n"
+    )
+    obj = KubeObject(text)
+    _ = obj.rt  # take the ruamel path
+    data = obj.copy_data()
+    containers = data["spec"]["containers"]
+    containers[0], containers[1] = containers[1], containers[0]
+    obj.set_data(data)
+    from krm_merge.krm import yamlio
+
+    assert yamlio.load_data(obj.text)["spec"]["containers"] == containers
+    assert "# sidecar head" in obj.text and "# before first" in obj.text
+
+
+def test_ruamel_path_keeps_timestamp_like_strings() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: t\ndata:\n  at: 2001-12-14t21:59:43.10-05:00\n  x: a\n"
+    obj = KubeObject(text)
+    _ = obj.rt
+    obj.set("data.x", "b")
+    assert obj.text == text.replace("x: a", "x: b")

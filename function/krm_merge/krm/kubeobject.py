@@ -44,7 +44,7 @@ class KubeObject:
 
     __slots__ = (
         "_text", "_changed", "_source_block", "_header", "_data", "_rt", "_copy_origin", "_fast",
-        "what", "file_path", "file_index", "_wide",
+        "what", "file_path", "file_index", "_wide", "rt_repaired",
     )
 
     def __init__(self, text: str, *, source_block: str | None = None, what: str = "item") -> None:
@@ -56,6 +56,8 @@ class KubeObject:
         self._rt: Any = None
         # Whether the text indents block sequences under their key (kpt's "wide").
         self._wide = False
+        # True once the ruamel printer needed the comment repair below (for tests).
+        self.rt_repaired = False
         self._copy_origin: dict[int, Any] | None = None
         # The fast parser's result for the current text (None: not parsed or not fast-parsable).
         self._fast: Any = None
@@ -300,9 +302,33 @@ class KubeObject:
             return
         rt = self.rt
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
-        self._text = _RT_DIRTY
+        self._text = self._print_rt_checked(rt, new)
         self._mark_changed()
+        self._rt = rt  # still the tree of the new text: later edits reuse it
         self._data = new
+
+    def _print_rt_checked(self, rt: Any, new: Any) -> str:
+        """Print the edited tree, and prove it reads back as ``new``.
+
+        ruamel.yaml can mis-print a moved ``- # comment`` element (two keys on
+        one line); then the comment goes back to ruamel's own slot (printed
+        above the dash) and the tree is printed again.  Output that still does
+        not read back is refused rather than written.
+        """
+        from krm_merge.krm import rtedit
+
+        text = yamlio.dump_rt(rt, self._wide)
+        if _reads_back(text, new):
+            return text
+        yamlio.restore_seq_item_comments(rt)
+        self.rt_repaired = True
+        text = yamlio.dump_rt(rt, self._wide)
+        if _reads_back(text, new):
+            return text
+        raise KrmError(
+            "cannot print the edited item faithfully (ruamel.yaml round trip); "
+            "please report this input to the krm-merge maintainers", self,
+        )
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
@@ -358,6 +384,15 @@ class _Unset:
 _UNSET: Any = _Unset()
 # The text must be re-printed from the round-trip tree before it is read.
 _RT_DIRTY: Any = "\0rt-dirty\0"
+
+
+def _reads_back(text: str, expected: Any) -> bool:
+    from krm_merge.krm import rtedit
+
+    try:
+        return rtedit.same(yamlio.load_data(text), expected)
+    except KrmError:
+        return False
 
 
 def _has(node: Any, part: PathPart) -> bool:

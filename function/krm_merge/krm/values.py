@@ -27,6 +27,8 @@ def same(a: Any, b: Any) -> bool:
         return all(same(x, y) for x, y in zip(a, b))
     if ta is not tb and not (issubclass(ta, str) and issubclass(tb, str)):
         return False
+    if ta is float and a != a:  # NaN: the same value when both are NaN
+        return b != b
     return bool(a == b)
 
 

@@ -303,6 +303,7 @@ def new_rt_yaml(wide: bool = False) -> Any:
     from ruamel.yaml import YAML
 
     rt = YAML(typ="rt")
+    rt.Resolver = _no_timestamp_resolver()
     if wide:
         rt.indent(mapping=2, sequence=4, offset=2)
     else:
@@ -310,6 +311,27 @@ def new_rt_yaml(wide: bool = False) -> Any:
     rt.width = 2**31 - 1
     rt.preserve_quotes = True
     return rt
+
+
+def _no_timestamp_resolver() -> Any:
+    """ruamel's resolver without timestamps: such scalars stay strings, printed as written.
+
+    Kubernetes objects hold no timestamps, and ruamel re-prints the ones it
+    constructs (``2001-12-14t21:59:43.10-05:00`` comes back with a ``T`` and
+    six decimals), which would change an untouched value.
+    """
+    from ruamel.yaml.resolver import VersionedResolver
+
+    class NoTimestampResolver(VersionedResolver):  # type: ignore[misc]
+        @property
+        def versioned_resolver(self) -> Any:
+            table = super().versioned_resolver
+            return {
+                first: [(tag, rx) for tag, rx in entries if tag != "tag:yaml.org,2002:timestamp"]
+                for first, entries in table.items()
+            }
+
+    return NoTimestampResolver
 
 
 def load_rt(text: str, what: str = "input") -> Any:
@@ -362,6 +384,27 @@ def _move_seq_item_comments(node: Any, depth: int = 0) -> None:
     elif isinstance(node, CommentedMap):
         for value in node.values():
             _move_seq_item_comments(value, depth + 1)
+
+
+def restore_seq_item_comments(node: Any, depth: int = 0) -> None:
+    """Undo :func:`_move_seq_item_comments`: put the comments back in ruamel's slot."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if depth > MAX_DEPTH:
+        raise KrmError(f"input is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(node, CommentedSeq):
+        for idx, item in enumerate(node):
+            if isinstance(item, CommentedMap) and len(item):
+                slot = item.ca.items.get(next(iter(item)))
+                if slot and len(slot) > 1 and slot[1]:
+                    entry = node.ca.items.setdefault(idx, [None, None, None, None])
+                    entry[1] = list(slot[1]) + list(entry[1] or [])
+                    slot[1] = None
+        for value in node:
+            restore_seq_item_comments(value, depth + 1)
+    elif isinstance(node, CommentedMap):
+        for value in node.values():
+            restore_seq_item_comments(value, depth + 1)
 
 
 _BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
