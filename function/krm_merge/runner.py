@@ -8,7 +8,6 @@ module prints or exits; everything that goes wrong arrives here as
 from __future__ import annotations
 
 import sys
-import traceback
 
 from krm_merge.config import ConfigError, resolve
 from krm_merge.krm.resourcelist import ResourceList, read_resource_list, write_resource_list
@@ -27,6 +26,8 @@ def process(rl: ResourceList) -> None:
     except RecursionError:
         rl.results.append(Result("input is nested too deeply to process", "error"))
     except Exception as err:  # a bug of ours: report it, never crash the pipeline
+        import traceback  # only on this path: keeps start-up light
+
         traceback.print_exc(file=sys.stderr)
         rl.results.append(Result(f"internal error in krm-merge: {type(err).__name__}: {err}", "error"))
 

@@ -19,7 +19,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -479,6 +478,8 @@ def _stage(path: Path, data: str | bytes) -> str:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = 0o644
+    import tempfile  # only when writing files: keeps the function's start-up light
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -509,6 +510,8 @@ def write_file_atomic(path: Path, data: str | bytes) -> None:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         pass
+    import tempfile  # only when writing files: keeps the function's start-up light
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
