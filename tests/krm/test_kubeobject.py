@@ -150,3 +150,10 @@ def test_ruamel_path_keeps_timestamp_like_strings() -> None:
     _ = obj.rt
     obj.set("data.x", "b")
     assert obj.text == text.replace("x: a", "x: b")
+
+
+def test_header_scan_reads_past_metadata_lists() -> None:
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  finalizers:\n  - a\n  ownerReferences:\n"
+            "  - apiVersion: v1\n    kind: X\n  - apiVersion: v2\n    kind: Y\n  labels:\n    a: b\n")
+    scanned = scan_header(text)
+    assert scanned is not None and scanned == KubeObject(text)._header_from_data()

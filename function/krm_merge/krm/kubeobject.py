@@ -475,17 +475,22 @@ def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, st
     fields: dict[str, str] = {}
     maps: dict[str, dict[str, str]] = {"annotations": {}, "labels": {}}
     current: dict[str, str] | None = None
+    other = False  # inside a metadata field the header does not need (finalizers, ...)
     for line in lines[start:]:
-        if not line or line.lstrip().startswith("#"):
+        stripped = line.lstrip()
+        if not line or stripped.startswith("#"):
             continue
         if line[0] != " ":
             break
         m = _ENTRY.match(line)
         if m is None:
+            if other and line.startswith("  ") and (stripped.startswith("- ") or stripped == "-"):
+                continue  # a list item of that field (compact style puts it at column 2)
             return None
         indent, key, rest = len(m.group(1)), m.group(2), m.group(3)
         if indent == 2:
             current = None
+            other = key not in maps and key not in ("name", "namespace")
             if key in maps:
                 if rest and not rest.startswith("#"):
                     if rest.strip() == "{}":
