@@ -350,7 +350,10 @@ def load_rt(text: str, what: str = "input") -> Any:
         raise KrmError(f"{what} is nested too deeply to process") from None
     except (TypeError, ValueError) as err:  # e.g. a mapping used as a mapping key
         raise KrmError(f"{what} is not valid Kubernetes YAML: {err}") from None
-    _move_seq_item_comments(node)
+    try:
+        _move_seq_item_comments(node)
+    except KrmError as err:
+        raise KrmError(f"{what}: {err.message}") from None
     return node
 
 
@@ -366,6 +369,11 @@ def _move_seq_item_comments(node: Any, depth: int = 0) -> None:
 
     if depth > MAX_DEPTH:
         raise KrmError(f"input is nested deeper than {MAX_DEPTH} levels")
+    anchor = getattr(getattr(node, "anchor", None), "value", None)
+    if anchor and ":" in anchor:
+        # ruamel reads `&a: b` as anchor `a:`, libyaml as anchor `a` on `{null: b}`;
+        # re-printing such a node would change it or break the YAML.
+        raise KrmError(f"the anchor &{anchor} holds ':', which YAML parsers read differently; rename it")
     if isinstance(node, CommentedSeq):
         for idx, entry in list(node.ca.items.items()):
             if not (isinstance(entry, list) and len(entry) > 1 and entry[1]):
@@ -391,6 +399,11 @@ def restore_seq_item_comments(node: Any, depth: int = 0) -> None:
 
     if depth > MAX_DEPTH:
         raise KrmError(f"input is nested deeper than {MAX_DEPTH} levels")
+    anchor = getattr(getattr(node, "anchor", None), "value", None)
+    if anchor and ":" in anchor:
+        # ruamel reads `&a: b` as anchor `a:`, libyaml as anchor `a` on `{null: b}`;
+        # re-printing such a node would change it or break the YAML.
+        raise KrmError(f"the anchor &{anchor} holds ':', which YAML parsers read differently; rename it")
     if isinstance(node, CommentedSeq):
         for idx, item in enumerate(node):
             if isinstance(item, CommentedMap) and len(item):
