@@ -84,9 +84,9 @@ def test_new_key_with_nel_reads_back() -> None:
 
 
 @pytest.mark.xfail(strict=True, reason="smp/values.py (is_directive_key), smp/apply.py (apply_set_element_orders): "
-                   "a patch map with a null key (`~: x`, or an anchor on an empty key) raises TypeError/AttributeError "
+                   "a patch map with a non-string key (`~: x`, `2: x`, an anchor on an empty key) raises TypeError/AttributeError "
                    "-> 'internal error' instead of an error naming the field")
-@pytest.mark.parametrize("data", ["  ~: x\n", "  &b : x\n  ~: y\n"])
+@pytest.mark.parametrize("data", ["  ~: x\n", "  &b : x\n  ~: y\n", "  2: x\n"])
 def test_patch_with_null_key(data: str) -> None:
     patch = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n" + data
     check_function(resource_list([CM + "data:\n  a: b\n"], configmap({"mode": "reorder-merge", "patch": patch})))
