@@ -177,3 +177,11 @@ def test_typed_config_errors() -> None:
     with pytest.raises(ConfigError) as err:
         rm.config_from_typed({"patches": ["nope"]})
     assert err.value.key == "spec.patches[0]"
+
+
+def test_patch_keys_must_be_strings() -> None:
+    with pytest.raises(ConfigError) as err:
+        rm.config_from_configmap({"patch": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  2: x\n"})
+    assert "key 2 at data is not a string" in err.value.message
+    with pytest.raises(ConfigError):
+        rm.config_from_typed({"desired": [{"apiVersion": "v1", "kind": "ConfigMap", None: "x"}]})

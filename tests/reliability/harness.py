@@ -71,9 +71,6 @@ class Unclean(AssertionError):
 # these (so CI stays meaningful) and keep hunting for new ones.  When a
 # reproducer starts passing, strict xfail fails: delete its line here too.
 KNOWN_BUGS: dict[str, re.Pattern[str]] = {
-    "test_patch_with_null_key": re.compile(
-        r"smp/(?s:.*)(TypeError: '\w+' object is not subscriptable|"
-        r"AttributeError: '\w+' object has no attribute 'startswith')"),
 }
 
 

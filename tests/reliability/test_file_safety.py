@@ -155,8 +155,6 @@ def test_promote_is_all_or_nothing_when_a_write_fails_midway(tmp_path: Path, mon
     assert _tree(pkg) == before
 
 
-@pytest.mark.xfail(strict=True, reason="commands/update.py (apply_plan): a rename failing midway leaves the files "
-                   "renamed before it in place (no rollback to the previous bytes)")
 def test_update_is_all_or_nothing_when_a_write_fails_midway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pkg = _copy(UPDATE, tmp_path)
     (pkg / "upstream" / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n")

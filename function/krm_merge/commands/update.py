@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
             strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
         )
     except KrmError as err:
-        sys.stderr.write(f"krm-merge update: error: {err}\n")
+        sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
     for message in plan.messages:
         sys.stderr.write(message + "\n")
@@ -91,7 +91,10 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         apply_plan(Path(args.local), plan)
-    except (KrmError, OSError) as err:
+    except KrmError as err:
+        sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
+        return 1
+    except OSError as err:
         sys.stderr.write(f"krm-merge update: error: {err}\n")
         return 1
     changed = sum(1 for w in plan.writes)
@@ -250,26 +253,16 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
     root = root.resolve()
     for write in plan.writes:
         _check_target(root, write.path)
-    staged: list[tuple[str, Path]] = []
-    try:
-        for write in plan.writes:
-            if write.data is None:
-                continue
-            target = root / write.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _check_target(root, write.path)
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(write.data)
-            mode = (target.stat().st_mode & 0o777) if target.exists() else 0o644
-            os.chmod(tmp, mode)
-            staged.append((tmp, target))
-    except BaseException:
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
-        raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
+    writes: list[tuple[Path, bytes]] = []
+    for write in plan.writes:
+        if write.data is None:
+            continue
+        target = root / write.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _check_target(root, write.path)
+        writes.append((target, write.data))
+    # Staged then renamed, with the previous bytes restored if a rename fails.
+    yamlio.write_files_atomic(writes)
     for write in plan.writes:
         if write.data is None:
             (root / write.path).unlink(missing_ok=True)

@@ -27,7 +27,7 @@ def to_rt(value: Any) -> Any:
     if isinstance(value, dict):
         out = CommentedMap()
         for key, item in value.items():
-            out[key] = to_rt(item)
+            out[rt_key(key)] = to_rt(item)
         return out
     if isinstance(value, list):
         seq = CommentedSeq()
@@ -36,6 +36,17 @@ def to_rt(value: Any) -> Any:
     if isinstance(value, str):
         return _rt_string(value, None)
     return value
+
+
+def rt_key(key: Any) -> Any:
+    """A new mapping key: double-quoted when a YAML 1.1 reader would not read it back as this string."""
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    from krm_merge.krm.yamlio import _needs_double_quotes
+
+    if isinstance(key, str) and (_needs_double_quotes(key) or not key.isprintable()):
+        return DoubleQuotedScalarString(key)
+    return key
 
 
 def _rt_string(value: str, like: Any) -> Any:
@@ -103,7 +114,7 @@ def _apply_map(rt: Any, old: dict, new: dict, match: Matcher | None) -> None:
             rt[key] = to_rt(value)
         else:
             position = 0 if previous is None else list(rt).index(previous) + 1
-            rt.insert(position, key, to_rt(value))
+            rt.insert(position, rt_key(key), to_rt(value))
         previous = key
 
 

@@ -88,6 +88,8 @@ def config_from_typed(spec: dict[str, Any]) -> Config:
     if isinstance(desired_value, str):
         desired = _objects_from_text(desired_value, "spec.desired")
     elif isinstance(desired_value, list) and all(isinstance(d, dict) for d in desired_value):
+        for n, d in enumerate(desired_value):
+            _check_string_keys(d, f"spec.desired[{n}]", ())
         desired = tuple(desired_value)
     else:
         raise ConfigError("spec.desired", "must be a list of objects or a string of YAML documents")
@@ -118,14 +120,31 @@ def _patches_from_documents(text: str, key: str, start: int = 0) -> list[Patch]:
     for n, doc in enumerate(docs):
         if not isinstance(doc, dict):
             raise ConfigError(key, f"document {n + 1} is not a mapping (a strategic merge patch is an object)")
+        _check_string_keys(doc, f"{key} (document {n + 1})", ())
         out.append(Patch(doc, label=f"patch {start + n + 1}"))
     return out
+
+
+def _check_string_keys(value: Any, key: str, path: tuple[str | int, ...]) -> None:
+    """A patch is a JSON object: every key must be a string (``2:``/``~:`` are not)."""
+    from krm_merge.krm.values import format_path
+
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                where = format_path(path) or "the top level"
+                raise ConfigError(key, f"key {k!r} at {where} is not a string; quote it (JSON object keys are strings)")
+            _check_string_keys(v, key, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_string_keys(v, key, (*path, i))
 
 
 def _patches_from_value(value: Any, key: str, start: int) -> list[Patch]:
     if isinstance(value, str):
         return _patches_from_documents(value, key, start)
     if isinstance(value, dict):
+        _check_string_keys(value, key, ())
         return [Patch(value, label=f"patch {start + 1}")]
     raise ConfigError(key, "must be an object or a string of YAML documents")
 
