@@ -94,6 +94,9 @@ def _as_strings(text: str, typed: dict[str, Any]) -> dict[str, Any]:
     """
     from krm_merge.krm import yamlio
 
+    values = typed.get("data")
+    if isinstance(values, dict) and all(isinstance(v, str) for v in values.values()):
+        return typed  # already strings as written (kpt quotes what would read as another type)
     raw = yamlio.load_strings(text, "functionConfig")
     if isinstance(raw, dict) and isinstance(raw.get("data"), dict) and isinstance(typed.get("data"), dict):
         # Explicit nulls (`key:` or `key: null`) read as "" either way.

@@ -20,39 +20,17 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, Sequence
-
-import yaml
+from typing import TYPE_CHECKING, Any, Sequence
 
 from krm_merge.krm.results import KrmError
+
+if TYPE_CHECKING:
+    import yaml
 
 # Anchors are legal YAML but a handful of aliases can expand to gigabytes
 # ("billion laughs").  Bound the expanded size instead of forbidding them.
 MAX_ALIAS_EXPANSION = 1_000_000
 MAX_DEPTH = 1_000
-
-
-class _Loader(yaml.CSafeLoader):  # type: ignore[misc,name-defined]
-    """libyaml-backed safe loader with Kubernetes' scalar types, minus timestamps."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-# Unknown tags (`!Ref`, `!!python/object`) become plain data, never objects.
-_Loader.add_constructor(None, lambda loader, node: _construct_untagged(loader, node))
-_Loader.add_constructor(
-    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
-)
-
-
-def _construct_untagged(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        return loader.construct_mapping(node, deep=True)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    return loader.construct_scalar(node)
 
 
 def _yaml_error_message(err: yaml.YAMLError, what: str) -> str:
@@ -66,8 +44,10 @@ def _check_aliases(text: str, what: str) -> None:
     """Refuse documents whose aliases would expand beyond MAX_ALIAS_EXPANSION nodes."""
     if "&" not in text or "*" not in text:
         return
+    from krm_merge.krm._pyyaml import Loader, yaml
+
     try:
-        nodes = list(yaml.compose_all(text, Loader=_Loader))
+        nodes = list(yaml.compose_all(text, Loader=Loader))
     except yaml.YAMLError as err:
         raise KrmError(_yaml_error_message(err, what)) from None
     memo: dict[int, int] = {}
@@ -98,6 +78,21 @@ def _check_aliases(text: str, what: str) -> None:
             size(node, 0)
 
 
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.M)
+
+
+def _load_all_fast(text: str) -> list[Any] | None:
+    """The documents of ``text`` by the fast reader, or None if it declines any."""
+    from krm_merge.krm import fastyaml
+
+    if _DOCUMENT_MARKER.search(text):
+        return None  # several documents or markers: libyaml splits them
+    if not text.strip():
+        return None
+    parsed = fastyaml.parse(text)
+    return None if parsed is None else [parsed.data]
+
+
 def load_data(text: str, what: str = "input") -> Any:
     """Load one YAML document as plain data; errors become :class:`KrmError`."""
     docs = load_all_data(text, what)
@@ -107,10 +102,19 @@ def load_data(text: str, what: str = "input") -> Any:
 
 
 def load_all_data(text: str, what: str = "input") -> list[Any]:
-    """Load every document of a YAML stream as plain data."""
+    """Load every document of a YAML stream as plain data.
+
+    Documents in kyaml's block style are read by the fast reader (same data,
+    no PyYAML import); anything else by libyaml.
+    """
+    fast = _load_all_fast(text)
+    if fast is not None:
+        return fast
     _check_aliases(text, what)
+    from krm_merge.krm._pyyaml import Loader, yaml
+
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return list(yaml.load_all(text, Loader=Loader))
     except yaml.YAMLError as err:
         raise KrmError(_yaml_error_message(err, what)) from None
     except RecursionError:
@@ -122,6 +126,8 @@ def load_all_data(text: str, what: str = "input") -> list[Any]:
 def load_strings(text: str, what: str = "input") -> Any:
     """Load one document with every scalar kept as its string (no type resolution)."""
     _check_aliases(text, what)
+    from krm_merge.krm._pyyaml import yaml
+
     try:
         return yaml.load(text, Loader=yaml.CBaseLoader)
     except yaml.YAMLError as err:
@@ -132,32 +138,16 @@ def load_strings(text: str, what: str = "input") -> Any:
 
 def dump_data(data: Any) -> str:
     """Print plain data as block YAML (for new objects and results; no comments)."""
+    from krm_merge.krm._pyyaml import Dumper, yaml
+
     return yaml.dump(
         data,
-        Dumper=_Dumper,
+        Dumper=Dumper,
         default_flow_style=False,
         sort_keys=False,
         allow_unicode=True,
         width=2**31 - 1,
     )
-
-
-class _Dumper(yaml.CSafeDumper):  # type: ignore[misc,name-defined]
-    """Compact sequences (kyaml's style) and kyaml's quoting of ambiguous strings."""
-
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        return super().increase_indent(flow, False)
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    if "\n" in value:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if _needs_double_quotes(value):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _represent_str)
 
 
 # --- how a new scalar is written (kyaml's rules) -------------------------------
