@@ -1,4 +1,4 @@
-"""One real input per error class; docs/reliability.md's table is printed from these runs.
+"""One real input per error class; the README's error table is printed from these runs.
 
 ``python -m tests.reliability.error_catalog`` prints the table rows;
 test_error_catalog.py checks that every message in the doc is still what the
