@@ -20,7 +20,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from krm_merge.krm.results import KrmError
 
@@ -347,7 +347,7 @@ def load_rt(text: str, what: str = "input") -> Any:
     return node
 
 
-def _move_seq_item_comments(node: Any, depth: int = 0) -> None:
+def _move_seq_item_comments(node: Any) -> None:
     """Attach a ``- # comment`` to the item's first key, not to the sequence.
 
     ruamel keeps such a comment as a pre-comment of the sequence item and
@@ -355,36 +355,16 @@ def _move_seq_item_comments(node: Any, depth: int = 0) -> None:
     foot comment (see notes/krm-conventions.md §3.3).  Moved onto the first
     key it prints as ``-`` / ``  # c``, which :func:`dump_rt` joins back.
     """
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    if depth > MAX_DEPTH:
-        raise KrmError(f"input is nested deeper than {MAX_DEPTH} levels")
-    anchor = getattr(getattr(node, "anchor", None), "value", None)
-    if anchor and ":" in anchor:
-        # ruamel reads `&a: b` as anchor `a:`, libyaml as anchor `a` on `{null: b}`;
-        # re-printing such a node would change it or break the YAML.
-        raise KrmError(f"the anchor &{anchor} holds ':', which YAML parsers read differently; rename it")
-    if isinstance(node, CommentedSeq):
-        for idx, entry in list(node.ca.items.items()):
-            if not (isinstance(entry, list) and len(entry) > 1 and entry[1]):
-                continue
-            if not isinstance(idx, int) or idx >= len(node):
-                continue
-            item = node[idx]
-            if isinstance(item, CommentedMap) and len(item):
-                first = next(iter(item))
-                slot = item.ca.items.setdefault(first, [None, None, None, None])
-                slot[1] = list(entry[1]) + list(slot[1] or [])
-                entry[1] = None
-        for value in node:
-            _move_seq_item_comments(value, depth + 1)
-    elif isinstance(node, CommentedMap):
-        for value in node.values():
-            _move_seq_item_comments(value, depth + 1)
+    _each_sequence(node, _comments_to_first_key)
 
 
-def restore_seq_item_comments(node: Any, depth: int = 0) -> None:
+def restore_seq_item_comments(node: Any) -> None:
     """Undo :func:`_move_seq_item_comments`: put the comments back in ruamel's slot."""
+    _each_sequence(node, _comments_to_sequence_slot)
+
+
+def _each_sequence(node: Any, visit: Callable[[Any], None], depth: int = 0) -> None:
+    """Call ``visit`` on every sequence of a round-trip tree, refusing what cannot round-trip."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     if depth > MAX_DEPTH:
@@ -395,18 +375,39 @@ def restore_seq_item_comments(node: Any, depth: int = 0) -> None:
         # re-printing such a node would change it or break the YAML.
         raise KrmError(f"the anchor &{anchor} holds ':', which YAML parsers read differently; rename it")
     if isinstance(node, CommentedSeq):
-        for idx, item in enumerate(node):
-            if isinstance(item, CommentedMap) and len(item):
-                slot = item.ca.items.get(next(iter(item)))
-                if slot and len(slot) > 1 and slot[1]:
-                    entry = node.ca.items.setdefault(idx, [None, None, None, None])
-                    entry[1] = list(slot[1]) + list(entry[1] or [])
-                    slot[1] = None
+        visit(node)
         for value in node:
-            restore_seq_item_comments(value, depth + 1)
+            _each_sequence(value, visit, depth + 1)
     elif isinstance(node, CommentedMap):
         for value in node.values():
-            restore_seq_item_comments(value, depth + 1)
+            _each_sequence(value, visit, depth + 1)
+
+
+def _comments_to_first_key(seq: Any) -> None:
+    from ruamel.yaml.comments import CommentedMap
+
+    for idx, entry in list(seq.ca.items.items()):
+        if not (isinstance(entry, list) and len(entry) > 1 and entry[1]):
+            continue
+        if not isinstance(idx, int) or idx >= len(seq):
+            continue
+        item = seq[idx]
+        if isinstance(item, CommentedMap) and len(item):
+            slot = item.ca.items.setdefault(next(iter(item)), [None, None, None, None])
+            slot[1] = list(entry[1]) + list(slot[1] or [])
+            entry[1] = None
+
+
+def _comments_to_sequence_slot(seq: Any) -> None:
+    from ruamel.yaml.comments import CommentedMap
+
+    for idx, item in enumerate(seq):
+        if isinstance(item, CommentedMap) and len(item):
+            slot = item.ca.items.get(next(iter(item)))
+            if slot and len(slot) > 1 and slot[1]:
+                entry = seq.ca.items.setdefault(idx, [None, None, None, None])
+                entry[1] = list(slot[1]) + list(entry[1] or [])
+                slot[1] = None
 
 
 _BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
