@@ -89,8 +89,6 @@ class KubeObject:
     @property
     def text(self) -> str:
         """The item's YAML text as it is now."""
-        if self._rt is not None and self._changed and self._text is _RT_DIRTY:
-            self._text = yamlio.dump_rt(self._rt, self._wide)
         return self._text
 
     @property
@@ -110,13 +108,13 @@ class KubeObject:
         self._text = new_text
         self._mark_changed()
 
-    def _mark_changed(self) -> None:
+    def _mark_changed(self, rt: Any = None) -> None:
+        """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
         self._changed = True
         self._header = None
         self._data = _UNSET
         self._copy_origin = None
-        if self._text is not _RT_DIRTY:
-            self._rt = None
+        self._rt = rt
 
     # --- identity ---------------------------------------------------------------
 
@@ -303,8 +301,7 @@ class KubeObject:
         rt = self.rt
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         self._text = self._print_rt_checked(rt, new)
-        self._mark_changed()
-        self._rt = rt  # still the tree of the new text: later edits reuse it
+        self._mark_changed(rt)  # the tree still matches the new text: later edits reuse it
         self._data = new
 
     def _print_rt_checked(self, rt: Any, new: Any) -> str:
@@ -315,8 +312,6 @@ class KubeObject:
         above the dash) and the tree is printed again.  Output that still does
         not read back is refused rather than written.
         """
-        from krm_merge.krm import rtedit
-
         text = yamlio.dump_rt(rt, self._wide)
         if _reads_back(text, new):
             return text
@@ -368,10 +363,7 @@ class KubeObject:
         new_text = yamlio.dump_rt(rt, self._wide)
         if new_text != self._text:
             self._text = new_text
-            self._changed = True
-            self._header = None
-            self._data = _UNSET
-            self._copy_origin = None
+            self._mark_changed(rt)
 
     def __repr__(self) -> str:
         return f"<KubeObject {self.display()}>"
@@ -382,8 +374,6 @@ class _Unset:
 
 
 _UNSET: Any = _Unset()
-# The text must be re-printed from the round-trip tree before it is read.
-_RT_DIRTY: Any = "\0rt-dirty\0"
 
 
 def _reads_back(text: str, expected: Any) -> bool:
