@@ -79,20 +79,7 @@ def function_main() -> int:
     """KRM function mode: read stdin, write stdout, exit 1 on error results."""
     from krm_merge.runner import run_function_with_results
 
-    data = sys.stdin.buffer.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        from krm_merge.krm.resourcelist import ResourceList, write_resource_list
-        from krm_merge.krm.results import Result
-
-        rl = ResourceList()
-        rl.results.append(Result(f"input is not UTF-8 text (byte {err.start})", "error"))
-        sys.stdout.write(write_resource_list(rl))
-        if os.environ.get("LOG_TO_STDERR") == "true":
-            sys.stderr.write(rl.results[0].display() + "\n")
-        return 1
-    out, code, results = run_function_with_results(text)
+    out, code, results = run_function_with_results(sys.stdin.buffer.read())
     sys.stdout.buffer.write(out.encode("utf-8"))
     sys.stdout.flush()
     if os.environ.get("LOG_TO_STDERR") == "true":
