@@ -208,18 +208,24 @@ def _targets(rl: ResourceList, patch: Patch) -> list[KubeObject]:
         return select(rl.items, patch.target, include_local_config=explicit_kind)
     body = patch.body
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
-    api_version, kind, name = body.get("apiVersion"), body.get("kind"), meta.get("name")
+    kind, name = body.get("kind"), meta.get("name")
     if not kind or not name:
         raise KrmError(
             f"{patch.label} has no target: give it apiVersion, kind and metadata.name, "
             "or use the typed config with a `target` selector",
             tags={"patch": patch.label},
         )
-    namespace = meta.get("namespace")
+    return _items_named_by(rl.items, body, api_version_optional=True)
+
+
+def _items_named_by(items: list[KubeObject], body: dict[str, Any], *, api_version_optional: bool) -> list[KubeObject]:
+    """Items with the kind, name (and apiVersion, namespace when given) of ``body``."""
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    api_version, kind, name, namespace = body.get("apiVersion"), body.get("kind"), meta.get("name"), meta.get("namespace")
     return [
-        obj for obj in rl.items
+        obj for obj in items
         if obj.kind == kind and obj.name == name
-        and (not api_version or obj.api_version == api_version)
+        and ((api_version_optional and not api_version) or obj.api_version == api_version)
         and (namespace is None or obj.namespace == namespace)
     ]
 
@@ -281,12 +287,8 @@ def _apply_desired(rl: ResourceList, config: Config, registry: Any) -> None:
 
     for n, desired in enumerate(config.desired):
         meta = desired.get("metadata") if isinstance(desired.get("metadata"), dict) else {}
-        kind, name, ns = desired.get("kind"), meta.get("name"), meta.get("namespace")
-        live = [
-            obj for obj in rl.items
-            if obj.kind == kind and obj.name == name and obj.api_version == desired.get("apiVersion")
-            and (ns is None or obj.namespace == ns)
-        ]
+        kind, name = desired.get("kind"), meta.get("name")
+        live = _items_named_by(rl.items, desired, api_version_optional=False)
         if not live:
             raise KrmError(f"desired object {n + 1} ({kind}/{name}) matches no item; "
                            "offline apply only updates objects present in the package")
