@@ -82,26 +82,33 @@ def test_scalar_set_list() -> None:
     assert ordered(out.result)[2][1] == [("finalizers", ["a", "l", "u"])]
 
 
-def test_whole_element_rules() -> None:
+def test_whole_element_rules_are_a_visitor() -> None:
+    """The pipeline rules are a visitor handed to the walker, not code in it."""
+    from krm_merge.kptfile.merge import PipelineVisitor, _FunctionSchema
     from krm_merge.merge3 import Merger
 
     key = lambda e: ("name", e["name"]) if isinstance(e, dict) and "name" in e else None  # noqa: E731
-    rule = ListRule(ListStrategy.ASSOCIATIVE, key_fn=key, whole_elements=True)
+    rule = ListRule(ListStrategy.ASSOCIATIVE, key_fn=key)
 
     class Schema:
         def map_field(self, k: str) -> None:
             return None
 
         def list_field(self, k: str):  # type: ignore[no-untyped-def]
-            return rule, None
+            return rule, _FunctionSchema()
 
-    local = load("fns:\n- name: a\n  v: 2\n- name: c\n  v: 1\n")
-    origin = load("fns:\n- name: a\n  v: 1\n- name: b\n  v: 1\n- name: c\n  v: 1\n")
-    upstream = load("fns:\n- name: b\n  v: 2\n- name: d\n  z: 1\n  v: 1\n")
-    result = Merger().merge_document(local, origin, upstream, Schema())
+    def merge(merger: Merger) -> object:
+        local = load("fns:\n- name: a\n  v: 2\n- name: c\n  v: 1\n")
+        origin = load("fns:\n- name: a\n  v: 1\n- name: b\n  v: 1\n- name: c\n  v: 1\n")
+        upstream = load("fns:\n- name: b\n  v: 2\n- name: d\n  z: 1\n  v: 1\n")
+        return ordered(merger.merge_document(local, origin, upstream, Schema()))
+
     # a: deleted upstream, changed locally -> kept; b: deleted locally -> stays deleted;
     # c: deleted upstream, unchanged -> deleted; d: added upstream -> appended as written
-    assert ordered(result) == [("fns", [[("name", "a"), ("v", 2)], [("name", "d"), ("z", 1), ("v", 1)]])]
+    assert merge(Merger(visitor=PipelineVisitor())) == [("fns", [[("name", "a"), ("v", 2)], [("name", "d"), ("z", 1), ("v", 1)]])]
+    # the same walk with kyaml's visitor: a goes (upstream wins its deleted fields), b comes
+    # back as a fragment holding upstream's change (kpt's E4), d's fields are sorted
+    assert merge(Merger()) == [("fns", [[("v", 2)], [("name", "d"), ("v", 1), ("z", 1)]])]
 
 
 def test_merge_is_linear_in_list_size() -> None:

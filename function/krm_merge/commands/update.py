@@ -115,6 +115,7 @@ def plan_update(
     fallback_keys: str | None = None,
 ) -> UpdatePlan:
     """Compute the update of ``local`` without writing anything."""
+    from krm_merge.kptfile import merge_kptfile
     from krm_merge.krm import package
     from krm_merge.merge3.conflicts import ConflictPolicy
     from krm_merge.merge3.package import PackageMergeOptions, PackageMerger, Strategy
@@ -127,7 +128,7 @@ def plan_update(
     opkg, orl = read_copy(origin)
     upkg, url = read_copy(upstream)
     keys = FALLBACK_KEYS if fallback_keys is None else tuple(k.strip() for k in fallback_keys.split(",") if k.strip())
-    options = PackageMergeOptions(Strategy(strategy), ConflictPolicy(conflicts), keys)
+    options = PackageMergeOptions(Strategy(strategy), ConflictPolicy(conflicts), keys, kptfile_merge=merge_kptfile)
     merger = PackageMerger(options, lambda obj: obj.file_path or "")
     if options.strategy is Strategy.FAST_FORWARD:
         _check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))

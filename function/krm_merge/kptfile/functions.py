@@ -49,8 +49,8 @@ def function_name(fn: Any) -> tuple[str, ...] | None:
     return None
 
 
-BY_NAME = ListRule(ListStrategy.ASSOCIATIVE, key_fn=function_name, whole_elements=True)
-BY_IDENTITY = ListRule(ListStrategy.ASSOCIATIVE, key_fn=function_identity, whole_elements=True)
+BY_NAME = ListRule(ListStrategy.ASSOCIATIVE, key_fn=function_name)
+BY_IDENTITY = ListRule(ListStrategy.ASSOCIATIVE, key_fn=function_identity)
 
 
 def choose_function_rule(versions: list[Any]) -> ListRule:

@@ -17,9 +17,11 @@ from typing import Any
 
 from krm_merge.merge3 import Conflict, MergeOptions, Merger
 from krm_merge.merge3.conflicts import ConflictPolicy
-from krm_merge.merge3.nodes import MISSING, new_map
+from krm_merge.merge3.nodes import MISSING, new_map, new_seq, same
 from krm_merge.merge3.rules import INFER_LIST, PLAIN_LIST, ListRule, MergeSchema
 from krm_merge.merge3.text import dump_like, load
+from krm_merge.merge3.visit import DELETE, KEEP, Decision, Sources, descend, replace_with
+from krm_merge.merge3.visitor import Merge3Visitor
 
 from .functions import choose_function_rule
 
@@ -30,7 +32,11 @@ LOCAL_OWNED_METADATA = ("name", "namespace")
 
 
 class _FunctionSchema:
-    """One pipeline function: selector lists are plain lists."""
+    """One pipeline function: selector lists are plain lists.
+
+    Also the marker :class:`PipelineVisitor` recognises function lists and
+    functions by.
+    """
 
     def map_field(self, key: str) -> MergeSchema | None:
         return None
@@ -62,6 +68,37 @@ class _KptfileSchema:
 
     def list_field(self, key: str) -> tuple[ListRule, MergeSchema | None]:
         return INFER_LIST, None  # kpt infers `name` keys in the rest of the Kptfile
+
+
+class PipelineVisitor(Merge3Visitor):
+    """kyaml's rules, plus the resource-level rules for whole pipeline functions.
+
+    A function added upstream is taken as upstream wrote it; one deleted
+    locally stays deleted; one deleted upstream goes unless local changed
+    it (then local's is kept whole) — instead of kyaml's partial fragments.
+    A function list deleted upstream is merged against an empty list, so
+    functions local added survive.
+    """
+
+    def visit_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Decision:
+        o, u = nodes.origin, nodes.upstream
+        if isinstance(elements, _FunctionSchema) and rule.keyed and u is MISSING and isinstance(o, list):
+            l = nodes.local
+            dest = new_seq() if l is MISSING or l is None else l
+            return descend(nodes.with_local(dest).with_upstream(new_seq()), drop_if_empty=True)
+        return super().visit_list(nodes, rule, elements)
+
+    def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
+        if not isinstance(schema, _FunctionSchema):
+            return super().visit_map(nodes, schema)
+        l, o, u = nodes.local, nodes.origin, nodes.upstream
+        if l is MISSING and o is MISSING:
+            return replace_with(u)  # added upstream: as upstream wrote it (field order, comments)
+        if o is not MISSING and l is MISSING:
+            return DELETE
+        if o is not MISSING and u is MISSING:
+            return DELETE if same(l, o) else KEEP
+        return super().visit_map(nodes, schema)
 
 
 def _function_list(doc: Any, key: str) -> Any:
@@ -105,7 +142,7 @@ def merge_kptfile(
     taken = {k: upstream[k] for k in LOCAL_OWNED if update_upstream and isinstance(upstream, dict) and k in upstream}
     rules = function_rules(local, origin, upstream)
     origin, upstream = _without_local_owned(origin), _without_local_owned(upstream)
-    merger = Merger(MergeOptions(conflicts=conflicts, fallback_keys=("name",)))
+    merger = Merger(MergeOptions(fallback_keys=("name",)), PipelineVisitor(conflicts))
     result = merger.merge_document(local, origin, upstream, _KptfileSchema(rules))
     if result is MISSING:
         result = local

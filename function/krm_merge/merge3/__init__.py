@@ -7,6 +7,11 @@ Public API::
 ``local``/``origin``/``upstream`` are ruamel round-trip trees (or plain
 dicts/lists) of one document, or MISSING.  ``local`` is edited in place and
 ``upstream``'s nodes may be moved into it; pass fresh trees.
+
+Layout (as kyaml's ``walk`` + ``merge3``): :mod:`.walker` owns all
+traversal, :mod:`.visit` is the visitor contract, :mod:`.visitor` holds
+kyaml's rules; another policy is another visitor (``merge3(...,
+visitor=...)``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from .rules import (
     MergeSchema,
     SchemaNodeAdapter,
 )
-from .walker import Merge3Error, MergeOptions, Merger
+from .visit import Action, Decision, Sources, Visitor
+from .visitor import Merge3Error, Merge3Visitor
+from .walker import MergeOptions, Merger, Walker
 
 
 @dataclass
@@ -41,9 +48,10 @@ def merge3(
     upstream: Any,
     schema: MergeSchema | None = None,
     options: MergeOptions | None = None,
+    visitor: Merge3Visitor | None = None,
 ) -> MergeOutcome:
     """Merge one document; raises :class:`Merge3Error` when it cannot be merged."""
-    merger = Merger(options or MergeOptions())
+    merger = Merger(options or MergeOptions(), visitor)
     result = merger.merge_document(local, origin, upstream, schema)
     return MergeOutcome(result, merger.conflicts)
 
@@ -52,15 +60,21 @@ __all__ = [
     "FALLBACK_KEYS",
     "MISSING",
     "NO_SCHEMA",
+    "Action",
     "Conflict",
     "ConflictPolicy",
+    "Decision",
     "ListRule",
     "ListStrategy",
     "Merge3Error",
+    "Merge3Visitor",
     "MergeOptions",
     "MergeOutcome",
     "MergeSchema",
     "Merger",
     "SchemaNodeAdapter",
+    "Sources",
+    "Visitor",
+    "Walker",
     "merge3",
 ]

@@ -1,26 +1,21 @@
-"""Associative lists: elements matched by key (or by value for scalar sets).
+"""Associative lists: element identity, matching and the rebuilt order.
 
-Result order: local's order is kept, local-only elements stay where they are,
-elements of origin/upstream that local lacks are appended in the order
-origin, then upstream (so upstream additions come last, in upstream order).
-Each matched element is merged as a map (field by field); an element deleted
-upstream loses the fields local did not add and disappears when nothing is
-left; an element deleted locally stays deleted unless upstream changed it.
+Pure helpers for :meth:`.walker.Walker.walk_associative_list` (the walker
+does the traversal; nothing here walks or merges).  Result order: local's
+order is kept, local-only elements stay where they are, elements of
+origin/upstream that local lacks are appended in the order origin, then
+upstream (so upstream additions come last, in upstream order).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ruamel.yaml.comments import CommentedSeq
 
-from .nodes import MISSING, new_seq, plain, same
+from .nodes import MISSING, plain
 from .rules import ListRule
-
-if TYPE_CHECKING:
-    from .rules import MergeSchema
-    from .walker import Merger
 
 Key = tuple[Any, ...]
 
@@ -41,13 +36,25 @@ def element_key(element: Any, rule: ListRule) -> Key | None:
     return values
 
 
+def element_label(rule: ListRule, key: Key) -> str:
+    """``[name=app]`` — how an element appears in a field path."""
+    if rule.keys:
+        pairs = zip(rule.keys, key)
+    elif rule.key_fn is not None:
+        pairs = zip(key[:1], key[-1:])
+    else:
+        value = key[0]
+        return f"[{value[-1] if isinstance(value, tuple) else value}]"
+    return "[" + ",".join(f"{f}={v}" for f, v in pairs) + "]"
+
+
 def _key_text(value: Any) -> str:
     if value is None or isinstance(value, (dict, list)):
         return ""
     return str(value)
 
 
-def _index(versions: Any, rule: ListRule) -> dict[Key, Any]:
+def index_elements(versions: Any, rule: ListRule) -> dict[Key, Any]:
     """First element of a list for each key."""
     out: dict[Key, Any] = {}
     if isinstance(versions, list):
@@ -58,31 +65,8 @@ def _index(versions: Any, rule: ListRule) -> dict[Key, Any]:
     return out
 
 
-def merge_associative(
-    merger: Merger, l: Any, o: Any, u: Any, rule: ListRule, elem_schema: MergeSchema | None, path: tuple[Any, ...]
-) -> Any:
-    """Merge an associative list; returns the new local list or MISSING."""
-    upstream_deleted = u is MISSING
-    if rule.whole_elements and upstream_deleted and isinstance(o, list):
-        u = []  # element-level rules decide what survives
-    if (u is MISSING or u is None) and o is not MISSING and o is not None:
-        return MISSING
-    if u is MISSING and o is MISSING:
-        return l
-    if l is MISSING or l is None:
-        l = new_seq()
-    local_keys = [element_key(e, rule) for e in l]  # before elements are merged in place
-    li, oi, ui = _index(l, rule), _index(o, rule), _index(u, rule)
-    merged: dict[Key, Any] = {}
-    for key in _ordered_keys(li, oi, ui):
-        merged[key] = _merge_element(merger, li.get(key, MISSING), oi.get(key, MISSING), ui.get(key, MISSING), rule, elem_schema, path, key)
-    _rebuild(l, local_keys, merged)
-    if not l and upstream_deleted:
-        return MISSING
-    return l
-
-
-def _ordered_keys(*indexes: dict[Key, Any]) -> list[Key]:
+def ordered_keys(*indexes: dict[Key, Any]) -> list[Key]:
+    """Keys of local, then origin, then upstream, first occurrence first."""
     seen: dict[Key, None] = {}
     for index in indexes:
         for k in index:
@@ -90,43 +74,12 @@ def _ordered_keys(*indexes: dict[Key, Any]) -> list[Key]:
     return list(seen)
 
 
-def _merge_element(
-    merger: Merger, l: Any, o: Any, u: Any, rule: ListRule, elem_schema: MergeSchema | None, path: tuple[Any, ...], key: Key
-) -> Any:
-    if not rule.keys and rule.key_fn is None:
-        return _merge_set_member(l, o, u)
-    if rule.whole_elements and l is MISSING and o is MISSING:
-        return u  # added upstream: taken as upstream wrote it (field order, comments)
-    if rule.whole_elements and o is not MISSING:
-        if l is MISSING:
-            return MISSING
-        if u is MISSING:
-            return MISSING if same(l, o) else l
-    label = "[" + ",".join(f"{f}={v}" for f, v in zip(rule.keys or key[:1], key[-1:] if not rule.keys else key)) + "]"
-    result = merger.merge_map(l, o, u, elem_schema, path + (label,))
-    if result is MISSING or not result:
-        return MISSING
-    if l is MISSING:
-        for field, value in zip(rule.keys, key):
-            if field not in result and value != "":
-                source = u if u is not MISSING else o
-                result[field] = source[field] if isinstance(source, dict) and field in source else value
-    return result
-
-
-def _merge_set_member(l: Any, o: Any, u: Any) -> Any:
-    """A scalar in a set: added/removed upstream wins, else local decides."""
-    if (o is MISSING) != (u is MISSING):
-        return u
-    return l
-
-
-def _rebuild(l: CommentedSeq, local_keys: list[Key | None], merged: dict[Key, Any]) -> None:
-    """Write the merged elements back into ``l`` keeping local order."""
+def rebuild(seq: CommentedSeq, local_keys: list[Key | None], merged: dict[Key, Any]) -> None:
+    """Write the merged elements back into local's ``seq`` keeping local order."""
     out: list[Any] = []
     origins: list[int | None] = []
     placed: set[Key] = set()
-    for i, (element, k) in enumerate(zip(l, local_keys)):
+    for i, (element, k) in enumerate(zip(seq, local_keys)):
         if k is None:
             out.append(element)
             origins.append(i)
@@ -142,7 +95,7 @@ def _rebuild(l: CommentedSeq, local_keys: list[Key | None], merged: dict[Key, An
         if k not in placed and result is not MISSING:
             out.append(result)
             origins.append(None)
-    _replace_items(l, out, origins)
+    _replace_items(seq, out, origins)
 
 
 def _replace_items(seq: CommentedSeq, items: list[Any], origins: list[int | None]) -> None:

@@ -36,6 +36,8 @@ from .text import dump_like
 from .walker import Merge3Error, MergeOptions, Merger
 
 RelPath = Callable[[KubeObject], str]
+KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
+"""``(local, origin, upstream, *, update_upstream, conflicts) -> (merged tree, conflicts)``."""
 
 
 class Strategy(Enum):
@@ -54,6 +56,9 @@ class PackageMergeOptions:
     conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
     add_kpt_merge_comment: bool = True
+    # The Kptfile's own merge (pipeline rules), supplied by the caller
+    # (krm_merge.kptfile.merge_kptfile); None: Kptfiles merge like any resource.
+    kptfile_merge: KptfileMerge | None = None
 
 
 @dataclass
@@ -241,8 +246,10 @@ class PackageMerger:
         return True
 
     def _merge_kptfile(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
-        from krm_merge.kptfile.merge import merge_kptfile
-
+        merge_kptfile = self.options.kptfile_merge
+        if merge_kptfile is None:
+            self._full_merge(obj, base, up, result)
+            return
         l_tree = yamlio.load_rt(obj.text, obj.display())
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))

@@ -31,19 +31,19 @@ class ListRule:
     """Merge rule of one list field.
 
     ``keys`` are the element fields forming the identity (empty for a set of
-    scalars).  ``key_fn`` overrides them with a computed identity (pipeline
-    functions: name, or image without tag, or exec path); it returns ``None``
-    for an element that has no identity.  ``whole_elements`` applies the
-    resource-level rules to elements (pipeline functions): one deleted
-    locally stays deleted, one deleted upstream is deleted only if local did
-    not change it (else local's is kept whole) — instead of kyaml's partial
-    fragments.
+    scalars).  ``key_fn`` overrides them with a computed identity supplied by
+    the caller (e.g. the Kptfile's pipeline functions: name, or image without
+    tag, or exec path); it returns ``None`` for an element without identity.
     """
 
     strategy: ListStrategy
     keys: tuple[str, ...] = ()
     key_fn: KeyFn | None = None
-    whole_elements: bool = False
+
+    @property
+    def keyed(self) -> bool:
+        """Elements are maps matched by key (not scalars matched by value)."""
+        return bool(self.keys) or self.key_fn is not None
 
 
 PLAIN_LIST = ListRule(ListStrategy.PLAIN)

@@ -1,7 +1,8 @@
 """Per-node rules for scalars and plain (non-associative) lists.
 
 Both follow kyaml's merge3 rules (kpt-merge note §2.4); they only *decide*
-(keep local, take upstream, delete) and flag conflicts; the walker applies
+(keep local, take upstream, delete) and flag conflicts;
+:class:`~.visitor.Merge3Visitor` settles conflicts and the walker applies
 the decision.
 """
 
@@ -17,19 +18,19 @@ Take = Literal["local", "upstream", "delete"]
 
 
 @dataclass(frozen=True)
-class Decision:
+class Verdict:
     """Outcome of a rule: what to take, and whether both sides changed the value."""
 
     take: Take
     conflict: bool = False
 
 
-KEEP_LOCAL = Decision("local")
-TAKE_UPSTREAM = Decision("upstream")
-DELETE = Decision("delete")
+KEEP_LOCAL = Verdict("local")
+TAKE_UPSTREAM = Verdict("upstream")
+DELETE = Verdict("delete")
 
 
-def decide_scalar(l: Any, o: Any, u: Any) -> Decision:
+def decide_scalar(l: Any, o: Any, u: Any) -> Verdict:
     """kyaml's scalar rule.
 
     1. explicit null locally or upstream deletes the field;
@@ -44,18 +45,13 @@ def decide_scalar(l: Any, o: Any, u: Any) -> Decision:
         return DELETE
     if (o is MISSING) != (u is MISSING):
         both_changed = l is not MISSING and not same(l, o) and not same(l, u)
-        return Decision("upstream", both_changed)
+        return Verdict("upstream", both_changed)
     if o is MISSING:
         return KEEP_LOCAL
     if same(o, u):
         return KEEP_LOCAL
     both_changed = l is not MISSING and not same(l, o) and not same(l, u)
-    return Decision("upstream", both_changed)
-
-
-def decide_plain_list(l: Any, o: Any, u: Any) -> Decision:
-    """Plain lists are atoms: upstream's whole list if upstream changed it."""
-    return decide_scalar(l, o, u)
+    return Verdict("upstream", both_changed)
 
 
 def restyled(u: Any, l: Any) -> Any:

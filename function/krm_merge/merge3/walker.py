@@ -1,11 +1,14 @@
-"""Traversal of the 3-way merge (local <- origin -> upstream).
+"""Traversal of the 3-way merge (local <- origin -> upstream), kyaml's ``yaml/walk``.
 
-In the spirit of kyaml's ``walk`` + ``merge3``: :class:`Merger` visits a node
-in all three trees at once and dispatches on the node kind to the per-kind
-rules (scalars and plain lists in :mod:`.scalars`, associative lists in
-:mod:`.assoc`).  Local is the destination: it is edited in place, so its
-untouched nodes keep their comments and formatting; nodes taken from
-upstream are moved over (upstream's tree is consumed, never copied).
+:class:`Walker` owns every step through the trees: :meth:`Walker.walk` looks
+at the node kind and calls one of :meth:`~Walker.walk_map`,
+:meth:`~Walker.walk_associative_list`, :meth:`~Walker.walk_plain_list`,
+:meth:`~Walker.walk_scalar`; each recurses through :meth:`~Walker.walk`
+again.  What happens to a node is decided by a :class:`~.visit.Visitor`
+(:class:`~.visitor.Merge3Visitor` by default); the walker applies the
+decision.  Local is the destination: it is edited in place, so its untouched
+nodes keep their comments and formatting; nodes taken from upstream are moved
+over (upstream's tree is consumed, never copied).
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import assoc, scalars
-from .conflicts import Conflict, ConflictPolicy, format_path
+from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
+from .conflicts import Conflict, ConflictPolicy
 from .nodes import (
     MISSING,
     NodeKind,
@@ -22,33 +25,204 @@ from .nodes import (
     copy_key_comment,
     drop_key_comment,
     key_comment,
+    kind_of,
     restore_key_comment,
     save_key_comment,
-    kind_of,
-    new_map,
-    same,
 )
-from .rules import FALLBACK_KEYS, ListRule, ListStrategy, MergeSchema, SchemaResolver, infer_keys
+from .rules import FALLBACK_KEYS, INFER_LIST, ListRule, ListStrategy, MergeSchema, SchemaResolver, infer_keys
+from .visit import Action, Decision, Sources, Visitor
+from .visitor import Merge3Error, Merge3Visitor
+
+Walked = tuple[Any, bool]
+"""A walked node (or MISSING when it goes away) and whether it is upstream's."""
 
 
-class Merge3Error(Exception):
-    """The three versions cannot be merged (e.g. a field changed its node kind)."""
+class _KindMismatch(Exception):
+    pass
 
-    def __init__(self, message: str, path: str = "") -> None:
-        super().__init__(f"{path}: {message}" if path else message)
-        self.message = message
-        self.path = path
+
+@dataclass(frozen=True)
+class _Field:
+    """Where a node sits, for schema lookups: map field ``key`` of ``parent``, or a list element."""
+
+    parent: MergeSchema | None
+    key: str | None = None
+
+    def map_schema(self) -> MergeSchema | None:
+        if self.key is None:
+            return self.parent
+        return self.parent.map_field(self.key) if self.parent is not None else None
+
+    def list_rule(self) -> tuple[ListRule, MergeSchema | None]:
+        if self.key is None or self.parent is None:
+            return INFER_LIST, None
+        return self.parent.list_field(self.key)
+
+
+@dataclass
+class Walker:
+    """Walks three trees at once and applies a visitor's decisions.
+
+    ``fallback_keys``: candidate element keys for lists the schema does not
+    describe (the first key every element carries makes the list
+    associative; empty: such lists are plain).  ``resolver`` looks up the
+    schema of an embedded object by apiVersion/kind.
+    """
+
+    visitor: Visitor
+    fallback_keys: tuple[str, ...] = FALLBACK_KEYS
+    resolver: SchemaResolver | None = None
+
+    def walk_document(self, local: Any, origin: Any, upstream: Any, schema: MergeSchema | None) -> Any:
+        """Merge three documents; returns the merged local or MISSING."""
+        return self.walk_map(Sources(local, origin, upstream), schema)[0]
+
+    def walk(self, nodes: Sources, where: _Field) -> Walked:
+        """Dispatch on the node kind of the first non-null version."""
+        try:
+            kind = _node_kind(nodes)
+        except _KindMismatch:
+            return self._apply(self.visitor.visit_kind_change(nodes), nodes)
+        if kind is NodeKind.SEQ:
+            rule, elements = where.list_rule()
+            rule = self._resolve_rule(rule, nodes)
+            if rule.strategy is ListStrategy.PLAIN:
+                return self.walk_plain_list(nodes, rule)
+            return self.walk_associative_list(nodes, rule, elements)
+        if kind is NodeKind.SCALAR:
+            return self.walk_scalar(nodes)
+        return self.walk_map(nodes, where.map_schema())
+
+    # -- one function per node kind ------------------------------------------
+
+    def walk_map(self, nodes: Sources, schema: MergeSchema | None) -> Walked:
+        """Visit the map, then walk every field of the three versions into the destination."""
+        decision = self.visitor.visit_map(nodes, schema)
+        if decision.action is not Action.DESCEND:
+            return self._apply(decision, nodes)
+        inner = decision.sources
+        assert inner is not None
+        if schema is None and self.resolver is not None:
+            schema = self._embedded_schema(inner)
+        dest = inner.local
+        for key in _union_keys(inner):
+            self._walk_field(inner, key, schema)
+        if not dest and decision.drop_if_empty:
+            return MISSING, False
+        return dest, False
+
+    def walk_associative_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Walked:
+        """Visit the list, then walk the elements matched by key; local order is kept."""
+        decision = self.visitor.visit_list(nodes, rule, elements)
+        if decision.action is not Action.DESCEND:
+            return self._apply(decision, nodes)
+        inner = decision.sources
+        assert inner is not None
+        dest = inner.local
+        local_keys = [element_key(e, rule) for e in dest]  # before elements are merged in place
+        li, oi, ui = (index_elements(n, rule) for n in (dest, inner.origin, inner.upstream))
+        merged: dict[Any, Any] = {}
+        for key in ordered_keys(li, oi, ui):
+            element = Sources(li.get(key, MISSING), oi.get(key, MISSING), ui.get(key, MISSING), inner.path + (element_label(rule, key),))
+            result, _ = self.walk(element, _Field(elements))
+            if rule.keyed:
+                result = _complete_element(result, element, rule, key)
+            merged[key] = result
+        rebuild(dest, local_keys, merged)
+        if not dest and decision.drop_if_empty:
+            return MISSING, False
+        return dest, False
+
+    def walk_plain_list(self, nodes: Sources, rule: ListRule) -> Walked:
+        """A plain list is decided whole by the visitor."""
+        return self._apply(self.visitor.visit_list(nodes, rule, None), nodes)
+
+    def walk_scalar(self, nodes: Sources) -> Walked:
+        """A scalar is decided by the visitor."""
+        return self._apply(self.visitor.visit_scalar(nodes), nodes)
+
+    # -- helpers -------------------------------------------------------------
+
+    def _walk_field(self, inner: Sources, key: Any, schema: MergeSchema | None) -> None:
+        """Walk map field ``key`` and set (or remove) it on the destination, comments included."""
+        l, o, u = inner.local, inner.origin, inner.upstream
+        values = Sources(child(l, key), child(o, key), child(u, key), inner.path + (str(key),))
+        comments = Sources(key_comment(l, key), key_comment(o, key), key_comment(u, key), values.path)
+        take_comment = self.visitor.visit_key(values, comments).action is Action.REPLACE
+        saved = save_key_comment(l, key)
+        result, from_upstream = self.walk(values, _Field(schema, str(key)))
+        if result is MISSING:
+            if key in l:
+                del l[key]
+                drop_key_comment(l, key)
+            return
+        if values.local is not result:
+            l[key] = result
+        if from_upstream or take_comment:
+            copy_key_comment(l, key, u, key)
+        elif values.local is not result:
+            restore_key_comment(l, key, saved)
+
+    def _apply(self, decision: Decision, nodes: Sources) -> Walked:
+        if decision.action is Action.KEEP:
+            return nodes.local, False
+        if decision.action is Action.REPLACE:
+            return decision.node, decision.from_upstream
+        if decision.action is Action.DELETE:
+            return MISSING, False
+        raise Merge3Error(f"a {decision.action.value} decision cannot be applied to this node kind")
+
+    def _resolve_rule(self, rule: ListRule, nodes: Sources) -> ListRule:
+        """A list the schema does not describe: associative on the first fallback key all elements carry."""
+        if rule.strategy is not ListStrategy.INFER:
+            return rule
+        versions = [nodes.local, nodes.origin, nodes.upstream]
+        keys = infer_keys(versions, self.fallback_keys) if self.fallback_keys else None
+        return ListRule(ListStrategy.ASSOCIATIVE, keys) if keys else ListRule(ListStrategy.PLAIN)
+
+    def _embedded_schema(self, nodes: Sources) -> MergeSchema | None:
+        for node in (nodes.local, nodes.origin, nodes.upstream):
+            if isinstance(node, dict) and node.get("apiVersion") and node.get("kind"):
+                assert self.resolver is not None
+                return self.resolver(str(node["apiVersion"]), str(node["kind"]))
+        return None
+
+
+def _node_kind(nodes: Sources) -> NodeKind | None:
+    """Kind of the first non-null version (None: all absent); the others must agree."""
+    kinds = [kind_of(n) for n in (nodes.local, nodes.origin, nodes.upstream) if n is not MISSING and n is not None]
+    if not kinds:
+        return None
+    if any(k is not kinds[0] for k in kinds[1:]):
+        raise _KindMismatch
+    return kinds[0]
+
+
+def _union_keys(nodes: Sources) -> list[Any]:
+    """Field names of the three versions, sorted (kyaml's order for fields new to local)."""
+    seen: dict[Any, None] = {}
+    for node in (nodes.local, nodes.origin, nodes.upstream):
+        if isinstance(node, dict):
+            for k in node:
+                seen.setdefault(k, None)
+    return sorted(seen, key=str)
+
+
+def _complete_element(result: Any, element: Sources, rule: ListRule, key: Any) -> Any:
+    """An element merged to nothing goes away; one new to local gets its key fields."""
+    if result is MISSING or not result:
+        return MISSING
+    if element.local is MISSING and isinstance(result, dict):
+        for name, value in zip(rule.keys, key):
+            if name not in result and value != "":
+                source = element.upstream if element.upstream is not MISSING else element.origin
+                result[name] = source[name] if isinstance(source, dict) and name in source else value
+    return result
 
 
 @dataclass(frozen=True)
 class MergeOptions:
-    """Settings of one merge.
-
-    ``fallback_keys``: candidate element keys for lists without schema (the
-    first key every element carries makes the list associative; empty tuple =
-    such lists are plain, which is what kpt's resource-merge really does).
-    ``resolver`` looks up schemas of embedded objects by apiVersion/kind.
-    """
+    """Settings of one merge: conflict policy, fallback list keys, embedded-schema resolver."""
 
     conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
@@ -57,159 +231,26 @@ class MergeOptions:
 
 @dataclass
 class Merger:
-    """One 3-way merge run; collects the conflicts it decided."""
+    """One 3-way merge run: a :class:`Walker` with a visitor (kyaml's rules unless given)."""
 
     options: MergeOptions = field(default_factory=MergeOptions)
-    conflicts: list[Conflict] = field(default_factory=list)
+    visitor: Merge3Visitor | None = None
 
-    # -- entry points -------------------------------------------------------
+    def __post_init__(self) -> None:
+        if self.visitor is None:
+            self.visitor = Merge3Visitor(self.options.conflicts)
+
+    @property
+    def conflicts(self) -> list[Conflict]:
+        """The conflicts the visitor decided so far."""
+        assert self.visitor is not None
+        return self.visitor.conflicts
 
     def merge_document(self, local: Any, origin: Any, upstream: Any, schema: MergeSchema | None) -> Any:
         """Merge three documents (maps); returns the merged local or MISSING."""
-        return self.merge_map(local, origin, upstream, schema, ())
-
-    # -- dispatch -------------------------------------------------------------
-
-    def node_kind(self, l: Any, o: Any, u: Any, path: tuple[Any, ...]) -> NodeKind | None:
-        """Kind of the first non-null version; the others must agree."""
-        kinds = [kind_of(n) for n in (l, o, u) if n is not MISSING and n is not None]
-        if not kinds:
-            return None
-        first = kinds[0]
-        for k in kinds[1:]:
-            if k is not first:
-                raise Merge3Error(f"wrong node kind: expected {first.value} but got {k.value}", format_path(path))
-        return first
-
-    def merge_field(self, l: Any, o: Any, u: Any, schema: MergeSchema | None, key: str, path: tuple[Any, ...]) -> tuple[Any, bool]:
-        """Merge the values of map field ``key``; returns (result, taken_from_upstream)."""
-        try:
-            kind = self.node_kind(l, o, u, path)
-        except Merge3Error:
-            # A kind change on one side only is an ordinary change (kyaml errors on any).
-            if same(o, u):
-                return l, False
-            if same(l, o):
-                return u, True
-            raise
-        if kind is NodeKind.MAP:
-            sub = schema.map_field(key) if schema is not None else None
-            return self.merge_map(l, o, u, sub, path), False
-        if kind is NodeKind.SEQ:
-            if schema is not None:
-                rule, elem_schema = schema.list_field(key)
-            else:
-                rule, elem_schema = ListRule(ListStrategy.INFER), None
-            return self.merge_list(l, o, u, rule, elem_schema, path)
-        return self.merge_scalar(l, o, u, path)
-
-    # -- maps ---------------------------------------------------------------
-
-    def merge_map(self, l: Any, o: Any, u: Any, schema: MergeSchema | None, path: tuple[Any, ...]) -> Any:
-        """Merge three maps into ``l`` (created when local lacks it)."""
-        if u is None or l is None:
-            return MISSING
-        if l is MISSING and u is MISSING:
-            return MISSING
-        created = l is MISSING
-        was_empty = not created and not l
-        if created:
-            l = new_map()
-        if schema is None and self.options.resolver is not None:
-            schema = self._embedded_schema(l, o, u)
-        keys = _union_keys(l, o, u)
-        for key in keys:
-            self._merge_key(l, o, u, key, schema, path)
-        if not l and _drop_emptied(created, was_empty, o, u):
-            return MISSING
-        return l
-
-    def _merge_key(self, l: Any, o: Any, u: Any, key: Any, schema: MergeSchema | None, path: tuple[Any, ...]) -> None:
-        lv, ov, uv = child(l, key), child(o, key), child(u, key)
-        cl, co, cu = key_comment(l, key), key_comment(o, key), key_comment(u, key)
-        saved = save_key_comment(l, key)
-        result, from_upstream = self.merge_field(lv, ov, uv, schema, str(key), path + (str(key),))
-        if result is MISSING:
-            if key in l:
-                del l[key]
-                drop_key_comment(l, key)
-            return
-        if lv is not result:
-            l[key] = result
-        if from_upstream or _take_upstream_comment(lv, ov, uv, cl, co, cu):
-            copy_key_comment(l, key, u, key)
-        elif lv is not result:
-            restore_key_comment(l, key, saved)
-
-    def _embedded_schema(self, l: Any, o: Any, u: Any) -> MergeSchema | None:
-        for node in (l, o, u):
-            if isinstance(node, dict) and node.get("apiVersion") and node.get("kind"):
-                assert self.options.resolver is not None
-                return self.options.resolver(str(node["apiVersion"]), str(node["kind"]))
-        return None
-
-    # -- scalars and lists -------------------------------------------------------
-
-    def merge_scalar(self, l: Any, o: Any, u: Any, path: tuple[Any, ...]) -> tuple[Any, bool]:
-        """Scalar rule; see :func:`.scalars.decide_scalar`."""
-        decision = scalars.decide_scalar(l, o, u)
-        return self._apply(decision, l, o, u, path)
-
-    def merge_list(
-        self, l: Any, o: Any, u: Any, rule: ListRule, elem_schema: MergeSchema | None, path: tuple[Any, ...]
-    ) -> tuple[Any, bool]:
-        """Dispatch a list to the plain or associative rule."""
-        if rule.strategy is ListStrategy.INFER:
-            keys = infer_keys([l, o, u], self.options.fallback_keys) if self.options.fallback_keys else None
-            rule = ListRule(ListStrategy.ASSOCIATIVE, keys) if keys else ListRule(ListStrategy.PLAIN)
-        if rule.strategy is ListStrategy.PLAIN:
-            # a list's key comment is merged on its own (comment rule), not with the value
-            return self._apply(scalars.decide_plain_list(l, o, u), l, o, u, path)[0], False
-        return assoc.merge_associative(self, l, o, u, rule, elem_schema, path), False
-
-    def _apply(self, decision: scalars.Decision, l: Any, o: Any, u: Any, path: tuple[Any, ...]) -> tuple[Any, bool]:
-        if decision.conflict:
-            winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.FAIL: "none"}.get(self.options.conflicts, "upstream")
-            self.conflicts.append(scalars.conflict_record(format_path(path), l, o, u, winner))
-            if winner == "local":
-                return l, False
-        if decision.take == "upstream":
-            if u is MISSING or u is None:
-                return MISSING, False
-            return scalars.restyled(u, l), True
-        if decision.take == "delete":
-            return MISSING, False
-        return l, False
+        assert self.visitor is not None
+        walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver)
+        return walker.walk_document(local, origin, upstream, schema)
 
 
-def _drop_emptied(created: bool, was_empty: bool, o: Any, u: Any) -> bool:
-    """Whether a map the merge left empty disappears.
-
-    kyaml keeps such maps as ``{}``; we drop them when local had deleted the
-    map (and upstream did not change it) or upstream deleted it, so a locally
-    deleted ``labels`` does not come back as ``labels: {}``.  A map that was
-    already empty locally, or an empty map upstream added, stays.
-    """
-    if created:
-        return same(o, u)
-    return u is MISSING and (not was_empty or (isinstance(o, dict) and not o))
-
-
-def _union_keys(l: Any, o: Any, u: Any) -> list[Any]:
-    seen: dict[Any, None] = {}
-    for node in (l, o, u):
-        if isinstance(node, dict):
-            for k in node:
-                seen.setdefault(k, None)
-    return sorted(seen, key=str)
-
-
-def _take_upstream_comment(lv: Any, ov: Any, uv: Any, cl: Any, co: Any, cu: Any) -> bool:
-    """Comments follow the scalar rule: upstream's change wins unless local edited it."""
-    if uv is MISSING:
-        return False
-    if lv is MISSING:
-        return True
-    if ov is MISSING:
-        return lv is MISSING or cl != cu and cl == (None, None)
-    return cl == co and co != cu
+__all__ = ["Merge3Error", "MergeOptions", "Merger", "Walker"]

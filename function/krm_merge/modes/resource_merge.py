@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from krm_merge.config import ConfigError, check_keys, parse_choice
+from krm_merge.kptfile import merge_kptfile
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
@@ -98,7 +99,7 @@ def run(rl: ResourceList, config: Config) -> None:
     if not (groups.local or groups.origin or groups.upstream):
         p = config.prefixes
         raise KrmError(f"no items under {p.local}/, {p.origin}/ or {p.upstream}/: nothing to merge")
-    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys)
+    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=merge_kptfile)
     before = {id(o): o.text for o in groups.local}
     result = PackageMerger(options, groups.rel_path).merge(groups.local, groups.origin, groups.upstream)
     report(rl, result, config.conflicts)

@@ -1,0 +1,108 @@
+"""The contract between the walker (traversal) and a visitor (merge rules).
+
+As in kyaml's ``yaml/walk``: the :class:`~.walker.Walker` visits one node in
+the three trees at once (:class:`Sources`) and asks a :class:`Visitor` what
+to do with it.  The visitor never walks; it answers with a :class:`Decision`:
+
+* ``KEEP`` — local's node stays as it is;
+* ``REPLACE`` — the given node takes its place;
+* ``DELETE`` — the field or element disappears;
+* ``DESCEND`` — walk into the given sources (a map's fields, an associative
+  list's elements) with ``sources.local`` as the destination container.
+
+A new merge policy is a new visitor (e.g. the Kptfile pipeline rules in
+:mod:`krm_merge.kptfile.merge`), not an edit of the walker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .nodes import MISSING
+
+if TYPE_CHECKING:
+    from .rules import ListRule, MergeSchema
+
+
+@dataclass(frozen=True)
+class Sources:
+    """One position in the three trees (:data:`MISSING` where a tree lacks it)."""
+
+    local: Any
+    origin: Any
+    upstream: Any
+    path: tuple[Any, ...] = ()
+
+    def with_local(self, node: Any) -> Sources:
+        """The same position with another destination node."""
+        return replace(self, local=node)
+
+    def with_upstream(self, node: Any) -> Sources:
+        """The same position read with another upstream node."""
+        return replace(self, upstream=node)
+
+
+class Action(Enum):
+    """What a visitor decided for one node."""
+
+    KEEP = "keep"
+    REPLACE = "replace"
+    DELETE = "delete"
+    DESCEND = "descend"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A visitor's answer for one node.
+
+    ``node``: the replacement (REPLACE).  ``sources``: what to walk into
+    (DESCEND).  ``from_upstream``: the replacement is upstream's node, so its
+    key comments come along.  ``drop_if_empty``: after DESCEND, a container
+    left empty disappears instead of staying as ``{}`` / ``[]``.
+    """
+
+    action: Action
+    node: Any = MISSING
+    sources: Sources | None = None
+    from_upstream: bool = False
+    drop_if_empty: bool = False
+
+
+KEEP = Decision(Action.KEEP)
+DELETE = Decision(Action.DELETE)
+
+
+def replace_with(node: Any, *, from_upstream: bool = True) -> Decision:
+    """Put ``node`` in local's place."""
+    return Decision(Action.REPLACE, node=node, from_upstream=from_upstream)
+
+
+def descend(sources: Sources, *, drop_if_empty: bool = False) -> Decision:
+    """Walk into ``sources`` (``sources.local`` is the destination)."""
+    return Decision(Action.DESCEND, sources=sources, drop_if_empty=drop_if_empty)
+
+
+class Visitor(Protocol):
+    """Merge rules, one method per node kind the walker meets."""
+
+    def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
+        """A map: DESCEND into a destination map, or KEEP / REPLACE / DELETE it whole."""
+        ...
+
+    def visit_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Decision:
+        """A list: plain lists are decided whole; associative ones usually DESCEND."""
+        ...
+
+    def visit_scalar(self, nodes: Sources) -> Decision:
+        """A scalar (or a scalar member of a set)."""
+        ...
+
+    def visit_key(self, values: Sources, comments: Sources) -> Decision:
+        """A map key's comments: REPLACE takes upstream's, KEEP leaves local's."""
+        ...
+
+    def visit_kind_change(self, nodes: Sources) -> Decision:
+        """A node whose kind differs between the versions (raise when it cannot be merged)."""
+        ...

@@ -1,0 +1,121 @@
+"""kyaml's 3-way merge rules as a visitor (kyaml ``yaml/merge3/visitor.go``).
+
+Local is the destination: maps and associative lists are merged into local's
+own containers (so its untouched nodes keep their comments and layout);
+scalars and plain lists are decided by :func:`.scalars.decide_scalar`.
+Conflicts (a value changed differently on both sides) are settled by the
+:class:`ConflictPolicy` and recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import scalars
+from .conflicts import Conflict, ConflictPolicy, format_path
+from .nodes import MISSING, kind_of, new_map, new_seq, same
+from .rules import ListRule, ListStrategy, MergeSchema
+from .visit import DELETE, KEEP, Decision, Sources, descend, replace_with
+
+
+class Merge3Error(Exception):
+    """The three versions cannot be merged (e.g. a field changed its node kind)."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.message = message
+        self.path = path
+
+
+@dataclass
+class Merge3Visitor:
+    """The generic 3-way merge policy; collects the conflicts it decided."""
+
+    policy: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
+    conflicts: list[Conflict] = field(default_factory=list)
+
+    def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
+        """Explicit null deletes; gone locally and upstream stays gone; else merge into local's map."""
+        l, o, u = nodes.local, nodes.origin, nodes.upstream
+        if u is None or l is None or (l is MISSING and u is MISSING):
+            return DELETE
+        created = l is MISSING
+        dest = new_map() if created else l
+        return descend(nodes.with_local(dest), drop_if_empty=_drop_emptied(created, not created and not l, o, u))
+
+    def visit_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Decision:
+        """Plain lists are atoms; associative ones are merged element by element into local's."""
+        if rule.strategy is ListStrategy.PLAIN:
+            # a list's key comment is merged on its own (visit_key), not with the value
+            return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream), nodes, carry_comments=False)
+        l, o, u = nodes.local, nodes.origin, nodes.upstream
+        if (u is MISSING or u is None) and o is not MISSING and o is not None:
+            return DELETE
+        if u is MISSING and o is MISSING:
+            return KEEP
+        dest = new_seq() if l is MISSING or l is None else l
+        return descend(nodes.with_local(dest))
+
+    def visit_scalar(self, nodes: Sources) -> Decision:
+        """kyaml's scalar rule (:func:`.scalars.decide_scalar`)."""
+        return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream), nodes)
+
+    def visit_key(self, values: Sources, comments: Sources) -> Decision:
+        """Comments follow the scalar rule: upstream's change wins unless local edited it."""
+        lv, ov, uv = values.local, values.origin, values.upstream
+        cl, co, cu = comments.local, comments.origin, comments.upstream
+        if uv is MISSING:
+            return KEEP
+        if lv is MISSING:
+            take = True
+        elif ov is MISSING:
+            take = cl != cu and cl == (None, None)
+        else:
+            take = cl == co and co != cu
+        return replace_with(MISSING) if take else KEEP
+
+    def visit_kind_change(self, nodes: Sources) -> Decision:
+        """A kind change on one side only is an ordinary change (kyaml errors on any)."""
+        l, o, u = nodes.local, nodes.origin, nodes.upstream
+        if same(o, u):
+            return KEEP
+        if same(l, o):
+            return replace_with(u)
+        first, other = _kinds(l, o, u)
+        raise Merge3Error(f"wrong node kind: expected {first} but got {other}", format_path(nodes.path))
+
+    def _settle(self, decision: scalars.Verdict, nodes: Sources, *, carry_comments: bool = True) -> Decision:
+        """Apply the conflict policy to a rule's outcome."""
+        l, o, u = nodes.local, nodes.origin, nodes.upstream
+        if decision.conflict:
+            winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.FAIL: "none"}.get(self.policy, "upstream")
+            self.conflicts.append(scalars.conflict_record(format_path(nodes.path), l, o, u, winner))
+            if winner == "local":
+                return KEEP
+        if decision.take == "upstream":
+            if u is MISSING or u is None:
+                return DELETE
+            return replace_with(scalars.restyled(u, l), from_upstream=carry_comments)
+        if decision.take == "delete":
+            return DELETE
+        return KEEP
+
+
+def _kinds(*nodes: Any) -> tuple[str, str]:
+    kinds = [kind_of(n).value for n in nodes if n is not MISSING and n is not None]
+    first = kinds[0]
+    return first, next(k for k in kinds[1:] if k != first)
+
+
+def _drop_emptied(created: bool, was_empty: bool, o: Any, u: Any) -> bool:
+    """Whether a map the merge leaves empty disappears.
+
+    kyaml keeps such maps as ``{}``; we drop them when local had deleted the
+    map (and upstream did not change it) or upstream deleted it, so a locally
+    deleted ``labels`` does not come back as ``labels: {}``.  A map that was
+    already empty locally, or an empty map upstream added, stays.
+    """
+    if created:
+        return same(o, u)
+    return u is MISSING and (not was_empty or (isinstance(o, dict) and not o))
