@@ -154,3 +154,14 @@ def test_config_errors() -> None:
         pipeline_merge.config_from_configmap({"origin": "kind: ConfigMap\n", "upstream": UPSTREAM})
     with pytest.raises(ConfigError, match="differ"):
         pipeline_merge.config_from_configmap({"localPrefix": "a", "originPrefix": "a"})
+
+
+def test_pipeline_merge_does_not_import_a_sibling_mode() -> None:
+    """Shared helpers live below the modes (merge3), not in resource_merge."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(pipeline_merge))
+    imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any("resource_merge" in m for m in imported), imported

@@ -24,6 +24,10 @@ class ConflictPolicy(Enum):
         raise ValueError(f"invalid conflicts policy {text!r}: expected one of {valid}")
 
 
+POLICIES = tuple(p.value for p in ConflictPolicy)
+"""The config spellings of the policies."""
+
+
 @dataclass(frozen=True)
 class Conflict:
     """One field changed on both sides.

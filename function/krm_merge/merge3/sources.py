@@ -8,8 +8,12 @@ that folder name; the prefixes are configurable.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from krm_merge.krm.kubeobject import KubeObject
+
+PREFIX_KEYS = ("localPrefix", "originPrefix", "upstreamPrefix")
+"""The functionConfig keys naming the three folders."""
 
 
 @dataclass(frozen=True)
@@ -19,6 +23,27 @@ class SourcePrefixes:
     local: str = "local"
     origin: str = "origin"
     upstream: str = "upstream"
+
+
+class PrefixError(ValueError):
+    """A bad folder name; ``key`` is the functionConfig key it came from."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+def prefixes_from(values: Mapping[str, Any]) -> SourcePrefixes:
+    """The three folder names of a functionConfig: distinct, non-empty single segments."""
+    defaults = SourcePrefixes()
+    given = [str(values.get(key) or default).strip("/") for key, default in zip(PREFIX_KEYS, (defaults.local, defaults.origin, defaults.upstream))]
+    for key, value in zip(PREFIX_KEYS, given):
+        if not value or "/" in value or value in (".", ".."):
+            raise PrefixError(key, f"must be one folder name, got {value!r}")
+    if len(set(given)) != 3:
+        raise PrefixError("localPrefix", "localPrefix, originPrefix and upstreamPrefix must differ")
+    return SourcePrefixes(*given)
 
 
 @dataclass

@@ -16,21 +16,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from krm_merge.config import ConfigError, check_keys
+from krm_merge.config import ConfigError, check_keys, parse_choice
 from krm_merge.kptfile.merge import merge_kptfile
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
-from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.merge3.identity import strip_bookkeeping
 from krm_merge.merge3.nodes import MISSING
 from krm_merge.merge3.package import PackageMergeResult, is_kptfile
-from krm_merge.merge3.sources import SourcePrefixes, group_by_source
+from krm_merge.merge3.report import report
+from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.merge3.text import dump_like
 from krm_merge.merge3.walker import Merge3Error
-
-from .resource_merge import PREFIX_KEYS, parse_policy, parse_prefixes, report
 
 CONFIG_KEYS = ("origin", "upstream", "conflicts", *PREFIX_KEYS)
 
@@ -64,11 +63,15 @@ def _config(values: dict[str, Any], where: str) -> Config:
     origin, upstream = _text(values, "origin", where), _text(values, "upstream", where)
     if (origin is None) != (upstream is None) and upstream is None:
         raise ConfigError(f"{where}.upstream", "give `upstream` together with `origin`")
+    try:
+        prefixes = prefixes_from(values)
+    except PrefixError as err:
+        raise ConfigError(f"{where}.{err.key}", err.message) from None
     return Config(
         origin=origin,
         upstream=upstream,
-        conflicts=parse_policy(values.get("conflicts", ConflictPolicy.UPSTREAM_WINS.value), f"{where}.conflicts"),
-        prefixes=parse_prefixes(values, where),
+        conflicts=ConflictPolicy(parse_choice(values.get("conflicts", ConflictPolicy.UPSTREAM_WINS.value), f"{where}.conflicts", POLICIES)),
+        prefixes=prefixes,
     )
 
 
@@ -89,7 +92,7 @@ def run(rl: ResourceList, config: Config) -> None:
     before = {id(local): local.text for local, *_ in jobs}
     for local, origin, upstream, nested in jobs:
         _merge(local, origin, upstream, nested, config.conflicts, result)
-    report(rl, result, config.conflicts)
+    report(rl.results, result, config.conflicts)
     if config.conflicts is ConflictPolicy.FAIL and result.conflicts:
         for local, *_ in jobs:  # all or nothing
             local.set_text(before[id(local)])

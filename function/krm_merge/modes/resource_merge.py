@@ -18,14 +18,13 @@ from krm_merge.kptfile import merge_kptfile
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
-from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.merge3.package import PackageMergeOptions, PackageMergeResult, PackageMerger, Strategy
 from krm_merge.merge3.rules import FALLBACK_KEYS
-from krm_merge.merge3.sources import SourceGroups, SourcePrefixes, group_by_source
+from krm_merge.merge3.report import report
+from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
 
 STRATEGIES = tuple(s.value for s in Strategy)
-POLICIES = tuple(p.value for p in ConflictPolicy)
-PREFIX_KEYS = ("localPrefix", "originPrefix", "upstreamPrefix")
 CONFIG_KEYS = ("strategy", "conflicts", "fallbackKeys", *PREFIX_KEYS)
 
 
@@ -45,22 +44,11 @@ class Config:
 
 
 def parse_prefixes(values: dict[str, Any], where: str) -> SourcePrefixes:
-    """The three folder names; they must be distinct, non-empty single segments."""
-    defaults = SourcePrefixes()
-    local = str(values.get("localPrefix") or defaults.local).strip("/")
-    origin = str(values.get("originPrefix") or defaults.origin).strip("/")
-    upstream = str(values.get("upstreamPrefix") or defaults.upstream).strip("/")
-    for key, value in zip(PREFIX_KEYS, (local, origin, upstream)):
-        if not value or "/" in value or value in (".", ".."):
-            raise ConfigError(f"{where}.{key}", f"must be one folder name, got {value!r}")
-    if len({local, origin, upstream}) != 3:
-        raise ConfigError(f"{where}.localPrefix", "localPrefix, originPrefix and upstreamPrefix must differ")
-    return SourcePrefixes(local, origin, upstream)
-
-
-def parse_policy(value: Any, key: str) -> ConflictPolicy:
-    """A conflicts policy or a ConfigError listing the valid ones."""
-    return ConflictPolicy(parse_choice(value, key, POLICIES))
+    """The three folder names, or a ConfigError naming the key."""
+    try:
+        return prefixes_from(values)
+    except PrefixError as err:
+        raise ConfigError(f"{where}.{err.key}", err.message) from None
 
 
 def _parse_keys(value: Any, key: str) -> tuple[str, ...]:
@@ -77,7 +65,7 @@ def _config(values: dict[str, Any], where: str) -> Config:
     check_keys(values, CONFIG_KEYS, where)
     return Config(
         strategy=Strategy(parse_choice(values.get("strategy", Strategy.RESOURCE_MERGE.value), f"{where}.strategy", STRATEGIES)),
-        conflicts=parse_policy(values.get("conflicts", ConflictPolicy.UPSTREAM_WINS.value), f"{where}.conflicts"),
+        conflicts=ConflictPolicy(parse_choice(values.get("conflicts", ConflictPolicy.UPSTREAM_WINS.value), f"{where}.conflicts", POLICIES)),
         prefixes=parse_prefixes(values, where),
         fallback_keys=_parse_keys(values.get("fallbackKeys"), f"{where}.fallbackKeys"),
     )
@@ -102,7 +90,7 @@ def run(rl: ResourceList, config: Config) -> None:
     options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=merge_kptfile)
     before = {id(o): o.text for o in groups.local}
     result = PackageMerger(options, groups.rel_path).merge(groups.local, groups.origin, groups.upstream)
-    report(rl, result, config.conflicts)
+    report(rl.results, result, config.conflicts)
     if config.conflicts is ConflictPolicy.FAIL and result.conflicts:
         for obj in groups.local:  # all or nothing: leave local untouched
             obj.set_text(before[id(obj)])
@@ -134,17 +122,3 @@ def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: l
     if not inserted:
         out.extend(merged)
     return out
-
-
-def report(rl: ResourceList, result: PackageMergeResult, policy: ConflictPolicy) -> None:
-    """One result per conflict (resource, field, local and upstream values, winner) and warning."""
-    for obj, conflict in result.conflicts:
-        kwargs = {"field": conflict.path, "current": conflict.local, "proposed": conflict.upstream}
-        if policy is ConflictPolicy.FAIL:
-            rl.results.error(f"conflict: {conflict.describe()}", obj, **kwargs)
-        elif conflict.winner == "upstream":
-            rl.results.warning(f"conflict: {conflict.describe()}", obj, **kwargs)
-        else:
-            rl.results.info(f"conflict: {conflict.describe()}", obj, **kwargs)
-    for obj, message in result.warnings:
-        rl.results.warning(message, obj)
