@@ -131,3 +131,24 @@ def test_merge_is_linear_in_list_size() -> None:
     timed(10)  # warm-up: schema table loading
     small, large = timed(50), timed(400)
     assert large < small * 8 * 4  # 8x the input must not cost ~64x (quadratic)
+
+
+def test_unchanged_means_equal_as_data() -> None:
+    """Key order, flow/block layout, quoting and comments are not changes; types are."""
+    from krm_merge.merge3.nodes import same
+
+    a = load("x:\n  b: 1   # c\n  a: 'q'\n  l: [1, 2]\n")["x"]
+    b = load("x: {a: q, l: [1, 2], b: 1}\n")["x"]
+    assert same(a, b)
+    assert not same(load("x: 1\n")["x"], load("x: 1.0\n")["x"])
+    assert not same(load("x: 1\n")["x"], load("x: '1'\n")["x"])
+    assert not same(load("x: true\n")["x"], load("x: 1\n")["x"])
+    assert not same(load("x: [1, 2]\n")["x"], load("x: [2, 1]\n")["x"])  # list order is data
+
+
+def test_plain_list_reformatted_upstream_keeps_local_change() -> None:
+    """Upstream re-ordering keys inside a plain list is no change: local's edit stays."""
+    origin = "items:\n- id: a\n  n: 1\n"
+    upstream = "items:\n- {n: 1, id: a}\n"
+    out = run("items:\n- id: a\n  n: 2\n", origin, upstream, fallback_keys=())
+    assert ordered(out.result) == [("items", [[("id", "a"), ("n", 2)]])] and not out.conflicts

@@ -165,3 +165,75 @@ def test_pipeline_merge_does_not_import_a_sibling_mode() -> None:
     imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not any("resource_merge" in m for m in imported), imported
+
+
+KF_ORIGIN = """\
+apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: pkg
+pipeline:
+  mutators:
+    - image: gcr.io/kpt-fn/set-labels:v0.1
+      configMap:
+        app: web
+        tier: front
+    - image: gcr.io/kpt-fn/set-namespace:v0.1
+      configMap:
+        namespace: prod
+"""
+KF_UPSTREAM = """\
+apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: pkg
+pipeline:
+  mutators:
+    - image: gcr.io/kpt-fn/set-namespace:v0.1
+      configMap:
+        namespace: prod
+"""
+# the same functions as origin, only re-ordered keys, flow style, quotes and comments
+KF_LOCAL_REFORMATTED = """\
+apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: pkg
+pipeline:
+  mutators:
+    # labels
+    - configMap: {tier: "front", app: 'web'}
+      image: "gcr.io/kpt-fn/set-labels:v0.1"  # pinned
+    - configMap:
+        namespace: prod
+      image: gcr.io/kpt-fn/set-namespace:v0.1
+"""
+
+
+def test_function_deleted_upstream_goes_when_local_differs_only_in_form() -> None:
+    """Issue #11 item 4: "unchanged locally" means equal as data."""
+    out = merge_kptfile_text(KF_LOCAL_REFORMATTED, KF_ORIGIN, KF_UPSTREAM).text
+    assert "set-labels" not in out
+    assert "set-namespace" in out
+    changed = KF_LOCAL_REFORMATTED.replace("tier: \"front\"", "tier: back")
+    kept = merge_kptfile_text(changed, KF_ORIGIN, KF_UPSTREAM).text
+    assert "set-labels" in kept and "tier: back" in kept  # a real local change keeps it
+
+
+@pytest.mark.parametrize("mode", ["pipeline-merge", "resource-merge"])
+def test_function_deleted_upstream_goes_in_both_modes(mode: str) -> None:
+    from krm_merge.modes import resource_merge
+
+    rl = ResourceList()
+    rl.items = [
+        KubeObject.from_text(KF_LOCAL_REFORMATTED, path="local/Kptfile"),
+        KubeObject.from_text(KF_ORIGIN, path="origin/Kptfile"),
+        KubeObject.from_text(KF_UPSTREAM, path="upstream/Kptfile"),
+    ]
+    if mode == "pipeline-merge":
+        pipeline_merge.run(rl, pipeline_merge.config_from_configmap({}))
+    else:
+        resource_merge.run(rl, resource_merge.config_from_configmap({}))
+    (local,) = [o for o in rl.items if (o.path or "").startswith("local/")]
+    fns = local.data["pipeline"]["mutators"]
+    assert [f["image"] for f in fns] == ["gcr.io/kpt-fn/set-namespace:v0.1"]

@@ -1,4 +1,4 @@
-"""Node helpers for the 3-way merge: absence, node kinds, comments, equality.
+"""Node helpers for the 3-way merge: absence, node kinds, comments, equality as data.
 
 The engine works on ruamel.yaml round-trip trees (``CommentedMap`` /
 ``CommentedSeq`` / scalars).  ``None`` is an explicit YAML null (``key:``,
@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
+from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarstring import (
     DoubleQuotedScalarString,
     FoldedScalarString,
@@ -20,6 +21,7 @@ from ruamel.yaml.scalarstring import (
 )
 
 from krm_merge.krm.rtedit import literal_can_hold
+from krm_merge.krm.values import same as values_same
 
 
 class _Missing:
@@ -176,25 +178,29 @@ def drop_key_comment(container: Any, key: Any) -> None:
 # --- values ---------------------------------------------------------------
 
 def plain(node: Any) -> Any:
-    """Comment-free plain value used for equality (order-preserving for maps)."""
-    if isinstance(node, dict):
-        return ("m", tuple((str(k), plain(v)) for k, v in node.items()))
-    if isinstance(node, list):
-        return ("l", tuple(plain(v) for v in node))
+    """Hashable identity of a scalar (a scalar set's element key): type and value."""
+    node = to_plain_data(node)
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, str):
-        return ("s", str(node))
-    if isinstance(node, (int, float)):
-        return ("n", float(node)) if isinstance(node, float) else ("i", int(node))
+        return ("s", node)
+    if isinstance(node, float):
+        return ("n", node)
+    if isinstance(node, int):
+        return ("i", node)
     return ("o", str(node))
 
 
 def same(a: Any, b: Any) -> bool:
-    """Value equality of two nodes (either may be MISSING)."""
+    """Equal as data (either may be MISSING).
+
+    Comments, key order, layout and quoting style are not differences;
+    types are (``1``, ``1.0``, ``true`` and ``"1"`` differ) — the project's
+    one equality, :func:`krm_merge.krm.values.same`, on plain data.
+    """
     if a is MISSING or b is MISSING:
         return a is b
-    return plain(a) == plain(b)
+    return values_same(to_plain_data(a), to_plain_data(b))
 
 
 _STR_STYLES = (SingleQuotedScalarString, DoubleQuotedScalarString, LiteralScalarString, FoldedScalarString)
@@ -242,13 +248,15 @@ def render(node: Any) -> str:
 
 
 def to_plain_data(node: Any) -> Any:
-    """Convert a round-trip tree to plain dicts/lists/scalars."""
+    """Convert a round-trip tree to plain dicts/lists/scalars (ruamel's scalar types dropped)."""
     if isinstance(node, dict):
         return {str(k): to_plain_data(v) for k, v in node.items()}
     if isinstance(node, list):
         return [to_plain_data(v) for v in node]
     if isinstance(node, bool) or node is None:
         return node
+    if isinstance(node, ScalarBoolean):  # an anchored boolean: an int subclass in ruamel
+        return bool(node)
     if isinstance(node, str):
         return str(node)
     if isinstance(node, int):
