@@ -2,7 +2,11 @@
 
 ``kpt fn eval WORKDIR`` on a folder holding ``local/``, ``origin/`` and
 ``upstream/`` side by side gives items whose path annotation starts with
-that folder name; the prefixes are configurable.
+that folder name; the prefixes are configurable.  A prefix that matches no
+item is an error when it was configured, or when items lie in a folder no
+prefix claims (a typo, or a different layout): the message lists the folders
+seen.  A default prefix with nothing under it and nothing unclaimed is just
+an empty copy (e.g. no origin: a package added on both sides).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.results import KrmError
 
 PREFIX_KEYS = ("localPrefix", "originPrefix", "upstreamPrefix")
 """The functionConfig keys naming the three folders."""
@@ -18,11 +23,16 @@ PREFIX_KEYS = ("localPrefix", "originPrefix", "upstreamPrefix")
 
 @dataclass(frozen=True)
 class SourcePrefixes:
-    """Folder names of the three copies."""
+    """Folder names of the three copies; ``configured``: the config keys that set them."""
 
     local: str = "local"
     origin: str = "origin"
     upstream: str = "upstream"
+    configured: frozenset[str] = field(default=frozenset(), compare=False)
+
+    def by_key(self) -> dict[str, str]:
+        """Config key -> folder name."""
+        return dict(zip(PREFIX_KEYS, (self.local, self.origin, self.upstream)))
 
 
 class PrefixError(ValueError):
@@ -43,7 +53,8 @@ def prefixes_from(values: Mapping[str, Any]) -> SourcePrefixes:
             raise PrefixError(key, f"must be one folder name, got {value!r}")
     if len(set(given)) != 3:
         raise PrefixError("localPrefix", "localPrefix, originPrefix and upstreamPrefix must differ")
-    return SourcePrefixes(*given)
+    configured = frozenset(key for key in PREFIX_KEYS if values.get(key))
+    return SourcePrefixes(*given, configured=configured)
 
 
 @dataclass
@@ -69,7 +80,10 @@ def split_prefix(path: str) -> tuple[str, str]:
 
 
 def group_by_source(items: list[KubeObject], prefixes: SourcePrefixes) -> SourceGroups:
-    """Split items into the three copies (others, e.g. the function config, kept aside)."""
+    """Split items into the three copies (others, e.g. the function config, kept aside).
+
+    Raises :class:`KrmError` for a prefix that matches no item (see module docstring).
+    """
     groups = SourceGroups()
     buckets = {prefixes.local: groups.local, prefixes.origin: groups.origin, prefixes.upstream: groups.upstream}
     for obj in items:
@@ -80,4 +94,16 @@ def group_by_source(items: list[KubeObject], prefixes: SourcePrefixes) -> Source
             continue
         bucket.append(obj)
         groups.rel[id(obj)] = rest
+    _check_prefixes(items, prefixes, groups)
     return groups
+
+
+def _check_prefixes(items: list[KubeObject], prefixes: SourcePrefixes, groups: SourceGroups) -> None:
+    seen = sorted({head for head, rest in (split_prefix(o.path or "") for o in items) if head})
+    unclaimed = [head for head in seen if head not in (prefixes.local, prefixes.origin, prefixes.upstream)]
+    found = {prefixes.local: groups.local, prefixes.origin: groups.origin, prefixes.upstream: groups.upstream}
+    for key, prefix in prefixes.by_key().items():
+        if found[prefix] or not (key in prefixes.configured or unclaimed):
+            continue
+        folders = ", ".join(f"{h}/" for h in seen) if seen else "none (no item has a folder in its path)"
+        raise KrmError(f"{key} {prefix!r} matches no item; the items' top folders are: {folders}", field=key)
