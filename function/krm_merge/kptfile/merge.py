@@ -23,6 +23,7 @@ from krm_merge.merge3.text import dump_like, load
 from krm_merge.merge3.visit import DELETE, KEEP, Decision, Sources, descend, replace_with
 from krm_merge.merge3.visitor import Merge3Visitor
 
+from . import comments
 from .functions import choose_function_rule
 
 FUNCTION_LISTS = ("mutators", "validators")
@@ -101,6 +102,10 @@ class PipelineVisitor(Merge3Visitor):
         return super().visit_map(nodes, schema)
 
 
+def _pipeline(doc: Any) -> Any:
+    return doc.get("pipeline") if isinstance(doc, dict) else None
+
+
 def _function_list(doc: Any, key: str) -> Any:
     if isinstance(doc, dict) and isinstance(doc.get("pipeline"), dict):
         return doc["pipeline"].get(key, MISSING)
@@ -141,11 +146,17 @@ def merge_kptfile(
         local = new_map()
     taken = {k: upstream[k] for k in LOCAL_OWNED if update_upstream and isinstance(upstream, dict) and k in upstream}
     rules = function_rules(local, origin, upstream)
+    heads = {
+        key: [comments.detach(_pipeline(doc), key, rules[key].key_fn) for doc in (local, origin, upstream)]
+        for key in FUNCTION_LISTS
+    }
     origin, upstream = _without_local_owned(origin), _without_local_owned(upstream)
     merger = Merger(MergeOptions(fallback_keys=("name",)), PipelineVisitor(conflicts))
     result = merger.merge_document(local, origin, upstream, _KptfileSchema(rules))
     if result is MISSING:
         result = local
+    for key, (mine, base, theirs) in heads.items():
+        comments.attach(_pipeline(result), key, mine, base, theirs)
     for key, value in taken.items():
         result[key] = value
     return result, merger.conflicts
