@@ -70,3 +70,19 @@ def test_runner_reports_the_typo_as_an_error_result() -> None:
     (result,) = [r for r in rl.results if r.severity == "error"]
     assert "localPrefix 'locl' matches no item" in result.message
     assert not any((o.path or "").startswith("locl/") for o in rl.items)
+
+
+def test_resource_deleted_upstream_goes_when_local_only_reformatted() -> None:
+    """#11 item 4 at resource level: re-ordered keys, flow style and comments are not local changes."""
+    rl = ResourceList()
+    reformatted = "kind: ConfigMap\napiVersion: v1\n# mine\ndata: {a: '1'}\nmetadata: {name: cm}\n"
+    rl.items = [
+        KubeObject.from_text(KPTFILE, path="local/Kptfile"),
+        KubeObject.from_text(reformatted, path="local/cm.yaml"),
+        KubeObject.from_text(KPTFILE, path="origin/Kptfile"),
+        KubeObject.from_text(CM, path="origin/cm.yaml"),
+        KubeObject.from_text(KPTFILE, path="upstream/Kptfile"),
+    ]
+    resource_merge.run(rl, resource_merge.config_from_configmap({}))
+    assert [o.path for o in rl.items if (o.path or "").startswith("local/")] == ["local/Kptfile"]
+    assert not [r for r in rl.results if r.severity in ("error", "warning")]

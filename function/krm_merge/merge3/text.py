@@ -46,11 +46,6 @@ def layout_of(text: str) -> Layout:
     return Layout(mapping, sequence, offset, text[len(stripped):] if stripped else "\n")
 
 
-def uses_wide_sequences(text: str) -> bool:
-    """True when the first block sequence under a key is indented past the key."""
-    return layout_of(text).offset > 0
-
-
 def load(text: str, what: str = "input") -> Any:
     """Round-trip tree of one document (comments kept)."""
     return yamlio.load_rt(text, what)

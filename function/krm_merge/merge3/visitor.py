@@ -16,7 +16,10 @@ from . import scalars
 from .conflicts import Conflict, ConflictPolicy, format_path
 from .nodes import MISSING, kind_of, new_map, new_seq, same
 from .rules import ListRule, ListStrategy, MergeSchema
-from .visit import DELETE, KEEP, Decision, Sources, descend, replace_with
+from .visit import DELETE, KEEP, Action, Decision, Sources, descend, replace_with
+
+UPSTREAM_COMMENT = Decision(Action.REPLACE, from_upstream=True)
+"""visit_key's answer for "take upstream's comments"."""
 
 
 class Merge3Error(Exception):
@@ -73,7 +76,7 @@ class Merge3Visitor:
             take = cl != cu and cl == (None, None)
         else:
             take = cl == co and co != cu
-        return replace_with(MISSING) if take else KEEP
+        return UPSTREAM_COMMENT if take else KEEP
 
     def visit_kind_change(self, nodes: Sources) -> Decision:
         """A kind change on one side only is an ordinary change (kyaml errors on any)."""

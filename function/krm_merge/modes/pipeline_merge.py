@@ -22,6 +22,7 @@ from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
+from krm_merge.merge3 import Merge3Error
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.merge3.identity import strip_bookkeeping
 from krm_merge.merge3.nodes import MISSING
@@ -29,7 +30,6 @@ from krm_merge.merge3.package import PackageMergeResult, is_kptfile
 from krm_merge.merge3.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.merge3.text import dump_like
-from krm_merge.merge3.walker import Merge3Error
 
 CONFIG_KEYS = ("origin", "upstream", "conflicts", *PREFIX_KEYS)
 
