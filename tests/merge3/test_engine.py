@@ -84,7 +84,7 @@ def test_scalar_set_list() -> None:
 
 def test_whole_element_rules_are_a_visitor() -> None:
     """The pipeline rules are a visitor handed to the walker, not code in it."""
-    from krm_merge.kptfile.merge import PipelineVisitor, _FunctionSchema
+    from krm_merge.kptfile.merge import PipelineVisitor, FunctionSchema
     from krm_merge.merge3 import Merger
 
     key = lambda e: ("name", e["name"]) if isinstance(e, dict) and "name" in e else None  # noqa: E731
@@ -95,7 +95,7 @@ def test_whole_element_rules_are_a_visitor() -> None:
             return None
 
         def list_field(self, k: str):  # type: ignore[no-untyped-def]
-            return rule, _FunctionSchema()
+            return rule, FunctionSchema()
 
     def merge(merger: Merger) -> object:
         local = load("fns:\n- name: a\n  v: 2\n- name: c\n  v: 1\n")

@@ -32,7 +32,7 @@ LOCAL_OWNED = ("upstream", "upstreamLock")
 LOCAL_OWNED_METADATA = ("name", "namespace")
 
 
-class _FunctionSchema:
+class FunctionSchema:
     """One pipeline function: selector lists are plain lists.
 
     Also the marker :class:`PipelineVisitor` recognises function lists and
@@ -56,7 +56,7 @@ class _PipelineSchema:
 
     def list_field(self, key: str) -> tuple[ListRule, MergeSchema | None]:
         if key in self.rules:
-            return self.rules[key], _FunctionSchema()
+            return self.rules[key], FunctionSchema()
         return PLAIN_LIST, None
 
 
@@ -83,14 +83,14 @@ class PipelineVisitor(Merge3Visitor):
 
     def visit_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Decision:
         o, u = nodes.origin, nodes.upstream
-        if isinstance(elements, _FunctionSchema) and rule.keyed and u is MISSING and isinstance(o, list):
+        if isinstance(elements, FunctionSchema) and rule.keyed and u is MISSING and isinstance(o, list):
             l = nodes.local
             dest = new_seq() if l is MISSING or l is None else l
             return descend(nodes.with_local(dest).with_upstream(new_seq()), drop_if_empty=True)
         return super().visit_list(nodes, rule, elements)
 
     def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
-        if not isinstance(schema, _FunctionSchema):
+        if not isinstance(schema, FunctionSchema):
             return super().visit_map(nodes, schema)
         l, o, u = nodes.local, nodes.origin, nodes.upstream
         if l is MISSING and o is MISSING:
