@@ -184,3 +184,12 @@ def test_update_command_keeps_layout_and_final_newline(tmp_path: Path, ending: s
     out = (tmp_path / "local" / "Kptfile").read_text()
     assert out.endswith("# end of pipeline" + ending)
     assert "\n        # a new first function\n        - image: gcr.io/kpt-fn/apply-setters:v0.2\n" in out
+
+
+def test_list_deleted_upstream_leaves_upstream_comments_once() -> None:
+    """Upstream deleted every mutator: the comment above `validators` is upstream's, once."""
+    upstream = ORIGIN.replace(ORIGIN[ORIGIN.index("    mutators:"):ORIGIN.index("    # validation below")], "")
+    for out in modes_output(LOCAL, ORIGIN, upstream):
+        assert "mutators" not in out and "set-labels" not in out
+        assert comment_above(out, "validators:") == "# validation below"
+        assert out.count("# validation below") == 1 and out.count("# the functions") == 1
