@@ -193,3 +193,14 @@ def test_list_deleted_upstream_leaves_upstream_comments_once() -> None:
         assert "mutators" not in out and "set-labels" not in out
         assert comment_above(out, "validators:") == "# validation below"
         assert out.count("# validation below") == 1 and out.count("# the functions") == 1
+
+
+def test_comments_follow_functions_upstream_moved() -> None:
+    """Upstream swapped two functions and re-worded one's comment: local's order stays, comments follow."""
+    a = "        # labels for everything\n        - image: gcr.io/kpt-fn/set-labels:v0.1\n          configMap:\n              app: web\n"
+    b = "        # the namespace\n        - image: gcr.io/kpt-fn/set-namespace:v0.1 # pinned\n          configMap:\n              namespace: prod\n"
+    upstream = ORIGIN.replace(a + b, b.replace("# the namespace", "# namespace first now") + a)
+    for out in modes_output(LOCAL, ORIGIN, upstream):
+        assert out.index("set-labels") < out.index("set-namespace")  # upstream re-ordering is ignored (kpt)
+        assert comment_above(out, "set-namespace") == "# namespace first now"
+        assert comment_above(out, "set-labels") == "# labels for everything"
