@@ -36,13 +36,13 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, NoReturn
 
 from krm_merge.config import ConfigError
 from krm_merge.krm import kubeobject as _kubeobject
 from krm_merge.krm import resourcelist as _resourcelist
-from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, Results
+from krm_merge.krm import results as _results
+from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.values import PathPart, format_path, parse_path
 
@@ -154,6 +154,47 @@ def _shown(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool)) else None
 
 
+class Results(_results.Results):
+    """The results of one run (a ``list`` of :class:`Result`), with builders as kpt's Go SDK.
+
+    Each builder appends a :class:`Result` about ``obj`` (its ``resourceRef``
+    and, when known, its file are filled in) and returns it.  ``field`` is the
+    field path (``spec.replicas``), ``current``/``proposed`` its current and
+    proposed values, ``tags`` free-form labels.  Any ``error`` result makes the
+    function exit with code 1.
+    """
+
+    def error(
+        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
+    ) -> Result:
+        """Report an error (the run fails, exit code 1)."""
+        return self._add("error", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
+
+    def warning(
+        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
+    ) -> Result:
+        """Report a warning."""
+        return self._add("warning", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
+
+    def info(
+        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
+    ) -> Result:
+        """Report information, such as a change that was made."""
+        return self._add("info", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
+
+    @property
+    def has_errors(self) -> bool:
+        """Whether any result is an error."""
+        return super().has_errors
+
+    def exit_code(self) -> int:
+        """1 when any error was reported, else 0 (kpt decides pass or fail by it)."""
+        return super().exit_code()
+
+
 def _adopt(obj: _kubeobject.KubeObject | None) -> KubeObject | None:
     """The same object seen as the public class (no copy: its text and edits are kept)."""
     if obj is not None and not isinstance(obj, KubeObject):
@@ -175,8 +216,11 @@ class ResourceList(_resourcelist.ResourceList):
 
     items: list[KubeObject] = field(default_factory=list)  # type: ignore[assignment]
     function_config: KubeObject | None = None
+    results: Results = field(default_factory=Results)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.results, Results):
+            self.results = Results(self.results)
         self.items = [_adopt(i) for i in self.items]  # type: ignore[misc]
         self.function_config = _adopt(self.function_config)
 
@@ -272,7 +316,7 @@ def _where(err: BaseException) -> str:
         tb = tb.tb_next
     if tb is None:
         return ""
-    return f" (at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno})"
+    return f" (at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno})"
 
 
 def run_text(fn: FunctionFn, text: str | bytes, *, name: str | None = None) -> tuple[str, int]:
@@ -283,21 +327,27 @@ def run_text(fn: FunctionFn, text: str | bytes, *, name: str | None = None) -> t
     items and one error result.  ``name`` names the function in internal-error
     messages (default: ``fn.__name__``).
     """
-    label = name or _name_of(fn)
+    out, code, _ = _run_text_with_results(fn, text, name or _name_of(fn))
+    return out, code
+
+
+def _run_text_with_results(fn: FunctionFn, text: str | bytes, name: str) -> tuple[str, int, Results]:
+    """:func:`run_text` plus the results (the krm-merge CLI logs them)."""
     try:
         rl = read_resource_list(text)
     except KrmError as err:
         return _rejected(err.to_result())
     except RecursionError:
         return _rejected(Result(_TOO_DEEP, "error"))
-    _call_reporting_errors(fn, rl, label)
-    return write_resource_list(rl), rl.results.exit_code()
+    _call_reporting_errors(fn, rl, name)
+    return write_resource_list(rl), rl.results.exit_code(), rl.results
 
 
-def _rejected(result: Result) -> tuple[str, int]:
+def _rejected(result: Result) -> tuple[str, int, Results]:
+    """An input that could not be read: no items, the one error result, exit 1."""
     rl = ResourceList()
     rl.results.append(result)
-    return write_resource_list(rl), 1
+    return write_resource_list(rl), 1, rl.results
 
 
 def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None = None) -> NoReturn:
@@ -327,6 +377,7 @@ def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None =
 
 def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
     import argparse
+    from pathlib import Path
 
     from krm_merge.commands.run import function_config_from_args
     from krm_merge.krm import package, yamlio

@@ -48,11 +48,13 @@ import yaml
 
 __all__ = [
     "Example",
+    "Run",
+    "Runner",
     "catalog_tests",
     "check_example",
     "discover",
-    "pytest_addoption",
-    "pytest_configure",
+    "kpt_runner",
+    "standalone_runner",
 ]
 
 MODES = ("kpt", "standalone")

@@ -45,7 +45,8 @@ from ..schema.registry import DeclaredKey, DeclaredKeyError, SchemaRegistry
 from .apply import apply_patch
 from .create import create_three_way_patch, create_two_way_patch
 from .errors import ConflictError, MissingMergeKeyError, SmpError
-from .kubectl_apply import LAST_APPLIED_ANNOTATION, apply_desired, kubectl_apply_patch
+from .kubectl_apply import LAST_APPLIED_ANNOTATION as _LAST_APPLIED
+from .kubectl_apply import apply_desired, kubectl_apply_patch
 
 __all__ = [
     "LAST_APPLIED_ANNOTATION",
@@ -60,6 +61,9 @@ __all__ = [
     "create_two_way",
     "offline_apply",
 ]
+
+LAST_APPLIED_ANNOTATION: str = _LAST_APPLIED
+"""``kubectl.kubernetes.io/last-applied-configuration``: where :func:`offline_apply` records ``desired``."""
 
 
 class SchemaError(ValueError):
