@@ -38,7 +38,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,13 +53,14 @@ __all__ = [
     "catalog_tests",
     "check_example",
     "discover",
+    "kpt_image_runner",
     "kpt_runner",
     "standalone_runner",
 ]
 
 MODES = ("kpt", "standalone")
 _UPDATE_ENV = "KPT_E2E_UPDATE_EXPECTED"
-_TIMEOUT = 120
+_TIMEOUT = 300
 
 
 @dataclass
@@ -150,13 +151,24 @@ def _function_args(example: Example, pkg: Path) -> list[str]:
 
 def kpt_runner(function: Sequence[str | os.PathLike[str]]) -> Runner:
     """Runs ``kpt fn eval PKG --exec FUNCTION`` and reads kpt's results file."""
-    command = shlex.join(str(part) for part in function)
+    return _kpt(["--exec", shlex.join(str(part) for part in function)], None)
 
+
+def kpt_image_runner(image: str, *, env: Mapping[str, str] | None = None) -> Runner:
+    """Runs ``kpt fn eval PKG --image IMAGE --image-pull-policy never`` (a locally built image).
+
+    ``env`` is the environment of kpt (``KPT_FN_RUNTIME=podman`` for podman).
+    """
+    return _kpt(["--image", image, "--image-pull-policy", "never"], env)
+
+
+def _kpt(function_flags: list[str], env: Mapping[str, str] | None) -> Runner:
     def run(example: Example, pkg: Path, scratch: Path) -> Run:
         results_dir = Path(tempfile.mkdtemp(prefix="results-", dir=scratch))
-        cmd = ["kpt", "fn", "eval", str(pkg), "--exec", command, "--truncate-output=false",
+        cmd = ["kpt", "fn", "eval", str(pkg), *function_flags, "--truncate-output=false",
                "--results-dir", str(results_dir), *_function_args(example, pkg)]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=_TIMEOUT,
+                              env=dict(env) if env is not None else None)
         return Run(done, _results_of(results_dir / "results.yaml"))
 
     return run
