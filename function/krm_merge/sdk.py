@@ -41,6 +41,7 @@ from typing import Any, NoReturn
 from krm_merge.config import ConfigError
 from krm_merge.krm import kubeobject as _kubeobject
 from krm_merge.krm import resourcelist as _resourcelist
+from krm_merge.krm import yamlio as _yamlio
 from krm_merge.krm import results as _results
 from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result
 from krm_merge.krm.selectors import Selector
@@ -57,6 +58,9 @@ __all__ = [
     "Result",
     "Results",
     "Selector",
+    "dump_yaml",
+    "load_all_yaml",
+    "load_yaml",
     "read_resource_list",
     "run",
     "run_text",
@@ -279,6 +283,25 @@ def read_resource_list(text: str | bytes) -> ResourceList:
 def write_resource_list(rl: _resourcelist.ResourceList) -> str:
     """The ResourceList as text: unchanged items are their exact input bytes, then the results."""
     return _resourcelist.write_resource_list(rl)
+
+
+def load_yaml(text: str, what: str = "input") -> Any:
+    """Parse one YAML document (YAML 1.1 as kpt and kubectl read it) into plain data.
+
+    Bounded: alias bombs and absurd nesting are refused.  Raises
+    :class:`KrmError` naming ``what`` (e.g. ``"data.patch"``) on invalid YAML.
+    """
+    return _yamlio.load_data(text, what)
+
+
+def load_all_yaml(text: str, what: str = "input") -> list[Any]:
+    """Parse every document of a multi-document YAML string into plain data (bounded as :func:`load_yaml`)."""
+    return _yamlio.load_all_data(text, what)
+
+
+def dump_yaml(data: Any) -> str:
+    """Plain data as block-style YAML, quoted the way kpt (kyaml) quotes."""
+    return _yamlio.dump_data(data)
 
 
 FunctionFn = Callable[[ResourceList], None]

@@ -235,3 +235,16 @@ def test_run_as_a_program_reads_stdin_and_handles_a_directory(tmp_path: Path) ->
                             capture_output=True, text=True)
     assert failed.returncode == 1 and "ValueError" in failed.stderr and "Traceback" not in failed.stderr
     assert "no file was changed" in failed.stderr
+
+
+def test_yaml_helpers() -> None:
+    assert sdk.load_yaml("a: 1\nb: [x, 'y']\n") == {"a": 1, "b": ["x", "y"]}
+    assert sdk.load_all_yaml("a: 1\n---\nb: 2\n") == [{"a": 1}, {"b": 2}]
+    assert sdk.load_yaml(sdk.dump_yaml({"on": "yes", "n": "1"})) == {"on": "yes", "n": "1"}
+    with pytest.raises(KrmError, match="data.patch"):
+        sdk.load_yaml("a: [", "data.patch")
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi"))
+    with pytest.raises(KrmError):
+        sdk.load_yaml(bomb)
