@@ -45,6 +45,7 @@ from krm_merge.krm import yamlio as _yamlio
 from krm_merge.krm import results as _results
 from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result
 from krm_merge.krm.selectors import Selector
+from krm_merge.krm.selectors import select as _select
 from krm_merge.krm.values import PathPart, format_path, parse_path
 
 __all__ = [
@@ -254,10 +255,7 @@ class ResourceList(_resourcelist.ResourceList):
             selector = Selector(**fields)
         elif fields:
             raise TypeError("give a Selector or keywords, not both")
-        return [
-            obj for obj in self.items
-            if (include_local_config or not obj.is_local_config) and selector.matches(obj)
-        ]
+        return _select(self.items, selector, include_local_config=include_local_config)  # type: ignore[return-value]
 
 
 def read_resource_list(text: str | bytes) -> ResourceList:
