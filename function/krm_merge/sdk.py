@@ -4,10 +4,12 @@ The public face of the I/O layer krm-merge's own modes run on, in the spirit of
 kpt's Go SDK (``fn.ResourceList``, ``fn.KubeObject``, ``fn.Results``,
 ``fn.AsMain``)::
 
-    from krm_merge.sdk import ResourceList, run
+    from krm_merge.sdk import KrmError, ResourceList, run
 
     def set_team(rl: ResourceList) -> None:
         team = rl.function_config.get_str("data.team") if rl.function_config else None
+        if not team:
+            raise KrmError("data.team is required", rl.function_config, "data.team")
         for obj in rl.select(kind="Deployment"):
             if obj.labels.get("team") != team:
                 obj.set_label("team", team)

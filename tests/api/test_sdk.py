@@ -248,3 +248,15 @@ def test_yaml_helpers() -> None:
         for p, c in zip("abcdefgh", "bcdefghi"))
     with pytest.raises(KrmError):
         sdk.load_yaml(bomb)
+
+
+def test_the_module_docstring_example_works() -> None:
+    block = sdk.__doc__.split("::\n\n", 1)[1].split("\nWhat you get", 1)[0]  # type: ignore[union-attr]
+    namespace: dict[str, object] = {"__name__": "example"}
+    exec(textwrap.dedent(block), namespace)  # noqa: S102 - our own documentation
+    set_team = namespace["set_team"]
+    config = INPUT.replace('replicas: "5"', "team: blue")
+    out, code = run_text(set_team, config)  # type: ignore[arg-type]
+    assert code == 0 and "      team: blue\n" in _items_text(out)[0]
+    out, code = run_text(set_team, INPUT)  # type: ignore[arg-type]
+    assert code == 1 and "data.team is required" in out
