@@ -3,36 +3,30 @@
 bytes → ResourceList → mode → results + items → bytes.  Nothing below this
 module prints or exits; everything that goes wrong arrives here as
 :class:`KrmError` or :class:`ConfigError` and leaves as an error result.
+krm-merge is a function of the public SDK (:mod:`krm_merge.sdk`): reading,
+writing and the exception-to-result rule are the SDK's, so the modes get the
+SDK's ``ResourceList`` and ``KubeObject``.
 """
 
 from __future__ import annotations
 
-import sys
+from krm_merge import sdk
+from krm_merge.config import resolve
+from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.krm.results import Results
 
-from krm_merge.config import ConfigError, resolve
-from krm_merge.krm.resourcelist import ResourceList, read_resource_list, write_resource_list
-from krm_merge.krm.results import KrmError, Result, Results
+NAME = "krm-merge"
 
 
-_TOO_DEEP = "input is nested too deeply to process"
+def run_mode(rl: ResourceList) -> None:
+    """Resolve the mode from the functionConfig and run it (exceptions propagate)."""
+    invocation = resolve(rl.function_config)
+    invocation.module.run(rl, invocation.config)
 
 
 def process(rl: ResourceList) -> None:
-    """Resolve the mode from the functionConfig and run it; results land in ``rl``."""
-    try:
-        invocation = resolve(rl.function_config)
-        invocation.module.run(rl, invocation.config)
-    except ConfigError as err:
-        rl.results.append(Result(str(err), "error", tags={"key": err.key} if err.key else {}))
-    except KrmError as err:
-        rl.results.append(err.to_result())
-    except RecursionError:
-        rl.results.append(Result(_TOO_DEEP, "error"))
-    except Exception as err:  # a bug of ours: report it, never crash the pipeline
-        import traceback  # only on this path: keeps start-up light
-
-        traceback.print_exc(file=sys.stderr)
-        rl.results.append(Result(f"internal error in krm-merge: {type(err).__name__}: {err}", "error"))
+    """Run the mode; results land in ``rl``, every exception as an error result."""
+    sdk._call_reporting_errors(run_mode, rl, NAME)  # type: ignore[arg-type]
 
 
 def run_function(text: str | bytes) -> tuple[str, int]:
@@ -43,20 +37,4 @@ def run_function(text: str | bytes) -> tuple[str, int]:
 
 def run_function_with_results(text: str | bytes) -> tuple[str, int, Results]:
     """Like :func:`run_function`, also returning the results for logging."""
-    try:
-        rl = read_resource_list(text.decode("utf-8") if isinstance(text, bytes) else text)
-    except UnicodeDecodeError as err:
-        return _rejected(Result(f"input is not UTF-8 text (byte {err.start})", "error"))
-    except KrmError as err:
-        return _rejected(err.to_result())
-    except RecursionError:
-        return _rejected(Result(_TOO_DEEP, "error"))
-    process(rl)
-    return write_resource_list(rl), rl.results.exit_code(), rl.results
-
-
-def _rejected(result: Result) -> tuple[str, int, Results]:
-    """An input that could not be read: no items, the one error result, exit 1."""
-    rl = ResourceList()
-    rl.results.append(result)
-    return write_resource_list(rl), 1, rl.results
+    return sdk._run_text_with_results(run_mode, text, NAME)

@@ -1,0 +1,442 @@
+"""Write a comment-preserving KRM function (kpt function) in a few lines of Python.
+
+The public face of the I/O layer krm-merge's own modes run on, in the spirit of
+kpt's Go SDK (``fn.ResourceList``, ``fn.KubeObject``, ``fn.Results``,
+``fn.AsMain``)::
+
+    from krm_merge.sdk import KrmError, ResourceList, run
+
+    def set_team(rl: ResourceList) -> None:
+        team = rl.function_config.get_str("data.team") if rl.function_config else None
+        if not team:
+            raise KrmError("data.team is required", rl.function_config, "data.team")
+        for obj in rl.select(kind="Deployment"):
+            if obj.labels.get("team") != team:
+                obj.set_label("team", team)
+                rl.results.info(f"set label team={team}", obj, field="metadata.labels.team")
+
+    if __name__ == "__main__":
+        run(set_team)
+
+What you get:
+
+* items you do not change are written back byte for byte; edited items keep
+  their comments and formatting, changed values included;
+* ``run`` reads a ResourceList on stdin and writes it on stdout (what
+  ``kpt fn eval --exec``, a Kptfile pipeline and kustomize call), or, given a
+  directory, runs standalone on it like ``kpt fn source | fn | kpt fn sink``;
+* every failure becomes a KRM result: raise :class:`KrmError` naming the
+  resource and field, or let any exception escape — it is reported as an
+  error result (exit code 1), never as a traceback in the pipeline.
+
+The modules under ``krm_merge.krm`` implement this and are internal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from krm_merge.config import ConfigError
+from krm_merge.krm import kubeobject as _kubeobject
+from krm_merge.krm import resourcelist as _resourcelist
+from krm_merge.krm import yamlio as _yamlio
+from krm_merge.krm import results as _results
+from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result
+from krm_merge.krm.selectors import Selector
+from krm_merge.krm.selectors import select as _select
+from krm_merge.krm.values import PathPart, format_path, parse_path
+
+__all__ = [
+    "Field",
+    "File",
+    "FunctionFn",
+    "KrmError",
+    "KubeObject",
+    "ResourceList",
+    "ResourceRef",
+    "Result",
+    "Results",
+    "Selector",
+    "dump_yaml",
+    "load_all_yaml",
+    "load_yaml",
+    "read_resource_list",
+    "run",
+    "run_text",
+    "write_resource_list",
+]
+
+_MISSING: Any = object()
+
+
+class KubeObject(_kubeobject.KubeObject):
+    """One resource of a ResourceList: its exact text plus lazy views of its values.
+
+    Identity: ``api_version``, ``kind``, ``group``, ``version``, ``name``,
+    ``namespace``, ``labels``, ``annotations``, ``path`` and ``index`` (the
+    file and document the item came from), ``is_local_config``, ``ref()``.
+
+    Values: paths are ``"spec.template.spec.containers[0].image"`` or, for keys
+    holding dots, a tuple (``("metadata", "labels", "app.kubernetes.io/name")``).
+    :meth:`get` and the typed getters read; :meth:`set`, :meth:`remove`,
+    :meth:`set_label`, :meth:`set_annotation` and :meth:`set_data` edit,
+    changing as few bytes of the text as possible (comments stay, also on the
+    edited field).  ``data`` is the whole object as plain data (read-only; edit
+    a :meth:`copy_data` and hand it to :meth:`set_data`).  ``text`` is the
+    current YAML; ``changed`` says whether any edit changed it.
+
+    New objects: ``KubeObject.from_data({...})`` or ``KubeObject.from_text("...")``,
+    then ``ResourceList.add``.
+    """
+
+    # No instance state of its own, so objects read by the I/O layer can take this class.
+    __slots__ = ()
+
+    def remove(self, path: str | Sequence[PathPart]) -> bool:
+        """Delete the field at ``path``; ``False`` when it was not there."""
+        return self.delete(path)
+
+    def set_label(self, key: str, value: str) -> None:
+        """Set ``metadata.labels[key]`` (a string, as Kubernetes requires)."""
+        self.set(("metadata", "labels", key), str(value))
+
+    def set_annotation(self, key: str, value: str) -> None:
+        """Set ``metadata.annotations[key]`` (a string, as Kubernetes requires)."""
+        self.set(("metadata", "annotations", key), str(value))
+
+    def get_str(self, path: str | Sequence[PathPart], default: str | None = None) -> str | None:
+        """The string at ``path``; ``default`` when absent; :class:`KrmError` when not a string."""
+        return self._typed(path, default, (str,), "a string")
+
+    def get_int(self, path: str | Sequence[PathPart], default: int | None = None) -> int | None:
+        """The integer at ``path`` (``true`` is not one); ``default`` when absent."""
+        value = self._typed(path, default, (int,), "an integer")
+        if isinstance(value, bool) and value is not default:
+            raise self._wrong_type(path, value, "an integer")
+        return value
+
+    def get_float(self, path: str | Sequence[PathPart], default: float | None = None) -> float | None:
+        """The number at ``path`` as a float (integers accepted); ``default`` when absent."""
+        value = self._typed(path, default, (int, float), "a number")
+        if isinstance(value, bool) and value is not default:
+            raise self._wrong_type(path, value, "a number")
+        return float(value) if value is not None else None
+
+    def get_bool(self, path: str | Sequence[PathPart], default: bool | None = None) -> bool | None:
+        """The boolean at ``path`` (YAML ``true``/``false``, not the string); ``default`` when absent."""
+        return self._typed(path, default, (bool,), "a boolean")
+
+    def get_list(self, path: str | Sequence[PathPart], default: list[Any] | None = None) -> list[Any] | None:
+        """The list at ``path`` (read-only view); ``default`` when absent."""
+        return self._typed(path, default, (list,), "a list")
+
+    def get_map(
+        self, path: str | Sequence[PathPart], default: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The mapping at ``path`` (read-only view); ``default`` when absent."""
+        return self._typed(path, default, (dict,), "a mapping")
+
+    def has(self, path: str | Sequence[PathPart]) -> bool:
+        """Whether a field exists at ``path`` (also when its value is ``null``)."""
+        return self.get(path, _MISSING) is not _MISSING
+
+    def _typed(self, path: str | Sequence[PathPart], default: Any, types: tuple[type, ...], what: str) -> Any:
+        value = self.get(path, _MISSING)
+        if value is _MISSING or value is None:
+            return default
+        if not isinstance(value, types):
+            raise self._wrong_type(path, value, what)
+        return value
+
+    def _wrong_type(self, path: str | Sequence[PathPart], value: Any, what: str) -> KrmError:
+        where = format_path(parse_path(path))
+        return KrmError(f"{where} must be {what}, got {value!r}", self, where, current=_shown(value))
+
+
+def _shown(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool)) else None
+
+
+class Results(_results.Results):
+    """The results of one run (a ``list`` of :class:`Result`), with builders as kpt's Go SDK.
+
+    Each builder appends a :class:`Result` about ``obj`` (its ``resourceRef``
+    and, when known, its file are filled in) and returns it.  ``field`` is the
+    field path (``spec.replicas``), ``current``/``proposed`` its current and
+    proposed values, ``tags`` free-form labels.  Any ``error`` result makes the
+    function exit with code 1.
+    """
+
+    def error(
+        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
+    ) -> Result:
+        """Report an error (the run fails, exit code 1)."""
+        return self._add("error", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
+
+    def warning(
+        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
+    ) -> Result:
+        """Report a warning."""
+        return self._add("warning", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
+
+    def info(
+        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
+    ) -> Result:
+        """Report information, such as a change that was made."""
+        return self._add("info", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
+
+    @property
+    def has_errors(self) -> bool:
+        """Whether any result is an error."""
+        return super().has_errors
+
+    def exit_code(self) -> int:
+        """1 when any error was reported, else 0 (kpt decides pass or fail by it)."""
+        return super().exit_code()
+
+
+def _adopt(obj: _kubeobject.KubeObject | None) -> KubeObject | None:
+    """The same object seen as the public class (no copy: its text and edits are kept)."""
+    if obj is not None and not isinstance(obj, KubeObject):
+        # Same layout (the subclass adds no slots), so the class can be switched in place.
+        obj.__class__ = KubeObject
+    return obj  # type: ignore[return-value]
+
+
+@dataclass
+class ResourceList(_resourcelist.ResourceList):
+    """A function's input and output: ``items``, ``function_config`` and ``results``.
+
+    ``items`` is a list of :class:`KubeObject` you may edit, reorder, extend
+    (:meth:`add`) or shorten (:meth:`remove`); ``function_config`` is the
+    functionConfig object (``None`` when there is none); ``results`` collects
+    what to report (``rl.results.info/warning/error(message, obj, field=...)``).
+    Iterating a ResourceList iterates its items.
+    """
+
+    items: list[KubeObject] = field(default_factory=list)  # type: ignore[assignment]
+    function_config: KubeObject | None = None
+    results: Results = field(default_factory=Results)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.results, Results):
+            self.results = Results(self.results)
+        self.items = [_adopt(i) for i in self.items]  # type: ignore[misc]
+        self.function_config = _adopt(self.function_config)
+
+    def add(self, obj: _kubeobject.KubeObject) -> None:
+        """Append a new item."""
+        self.items.append(_adopt(obj))  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[KubeObject]:
+        return iter(self.items)
+
+    def select(
+        self,
+        selector: Selector | None = None,
+        *,
+        include_local_config: bool = False,
+        **fields: Any,
+    ) -> list[KubeObject]:
+        """Items matching a :class:`Selector`, or the selector these keywords build.
+
+        Keywords are those of :class:`Selector` (``group``, ``version``,
+        ``kind``, ``name`` — a regular expression allowed —, ``namespace``,
+        ``labels``, ``annotations``).  Items annotated
+        ``config.kubernetes.io/local-config: "true"`` are left out unless
+        ``include_local_config``.
+        """
+        if selector is None:
+            selector = Selector(**fields)
+        elif fields:
+            raise TypeError("give a Selector or keywords, not both")
+        return _select(self.items, selector, include_local_config=include_local_config)  # type: ignore[return-value]
+
+
+def read_resource_list(text: str | bytes) -> ResourceList:
+    """Parse a ResourceList (``config.kubernetes.io/v1``, or a ``v1`` ``List``).
+
+    Raises :class:`KrmError` when the text is not one.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise KrmError(f"input is not UTF-8 text (byte {err.start})") from None
+    inner = _resourcelist.read_resource_list(text)
+    return ResourceList(
+        items=inner.items,  # type: ignore[arg-type]
+        function_config=inner.function_config,  # type: ignore[arg-type]
+        results=inner.results,
+        api_version=inner.api_version,
+        kind=inner.kind,
+    )
+
+
+def write_resource_list(rl: _resourcelist.ResourceList) -> str:
+    """The ResourceList as text: unchanged items are their exact input bytes, then the results."""
+    return _resourcelist.write_resource_list(rl)
+
+
+def load_yaml(text: str, what: str = "input") -> Any:
+    """Parse one YAML document (YAML 1.1 as kpt and kubectl read it) into plain data.
+
+    Bounded: alias bombs and absurd nesting are refused.  Raises
+    :class:`KrmError` naming ``what`` (e.g. ``"data.patch"``) on invalid YAML.
+    """
+    return _yamlio.load_data(text, what)
+
+
+def load_all_yaml(text: str, what: str = "input") -> list[Any]:
+    """Parse every document of a multi-document YAML string into plain data (bounded as :func:`load_yaml`)."""
+    return _yamlio.load_all_data(text, what)
+
+
+def dump_yaml(data: Any) -> str:
+    """Plain data as block-style YAML, quoted the way kpt (kyaml) quotes."""
+    return _yamlio.dump_data(data)
+
+
+FunctionFn = Callable[[ResourceList], None]
+"""The shape of a KRM function: it edits the ResourceList in place and reports through ``rl.results``."""
+
+_TOO_DEEP = "input is nested too deeply to process"
+
+
+def _name_of(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
+    """Run ``fn``; whatever it raises becomes an error result in ``rl.results``."""
+    try:
+        fn(rl)
+    except KrmError as err:
+        rl.results.append(err.to_result())
+    except ConfigError as err:
+        rl.results.append(Result(str(err), "error", tags={"key": err.key} if err.key else {}))
+    except RecursionError:
+        rl.results.append(Result(_TOO_DEEP, "error"))
+    except Exception as err:  # the author's bug: report it, never crash the pipeline
+        rl.results.append(Result(f"internal error in {name}: {type(err).__name__}: {err}{_where(err)}", "error"))
+        if os.environ.get("KRM_FN_TRACEBACK") == "1":
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+
+
+def _where(err: BaseException) -> str:
+    """`` (at file.py:12)``: the innermost frame, so the author can find the bug without a traceback."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return ""
+    return f" (at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno})"
+
+
+def run_text(fn: FunctionFn, text: str | bytes, *, name: str | None = None) -> tuple[str, int]:
+    """The whole function on a ResourceList's text: ``(output text, exit code)``.
+
+    The exit code is 1 when any error result was reported (kpt decides
+    pass/fail by it), else 0.  Unreadable input gives a ResourceList with no
+    items and one error result.  ``name`` names the function in internal-error
+    messages (default: ``fn.__name__``).
+    """
+    out, code, _ = _run_text_with_results(fn, text, name or _name_of(fn))
+    return out, code
+
+
+def _run_text_with_results(fn: FunctionFn, text: str | bytes, name: str) -> tuple[str, int, Results]:
+    """:func:`run_text` plus the results (the krm-merge CLI logs them)."""
+    try:
+        rl = read_resource_list(text)
+    except KrmError as err:
+        return _rejected(err.to_result())
+    except RecursionError:
+        return _rejected(Result(_TOO_DEEP, "error"))
+    _call_reporting_errors(fn, rl, name)
+    return write_resource_list(rl), rl.results.exit_code(), rl.results
+
+
+def _rejected(result: Result) -> tuple[str, int, Results]:
+    """An input that could not be read: no items, the one error result, exit 1."""
+    rl = ResourceList()
+    rl.results.append(result)
+    return write_resource_list(rl), 1, rl.results
+
+
+def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None = None) -> NoReturn:
+    """Make ``fn`` the program's main function, then exit with its exit code.
+
+    Without arguments (how kpt, a Kptfile pipeline and kustomize call
+    functions): read a ResourceList on standard input, write the result on
+    standard output.  With arguments, run standalone on a package directory::
+
+        fn.py DIR [--fn-config FILE] [--dry-run] [--results FILE] [-- key=value ...]
+
+    reading every ``*.yaml``/``*.yml`` and the Kptfile like ``kpt fn source``,
+    passing ``--fn-config`` or a ConfigMap of the ``key=value`` pairs as the
+    functionConfig, and writing back like ``kpt fn sink`` — only the
+    documents that changed, nothing when an error was reported;
+    ``--dry-run`` prints a unified diff instead.  Results go to standard error.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    label = name or _name_of(fn)
+    if args:
+        sys.exit(_standalone(fn, args, label))
+    out, code = run_text(fn, sys.stdin.buffer.read(), name=label)
+    sys.stdout.write(out)
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
+    import argparse
+    from pathlib import Path
+
+    from krm_merge.commands.run import function_config_from_args
+    from krm_merge.krm import package, yamlio
+
+    cut = argv.index("--") if "--" in argv else len(argv)
+    own, pairs = argv[:cut], argv[cut + 1 :]
+    parser = argparse.ArgumentParser(prog=label, description=f"Run {label} on a package directory.")
+    parser.add_argument("dir", help="the package directory")
+    parser.add_argument("--fn-config", metavar="FILE", help="a file holding the functionConfig")
+    parser.add_argument("--dry-run", action="store_true", help="print a unified diff instead of writing")
+    parser.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
+    args = parser.parse_args(own)
+    root = Path(args.dir)
+    try:
+        pkg, inner = package.read_package(root)
+        rl = ResourceList(items=inner.items)  # type: ignore[arg-type]
+        rl.function_config = _adopt(function_config_from_args(args.fn_config, pairs))
+        _call_reporting_errors(fn, rl, label)
+        for result in rl.results:
+            sys.stderr.write(result.display() + "\n")
+        if args.results:
+            yamlio.write_file_atomic(
+                Path(args.results), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]})
+            )
+        if rl.results.has_errors:
+            sys.stderr.write(f"{label}: errors reported; no file was changed\n")
+            return 1
+        changes = package.plan_writes(pkg, rl)
+        if args.dry_run:
+            sys.stdout.write(package.unified_diff(changes))
+        else:
+            package.apply_writes(root, changes)
+    except KrmError as err:
+        sys.stderr.write(f"{label}: error: {err.one_line()}\n")
+        return 1
+    except OSError as err:
+        sys.stderr.write(f"{label}: error: {err.strerror or err}: {err.filename or ''}\n")
+        return 1
+    return 0
