@@ -15,7 +15,8 @@ One ``kubernetes-validate`` release carries about fourteen Kubernetes releases,
 so the sources can be several: the installed package, unpacked folders, or
 downloaded wheels / sdists read in place::
 
-    pip download --no-deps -d /tmp/kv kubernetes-validate==1.37.0 kubernetes-validate==1.24.1
+    pip download --no-deps -d /tmp/kv kubernetes-validate==1.37.0
+    pip download --no-deps -d /tmp/kv kubernetes-validate==1.24.1
     python tools/gen_schema.py /tmp/kv/*
 
 The table keeps only what merging needs (see ``docs/schema.md``):
@@ -116,24 +117,24 @@ def releases_in(source: Path) -> list[Release]:
         for path in sorted(source.rglob("_definitions.json")):
             found.append(_release(path.as_posix(), source.name, path.read_bytes))
     elif zipfile.is_zipfile(source):
-        with zipfile.ZipFile(source) as archive:
-            names = archive.namelist()
+        with zipfile.ZipFile(source) as wheel:
+            names = wheel.namelist()
 
         def zip_reader(name: str) -> Callable[[], bytes]:
             def read() -> bytes:
-                with zipfile.ZipFile(source) as archive:
-                    return archive.read(name)
+                with zipfile.ZipFile(source) as wheel:
+                    return wheel.read(name)
             return read
 
         found.extend(_release(name, source.name, zip_reader(name)) for name in names)
     elif tarfile.is_tarfile(source):
-        with tarfile.open(source) as archive:
-            names = archive.getnames()
+        with tarfile.open(source) as sdist:
+            names = sdist.getnames()
 
         def tar_reader(name: str) -> Callable[[], bytes]:
             def read() -> bytes:
-                with tarfile.open(source) as archive:
-                    stream = archive.extractfile(name)
+                with tarfile.open(source) as sdist:
+                    stream = sdist.extractfile(name)
                     assert stream is not None
                     return stream.read()
             return read
