@@ -354,3 +354,41 @@ def test_update(case: UpdateCase, tmp_path: Path, capsys: pytest.CaptureFixture[
     check_edit(before, after, case.touched)
     assert list(yaml.safe_load_all(after)) == list(yaml.safe_load_all(upstream_text))
     assert after == upstream_text  # local had no change of its own: upstream's bytes (and layout)
+
+
+# --- the merge modes as functions, through run on a folder holding the three copies -----
+
+
+def _workdir(tmp_path: Path) -> Path:
+    """local = origin = the corpus files; upstream adds a function and bumps an image."""
+    work = tmp_path / "work"
+    kptfile = (CORPUS / "Kptfile-4space").read_text()
+    app = (CORPUS / "microservices-frontend.yaml").read_text()
+    for side in ("local", "origin", "upstream"):
+        (work / side).mkdir(parents=True)
+        upstream = side == "upstream"
+        (work / side / "Kptfile").write_text(kptfile.replace("app: wordpress\n", "app: wordpress\n" + NEW_FUNCTION)
+                                             if upstream else kptfile)
+        (work / side / "app.yaml").write_text(app.replace("envoy:v1.28.0", "envoy:v1.29.0") if upstream else app)
+    return work
+
+
+@pytest.mark.xfail(strict=True, reason=KPTFILE_LAYOUT)
+def test_pipeline_merge_through_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    work = _workdir(tmp_path)
+    assert run.main([str(work), "--", "mode=pipeline-merge"]) == 0, capsys.readouterr().err
+    before = (CORPUS / "Kptfile-4space").read_text()
+    after = (work / "local" / "Kptfile").read_text()
+    check_edit(before, after, ("doc0.pipeline.mutators[image=gcr.io/kpt-fn/kubeval:v0.3.0]",))
+    assert after == (work / "upstream" / "Kptfile").read_text()
+
+
+def test_resource_merge_through_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    work = _workdir(tmp_path)
+    assert run.main([str(work), "--", "mode=resource-merge"]) == 0, capsys.readouterr().err
+    before = (CORPUS / "microservices-frontend.yaml").read_text()
+    written = (work / "local" / "app.yaml").read_text()
+    after, marked = re.subn(r"^(metadata:) # kpt-merge: [^\n]*$", r"\1", written, flags=re.M)
+    assert marked == 2
+    check_edit(before, after, (f"{CONTAINERS}[name=proxy].image",))
+    assert after == (work / "upstream" / "app.yaml").read_text()
