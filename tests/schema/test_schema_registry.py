@@ -106,6 +106,8 @@ def test_served_versions_and_other_kinds_need_no_stand_in(walk):
         assert walk(registry.for_object(api_version, "Deployment"), f"{POD_SPEC}.containers[]")[1].merge_key == "name"
     assert registry.stand_in_for("apps/v1", "Widget") is None
     assert registry.for_object("apps/v1", "Widget") is OPEN_SCHEMA
+    assert registry.stand_in_for("", "Pod") is None  # no apiVersion: nothing to stand in for
+    assert registry.for_object("", "Pod") is OPEN_SCHEMA
 
 
 def test_version_priority_is_kubernetes_order():

@@ -209,7 +209,9 @@ class SchemaRegistry:
 
     def _stand_in(self, api_version: str, kind: str) -> str | None:
         """The newest described version of the same group and kind, or ``None``."""
-        group, _ = _split_api_version(api_version)
+        group, version = _split_api_version(api_version)
+        if not version:
+            return None  # no apiVersion at all: not a version to stand in for
         known = set(builtin_api_versions(group, kind))
         known.update(f"{g}/{v}" if g else v for g, v, k in self._crds if g == group and k == kind)
         known.discard(api_version)
