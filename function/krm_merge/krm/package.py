@@ -39,7 +39,7 @@ _DOC_SEPARATOR = re.compile(r"^---[ \t]*(?:#[^\n]*)?$|^---[ \t]+(?=\S)", re.M)
 _READER_ANNOTATIONS = re.compile(
     r"^(internal\.config\.kubernetes\.io/.*|config\.kubernetes\.io/(path|index)|config\.k8s\.io/id)$"
 )
-# kyaml's key for a top-level sequence wrapped into an object (kio.ResourceListKey's sibling).
+# The key kyaml's reader (kpt fn source) wraps a top-level sequence under.
 WRAPPING_KEY = "bareSeqNodeWrappingKey"
 
 
@@ -81,10 +81,11 @@ def read_package(root: Path, *, validate: bool = True) -> tuple[Package, Resourc
     pkg = Package(root)
     rl = ResourceList()
     ignore = _read_krmignore(root)
-    for rel in _linked_directories(root, ignore):
+    walked = _walk(root, ignore)
+    for rel in _linked_directories(walked):
         rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
                         file=File(rel))
-    for rel in _package_files(root, ignore):
+    for rel in _package_files(walked, ignore):
         source = _read_source(root, rel, validate)
         pkg.files[rel] = source
         rl.items.extend(item for item in source.items if item is not None)
@@ -116,9 +117,12 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
     return False
 
 
-def _walk(root: Path, ignore: list[str]) -> list[tuple[str, list[str], list[str]]]:
+_Walked = list[tuple[str, list[str], list[str]]]
+
+
+def _walk(root: Path, ignore: list[str]) -> _Walked:
     """(relative dir with a trailing slash, linked subdirectories, files) per visited directory."""
-    out: list[tuple[str, list[str], list[str]]] = []
+    out: _Walked = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
@@ -129,14 +133,14 @@ def _walk(root: Path, ignore: list[str]) -> list[tuple[str, list[str], list[str]
     return out
 
 
-def _linked_directories(root: Path, ignore: list[str]) -> list[str]:
-    return sorted(rel_dir + d for rel_dir, linked, _ in _walk(root, ignore) for d in linked)
+def _linked_directories(walked: _Walked) -> list[str]:
+    return sorted(rel_dir + d for rel_dir, linked, _ in walked for d in linked)
 
 
-def _package_files(root: Path, ignore: list[str]) -> list[str]:
+def _package_files(walked: _Walked, ignore: list[str]) -> list[str]:
     # Links to files are read, as kpt fn source does (os.walk lists them as files).
     found: list[str] = []
-    for rel_dir, _, filenames in _walk(root, ignore):
+    for rel_dir, _, filenames in walked:
         for name in filenames:
             rel = rel_dir + name
             if name.startswith(".") or _ignored(rel, ignore):
