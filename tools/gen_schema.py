@@ -2,13 +2,29 @@
 """Generate the built-in Kubernetes patch-metadata table.
 
 Build-time only.  Reads the OpenAPI-derived JSON schemas bundled by the PyPI
-package ``kubernetes-validate`` (``pip install kubernetes-validate``), picks the
-newest Kubernetes release it carries, and writes a compact, gzipped JSON table
-to ``function/krm_merge/schema/k8s_patchmeta.json.gz``.
+package ``kubernetes-validate`` and writes a compact, gzipped JSON table to
+``function/krm_merge/schema/k8s_patchmeta.json.gz``.
+
+Every definition comes from the newest Kubernetes release carried.  Kinds that
+release no longer serves (``apps/v1beta1 Deployment``, ``extensions/v1beta1
+Ingress``, ...) are added from the newest older release that served them, with
+the definitions only that release has; definitions they share with the newest
+release (``PodSpec``, ``ObjectMeta``) are the newest ones, which is what
+``kubectl`` does (its Go types for old group versions embed today's core types).
+One ``kubernetes-validate`` release carries about fourteen Kubernetes releases,
+so the sources can be several: the installed package, unpacked folders, or
+downloaded wheels / sdists read in place::
+
+    pip download --no-deps -d /tmp/kv kubernetes-validate==1.37.0
+    pip download --no-deps -d /tmp/kv kubernetes-validate==1.24.1
+    python tools/gen_schema.py /tmp/kv/*
 
 The table keeps only what merging needs (see ``docs/schema.md``):
 
-* ``gvks``: ``"<apiVersion>|<kind>"`` -> root definition name;
+* ``gvks``: ``"<apiVersion>|<kind>"`` -> root definition name (every kind any
+  carried release served);
+* ``served``: ``"<apiVersion>|<kind>"`` -> the newest release that served it,
+  for the kinds the newest release no longer serves;
 * ``defs``: definition name -> node, where a node is
   ``{"p": {field: spec}}`` (an object with known fields),
   ``{"m": spec}`` (a map whose values have schema ``spec``),
@@ -22,7 +38,9 @@ The table keeps only what merging needs (see ``docs/schema.md``):
 
 Usage::
 
-    python tools/gen_schema.py [--source DIR] [--out FILE]
+    python tools/gen_schema.py [SOURCE ...] [--source DIR] [--out FILE]
+
+where a SOURCE is a ``kubernetes-validate`` wheel, sdist or package folder.
 """
 
 from __future__ import annotations
@@ -32,6 +50,10 @@ import gzip
 import json
 import re
 import sys
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +70,79 @@ _EXTENSIONS = {
     "x-kubernetes-list-type": "lt",
     "x-kubernetes-list-map-keys": "lk",
 }
-_REF_PREFIX = re.compile(r"^.*#/\$defs/")
+# Newer renderings use `#/$defs/`, releases before 1.25 `#/definitions/`.
+_REF_PREFIX = re.compile(r"^.*#/(?:\$defs|definitions)/")
+_SCHEMA_DIR = re.compile(r"(?:^|/)kubernetes-json-schema/(v(\d+)\.(\d+)\.(\d+)-local)/_definitions\.json$")
 _PRIMITIVE_TYPES = {"string", "integer", "number", "boolean"}
 
 
 class GenerationError(Exception):
     """The source schemas have a shape this generator does not understand."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """One Kubernetes release's ``_definitions.json``, read only when asked."""
+
+    version: tuple[int, int, int]
+    origin: str  # the package it came from, for the table's `source`
+    read: Callable[[], bytes]
+
+    @property
+    def name(self) -> str:
+        """``v1.37.0``."""
+        return "v{}.{}.{}".format(*self.version)
+
+    def definitions(self) -> dict[str, dict[str, Any]]:
+        """The release's definitions by name."""
+        raw = json.loads(self.read())
+        found = raw.get("$defs", raw.get("definitions"))
+        if not isinstance(found, dict):
+            raise GenerationError(f"{self.origin} {self.name}: no $defs/definitions")
+        return found
+
+
+def _release(member: str, origin: str, read: Callable[[], bytes]) -> Release | None:
+    match = _SCHEMA_DIR.search(member.replace("\\", "/"))
+    if match is None:
+        return None
+    version = (int(match.group(2)), int(match.group(3)), int(match.group(4)))
+    return Release(version, origin, read)
+
+
+def releases_in(source: Path) -> list[Release]:
+    """Every ``vX.Y.Z-local`` release in a package folder, a wheel or an sdist."""
+    found: list[Release | None] = []
+    if source.is_dir():
+        for path in sorted(source.rglob("_definitions.json")):
+            found.append(_release(path.as_posix(), source.name, path.read_bytes))
+    elif zipfile.is_zipfile(source):
+        with zipfile.ZipFile(source) as wheel:
+            names = wheel.namelist()
+
+        def zip_reader(name: str) -> Callable[[], bytes]:
+            def read() -> bytes:
+                with zipfile.ZipFile(source) as wheel:
+                    return wheel.read(name)
+            return read
+
+        found.extend(_release(name, source.name, zip_reader(name)) for name in names)
+    elif tarfile.is_tarfile(source):
+        with tarfile.open(source) as sdist:
+            names = sdist.getnames()
+
+        def tar_reader(name: str) -> Callable[[], bytes]:
+            def read() -> bytes:
+                with tarfile.open(source) as sdist:
+                    stream = sdist.extractfile(name)
+                    assert stream is not None
+                    return stream.read()
+            return read
+
+        found.extend(_release(name, source.name, tar_reader(name)) for name in names)
+    else:
+        raise GenerationError(f"{source}: not a folder, wheel or sdist")
+    return [release for release in found if release is not None]
 
 
 def newest_schema_dir(package_dir: Path) -> Path:
@@ -149,25 +238,87 @@ def _gvk_key(gvk: dict[str, str]) -> str:
     return f"{api_version}|{gvk['kind']}"
 
 
-def build_table(schema_dir: Path, validate_version: str) -> dict[str, Any]:
-    """Build the compact table from one ``vX.Y.Z-local`` folder."""
-    raw = json.loads((schema_dir / "_definitions.json").read_text())
-    definitions: dict[str, dict[str, Any]] = raw["$defs"]
-    defs = {name: _definition(name, schema) for name, schema in sorted(definitions.items())}
+def _release_gvks(definitions: dict[str, dict[str, Any]], release: str) -> dict[str, str]:
     gvks: dict[str, str] = {}
     for name, schema in sorted(definitions.items()):
         for gvk in schema.get("x-kubernetes-group-version-kind", []):
             key = _gvk_key(gvk)
             if gvks.setdefault(key, name) != name:
-                raise GenerationError(f"{key}: defined by {gvks[key]} and {name}")
+                raise GenerationError(f"{release} {key}: defined by {gvks[key]} and {name}")
+    return gvks
+
+
+def _refs(spec: Any) -> Iterable[str]:
+    """The definition names a compact spec refers to."""
+    if isinstance(spec, str):
+        yield spec
+    elif isinstance(spec, dict):
+        if "r" in spec:
+            yield spec["r"]
+        for key in ("a", "m"):
+            if key in spec:
+                yield from _refs(spec[key])
+        for sub in spec.get("p", {}).values():
+            yield from _refs(sub)
+
+
+def _add_with_closure(name: str, definitions: dict[str, dict[str, Any]], defs: dict[str, Any]) -> None:
+    """Add definition ``name`` and what it refers to, keeping definitions already present.
+
+    A definition already in the table comes from a newer release and wins:
+    kubectl's Go types for an old group version embed today's shared types.
+    """
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in defs:
+            continue
+        if current not in definitions:
+            raise GenerationError(f"unknown reference {current}")
+        defs[current] = _definition(current, definitions[current])
+        pending.extend(_refs(defs[current]))
+
+
+def build_table(releases: Iterable[Release], source: str) -> dict[str, Any]:
+    """Build the compact table: the newest release, plus the kinds only older ones served."""
+    by_version: dict[tuple[int, int, int], Release] = {}
+    for release in releases:
+        by_version.setdefault(release.version, release)
+    if not by_version:
+        raise GenerationError("no vX.Y.Z-local release found in the sources")
+    ordered = [by_version[v] for v in sorted(by_version, reverse=True)]
+    newest = ordered[0]
+    definitions = newest.definitions()
+    defs = {name: _definition(name, schema) for name, schema in sorted(definitions.items())}
+    gvks = _release_gvks(definitions, newest.name)
+    served: dict[str, str] = {}
+    for release in ordered[1:]:
+        definitions = release.definitions()
+        for key, name in _release_gvks(definitions, release.name).items():
+            if key in gvks:
+                continue
+            gvks[key] = name
+            served[key] = release.name
+            _add_with_closure(name, definitions, defs)
     _check_refs(defs)
     return {
         "format": FORMAT_VERSION,
-        "kubernetes_version": schema_dir.name.removesuffix("-local"),
-        "source": f"PyPI kubernetes-validate {validate_version}, {schema_dir.name}/_definitions.json",
+        "kubernetes_version": newest.name,
+        "oldest_kubernetes_version": ordered[-1].name,
+        "source": source,
         "gvks": gvks,
+        "served": served,
         "defs": defs,
     }
+
+
+def describe_sources(releases: list[Release]) -> str:
+    """``PyPI kubernetes-validate-1.37.0 (v1.25.0..v1.37.0), ...`` for the table's ``source``."""
+    spans: dict[str, list[str]] = {}
+    for release in sorted(releases, key=lambda r: r.version):
+        spans.setdefault(release.origin, []).append(release.name)
+    parts = [f"{origin} ({names[0]}..{names[-1]})" for origin, names in sorted(spans.items())]
+    return "PyPI kubernetes-validate: " + ", ".join(parts) + ", vX.Y.Z-local/_definitions.json"
 
 
 def _check_refs(defs: dict[str, Any]) -> None:
@@ -201,29 +352,36 @@ def write_table(table: dict[str, Any], out: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, help="a kubernetes-validate vX.Y.Z-local folder")
+    parser.add_argument("sources", nargs="*", type=Path,
+                        help="kubernetes-validate wheels, sdists or package folders")
+    parser.add_argument("--source", type=Path, help="one vX.Y.Z-local folder (only that release)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
+    releases: list[Release] = []
     try:
-        import kubernetes_validate  # type: ignore[import-untyped,unused-ignore]
-        from kubernetes_validate.version import __version__ as validate_version  # type: ignore
-
-        package_dir = Path(kubernetes_validate.__file__).parent
-    except ImportError:
-        if args.source is None:
-            print("install kubernetes-validate or pass --source", file=sys.stderr)
-            return 2
-        validate_version = "unknown"
-        package_dir = args.source.parent.parent
-    schema_dir = args.source or newest_schema_dir(package_dir)
-    try:
-        table = build_table(schema_dir, validate_version)
+        if args.source is not None:
+            releases.extend(releases_in(args.source))
+        for source in args.sources:
+            releases.extend(releases_in(source))
+        if not releases:
+            try:
+                import kubernetes_validate  # type: ignore[import-untyped,unused-ignore]
+                from kubernetes_validate.version import __version__ as version  # type: ignore
+            except ImportError:
+                print("install kubernetes-validate or name its wheels/sdists", file=sys.stderr)
+                return 2
+            package = Path(kubernetes_validate.__file__).parent
+            releases = [
+                Release(r.version, f"kubernetes-validate-{version}", r.read) for r in releases_in(package)
+            ]
+        table = build_table(releases, describe_sources(releases))
     except GenerationError as err:
         print(f"gen_schema: {err}", file=sys.stderr)
         return 1
     size = write_table(table, args.out)
     print(
-        f"{args.out}: Kubernetes {table['kubernetes_version']}, {len(table['gvks'])} kinds, "
+        f"{args.out}: Kubernetes {table['oldest_kubernetes_version']}..{table['kubernetes_version']}, "
+        f"{len(table['gvks'])} kinds ({len(table['served'])} no longer served), "
         f"{len(table['defs'])} definitions, {size} bytes"
     )
     return 0

@@ -22,6 +22,7 @@ from krm_merge.krm.kubeobject import KubeObject
 
 API_GROUP = "fn.krm-merge.dev"
 API_VERSION = f"{API_GROUP}/v1alpha1"
+API_VERSIONS = (API_VERSION,)  # every typed-config version this release understands
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,12 @@ def resolve(function_config: KubeObject | None) -> Invocation:
         return _from_configmap(_as_strings(function_config.text, data) if function_config else data)
     group = api_version.rpartition("/")[0]
     if group == API_GROUP:
+        if api_version not in API_VERSIONS:
+            raise ConfigError(
+                "apiVersion",
+                f"unknown apiVersion {api_version!r} for kind {kind or '<no kind>'}; "
+                f"valid: {', '.join(API_VERSIONS)}",
+            )
         return _from_typed(kind, data)
     raise ConfigError(
         "kind",

@@ -15,7 +15,7 @@ from krm_merge.schema import (
     builtin_kubernetes_version,
     builtin_schema,
 )
-from krm_merge.schema.builtin import TABLE_RESOURCE, load_table
+from krm_merge.schema.builtin import TABLE_RESOURCE, builtin_api_versions, builtin_last_served, load_table
 
 POD_SPEC = "spec.template.spec"
 
@@ -158,9 +158,50 @@ def test_shape_mismatches_fail_like_apimachinery(walk):
 
 def test_unknown_kinds_and_versions_have_no_builtin_schema():
     assert builtin_schema("example.com/v1", "Widget") is None
-    assert builtin_schema("apps/v1beta1", "Deployment") is None  # removed long ago
+    assert builtin_schema("apps/v1alpha1", "Deployment") is None  # never served
     assert builtin_schema("v1", "Deployment") is None
     assert builtin_schema("apps/v1", "DeploymentList") is not None
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "path", "strategy", "key"),
+    [
+        ("apps/v1beta1", "Deployment", "spec.template.spec.containers[]", ("merge",), "name"),
+        ("apps/v1beta2", "DaemonSet", "spec.template.spec.containers[]", ("merge",), "name"),
+        ("extensions/v1beta1", "Deployment", "spec.template.spec.volumes[]", ("merge", "retainKeys"), "name"),
+        ("extensions/v1beta1", "DaemonSet", "spec.template.spec.containers[].env[]", ("merge",), "name"),
+        ("extensions/v1beta1", "Ingress", "metadata.finalizers[]", ("merge",), None),
+        ("batch/v1beta1", "CronJob", "spec.jobTemplate.spec.template.spec.containers[]", ("merge",), "name"),
+        ("policy/v1beta1", "PodDisruptionBudget", "metadata.ownerReferences[]", ("merge",), "uid"),
+    ],
+)
+def test_kinds_only_old_releases_served_are_in_the_table(walk, api_version, kind, path, strategy, key):
+    root = builtin_schema(api_version, kind)
+    assert root is not None, (api_version, kind)
+    _, meta = walk(root, path)
+    assert meta.strategies == strategy
+    assert meta.merge_key == key
+    assert builtin_last_served(api_version, kind) is not None
+    assert builtin_last_served("apps/v1", "Deployment") is None  # still served
+
+
+def test_old_kinds_share_todays_core_types(walk):
+    """kubectl's Go types for old group versions embed today's core types (v1.37 fields included)."""
+    old, _ = walk(builtin_schema("apps/v1beta1", "Deployment"), "spec.template.spec")
+    new, _ = walk(builtin_schema("apps/v1", "Deployment"), "spec.template.spec")
+    assert old is new
+    # ...while the old kind keeps its own fields: rollbackTo left apps/v1.
+    spec, _ = walk(builtin_schema("apps/v1beta1", "Deployment"), "spec")
+    assert spec is not None and spec.lookup_struct("rollbackTo")[0] is not None
+    with pytest.raises(SchemaLookupError, match="rollbackTo"):
+        walk(builtin_schema("apps/v1", "Deployment"), "spec.rollbackTo")
+
+
+def test_every_served_version_of_a_kind_is_listed():
+    assert set(builtin_api_versions("apps", "Deployment")) == {"apps/v1", "apps/v1beta1", "apps/v1beta2"}
+    assert set(builtin_api_versions("extensions", "Deployment")) == {"extensions/v1beta1"}
+    assert builtin_api_versions("", "Pod") == ["v1"]
+    assert builtin_api_versions("example.com", "Widget") == []
 
 
 def test_every_core_workload_kind_is_present():

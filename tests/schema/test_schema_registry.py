@@ -74,9 +74,47 @@ def test_crd_schemas_are_used_for_their_kind_and_version(walk):
     assert walk(node, "spec.items[]")[1].merge_key == "name"
     with pytest.raises(SchemaLookupError):
         node.lookup_struct("spek")
-    # Another version or group of the same kind is unknown.
-    assert registry.for_object("example.com/v2", "Widget") is OPEN_SCHEMA
+    assert registry.stand_in_for("example.com/v1", "Widget") is None
+    # Another group of the same kind is unknown...
     assert registry.for_object("other.com/v1", "Widget") is OPEN_SCHEMA
+    assert registry.stand_in_for("other.com/v1", "Widget") is None
+    # ...another version the CRD does not serve stands in for with its served one.
+    assert registry.for_object("example.com/v2", "Widget") is node
+    assert registry.stand_in_for("example.com/v2", "Widget") == "example.com/v1"
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "stand_in"),
+    [
+        ("apps/v1alpha1", "Deployment", "apps/v1"),
+        ("apps/v2", "StatefulSet", "apps/v1"),
+        ("extensions/v1alpha1", "Deployment", "extensions/v1beta1"),
+        ("batch/v2", "CronJob", "batch/v1"),
+        ("v2", "Service", "v1"),
+    ],
+)
+def test_a_version_never_served_uses_the_newest_served_one(walk, api_version, kind, stand_in):
+    registry = SchemaRegistry()
+    assert registry.stand_in_for(api_version, kind) == stand_in
+    assert registry.for_object(api_version, kind) is builtin_schema(stand_in, kind)
+
+
+def test_served_versions_and_other_kinds_need_no_stand_in(walk):
+    registry = SchemaRegistry()
+    for api_version in ("apps/v1", "apps/v1beta1", "apps/v1beta2", "extensions/v1beta1"):
+        assert registry.stand_in_for(api_version, "Deployment") is None
+        assert walk(registry.for_object(api_version, "Deployment"), f"{POD_SPEC}.containers[]")[1].merge_key == "name"
+    assert registry.stand_in_for("apps/v1", "Widget") is None
+    assert registry.for_object("apps/v1", "Widget") is OPEN_SCHEMA
+    assert registry.stand_in_for("", "Pod") is None  # no apiVersion: nothing to stand in for
+    assert registry.for_object("", "Pod") is OPEN_SCHEMA
+
+
+def test_version_priority_is_kubernetes_order():
+    from krm_merge.schema.registry import version_priority
+
+    ordered = ["v2", "v1", "v1beta2", "v1beta1", "v1alpha2", "v1alpha1", "v10x", "abc"]
+    assert sorted(ordered, key=version_priority, reverse=True) == ordered[:-2] + ["v10x", "abc"]
 
 
 def test_crd_overrides_builtin(walk):

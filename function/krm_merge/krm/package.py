@@ -5,6 +5,17 @@ documents; each document becomes an item that remembers its file and
 index.  Writing back rewrites only files whose items changed, moved, were
 added or removed, splicing the new item texts between the file's original
 document separators, so everything else in the file keeps its bytes.
+
+Like ``kpt fn source`` (checked against kpt 1.0.0-beta.56):
+
+* a document that is a top-level sequence (a kustomize JSON6902 patch) becomes
+  an item wrapped under ``bareSeqNodeWrappingKey`` and is unwrapped when
+  written back (``kpt fn eval``/``render`` refuse such a package instead);
+* symbolic links to files are read, wherever they point; links to
+  directories are not followed (reported as an info result); a broken link is
+  an error.  Writes go through a link to its target only when the target is
+  inside the package: kpt also writes through links that leave it, which we
+  refuse (the one deliberate deviation here).
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ _DOC_SEPARATOR = re.compile(r"^---[ \t]*(?:#[^\n]*)?$|^---[ \t]+(?=\S)", re.M)
 _READER_ANNOTATIONS = re.compile(
     r"^(internal\.config\.kubernetes\.io/.*|config\.kubernetes\.io/(path|index)|config\.k8s\.io/id)$"
 )
+# The key kyaml's reader (kpt fn source) wraps a top-level sequence under.
+WRAPPING_KEY = "bareSeqNodeWrappingKey"
 
 
 @dataclass
@@ -40,6 +53,8 @@ class SourceFile:
     separators: list[str] = field(default_factory=list)  # separators[i] precedes docs[i]
     docs: list[str] = field(default_factory=list)
     items: list[KubeObject | None] = field(default_factory=list)
+    # Document position -> indentation added when a top-level sequence was wrapped.
+    wrapped: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -54,8 +69,11 @@ def read_package(root: Path, *, validate: bool = True) -> tuple[Package, Resourc
     """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
 
     With ``validate`` every document is checked to be a mapping (by the cheap
-    header scan, parsing only what the scan cannot read); without it nothing
+    header scan, parsing only what the scan cannot read) or a top-level
+    sequence, which is wrapped as ``kpt fn source`` does; without it nothing
     is parsed until a mode asks, for callers that compare texts first.
+    What is not read (links to directories) and what is wrapped is reported
+    as info results in the returned list.
     """
     root = Path(root)
     if not root.is_dir():
@@ -63,10 +81,23 @@ def read_package(root: Path, *, validate: bool = True) -> tuple[Package, Resourc
     pkg = Package(root)
     rl = ResourceList()
     ignore = _read_krmignore(root)
-    for rel in _package_files(root, ignore):
+    walked = _walk(root, ignore)
+    for rel in _linked_directories(walked):
+        rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
+                        file=File(rel))
+    for rel in _package_files(walked, ignore):
         source = _read_source(root, rel, validate)
         pkg.files[rel] = source
         rl.items.extend(item for item in source.items if item is not None)
+        for position in source.wrapped:
+            item = source.items[position]
+            assert item is not None
+            rl.results.info(
+                f"document {item.file_index} is a top-level sequence (e.g. a kustomize JSON6902 patch), "
+                f"not a KRM object; passed on wrapped under {WRAPPING_KEY} as kpt fn source does "
+                "(kpt fn eval/render refuse such a package)",
+                file=File(rel, item.file_index),
+            )
     return pkg, rl
 
 
@@ -86,23 +117,35 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
     return False
 
 
-def _package_files(root: Path, ignore: list[str]) -> list[str]:
-    found: list[str] = []
+_Walked = list[tuple[str, list[str], list[str]]]
+
+
+def _walk(root: Path, ignore: list[str]) -> _Walked:
+    """(relative dir with a trailing slash, linked subdirectories, files) per visited directory."""
+    out: _Walked = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if not d.startswith(".") and not _ignored(rel_dir + d, ignore)
-            and not os.path.islink(os.path.join(dirpath, d))
-        )
+        visible = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(rel_dir + d, ignore))
+        linked = [d for d in visible if os.path.islink(os.path.join(dirpath, d))]
+        dirnames[:] = [d for d in visible if d not in linked]
+        out.append((rel_dir, linked, filenames))
+    return out
+
+
+def _linked_directories(walked: _Walked) -> list[str]:
+    return sorted(rel_dir + d for rel_dir, linked, _ in walked for d in linked)
+
+
+def _package_files(walked: _Walked, ignore: list[str]) -> list[str]:
+    # Links to files are read, as kpt fn source does (os.walk lists them as files).
+    found: list[str] = []
+    for rel_dir, _, filenames in walked:
         for name in filenames:
             rel = rel_dir + name
             if name.startswith(".") or _ignored(rel, ignore):
                 continue
             if name.endswith(YAML_SUFFIXES) or name in META_FILES:
-                if os.path.islink(os.path.join(dirpath, name)):
-                    continue
                 found.append(rel)
     return sorted(found)
 
@@ -112,36 +155,76 @@ def _read_source(root: Path, rel: str, validate: bool) -> SourceFile:
         text = yamlio.read_text_file(root / rel)
     except UnicodeDecodeError:
         raise KrmError(f"{rel} is not UTF-8 text", file=File(rel)) from None
+    except FileNotFoundError:
+        if (root / rel).is_symlink():
+            raise KrmError(f"{rel} is a broken symbolic link (to {os.readlink(root / rel)})", file=File(rel)) from None
+        raise
+    except OSError as err:
+        raise KrmError(f"cannot read {rel}: {err.strerror or err}", file=File(rel)) from None
     crlf = "\r\n" in text
     lf_text = text.replace("\r\n", "\n") if crlf else text
     source = SourceFile(rel, text, crlf)
     separators, docs = split_documents(lf_text)
     source.separators, source.docs = separators, docs
     index = 0
-    for doc in docs:
+    for position, doc in enumerate(docs):
         if not _has_content(doc):
             source.items.append(None)
             continue
         obj = KubeObject(doc, what=f"{rel} (document {index})")
+        if validate and _is_sequence(obj, rel, index):
+            indent = 0 if _compact_sequence(doc) else 2
+            obj = KubeObject(_wrap(doc, indent), what=obj.what)
+            source.wrapped[position] = indent
         obj.file_path, obj.file_index = rel, index
-        if validate:
-            _check_document(obj, rel, index)
         source.items.append(obj)
         index += 1
     return source
 
 
-def _check_document(obj: KubeObject, rel: str, index: int) -> None:
+def _is_sequence(obj: KubeObject, rel: str, index: int) -> bool:
+    """Check the document is a mapping or a sequence; True for a sequence."""
     header = scan_header(obj.text)
     if header is not None:
         obj.cache_header(header)
-        return
+        return False
     try:
         data = obj.data
     except KrmError as err:
         raise KrmError(err.message.replace(obj.what, rel), file=File(rel, index)) from None
+    if isinstance(data, list):
+        return True
     if not isinstance(data, dict):
         raise KrmError(f"{rel}: document {index} is not a KRM object (not a mapping)", file=File(rel, index))
+    return False
+
+
+def _compact_sequence(doc: str) -> bool:
+    """Every content line at column 0 starts a `- ` element: the sequence can sit under a key as is."""
+    lines = [line for line in doc.split("\n") if line.strip() and not line.lstrip().startswith("#")]
+    return bool(lines) and lines[0].startswith("-") and not any(line[0] not in "- " for line in lines)
+
+
+def _wrap(doc: str, indent: int) -> str:
+    pad = " " * indent
+    body = doc if not indent else "".join(pad + line if line.strip() else line for line in doc.splitlines(True))
+    return f"{WRAPPING_KEY}:\n{body}"
+
+
+def _unwrap(obj: KubeObject, indent: int) -> str:
+    """The sequence text of a wrapped item, as it goes back to its file."""
+    text = obj.text
+    data = obj.data
+    if not isinstance(data, dict) or set(data) != {WRAPPING_KEY}:
+        raise KrmError(f"{obj.path}: the wrapped top-level sequence gained other fields; cannot write it back")
+    head = f"{WRAPPING_KEY}:\n"
+    if text.startswith(head):
+        body = text[len(head):]
+        lines = body.splitlines(True)
+        pad = " " * indent
+        if all(line.startswith(pad) or not line.strip() for line in lines):
+            return "".join(line[indent:] if line.strip() else line for line in lines)
+    return yamlio.dump_data(data[WRAPPING_KEY])
 
 
 def split_documents(text: str) -> tuple[list[str], list[str]]:
@@ -219,12 +302,21 @@ def _render_file(source: SourceFile, wanted: list[KubeObject]) -> str:
         # Same documents in the same order: splice the changed texts in place.
         docs = []
         it = iter(wanted)
-        for doc, item in zip(source.docs, source.items):
-            docs.append(doc if item is None else _item_text(next(it), doc))
+        for position, (doc, item) in enumerate(zip(source.docs, source.items)):
+            if item is None:
+                docs.append(doc)
+            elif position in source.wrapped:
+                obj = next(it)
+                docs.append(doc if not obj.changed else _unwrap(obj, source.wrapped[position]))
+            else:
+                docs.append(_item_text(next(it), doc))
         out = "".join(sep + doc for sep, doc in zip(source.separators, docs))
     else:
         first_sep = source.separators[0] if source.separators else ""
-        out = first_sep + "---\n".join(_item_text(o) for o in wanted)
+        wrapped = {id(source.items[p]): indent for p, indent in source.wrapped.items()}
+        out = first_sep + "---\n".join(
+            _unwrap(o, wrapped[id(o)]) if id(o) in wrapped else _item_text(o) for o in wanted
+        )
     return out.replace("\n", "\r\n") if source.crlf else out
 
 
@@ -254,17 +346,42 @@ def _check_inside(path: str) -> None:
         raise KrmError(f"refusing to write {path!r}: the path leaves the package")
 
 
+def _write_target(root: Path, change: FileChange) -> Path:
+    """The real file a change writes: a link's target, if that stays inside the package."""
+    target = root / change.path
+    parent = target.parent.resolve()
+    if parent != root and root not in parent.parents:
+        raise KrmError(f"refusing to write {change.path!r}: the path leaves the package")
+    if not target.is_symlink() or change.text is None:
+        return target
+    real = target.resolve()
+    if root not in real.parents:
+        # kpt fn sink/eval write through such a link, changing a file outside the package.
+        raise KrmError(
+            f"refusing to write {change.path!r}: it is a symbolic link to {os.readlink(target)}, "
+            "outside the package (kpt would write through it); edit the target's own package instead"
+        )
+    return real
+
+
 def apply_writes(root: Path, changes: list[FileChange]) -> None:
-    """Write the planned changes (each file atomically); refuse to follow symlinks."""
+    """Write the planned changes (all files or none); through links only inside the package."""
     root = Path(root).resolve()
+    targets: dict[Path, FileChange] = {}
+    writes: list[tuple[Path, str]] = []
     for change in changes:
-        target = root / change.path
-        parent = target.parent.resolve()
-        if parent != root and root not in parent.parents:
-            raise KrmError(f"refusing to write {change.path!r}: the path leaves the package")
-        if target.is_symlink():
-            raise KrmError(f"refusing to write {change.path!r}: it is a symbolic link")
-    writes = [(root / c.path, c.text) for c in changes if c.text is not None]
+        target = _write_target(root, change)
+        if change.text is None:
+            continue
+        earlier = targets.setdefault(target, change)
+        if earlier is not change:
+            if earlier.text != change.text:
+                raise KrmError(
+                    f"refusing to write {change.path!r} and {earlier.path!r}: they are the same file "
+                    "(a symbolic link) and the changes differ"
+                )
+            continue
+        writes.append((target, change.text))
     try:
         for target, _ in writes:
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ With ``desired``, the mode does what ``kubectl apply`` does offline.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,7 +187,7 @@ def run(rl: ResourceList, config: Config) -> None:
                 continue
             raise KrmError(message, tags={"patch": patch.label})
         for obj in targets:
-            _apply_one(obj, patch, registry, config)
+            _apply_one(obj, patch, registry, config, rl)
     if config.desired:
         _apply_desired(rl, config, registry)
 
@@ -253,13 +254,16 @@ def _near_misses(rl: ResourceList, patch: Patch) -> str:
     return f"; near misses: {shown}"
 
 
-def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config) -> None:
+def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl: ResourceList) -> None:
     from krm_merge.smp.apply import apply_patch
     from krm_merge.smp.errors import SmpError
 
     schema = registry.for_object(obj.api_version, obj.kind)
+    _warn_stand_in(rl, registry, obj, patch.label)
+    replaced: list[str] = []
     try:
-        result = apply_patch(obj.copy_data(), patch.body, schema, server_only_items=config.server_only_items)
+        result = apply_patch(obj.copy_data(), patch.body, schema, server_only_items=config.server_only_items,
+                             on_schemaless_replace=replaced.append)
     except SmpError as err:
         raise KrmError(
             f"{patch.label}: {err.message}{_schema_hint(err.message, obj)}",
@@ -269,6 +273,27 @@ def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config) -> 
         raise KrmError(f"{patch.label} deletes the whole object; remove the item instead", obj,
                        tags={"patch": patch.label})
     obj.set_data(result)
+    for path in replaced:
+        declared = re.sub(r"\[[^]]*\]", "", path)
+        rl.results.warning(
+            f"{patch.label}: no schema describes list {path}, so the patch replaced it whole "
+            "(as a JSON merge patch does); if its elements should merge by key, declare the key "
+            f"with `mergeKeys` (e.g. {{kind: {obj.kind}, path: {declared}, key: name}}) "
+            "or include the kind's CustomResourceDefinition",
+            obj, field=path, tags={"patch": patch.label},
+        )
+
+
+def _warn_stand_in(rl: ResourceList, registry: Any, obj: KubeObject, label: str) -> None:
+    """A version no schema describes is merged with its group/kind's newest described version."""
+    stand_in = registry.stand_in_for(obj.api_version, obj.kind)
+    if stand_in is not None:
+        rl.results.warning(
+            f"{label}: no Kubernetes release or CRD serves {obj.api_version} {obj.kind}; merged with the "
+            f"schema of {stand_in} {obj.kind} (kubectl refuses: strategic merge patch is not supported "
+            f"for {obj.api_version}, Kind={obj.kind}); check the apiVersion",
+            obj, field="apiVersion", tags={"patch": label},
+        )
 
 
 def _schema_hint(message: str, obj: KubeObject) -> str:
@@ -294,6 +319,7 @@ def _apply_desired(rl: ResourceList, config: Config, registry: Any) -> None:
                            "offline apply only updates objects present in the package")
         for obj in live:
             schema = registry.for_object(obj.api_version, obj.kind)
+            _warn_stand_in(rl, registry, obj, f"desired object {n + 1}")
             try:
                 result = apply_desired(obj.copy_data(), desired, schema)
             except SmpError as err:

@@ -11,12 +11,13 @@ Also home of the two helpers the 3-way merge needs: :func:`associative_key`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
-from .builtin import builtin_schema
+from .builtin import builtin_api_versions, builtin_schema
 from .crd import crd_schemas
 from .nodes import patch_meta
 
@@ -145,6 +146,23 @@ def _split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+_KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_STABILITY = {None: 2, "beta": 1, "alpha": 0}
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes' version order as a sort key: GA over beta over alpha, higher numbers first.
+
+    ``v1`` > ``v1beta2`` > ``v1beta1`` > ``v1alpha1``; a version not in this
+    form sorts below all of them (alphabetically among themselves).
+    """
+    match = _KUBE_VERSION.fullmatch(version)
+    if match is None:
+        return (-1, 0, 0, version)
+    major, stability, minor = match.groups()
+    return (_STABILITY[stability], int(major), int(minor or 0), "")
+
+
 class SchemaRegistry:
     """Schemas by object type: declared keys over CRDs over the built-in table."""
 
@@ -162,26 +180,59 @@ class SchemaRegistry:
         for key in declared:
             key.validate()
             self._declared.append(key)
-        self._cache: dict[tuple[str, str], SchemaNode] = {}
+        self._cache: dict[tuple[str, str], tuple[SchemaNode, str | None]] = {}
 
     def for_object(self, api_version: str, kind: str) -> SchemaNode:
-        """Schema of objects with this ``apiVersion`` and ``kind`` (never ``None``)."""
+        """Schema of objects with this ``apiVersion`` and ``kind`` (never ``None``).
+
+        A version of a known group/kind that no CRD and no Kubernetes release
+        describes (``apps/v1alpha1 Deployment``) gets the schema of the newest
+        version that is described; :meth:`stand_in_for` names it so the
+        caller can warn.
+        """
+        return self._resolve(api_version, kind)[0]
+
+    def stand_in_for(self, api_version: str, kind: str) -> str | None:
+        """The ``apiVersion`` whose schema :meth:`for_object` used in place of this one, if any."""
+        return self._resolve(api_version, kind)[1]
+
+    def _resolve(self, api_version: str, kind: str) -> tuple[SchemaNode, str | None]:
         cached = self._cache.get((api_version, kind))
         if cached is None:
             cached = self._build(api_version, kind)
             self._cache[(api_version, kind)] = cached
         return cached
 
-    def _build(self, api_version: str, kind: str) -> SchemaNode:
+    def _exact(self, api_version: str, kind: str) -> SchemaNode | None:
         group, version = _split_api_version(api_version)
-        base = self._crds.get((group, version, kind))
+        return self._crds.get((group, version, kind)) or builtin_schema(api_version, kind)
+
+    def _stand_in(self, api_version: str, kind: str) -> str | None:
+        """The newest described version of the same group and kind, or ``None``."""
+        group, version = _split_api_version(api_version)
+        if not version:
+            return None  # no apiVersion at all: not a version to stand in for
+        known = set(builtin_api_versions(group, kind))
+        known.update(f"{g}/{v}" if g else v for g, v, k in self._crds if g == group and k == kind)
+        known.discard(api_version)
+        if not known:
+            return None
+        return max(known, key=lambda av: (version_priority(_split_api_version(av)[1]), av))
+
+    def _build(self, api_version: str, kind: str) -> tuple[SchemaNode, str | None]:
+        group, _ = _split_api_version(api_version)
+        stand_in = None
+        base = self._exact(api_version, kind)
         if base is None:
-            base = builtin_schema(api_version, kind) or OPEN_SCHEMA
+            stand_in = self._stand_in(api_version, kind)
+            base = self._exact(stand_in, kind) if stand_in else None
+        if base is None:
+            base = OPEN_SCHEMA
         tree = _PathTree()
         for key in self._declared:
             if key.kind == kind and (key.group is None or key.group == group):
                 tree.add(key.segments(), key.patch_meta())
-        return _DeclaredNode(base, tree) if tree.children else base
+        return (_DeclaredNode(base, tree) if tree.children else base), stand_in
 
 
 def associative_key(schema_node: SchemaNode | None, field_name: str) -> tuple[str, ...] | None:

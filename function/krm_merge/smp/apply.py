@@ -13,10 +13,11 @@ elements and replacing values; the patch is never mutated.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..schema.base import SchemaNode
+from ..schema.base import OPEN_SCHEMA, SchemaNode
 from .errors import MissingMergeKeyError, SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, FieldMeta, lookup_list_field, lookup_map_field
 from .order import (
@@ -56,6 +57,9 @@ class MergeOptions:
 
     apply_mode: bool = True
     server_only_items: ServerOnlyPlacement = "interleave"
+    # Told the path of each list no schema describes that the patch replaced
+    # with different content (the caller warns: a merge may have been meant).
+    on_schemaless_replace: Callable[[str], None] | None = None
 
 
 APPLY = MergeOptions()
@@ -68,6 +72,7 @@ def apply_patch(
     schema: SchemaNode,
     *,
     server_only_items: ServerOnlyPlacement = "interleave",
+    on_schemaless_replace: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Apply strategic merge patch ``patch`` to ``original`` as the API server does.
 
@@ -87,6 +92,10 @@ def apply_patch(
     does not mention before the ordered ones (the design proposal's layout)
     instead of Go's interleaving.
 
+    ``on_schemaless_replace`` is called with the path of every list that no
+    schema describes (so it is replaced, as in a JSON merge patch) and that
+    the patch changed, so the caller can warn that a merge may have been meant.
+
     Raises :class:`~krm_merge.smp.errors.SmpError` with the Kubernetes message
     and the field path.
     """
@@ -96,7 +105,7 @@ def apply_patch(
         raise SmpError(f"expected a map[string]interface {{}}, but received a {go_type_name(patch)}")
     if server_only_items not in ("interleave", "first"):
         raise ValueError(f"server_only_items must be 'interleave' or 'first', not {server_only_items!r}")
-    options = MergeOptions(apply_mode=True, server_only_items=server_only_items)
+    options = MergeOptions(True, server_only_items, on_schemaless_replace)
     return _Merger(options).merge_map(original, patch, schema, None)
 
 
@@ -434,7 +443,11 @@ class _Merger:
             for item in patch:
                 if isinstance(item, dict) and DIRECTIVE_MARKER in item:
                     raise no_merge_key_error(field, f"element {go_str(item)} with {DIRECTIVE_MARKER}", path)
-        return self.replacement(patch), live
+        replaced = self.replacement(patch)
+        hook = self.options.on_schemaless_replace
+        if hook is not None and meta.schema is OPEN_SCHEMA and not meta.strategy and not deep_equal(live, replaced):
+            hook(render(path))
+        return replaced, live
 
     def merge_slice(
         self,
