@@ -48,14 +48,19 @@ class Package:
 
     root: Path
     files: dict[str, SourceFile] = field(default_factory=dict)
+    # Files left unread with the reason (only with read_package(skip_undecodable=True)).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def read_package(root: Path, *, validate: bool = True) -> tuple[Package, ResourceList]:
+def read_package(root: Path, *, validate: bool = True,
+                 skip_undecodable: bool = False) -> tuple[Package, ResourceList]:
     """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
 
     With ``validate`` every document is checked to be a mapping (by the cheap
     header scan, parsing only what the scan cannot read); without it nothing
-    is parsed until a mode asks, for callers that compare texts first.
+    is parsed until a mode asks, for callers that compare texts first.  With
+    ``skip_undecodable`` a file that is not UTF-8 is left out (and alone) and listed in
+    ``Package.skipped`` instead of failing the read.
     """
     root = Path(root)
     if not root.is_dir():
@@ -64,7 +69,13 @@ def read_package(root: Path, *, validate: bool = True) -> tuple[Package, Resourc
     rl = ResourceList()
     ignore = _read_krmignore(root)
     for rel in _package_files(root, ignore):
-        source = _read_source(root, rel, validate)
+        try:
+            source = _read_source(root, rel, validate)
+        except KrmError as err:
+            if not (skip_undecodable and err.message.endswith("is not UTF-8 text")):
+                raise
+            pkg.skipped.append((rel, "not UTF-8 text"))
+            continue
         pkg.files[rel] = source
         rl.items.extend(item for item in source.items if item is not None)
     return pkg, rl
