@@ -29,7 +29,7 @@ from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 
 if TYPE_CHECKING:
-    from krm_merge.promote.engine import Outcome
+    from krm_merge.promote.units import Outcome
     from krm_merge.promote.request import Promotion, Resolved
 
 PROG = "krm-merge promote"
@@ -134,7 +134,7 @@ def _main(args: argparse.Namespace) -> int:
     for rel, change in run.changes:
         old = repr(change.old) if change.old is not None else "(added)"
         out.write(f"{rel}:{change.line}: {change.path}: {old} -> {change.new!r}\n")
-    from krm_merge.promote.engine import no_match_messages
+    from krm_merge.promote.request import no_match_messages
 
     missing = no_match_messages(run.resolved, run.outcome.matched)
     for message in missing:
@@ -177,7 +177,6 @@ class _Run:
 
 def plan(root: str, promotions: list[Promotion]) -> _Run:
     """Read the files the promotions can touch, run the engine, plan the writes."""
-    from krm_merge.promote.engine import Unit, promote_units
     from krm_merge.promote.request import resolve
 
     keys = sorted({PROMOTION_KEY for p in promotions if p.pipeline is not None and p.strategy == "markers"}
@@ -188,7 +187,7 @@ def plan(root: str, promotions: list[Promotion]) -> _Run:
     resolved = resolve(promotions, lambda ref: _find_pipeline(files, ref))
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
-    units: list[Unit] = []
+    units: list[tuple[str, str, Any]] = []
     warnings: list[str] = []
     key_bytes = tuple(k.encode() for k in keys)
     for screened in files:
@@ -198,8 +197,16 @@ def plan(root: str, promotions: list[Promotion]) -> _Run:
             except UnicodeDecodeError as err:
                 warnings.append(f"{screened.rel}: not UTF-8 text (byte {err.start}); skipped")
                 continue
-            units.append(Unit(text, screened.rel, (screened, bom)))
-    outcome = promote_units(units, resolved)
+            units.append((text, screened.rel, (screened, bom)))
+    from krm_merge.promote.units import Unit, empty_outcome
+
+    if units:
+        # Imported only now: a tree without marked files never loads the YAML library.
+        from krm_merge.promote.engine import promote_units
+
+        outcome = promote_units([Unit(*u) for u in units], resolved)
+    else:
+        outcome = empty_outcome(len(resolved))
     run = _Run(resolved, outcome)
     run.warnings.extend(warnings)
     for unit, err in outcome.errors:
@@ -225,14 +232,14 @@ def plan(root: str, promotions: list[Promotion]) -> _Run:
 
 
 def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
-    import glob
-
-    from krm_merge.promote.kustomize_images import KUSTOMIZATION_NAMES
-
     found: set[str] = set()
     for r in resolved:
         if r.promotion.strategy != "kustomize-image" or r.scope is None:
             continue
+        import glob
+
+        from krm_merge.promote.request import KUSTOMIZATION_NAMES
+
         for name in KUSTOMIZATION_NAMES:
             for path in glob.glob(os.path.join(glob.escape(root), r.scope, name)):
                 found.add(os.path.relpath(path, root).replace(os.sep, "/"))
@@ -249,11 +256,11 @@ def _with_kustomizations(root: str, files: list[ScreenedFile], rels: set[str]) -
 
 
 def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any] | None:
-    import yaml
-
     for screened in files:
         if PIPELINE_GROUP.encode() not in screened.data:
             continue
+        import yaml  # only when a file may hold a Pipeline
+
         try:
             docs = list(yaml.load_all(decode(screened.data)[0], Loader=yaml.CSafeLoader))
         except (yaml.YAMLError, UnicodeDecodeError, RecursionError):

@@ -25,11 +25,11 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.promote.edit import Change
-from krm_merge.promote.engine import Unit, no_match_messages, promote_units
+from krm_merge.promote.engine import Unit, promote_units
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.request import KEYS as PROMOTION_KEYS
-from krm_merge.promote.request import Promotion, RequestError, promotion_from_spec, resolve
+from krm_merge.promote.request import Promotion, RequestError, no_match_messages, promotion_from_spec, resolve
 
 KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions")
 
@@ -147,7 +147,7 @@ def _values_as_written(function_config: KubeObject | None, config: Config) -> Co
         written = [_plain(_child(node, "value")) for node in nodes]
         if len(written) == len(config.promotions):
             return replace(config, promotions=tuple(
-                replace(p, value=w) if w is not None else p for p, w in zip(config.promotions, written)))
+                p._replace(value=w) if w is not None else p for p, w in zip(config.promotions, written)))
     return config
 
 

@@ -19,6 +19,7 @@ from krm_merge.promote.edit import Change, set_scalars
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.locate import MalformedMarker, find_marked_fields
 from krm_merge.promote.request import Resolved
+from krm_merge.promote.units import Outcome, Unit, UnitResult
 
 # ----------------------------------------------------------------- one text, one key
 
@@ -60,35 +61,7 @@ def promote_document(doc: Document, marker_key: str, setters: Mapping[str, str |
 
 # ------------------------------------------------------------------------ many units
 
-
-class Unit(NamedTuple):
-    """One text to promote: a whole file (command) or one item (function mode)."""
-
-    text: str
-    path: str | None  # relative file path (kpt's path annotation for items), for templates
-    handle: Any = None  # the caller's object (a KubeObject, a screened file)
-
-
-class UnitResult(NamedTuple):
-    """What promoting one unit gave; ``text`` is the input object when nothing changed."""
-
-    unit: Unit
-    text: str
-    changes: list[Change]
-    malformed: list[MalformedMarker]
-
-    @property
-    def changed(self) -> bool:
-        """True when the text differs from the input."""
-        return bool(self.changes)
-
-
-class Outcome(NamedTuple):
-    """The result of one run over many units."""
-
-    results: list[UnitResult]  # units a promotion touched (changed or not)
-    errors: list[tuple[Unit, PromoteError]]
-    matched: list[int]  # per resolved promotion: fields found (already-current included)
+__all__ = ["Outcome", "TextOutcome", "Unit", "UnitResult", "promote_document", "promote_text", "promote_units"]
 
 
 class _Target(NamedTuple):
@@ -277,12 +250,6 @@ def with_sources(doc: Document, targets: Sequence[_Target], changes: list[Change
     sources = {(t.entry.doc, format_path(t.entry.path)): t.source for t in targets}
     return [c._replace(source=sources.get((c.doc, c.path), ""), resource=resource_name(doc, c.doc))
             for c in changes]
-
-
-def no_match_messages(resolved: Sequence[Resolved], matched: list[int]) -> list[str]:
-    """One "no field found" message per promotion that matched nothing."""
-    return [f"no field found for {r.what}" + (f" ({r.promotion.describe()})" if len(resolved) > 1 else "")
-            for r, count in zip(resolved, matched) if count == 0]
 
 
 def _child(node: Any, key: str) -> Any:

@@ -22,9 +22,8 @@ from krm_merge.promote.document import Document, Entry, PathPart, format_path
 from krm_merge.promote.edit import Change, Splice, plan_scalar_edit, splice
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef
-from krm_merge.promote.request import Resolved
+from krm_merge.promote.request import KUSTOMIZATION_NAMES, Resolved
 
-KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
 FIELD_ORDER = ("newName", "newTag", "digest")
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from krm_merge.promote.edit import Change
-from krm_merge.promote.request import Promotion
+if TYPE_CHECKING:  # the report is built on every run; the YAML code only loads when a file is edited
+    from krm_merge.promote.edit import Change
+    from krm_merge.promote.request import Promotion
 
 
 class Entry(NamedTuple):

@@ -11,14 +11,14 @@ mode and the ``promote`` command build requests here and hand the resolved list 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef, image_policy_setters, normalize_policy
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PipelineRef, resolve_target
 
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 STRATEGIES = ("markers", "path", "labels", "kustomize-image")
 KEYS = ("pipeline", "environment", "fromEnvironment", "value", "imagePolicy", "strategy", "pathTemplate",
         "labelSelector", "annotationSelector", "fieldPath", "application", "image")
@@ -32,9 +32,12 @@ class RequestError(PromoteError):
         self.key = key
 
 
-@dataclass(frozen=True)
-class Promotion:
-    """One value to promote and how to find the field(s) it goes to."""
+class Promotion(NamedTuple):
+    """One value to promote and how to find the field(s) it goes to.
+
+    A typed, immutable record (a NamedTuple rather than a dataclass: the ``promote``
+    command's start path stays free of the dataclasses/inspect imports).
+    """
 
     value: str
     strategy: str = "markers"
@@ -192,17 +195,16 @@ def parse_kustomize_image(text: str, environment: str | None) -> Promotion:
 # --------------------------------------------------------------------------- resolving
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     """A promotion ready to apply: its marker setters or its selection, templates rendered."""
 
     index: int
     promotion: Promotion
     target: str | None  # the environment promoted to (None for image policies)
-    marker_key: str | None = None
-    setters: dict[str, str | None] = field(default_factory=dict)  # marker value -> new value
-    scope: str | None = None  # rendered pathTemplate
-    variables: dict[str, str] = field(default_factory=dict)
+    marker_key: str | None
+    setters: dict[str, str | None]  # marker value -> new value
+    scope: str | None  # rendered pathTemplate
+    variables: dict[str, str]
 
     @property
     def what(self) -> str:
@@ -300,3 +302,9 @@ def _template_variables(p: Promotion, target: str | None, pipeline: dict[str, An
     if app is not None:
         variables["application.name"] = app
     return variables
+
+
+def no_match_messages(resolved: Sequence[Resolved], matched: list[int]) -> list[str]:
+    """One "no field found" message per promotion that matched nothing."""
+    return [f"no field found for {r.what}" + (f" ({r.promotion.describe()})" if len(resolved) > 1 else "")
+            for r, count in zip(resolved, matched) if count == 0]
