@@ -207,15 +207,19 @@ def _append_entry(doc: Document, images: Entry, image: str, values: dict[str, st
     if not node.value:
         raise PromoteError("images is empty; cannot tell its style", field=format_path(images.path))
     last = _item_entry(doc, images, len(node.value) - 1)
-    if last.dash is None or not isinstance(last.node, yaml.MappingNode) or last.node.flow_style:
+    if last.dash is None or not isinstance(last.node, yaml.MappingNode) or not last.node.value:
         raise PromoteError("cannot add an entry after this images item", field=format_path(last.path))
     dash_col = _column(doc, last.dash)
-    key_col = _column(doc, last.node.value[0][0].start_mark.index)
-    last_key = last.node.value[-1][0]
-    last_value = _value_entry(doc, last, last_key.value)
-    if last_value is None or not last_value.is_scalar or last_value.node.style in ("|", ">"):
-        raise PromoteError("cannot add an entry after a nested or block value", field=format_path(last.path))
-    _, line_end = doc.line_span(doc.line_of(last_value.end))
+    key_col = _column(doc, last.start)
+    if last.node.flow_style:
+        end = last.end
+    else:
+        last_key = last.node.value[-1][0]
+        last_value = _value_entry(doc, last, last_key.value)
+        if last_value is None or not last_value.is_scalar or last_value.node.style in ("|", ">"):
+            raise PromoteError("cannot add an entry after a nested or block value", field=format_path(last.path))
+        end = last_value.end
+    _, line_end = doc.line_span(doc.line_of(end))
     nl = _line_break(doc)
     text = nl + _entry_lines(image, values, " " * dash_col, " " * key_col, nl)
     return ImageEdit(line_end, text, images.doc, path, _describe(entry_data), _append_to(images.path, entry_data))

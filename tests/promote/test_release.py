@@ -1,0 +1,117 @@
+"""A whole release in one ``krm-merge promote`` run: markers, image policies, kustomize images.
+
+The expected tree under ``trees/release/expected`` is written by hand (not by the product).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from krm_merge.commands.promote import main
+
+from .harness import copy_tree, read_tree
+
+TREES = Path(__file__).parent / "trees"
+D1, D2, D3 = "sha256:" + "ab" * 32, "sha256:" + "cd" * 32, "sha256:" + "ef" * 32
+RELEASE = [
+    "--set", "default:podinfo:prod=6.3.0",
+    "--image-policy", f"flux-system:frontend=ghcr.io/acme/frontend:1.1.0@{D1}",
+    "--image-policy", f"flux-system:backend=ghcr.io/acme/backend:2.0.0@{D2}",
+    "--image-policy", "flux-system:api=ghcr.io/acme/api:3.0.0",
+    "--kustomize-image", "overlays/{environment.name}:api=ghcr.io/acme/api:3.0.0",
+    "--kustomize-image", f"overlays/{{environment.name}}:worker=ghcr.io/acme/worker:1.4.2@{D3}",
+    "--environment", "prod",
+]
+
+
+def test_release_byte_exact_then_idempotent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = copy_tree(TREES / "release" / "input", tmp_path / "repo")
+    report = tmp_path / "report.json"
+    assert main([str(root), *RELEASE, "--report", "json", str(report)]) == 0
+    assert read_tree(root) == read_tree(TREES / "release" / "expected")
+    data = json.loads(report.read_text())
+    fields = {(c["file"], c["field"]): (c["old"], c["new"]) for c in data["changes"]}
+    assert fields == {
+        ("apps/prod/podinfo/release.yaml", "spec.chart.spec.version"): ("6.2.0", "6.3.0"),
+        ("apps/prod/frontend/deploy.yaml", "spec.template.spec.containers[0].image"):
+            ("ghcr.io/acme/frontend:1.0.0", f"ghcr.io/acme/frontend:1.1.0@{D1}"),
+        ("apps/prod/frontend/deploy.yaml", "spec.template.spec.containers[0].env[0].value"): ("1.0.0", "1.1.0"),
+        ("clusters/prod/Kustomization", "images[0].newTag"): ("1.0.0", "2.0.0"),
+        ("clusters/prod/Kustomization", "images[0].digest"): ("sha256:" + "1" * 64, D2),
+        ("patches/image-patch.yaml", "[0].value"): ("ghcr.io/acme/api:1.0.0", "ghcr.io/acme/api:3.0.0"),
+        ("overlays/prod/kustomization.yaml", "images[0].newTag"): ("1.0.0", "3.0.0"),
+        ("overlays/prod/kustomization.yaml", "images[1]"):
+            (None, f"{{name: worker, newName: ghcr.io/acme/worker, newTag: 1.4.2, digest: {D3}}}"),
+    }
+    by_field = {c["field"]: c for c in data["changes"]}
+    assert by_field["spec.chart.spec.version"]["line"] == 13
+    assert by_field["spec.chart.spec.version"]["resource"] == "HelmRelease/prod/podinfo"
+    assert by_field["spec.chart.spec.version"]["source"] == '{"$promotion": "default:podinfo:prod"}'
+    assert by_field["images[0].digest"]["source"] == '{"$imagepolicy": "default:backend:digest"}'.replace(
+        "default", "flux-system")
+    assert data["summary"].startswith("promote: default/podinfo prod=6.3.0; image policy flux-system:frontend=")
+    assert data["summary"].endswith("(8 fields in 5 files)")
+    out = capsys.readouterr().out
+    assert "apps/prod/podinfo/release.yaml:13: spec.chart.spec.version: '6.2.0' -> '6.3.0'" in out
+    # A second run changes nothing and reports nothing.
+    before = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+    assert main([str(root), *RELEASE, "--report", "json", str(report)]) == 0
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()} == before
+    assert json.loads(report.read_text())["changes"] == []
+    assert "->" not in capsys.readouterr().out
+
+
+def test_dry_run_prints_diff_and_markdown_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = copy_tree(TREES / "release" / "input", tmp_path / "repo")
+    report = tmp_path / "report.md"
+    assert main([str(root), *RELEASE, "--dry-run", "--report", "markdown", str(report)]) == 0
+    assert read_tree(root) == read_tree(TREES / "release" / "input")
+    out = capsys.readouterr().out
+    assert "+- name: worker" in out and '-            version: "6.2.0"' in out
+    text = report.read_text()
+    assert text.splitlines()[0].startswith("promote: ") and "| file | line | resource |" in text
+    assert "| overlays/prod/kustomization.yaml | 10 | Kustomization/? | `images[1]` | *(added)* |" in text
+    assert text in out
+
+
+def test_conflicting_values_for_the_same_marker_name_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = copy_tree(TREES / "release" / "input", tmp_path / "repo")
+    code = main([str(root), "--set", "default:podinfo:prod=6.3.0", "--set", "default:podinfo:prod=6.4.0"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "default/podinfo prod=6.3.0" in err and "default/podinfo prod=6.4.0" in err
+    assert read_tree(root) == read_tree(TREES / "release" / "input")
+
+
+def test_conflict_between_a_marker_and_a_kustomize_image_on_one_field(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "o").mkdir()
+    k = tmp_path / "o" / "kustomization.yaml"
+    k.write_text('images:\n- name: api\n  newTag: 1.0.0 # {"$imagepolicy": "flux-system:api:tag"}\n')
+    code = main([str(tmp_path), "--image-policy", "flux-system:api=ghcr.io/acme/api:2.0.0",
+                 "--kustomize-image", "o:api=api:3.0.0"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "conflicting values for the same field" in err and "'2.0.0'" in err and "'3.0.0'" in err
+    assert "o/kustomization.yaml" in err
+    assert k.read_text().startswith("images:\n- name: api\n  newTag: 1.0.0 #")
+
+
+def test_same_value_twice_is_no_conflict(tmp_path: Path) -> None:
+    root = copy_tree(TREES / "release" / "input", tmp_path / "repo")
+    assert main([str(root), "--set", "default:podinfo:prod=6.3.0", "--pipeline", "default/podinfo",
+                 "--from-environment", "staging", "--value", "6.3.0"]) == 0
+    assert b'version: "6.3.0"' in (root / "apps/prod/podinfo/release.yaml").read_bytes()
+
+
+def test_each_promotion_must_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = copy_tree(TREES / "release" / "input", tmp_path / "repo")
+    assert main([str(root), "--set", "default:podinfo:prod=6.3.0", "--set", "default:other:prod=1"]) == 1
+    err = capsys.readouterr().err
+    assert 'no field found for marker {"$promotion": "default:other:prod"}' in err
+    assert read_tree(root) == read_tree(TREES / "release" / "input")
+    assert main([str(root), "--set", "default:podinfo:prod=6.3.0", "--set", "default:other:prod=1",
+                 "--allow-no-match"]) == 0
