@@ -115,3 +115,19 @@ def test_each_promotion_must_match(tmp_path: Path, capsys: pytest.CaptureFixture
     assert read_tree(root) == read_tree(TREES / "release" / "input")
     assert main([str(root), "--set", "default:podinfo:prod=6.3.0", "--set", "default:other:prod=1",
                  "--allow-no-match"]) == 0
+
+
+def test_many_pipelines_in_one_run_small_scale(tmp_path: Path) -> None:
+    """The bench's repository (5,000 files, 200 markers, 20 pipelines) at a small scale."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        import cases_promote as bench
+    finally:
+        sys.path.pop(0)
+    expected = bench.build_repo(tmp_path, files=120, markers=30, pipelines=6)
+    assert main([str(tmp_path), *bench.set_options(6)]) == 0
+    bench.check_tree(tmp_path, expected, "krm-merge promote")
+    changed = sum(1 for rel, text in expected.items() if "@sha256:" in text)
+    assert changed == 30
