@@ -131,3 +131,44 @@ def test_many_pipelines_in_one_run_small_scale(tmp_path: Path) -> None:
     bench.check_tree(tmp_path, expected, "krm-merge promote")
     changed = sum(1 for rel, text in expected.items() if "@sha256:" in text)
     assert changed == 30
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--set", "default:podinfo=6.3.0"], "--set takes NS:PIPELINE:ENV=VALUE"),
+    (["--set", "default:podinfo:prod"], "--set takes NS:PIPELINE:ENV=VALUE"),
+    (["--image-policy", "flux-system:web=not an image"], "not an image reference"),
+    (["--kustomize-image", "api=ghcr.io/a/api:1"], "--kustomize-image takes DIR:NAME=IMAGE_REF"),
+    (["--value", "1"], "--value goes with --pipeline"),
+    ([], "nothing to promote"),
+    (["--image-policy", "a:b", "--image-policy", "c:d", "--value", "x:1"], "--value serves one"),
+])
+def test_malformed_options_are_usage_errors(argv: list[str], message: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([str(tmp_path), *argv])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_kustomize_image_template_needs_an_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path), "--kustomize-image", "overlays/{environment.name}:api=api:1"]) == 1
+    assert "unknown placeholder {environment.name}" in capsys.readouterr().err
+
+
+def test_typed_promotions_errors_name_the_entry() -> None:
+    from krm_merge.config import ConfigError
+    from krm_merge.modes import promote as mode
+
+    with pytest.raises(ConfigError) as info:
+        mode.config_from_typed({"promotions": [{"pipeline": "a/b", "environment": "x", "value": "1"},
+                                               {"imagePolicy": "ns:p"}]})
+    assert info.value.key == "spec.promotions[1].value"
+    with pytest.raises(ConfigError) as info:
+        mode.config_from_typed({"promotions": [{"strategy": "kustomize-image", "value": "a:1", "pathTemplate": "o"}]})
+    assert info.value.key == "spec.promotions[0].image"
+    with pytest.raises(ConfigError) as info:
+        mode.config_from_typed({"value": "1", "promotions": [{"imagePolicy": "ns:p", "value": "a:1"}]})
+    assert info.value.key == "spec.promotions"
+    with pytest.raises(ConfigError) as info:
+        mode.config_from_typed({"promotions": []})
+    assert info.value.key == "spec.promotions"

@@ -87,7 +87,16 @@ def main(argv: list[str]) -> int:
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
-    """The promotions the options ask for (raises PromoteError on bad combinations)."""
+    """The promotions the options ask for (UsageError for malformed options)."""
+    from krm_merge.promote.request import RequestError
+
+    try:
+        return _promotions_from_args(args)
+    except RequestError as err:
+        raise UsageError(err.message) from None
+
+
+def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
     from krm_merge.promote.request import (
         Promotion, parse_image_policy, parse_kustomize_image, parse_set, promotion_from_spec)
 
