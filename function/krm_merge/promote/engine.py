@@ -47,7 +47,7 @@ def promote_text(text: str, marker_key: str, setters: Mapping[str, str | None]) 
     """
     if marker_key not in text:
         return TextOutcome(text, [], 0, [])
-    doc = parse_document(text)
+    doc = parse_document(text, (marker_key,))
     return promote_document(doc, marker_key, setters)
 
 
@@ -82,12 +82,15 @@ def promote_units(units: Sequence[Unit], resolved: Sequence[Resolved]) -> Outcom
     strategies = kustomize_images = None
     if by_path or any(r.scope for r in resolved):
         from krm_merge.promote import kustomize_images, strategies  # only runs with templates need them
+    # Without path-scoped marker promotions every unit gets the same setters: build them once.
+    unscoped = None if any(r.scope for r in resolved if r.marker_key) else _setters_for(
+        Unit("", None), marker_keys, resolved, strategies)
     for unit in units:
         keys = [k for k in marker_keys if k in unit.text]
         selected = [r for r in by_path if _in_scope(unit, r, strategies, kustomize_images)]
         if not keys and not selected and not by_labels:
             continue
-        setters = _setters_for(unit, keys, resolved, strategies)
+        setters = unscoped if unscoped is not None else _setters_for(unit, marker_keys, resolved, strategies)
         try:
             result = _promote_unit(unit, keys, setters, selected + by_labels, matched)
         except PromoteError as err:
@@ -143,7 +146,9 @@ def _promote_unit(unit: Unit, keys: list[str], setters: _Setters, others: list[R
         touched = True
         line_offset = text.count("\n", 0, start)
         try:
-            doc = parse_document(chunk)
+            # Marker-only chunks index just the lines around the markers; strategies and
+            # kustomize images look fields up by path and need the whole index.
+            doc = parse_document(chunk, None if others else keys)
             new_chunk, doc_changes, doc_malformed = _promote_chunk(doc, keys, setters, others, matched)
         except PromoteError as err:
             raise _shifted(err, line_offset) from None
