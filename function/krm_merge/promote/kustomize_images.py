@@ -10,7 +10,6 @@ with the expected kustomization; any difference is an error and nothing is writt
 
 from __future__ import annotations
 
-import copy
 import posixpath
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
