@@ -72,3 +72,20 @@ def test_run_says_when_a_marked_file_was_not_read(tmp_path: Path, capsys: pytest
     # The promote command reads it, as Flux does.
     assert promote_command.main([str(tmp_path), "--image-policy", "flux-system:app=ghcr.io/a/app:v2"]) == 0
     assert "newTag: v2 #" in flux.read_text()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_multi_document_files_only_marked_documents_change(newline: str, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    docs = [RELEASE.format(name=f"r{i}", m=M if i in (1, 3) else "") for i in range(5)]
+    text = ("# lead\n---\n" + "---\n".join(docs) + "...\n") if newline == "\n" else "---\n".join(docs)
+    text = text.replace("\n", newline)
+    path = tmp_path / "all.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert _command(tmp_path) == 0
+    lines = capsys.readouterr().out.splitlines()
+    expected = text.replace(f"version: 6.2.0 {M}", f"version: 6.3.0 {M}")
+    assert path.read_bytes() == b"\xef\xbb\xbf" + expected.encode()
+    # Line numbers count from the top of the file, whichever document holds the marker.
+    marked = [n + 1 for n, line in enumerate(text.split(newline)) if M in line]
+    assert [line.split(":")[1] for line in lines if "->" in line] == [str(n) for n in marked]
