@@ -137,3 +137,16 @@ def test_function_mode_promotions_list() -> None:
     assert rl["items"][1]["data"] == {"chart": "1.10", "image": "ghcr.io/a/app:v2@sha256:ab"}
     assert sorted(r["field"]["path"] for r in rl["results"]) == ["data.chart", "data.image", "images[0].newTag"]
     assert all(r["severity"] == "info" for r in rl["results"])
+
+
+@pytest.mark.parametrize("directory", ["../outside", "{environment.name}/../../outside"])
+def test_kustomization_outside_the_root_is_refused(directory: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "outside").mkdir()
+    outside = tmp_path / "outside" / "kustomization.yaml"
+    outside.write_text("images:\n- name: app\n  newTag: v1\n")
+    (tmp_path / "repo" / "prod").mkdir(parents=True)
+    code = main([str(tmp_path / "repo"), "--environment", "prod", "--kustomize-image", f"{directory}:app=app:v2"])
+    assert code == 1
+    assert "leaves" in capsys.readouterr().err
+    assert outside.read_text() == "images:\n- name: app\n  newTag: v1\n"

@@ -251,7 +251,10 @@ def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
 
         for name in KUSTOMIZATION_NAMES:
             for path in glob.glob(os.path.join(glob.escape(root), r.scope, name)):
-                found.add(os.path.relpath(path, root).replace(os.sep, "/"))
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                if rel.startswith("../") or os.path.isabs(r.scope):
+                    raise PromoteError(f"refusing {r.scope}: the kustomization path leaves {root}")
+                found.add(rel)
     return found
 
 
