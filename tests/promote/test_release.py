@@ -172,3 +172,18 @@ def test_typed_promotions_errors_name_the_entry() -> None:
     with pytest.raises(ConfigError) as info:
         mode.config_from_typed({"promotions": []})
     assert info.value.key == "spec.promotions"
+
+
+def test_conflict_through_overlapping_path_scopes_is_reported_per_file() -> None:
+    from krm_merge.runner import run_function
+
+    from .harness import resource_list
+
+    item = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
+            "    config.kubernetes.io/path: apps/prod/c.yaml\n"
+            'data:\n  v: 1 # {"$promotion": "ns:app:prod"}\n')
+    config = {"promotions": "- {pipeline: ns/app, environment: prod, value: '2', pathTemplate: apps}\n"
+                            "- {pipeline: ns/app, environment: prod, value: '3', pathTemplate: apps/prod}\n"}
+    out, code = run_function(resource_list([item], config))
+    assert code == 1
+    assert "conflicting promotions for marker 'ns:app:prod': ns/app prod=2 and ns/app prod=3" in out

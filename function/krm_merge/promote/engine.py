@@ -90,8 +90,8 @@ def promote_units(units: Sequence[Unit], resolved: Sequence[Resolved]) -> Outcom
         selected = [r for r in by_path if _in_scope(unit, r, strategies, kustomize_images)]
         if not keys and not selected and not by_labels:
             continue
-        setters = unscoped if unscoped is not None else _setters_for(unit, marker_keys, resolved, strategies)
         try:
+            setters = unscoped if unscoped is not None else _setters_for(unit, marker_keys, resolved, strategies)
             result = _promote_unit(unit, keys, setters, selected + by_labels, matched)
         except PromoteError as err:
             outcome.errors.append((unit, err))
@@ -122,6 +122,10 @@ def _setters_for(unit: Unit, keys: list[str], resolved: Sequence[Resolved], stra
             continue  # with markers, pathTemplate narrows the files searched (like Flux's update path)
         for marker, value in r.setters.items():
             before = setters[r.marker_key].get(marker)
+            if before is not None and before[0] != value:
+                first = resolved[before[1][0]].promotion.describe()
+                raise PromoteError(f"conflicting promotions for marker {marker!r}: {first} and "
+                                   f"{r.promotion.describe()}", file=unit.path)
             indices = (before[1] if before else ()) + (r.index,)
             setters[r.marker_key][marker] = (before[0] if before else value, indices, marker)
     return setters
