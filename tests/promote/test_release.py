@@ -187,3 +187,17 @@ def test_conflict_through_overlapping_path_scopes_is_reported_per_file() -> None
     out, code = run_function(resource_list([item], config))
     assert code == 1
     assert "conflicting promotions for marker 'ns:app:prod': ns/app prod=2 and ns/app prod=3" in out
+
+
+def test_typed_promotions_values_are_taken_as_written() -> None:
+    from krm_merge.runner import run_function
+
+    rl = ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
+          "  metadata:\n    name: c\n  data:\n"
+          '    a: 1 # {"$promotion": "ns:app:prod"}\n    b: 1 # {"$promotion": "ns:app:dev"}\n'
+          "functionConfig:\n  apiVersion: fn.krm-merge.dev/v1alpha1\n  kind: Promote\n  metadata: {name: p}\n"
+          "  spec:\n    promotions:\n    - pipeline: ns/app\n      environment: prod\n      value: 1.10\n"
+          "    - {pipeline: ns/app, environment: dev, value: 0123}\n")
+    out, code = run_function(rl)
+    assert code == 0
+    assert '    a: "1.10" # {"$promotion": "ns:app:prod"}\n    b: "0123" #' in out
