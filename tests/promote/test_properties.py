@@ -239,3 +239,45 @@ def test_markers_anywhere_never_crash(data: dict, value: str, where: list[tuple[
         assert yaml.safe_load(new) is not None
         for change in outcome.changes:
             assert change.new == value
+
+
+def _outcome_or_error(fn) -> object:  # type: ignore[no-untyped-def]
+    try:
+        outcome = fn()
+    except PromoteError as err:
+        return ("error", err.message, err.field, err.line)
+    return (outcome.text, outcome.changes, outcome.matched, [(m.line, m.reason) for m in outcome.malformed])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.dictionaries(_keys, _data, min_size=1, max_size=6),
+    where=st.lists(st.tuples(st.integers(min_value=0), st.booleans()), min_size=1, max_size=4),
+    flow=st.booleans(),
+    anchors=st.booleans(),
+)
+def test_focused_index_finds_what_the_full_index_finds(data: dict, where: list[tuple[int, bool]], flow: bool,
+                                                      anchors: bool) -> None:
+    """The command indexes only the lines around markers; the result must not depend on it."""
+    from krm_merge.promote.document import parse_document
+    from krm_merge.promote.engine import promote_document
+
+    text = yaml.safe_dump(data, default_flow_style=None if flow else False, width=60, allow_unicode=True)
+    if anchors:
+        text = "shared: &s [1, 2]\nsame: *s\nscalar: &v x\nalias: *v\n" + text
+    lines = text.splitlines(keepends=True)
+    for n, head in where:
+        i = n % len(lines)
+        if head:
+            lines.insert(i, f"# {MARK}\n")
+        else:
+            lines[i] = lines[i].rstrip("\n") + f" # {MARK}\n"
+    marked = "".join(lines)
+    try:
+        yaml.safe_load(marked)
+    except yaml.YAMLError:
+        assume(False)
+    setters = {"ns:app:prod": "6.3.0"}
+    focused = _outcome_or_error(lambda: promote_text(marked, "$promotion", setters))
+    full = _outcome_or_error(lambda: promote_document(parse_document(marked), "$promotion", setters))
+    assert focused == full

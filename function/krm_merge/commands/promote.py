@@ -1,14 +1,19 @@
-"""``krm-merge promote DIR``: set marked fields in files, in place, for a CI job.
+"""``krm-merge promote DIR``: one or many promotions applied to files, in place, for a CI job.
 
-    krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E)
-                          --value V [--dry-run] [--allow-no-match]
-    krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST] [...]
+    krm-merge promote DIR [--set NS:PIPELINE:ENV=VALUE]... [--image-policy NS:NAME=IMAGE_REF]...
+                          [--kustomize-image DIR:NAME=IMAGE_REF]... [--environment E]
+                          [--report json|markdown FILE] [--dry-run] [--allow-no-match]
+    krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V
+    krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST]
 
-Only files whose bytes contain the marker key (or the Pipeline API group, to find the
-Pipeline for ``--from-environment``) are parsed.  A changed file differs from the original
-only in the marked scalars.  Files that are not valid YAML are reported and left alone.
-Writes are all-or-nothing.  Exit code 0 when fields were set (or already current, or
-nothing matched with ``--allow-no-match``), 1 on any error, 2 on bad usage.
+The command builds its inputs from files and runs the promote mode's engine
+(:mod:`krm_merge.promote.engine`) on them: only files whose bytes contain a marker key (or
+the Pipeline API group, to find Pipelines) are decoded and parsed, plus the kustomization
+files of ``--kustomize-image``.  A changed file differs from the original only in the set
+scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 or
+not valid YAML are reported and left alone.  All files are written at once or none.
+Exit code 0 when fields were set (or already current, or nothing matched with
+``--allow-no-match``), 1 on any error, 2 on bad usage.
 """
 
 from __future__ import annotations
@@ -20,14 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.files import PlannedWrite, ScreenedFile, decode, encode, screen, write_all
-from krm_merge.promote.imagepolicy import image_policy_setters, normalize_policy
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
-from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline, resolve_target
+from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 
 if TYPE_CHECKING:
-    from krm_merge.promote.edit import Change
+    from krm_merge.promote.units import Outcome
+    from krm_merge.promote.request import Promotion, Resolved
 
 PROG = "krm-merge promote"
+
+
+class UsageError(PromoteError):
+    """Options that do not fit together (exit code 2, like argparse's own errors)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,42 +46,39 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     # A fixed width keeps argparse from importing shutil (and bz2, lzma) on every run.
-    p = _Parser(prog=PROG, description="Set the fields marked for a GitOps promotion, in place.",
+    p = _Parser(prog=PROG, description="Set the fields marked for GitOps promotions, in place, in one run.",
                 formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100))
     p.add_argument("dir", help="the directory to search (recursively) for marked YAML files")
-    who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--pipeline", metavar="NS/NAME", help='Pipeline of the {"$promotion": "ns:name:env"} markers')
-    who.add_argument("--image-policy", metavar="NS:NAME", help='Flux ImagePolicy of {"$imagepolicy": ...} markers')
+    p.add_argument("--set", action="append", default=[], metavar="NS:PIPELINE:ENV=VALUE",
+                   help='set {"$promotion": "NS:PIPELINE:ENV"} markers (repeatable)')
+    p.add_argument("--image-policy", action="append", default=[], metavar="NS:NAME=IMAGE_REF",
+                   help='set {"$imagepolicy": "NS:NAME[:tag|:name|:digest]"} markers (repeatable); '
+                        "NS:NAME alone takes --value")
+    p.add_argument("--kustomize-image", action="append", default=[], metavar="DIR:NAME=IMAGE_REF",
+                   help="set images[name=NAME] in DIR/kustomization.yaml (DIR may use {environment.name})")
+    p.add_argument("--pipeline", metavar="NS/NAME", help="Pipeline of a single promotion (with --value)")
     env = p.add_mutually_exclusive_group()
     env.add_argument("--environment", metavar="ENV", help="the environment to promote to")
     env.add_argument("--from-environment", metavar="ENV",
                      help="the environment promoted from; the target is the next one in the Pipeline")
-    p.add_argument("--value", required=True, help="the new value (always written as a string)")
-    p.add_argument("--dry-run", action="store_true", help="print the changes and a diff, write nothing")
-    p.add_argument("--allow-no-match", action="store_true", help="exit 0 when no marked field is found")
+    p.add_argument("--value", help="the new value of a single --pipeline or --image-policy promotion")
+    p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
+                   help="write a change report: FORMAT json or markdown ('-' for stdout)")
+    p.add_argument("--dry-run", action="store_true", help="print the changes, a diff and the report; write nothing")
+    p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
     return p
-
-
-class _Run:
-    """What one run found and plans to write."""
-
-    def __init__(self, root: str, marker_key: str, setters: dict[str, str | None], describe: str) -> None:
-        self.root = root
-        self.marker_key = marker_key
-        self.setters = setters
-        self.describe = describe
-        self.writes: list[PlannedWrite] = []
-        self.changes: list[tuple[str, Change]] = []
-        self.matched = 0
-        self.errors: list[str] = []
-        self.warnings: list[str] = []
 
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.report and args.report[0] not in ("json", "markdown"):
+        parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     try:
         return _main(args)
+    except UsageError as err:
+        parser.error(err.message)
     except PromoteError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
     except OSError as err:
@@ -80,11 +86,52 @@ def main(argv: list[str]) -> int:
     return 1
 
 
+def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
+    """The promotions the options ask for (UsageError for malformed options)."""
+    from krm_merge.promote.request import RequestError
+
+    try:
+        return _promotions_from_args(args)
+    except RequestError as err:
+        raise UsageError(err.message) from None
+
+
+def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
+    from krm_merge.promote.request import (
+        Promotion, parse_image_policy, parse_kustomize_image, parse_set, promotion_from_spec)
+
+    promotions: list[Promotion] = [parse_set(text) for text in args.set]
+    bare_policies = [text for text in args.image_policy if "=" not in text]
+    promotions.extend(parse_image_policy(text) for text in args.image_policy if "=" in text)
+    if args.pipeline is not None or bare_policies:
+        if args.value is None:
+            raise UsageError("--value is needed with --pipeline or --image-policy NS:NAME")
+        if len(bare_policies) + (args.pipeline is not None) > 1:
+            raise UsageError("--value serves one --pipeline or --image-policy NS:NAME; use --set/--image-policy "
+                               "NS:NAME=IMAGE_REF for several")
+        if args.pipeline is not None:
+            if not args.environment and not args.from_environment:
+                raise PromoteError("give --environment or --from-environment")
+            promotions.append(promotion_from_spec({"pipeline": args.pipeline, "environment": args.environment,
+                                                   "fromEnvironment": args.from_environment, "value": args.value}))
+        else:
+            if args.from_environment or (args.environment and not args.kustomize_image):
+                raise PromoteError("--image-policy takes no environment")
+            promotions.append(promotion_from_spec({"imagePolicy": bare_policies[0], "value": args.value}))
+    elif args.value is not None:
+        raise UsageError("--value goes with --pipeline or --image-policy NS:NAME")
+    promotions.extend(parse_kustomize_image(text, args.environment) for text in args.kustomize_image)
+    if not promotions:
+        raise UsageError("nothing to promote: give --set, --image-policy, --kustomize-image or --pipeline")
+    return promotions
+
+
 def _main(args: argparse.Namespace) -> int:
     root = args.dir
     if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
-    run = _plan(root, args)
+    promotions = promotions_from_args(args)
+    run = plan(root, promotions)
     for warning in run.warnings:
         sys.stderr.write(f"{PROG}: warning: {warning}\n")
     if run.errors:
@@ -94,53 +141,138 @@ def _main(args: argparse.Namespace) -> int:
         return 1
     out = sys.stdout
     for rel, change in run.changes:
-        out.write(f"{rel}:{change.line}: {change.path}: {change.old!r} -> {change.new!r}\n")
-    if run.matched == 0:
-        message = f"no field found for {run.describe}"
+        old = repr(change.old) if change.old is not None else "(added)"
+        out.write(f"{rel}:{change.line}: {change.path}: {old} -> {change.new!r}\n")
+    from krm_merge.promote.request import no_match_messages
+
+    missing = no_match_messages(run.resolved, run.outcome.matched)
+    for message in missing:
         if args.allow_no_match:
             sys.stderr.write(f"{PROG}: warning: {message}\n")
-            return 0
-        sys.stderr.write(f"{PROG}: error: {message} (use --allow-no-match to accept this)\n")
+        else:
+            sys.stderr.write(f"{PROG}: error: {message} (use --allow-no-match to accept this)\n")
+    if missing and not args.allow_no_match:
+        sys.stderr.write(f"{PROG}: nothing written\n")
         return 1
-    if not run.changes:
-        out.write(f"{run.matched} marked field(s) already at {args.value!r}; nothing to change\n")
+    matched = sum(run.outcome.matched)
+    if not run.changes and matched:
+        out.write(f"{matched} field(s) already at the promoted value(s); nothing to change\n")
+    from krm_merge.promote import report
+
+    entries = report.entries(run.changes)
+    summary = report.summary(entries, [r.promotion for r in run.resolved])
+    if args.report:
+        report.write(args.report[0], args.report[1], entries, summary)
     if args.dry_run:
         out.write(_diff(run.writes))
+        out.write(report.to_markdown(entries, summary))
         return 0
     write_all(root, run.writes)
+    out.write(summary + "\n")
     return 0
 
 
-def _plan(root: str, args: argparse.Namespace) -> _Run:
-    if args.image_policy is not None:
-        if args.environment or args.from_environment:
-            raise PromoteError("--image-policy takes no environment")
-        policy = normalize_policy(args.image_policy)
-        setters = image_policy_setters(policy, args.value)
-        run = _Run(root, IMAGEPOLICY_KEY, setters, f'markers {{"{IMAGEPOLICY_KEY}": "{policy}[:tag|:name|:digest]"}}')
-        files = screen(root, (IMAGEPOLICY_KEY.encode(),))
-    else:
-        if not args.environment and not args.from_environment:
-            raise PromoteError("give --environment or --from-environment")
-        ref = PipelineRef.parse(args.pipeline)
-        files = screen(root, (PROMOTION_KEY.encode(), PIPELINE_GROUP.encode()))
-        target = resolve_target(ref, _find_pipeline(files, ref), environment=args.environment,
-                                from_environment=args.from_environment)
-        marker = ref.marker(target)
-        run = _Run(root, PROMOTION_KEY, {marker: args.value}, f'marker {{"{PROMOTION_KEY}": "{marker}"}}')
-    token = run.marker_key.encode()
+class _Run:
+    """What one run found and plans to write."""
+
+    def __init__(self, resolved: list[Resolved], outcome: Outcome) -> None:
+        self.resolved = resolved
+        self.outcome = outcome
+        self.writes: list[PlannedWrite] = []
+        self.changes: list[tuple[str, Any]] = []
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+
+
+def plan(root: str, promotions: list[Promotion]) -> _Run:
+    """Read the files the promotions can touch, run the engine, plan the writes."""
+    from krm_merge.promote.request import resolve
+
+    keys = sorted({PROMOTION_KEY for p in promotions if p.pipeline is not None and p.strategy == "markers"}
+                  | {IMAGEPOLICY_KEY for p in promotions if p.image_policy is not None})
+    needs_pipeline = any(p.pipeline is not None for p in promotions)
+    tokens = tuple(k.encode() for k in keys) + ((PIPELINE_GROUP.encode(),) if needs_pipeline else ())
+    files = screen(root, tokens) if tokens else []
+    resolved = resolve(promotions, lambda ref: _find_pipeline(files, ref))
+    kustomizations = _kustomization_rels(root, resolved)
+    files = _with_kustomizations(root, files, kustomizations)
+    units: list[tuple[str, str, Any]] = []
+    warnings: list[str] = []
+    key_bytes = tuple(k.encode() for k in keys)
     for screened in files:
-        if token in screened.data:
-            _promote_file(run, screened)
+        if screened.rel in kustomizations or any(k in screened.data for k in key_bytes):
+            try:
+                text, bom = decode(screened.data)
+            except UnicodeDecodeError as err:
+                warnings.append(f"{screened.rel}: not UTF-8 text (byte {err.start}); skipped")
+                continue
+            units.append((text, screened.rel, (screened, bom)))
+    from krm_merge.promote.units import Unit, empty_outcome
+
+    if units:
+        # Imported only now: a tree without marked files never loads the YAML library.
+        from krm_merge.promote.engine import promote_units
+
+        outcome = promote_units([Unit(*u) for u in units], resolved)
+    else:
+        outcome = empty_outcome(len(resolved))
+    run = _Run(resolved, outcome)
+    run.warnings.extend(warnings)
+    for unit, err in outcome.errors:
+        rel = unit.path or ""
+        if err.message.startswith("not valid YAML"):
+            run.warnings.append(f"{rel}" + (f":{err.line}" if err.line else "") + f": {err.message}; skipped")
+        else:
+            run.errors.append(str(err.located(file=rel)))
+    for result in outcome.results:
+        screened, bom = result.unit.handle
+        for bad in result.malformed:
+            run.warnings.append(f"{screened.rel}:{bad.line}: comment mentions a marker key but {bad.reason}: "
+                                f"{bad.comment.strip()}")
+        if not result.changed:
+            continue
+        try:
+            run.writes.append(PlannedWrite(screened, encode(result.text, bom)))
+        except PromoteError as err:
+            run.errors.append(str(err.located(file=screened.rel)))
+            continue
+        run.changes.extend((screened.rel, change) for change in result.changes)
     return run
 
 
-def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any] | None:
-    import yaml
+def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
+    found: set[str] = set()
+    for r in resolved:
+        if r.promotion.strategy != "kustomize-image" or r.scope is None:
+            continue
+        import glob
 
+        from krm_merge.promote.request import KUSTOMIZATION_NAMES
+
+        for name in KUSTOMIZATION_NAMES:
+            for path in glob.glob(os.path.join(glob.escape(root), r.scope, name)):
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                if rel.startswith("../") or os.path.isabs(r.scope):
+                    raise PromoteError(f"refusing {r.scope}: the kustomization path leaves {root}")
+                found.add(rel)
+    return found
+
+
+def _with_kustomizations(root: str, files: list[ScreenedFile], rels: set[str]) -> list[ScreenedFile]:
+    """Add the kustomization files of kustomize-image promotions (they need no marker)."""
+    from krm_merge.promote.files import read_one
+
+    have = {f.rel for f in files}
+    extra = [read_one(root, rel) for rel in sorted(rels - have)]
+    return sorted(files + extra, key=lambda f: f.rel)
+
+
+def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any] | None:
     for screened in files:
         if PIPELINE_GROUP.encode() not in screened.data:
             continue
+        import yaml  # only when a file may hold a Pipeline
+
         try:
             docs = list(yaml.load_all(decode(screened.data)[0], Loader=yaml.CSafeLoader))
         except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
@@ -149,37 +281,6 @@ def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any
         if found is not None:
             return found
     return None
-
-
-def _promote_file(run: _Run, screened: ScreenedFile) -> None:
-    # Imported here: YAML parsing is only paid for when a file holds a marker.
-    from krm_merge.promote.engine import promote_text
-
-    try:
-        text, bom = decode(screened.data)
-    except UnicodeDecodeError as err:
-        run.warnings.append(f"{screened.rel}: not UTF-8 text (byte {err.start}); skipped")
-        return
-    try:
-        outcome = promote_text(text, run.marker_key, run.setters)
-    except PromoteError as err:
-        if err.message.startswith("not valid YAML"):
-            run.warnings.append(f"{screened.rel}" + (f":{err.line}" if err.line else "")
-                                + f": {err.message}; skipped")
-        else:
-            run.errors.append(str(err.located(file=screened.rel)))
-        return
-    for bad in outcome.malformed:
-        run.warnings.append(f"{screened.rel}:{bad.line}: comment mentions {run.marker_key} but {bad.reason}: "
-                            f"{bad.comment.strip()}")
-    run.matched += outcome.matched
-    if outcome.changed:
-        try:
-            run.writes.append(PlannedWrite(screened, encode(outcome.text, bom)))
-        except PromoteError as err:
-            run.errors.append(str(err.located(file=screened.rel)))
-            return
-        run.changes.extend((screened.rel, change) for change in outcome.changes)
 
 
 def _diff(writes: list[PlannedWrite]) -> str:

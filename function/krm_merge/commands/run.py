@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import File, KrmError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,12 +73,28 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeOb
     )
 
 
+def _is_promote(config: KubeObject | None) -> bool:
+    data = config.data if config is not None else None
+    if not isinstance(data, dict):
+        return False
+    values = data.get("data")
+    return data.get("kind") == "Promote" or (isinstance(values, dict) and values.get("mode") == "promote")
+
+
 def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
     from krm_merge.krm import package, yamlio
     from krm_merge.runner import process
 
-    pkg, rl = package.read_package(root)
-    rl.function_config = function_config_from_args(fn_config, pairs)
+    config = function_config_from_args(fn_config, pairs)
+    promote = _is_promote(config)
+    pkg, rl = package.read_package(root, skip_undecodable=promote)
+    rl.function_config = config
+    if promote:
+        # promote skips files it cannot read, as the promote command does, and says so.
+        from krm_merge.modes.promote import unread_file_warnings
+
+        for message, rel in unread_file_warnings(str(root), pkg.skipped):
+            rl.results.warning(message, file=File(rel))
     process(rl)
     for result in rl.results:
         sys.stderr.write(result.display() + "\n")

@@ -63,9 +63,12 @@ class Package:
 
     root: Path
     files: dict[str, SourceFile] = field(default_factory=dict)
+    # Files left unread with the reason (only with read_package(skip_undecodable=True)).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def read_package(root: Path, *, validate: bool = True) -> tuple[Package, ResourceList]:
+def read_package(root: Path, *, validate: bool = True,
+                 skip_undecodable: bool = False) -> tuple[Package, ResourceList]:
     """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
 
     With ``validate`` every document is checked to be a mapping (by the cheap
@@ -73,7 +76,9 @@ def read_package(root: Path, *, validate: bool = True) -> tuple[Package, Resourc
     sequence, which is wrapped as ``kpt fn source`` does; without it nothing
     is parsed until a mode asks, for callers that compare texts first.
     What is not read (links to directories) and what is wrapped is reported
-    as info results in the returned list.
+    as info results in the returned list. With ``skip_undecodable`` a file
+    that is not UTF-8 is left out (and alone) and listed in
+    ``Package.skipped`` instead of failing the read.
     """
     root = Path(root)
     if not root.is_dir():
@@ -86,7 +91,13 @@ def read_package(root: Path, *, validate: bool = True) -> tuple[Package, Resourc
         rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
                         file=File(rel))
     for rel in _package_files(walked, ignore):
-        source = _read_source(root, rel, validate)
+        try:
+            source = _read_source(root, rel, validate)
+        except KrmError as err:
+            if not (skip_undecodable and err.message.endswith("is not UTF-8 text")):
+                raise
+            pkg.skipped.append((rel, "not UTF-8 text"))
+            continue
         pkg.files[rel] = source
         rl.items.extend(item for item in source.items if item is not None)
         for position in source.wrapped:

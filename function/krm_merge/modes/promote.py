@@ -7,10 +7,12 @@ Strategies:
   ``imagePolicy``) is set to ``value``;
 * ``path``: resources whose file path lies under a template such as
   ``apps/{environment.name}/{application.name}``;
-* ``labels``: resources matching a label/annotation selector (templated the same way).
+* ``labels``: resources matching a label/annotation selector (templated the same way);
+* ``kustomize-image``: ``images[name=X]`` of the kustomization in a (templated) directory.
 
-For path/labels the field comes from a built-in table of known kinds or ``fieldPath``.
-Edits are byte-exact (see :mod:`krm_merge.promote`): only the set scalar's text changes.
+A run carries one promotion (the top-level keys) or many (a ``promotions:`` list), applied
+in one pass by :mod:`krm_merge.promote.engine` — the same engine the ``krm-merge promote``
+command calls on files.  Edits are byte-exact: only the set scalars' text changes.
 """
 
 from __future__ import annotations
@@ -18,185 +20,148 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import yaml
-
-from krm_merge.config import ConfigError, check_keys, parse_bool, parse_choice
+from krm_merge.config import ConfigError, check_keys, parse_bool
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
-from krm_merge.promote import strategies
-from krm_merge.promote.document import parse_document
-from krm_merge.promote.edit import Change, set_scalars
-from krm_merge.promote.engine import TextOutcome, promote_text
+from krm_merge.promote.edit import Change
+from krm_merge.promote.engine import Unit, promote_units
 from krm_merge.promote.errors import PromoteError
-from krm_merge.promote.imagepolicy import image_policy_setters, normalize_policy
-from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
-from krm_merge.promote.pipeline import PipelineRef, find_pipeline, resolve_target
+from krm_merge.promote.pipeline import find_pipeline
+from krm_merge.promote.request import KEYS as PROMOTION_KEYS
+from krm_merge.promote.request import Promotion, RequestError, no_match_messages, promotion_from_spec, resolve
 
-STRATEGIES = ("markers", "path", "labels")
-KEYS = ("pipeline", "environment", "fromEnvironment", "value", "allowNoMatch", "imagePolicy",
-        "strategy", "pathTemplate", "labelSelector", "annotationSelector", "fieldPath", "application")
+KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions")
 
 
 @dataclass(frozen=True)
 class Config:
-    """The promote functionConfig."""
+    """The promote functionConfig: one or more promotions applied in one run."""
 
-    value: str
-    strategy: str = "markers"
-    pipeline: PipelineRef | None = None
-    environment: str | None = None
-    from_environment: str | None = None
-    image_policy: str | None = None
+    promotions: tuple[Promotion, ...]
     allow_no_match: bool = False
-    path_template: str | None = None
-    label_selector: str | None = None
-    annotation_selector: str | None = None
-    field_path: str | None = None
-    application: str | None = None
+
+    @property
+    def value(self) -> str:
+        """The value of the first promotion (the only one in the single-promotion form)."""
+        return self.promotions[0].value
 
 
 def config_from_configmap(data: dict[str, str]) -> Config:
-    """ConfigMap form: every key a string (``allowNoMatch: "true"``)."""
+    """ConfigMap form: every key a string (``allowNoMatch: "true"``; ``promotions`` a YAML list)."""
     check_keys(data, KEYS)
-    return _build(dict(data), "data")
+    spec: dict[str, Any] = dict(data)
+    if spec.get("promotions"):
+        from krm_merge.krm import yamlio
+
+        spec["promotions"] = yamlio.load_strings(spec["promotions"], "functionConfig data.promotions")
+    return _build(spec, "data")
 
 
 def config_from_typed(spec: dict[str, Any]) -> Config:
-    """Typed form (kind ``Promote``): the same keys, ``allowNoMatch`` a boolean."""
+    """Typed form (kind ``Promote``): the same keys, ``allowNoMatch`` a boolean, ``promotions`` a list."""
     check_keys(spec, KEYS, "spec")
     return _build(spec, "spec")
 
 
-def _text(spec: dict[str, Any], key: str, where: str) -> str | None:
-    value = spec.get(key)
-    if value is None or value == "":
-        return None
-    if isinstance(value, (dict, list, bool)):
-        raise ConfigError(f"{where}.{key}", "must be a string")
-    return str(value)
-
-
 def _build(spec: dict[str, Any], where: str) -> Config:
-    value = spec.get("value")
-    if value is None:
-        raise ConfigError(f"{where}.value", "missing: the new value to write (always written as a string)")
-    if isinstance(value, (dict, list)):
-        raise ConfigError(f"{where}.value", "must be a string")
-    value = value if isinstance(value, str) else ("true" if value is True else "false" if value is False else str(value))
-    strategy = parse_choice(spec.get("strategy") or "markers", f"{where}.strategy", STRATEGIES)
+    allow = parse_bool(spec.get("allowNoMatch", False), f"{where}.allowNoMatch")
+    listed = spec.get("promotions")
+    single = {k: v for k, v in spec.items() if k not in ("allowNoMatch", "promotions", "mode")}
+    if listed in (None, ""):
+        return Config((_promotion(single, where),), allow)
+    if single:
+        raise ConfigError(f"{where}.promotions", f"give either a promotions list or the keys of one promotion "
+                          f"({', '.join(sorted(single))}), not both")
+    if not isinstance(listed, list) or not listed:
+        raise ConfigError(f"{where}.promotions", "must be a non-empty list of promotions")
+    promotions = []
+    for i, entry in enumerate(listed):
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}.promotions[{i}]", "must be a mapping of promotion keys")
+        promotions.append(_promotion(entry, f"{where}.promotions[{i}]"))
+    return Config(tuple(promotions), allow)
+
+
+def _promotion(spec: dict[str, Any], where: str) -> Promotion:
     try:
-        pipeline_text = _text(spec, "pipeline", where)
-        pipeline = PipelineRef.parse(pipeline_text) if pipeline_text else None
-        policy_text = _text(spec, "imagePolicy", where)
-        image_policy = normalize_policy(policy_text) if policy_text else None
-    except PromoteError as err:
-        raise ConfigError(f"{where}.pipeline" if "pipeline" in err.message else f"{where}.imagePolicy",
-                          err.message) from None
-    config = Config(
-        value=value,
-        strategy=strategy,
-        pipeline=pipeline,
-        environment=_text(spec, "environment", where),
-        from_environment=_text(spec, "fromEnvironment", where),
-        image_policy=image_policy,
-        allow_no_match=parse_bool(spec.get("allowNoMatch", False), f"{where}.allowNoMatch"),
-        path_template=_text(spec, "pathTemplate", where),
-        label_selector=_text(spec, "labelSelector", where),
-        annotation_selector=_text(spec, "annotationSelector", where),
-        field_path=_text(spec, "fieldPath", where),
-        application=_text(spec, "application", where),
-    )
-    _validate(config, where)
-    return config
-
-
-def _validate(config: Config, where: str) -> None:
-    if config.environment and config.from_environment:
-        raise ConfigError(f"{where}.fromEnvironment", "give either environment or fromEnvironment, not both")
-    if config.image_policy is not None:
-        if config.strategy != "markers":
-            raise ConfigError(f"{where}.imagePolicy", "only works with strategy markers")
-        if config.pipeline or config.environment or config.from_environment:
-            raise ConfigError(f"{where}.imagePolicy", "is an alternative to pipeline/environment; give one or the other")
-        return
-    if config.strategy == "markers" and config.pipeline is None:
-        raise ConfigError(f"{where}.pipeline", "missing: namespace/name of the Pipeline (or use imagePolicy)")
-    if not config.environment and not config.from_environment:
-        raise ConfigError(f"{where}.environment", "missing: give environment (the target) or fromEnvironment")
-    if config.from_environment and config.pipeline is None:
-        raise ConfigError(f"{where}.pipeline", "fromEnvironment needs the Pipeline (namespace/name)")
-    if config.strategy == "path" and not config.path_template:
-        raise ConfigError(f"{where}.pathTemplate", "strategy path needs a template, e.g. apps/{environment.name}/{application.name}")
-    if config.strategy == "labels" and not (config.label_selector or config.annotation_selector):
-        raise ConfigError(f"{where}.labelSelector", "strategy labels needs labelSelector and/or annotationSelector")
-    if config.strategy != "labels" and (config.label_selector or config.annotation_selector):
-        raise ConfigError(f"{where}.labelSelector", "only used with strategy labels")
-    if config.strategy == "markers" and config.field_path:
-        raise ConfigError(f"{where}.fieldPath", "only used with strategies path and labels (markers name their field)")
+        return promotion_from_spec(spec)
+    except RequestError as err:
+        raise ConfigError(f"{where}.{err.key}", err.message) from None
 
 
 # --------------------------------------------------------------------------------- run
 
 
-@dataclass
-class _Edit:
-    """An item and what promoting its text gave (applied only when no item failed)."""
-
-    obj: KubeObject
-    outcome: TextOutcome
-
-
 def run(rl: ResourceList, config: Config) -> None:
-    """Set the promoted field(s) in ``rl.items``; one info result per change."""
-    config = replace(config, value=_value_as_written(rl.function_config, config.value))
+    """Set the promoted fields in ``rl.items``; one info result per change, all or nothing."""
+    config = _values_as_written(rl.function_config, config)
+    pipelines = [o.data for o in rl.items if o.kind == "Pipeline"]
     try:
-        target, pipeline_data = _resolve_environment(rl, config)
+        resolved = resolve(config.promotions, lambda ref: find_pipeline(pipelines, ref))
     except PromoteError as err:
-        raise KrmError(err.message) from None
-    if config.strategy == "markers":
-        edits = _run_markers(rl, config, target, _scope(config, target, pipeline_data))
-        what = _describe_markers(config, target)
-    else:
-        edits = _run_strategy(rl, config, target, pipeline_data)
-        what = f"resources selected by strategy {config.strategy}"
-    if rl.results.has_errors:
-        return  # all or nothing: no item is changed when any item failed
-    matched = sum(e.outcome.matched for e in edits)
-    for edit in edits:
-        if edit.outcome.changed:
-            edit.obj.set_text(edit.outcome.text)
-        for change in edit.outcome.changes:
-            _report_change(rl, edit.obj, change)
-    if matched == 0:
-        message = f"no field found for {what}"
+        raise KrmError(err.message, field=err.field) from None
+    units = [Unit(obj.text, obj.path, obj) for obj in rl.items]
+    outcome = promote_units(units, resolved)
+    for unit, err in outcome.errors:
+        _report_error(rl, unit.handle, err)
+    for result in outcome.results:
+        for bad in result.malformed:
+            rl.results.warning(f"comment mentions a marker key but {bad.reason}: {bad.comment.strip()}",
+                               result.unit.handle)
+    for message in no_match_messages(resolved, outcome.matched):
         if config.allow_no_match:
             rl.results.warning(message)
         else:
-            raise KrmError(message + " (set allowNoMatch: true to accept this)")
+            rl.results.error(message + " (set allowNoMatch: true to accept this)")
+    if rl.results.has_errors:
+        return  # all or nothing: no item is changed when any item failed
+    for result in outcome.results:
+        obj: KubeObject = result.unit.handle
+        obj.set_text(result.text)
+        for change in result.changes:
+            _report_change(rl, obj, change)
 
 
-def _value_as_written(function_config: KubeObject | None, parsed: str) -> str:
-    """The ``value`` exactly as written in the functionConfig.
+def _values_as_written(function_config: KubeObject | None, config: Config) -> Config:
+    """Each ``value`` exactly as written in the functionConfig.
 
     ConfigMap data are strings, and a version is text: an unquoted ``value: 1.10`` means
     "1.10", not the number 1.1 that a YAML loader makes of it (kpt itself reads such data
     as strings).  Quoted values were strings already.
     """
     if function_config is None:
-        return parsed
+        return config
+    import yaml
+
     try:
         root = yaml.compose(function_config.text, Loader=yaml.CSafeLoader)
     except yaml.YAMLError:
-        return parsed
+        return config
     for section in ("data", "spec"):
-        node = _child(_child(root, section), "value")
-        if isinstance(node, yaml.ScalarNode) and not node.style and node.value:
-            return str(node.value)
-    return parsed
+        holder = _child(root, section)
+        if holder is None:
+            continue
+        listed = _child(holder, "promotions")
+        nodes = listed.value if isinstance(listed, yaml.SequenceNode) else [holder]
+        written = [_plain(_child(node, "value")) for node in nodes]
+        if len(written) == len(config.promotions):
+            return replace(config, promotions=tuple(
+                p._replace(value=w) if w is not None else p for p, w in zip(config.promotions, written)))
+    return config
 
 
-def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
+def _plain(node: Any) -> str | None:
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode) and not node.style and node.value:
+        return str(node.value)
+    return None
+
+
+def _child(node: Any, key: str) -> Any:
+    import yaml
+
     if not isinstance(node, yaml.MappingNode):
         return None
     for k, v in node.value:
@@ -205,124 +170,11 @@ def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
     return None
 
 
-def _resolve_environment(rl: ResourceList, config: Config) -> tuple[str | None, dict[str, Any] | None]:
-    if config.image_policy is not None:
-        return None, None
-    pipeline_data = None
-    if config.pipeline is not None:
-        pipeline_data = find_pipeline((o.data for o in rl.items if o.kind == "Pipeline"), config.pipeline)
-    if config.pipeline is None:
-        return config.environment, None
-    target = resolve_target(config.pipeline, pipeline_data, environment=config.environment,
-                            from_environment=config.from_environment)
-    return target, pipeline_data
-
-
-def _describe_markers(config: Config, target: str | None) -> str:
-    if config.image_policy is not None:
-        return f'markers {{"{IMAGEPOLICY_KEY}": "{config.image_policy}[:tag|:name|:digest]"}}'
-    assert config.pipeline is not None and target is not None
-    return f'marker {{"{PROMOTION_KEY}": "{config.pipeline.marker(target)}"}}'
-
-
-def _scope(config: Config, target: str | None, pipeline_data: dict[str, Any] | None) -> str | None:
-    """With markers, ``pathTemplate`` only narrows the files searched (like Flux's update path)."""
-    if config.path_template is None:
-        return None
-    try:
-        return strategies.render_template(config.path_template, _template_variables(config, target, pipeline_data))
-    except PromoteError as err:
-        raise KrmError(err.message, field="pathTemplate") from None
-
-
-def _run_markers(rl: ResourceList, config: Config, target: str | None, scope: str | None) -> list[_Edit]:
-    if config.image_policy is not None:
-        key = IMAGEPOLICY_KEY
-        try:
-            setters: dict[str, str | None] = image_policy_setters(config.image_policy, config.value)
-        except PromoteError as err:
-            raise KrmError(err.message, field="value") from None
-    else:
-        assert config.pipeline is not None and target is not None
-        key, setters = PROMOTION_KEY, {config.pipeline.marker(target): config.value}
-    edits: list[_Edit] = []
-    for obj in rl.items:
-        if key not in obj.text:
-            continue
-        if scope is not None and not (obj.path and strategies.path_selected(obj.path, scope)):
-            continue
-        try:
-            outcome = promote_text(obj.text, key, setters)
-        except PromoteError as err:
-            _report_error(rl, obj, err)
-            continue
-        for bad in outcome.malformed:
-            rl.results.warning(f"comment mentions {key} but {bad.reason}: {bad.comment.strip()}", obj)
-        edits.append(_Edit(obj, outcome))
-    return edits
-
-
-def _run_strategy(rl: ResourceList, config: Config, target: str | None,
-                  pipeline_data: dict[str, Any] | None) -> list[_Edit]:
-    variables = _template_variables(config, target, pipeline_data)
-    try:
-        if config.strategy == "path":
-            assert config.path_template is not None
-            pattern = strategies.render_template(config.path_template, variables)
-            chosen = [o for o in rl.items if o.path and strategies.path_selected(o.path, pattern)]
-        else:
-            labels = strategies.parse_selector(strategies.render_template(config.label_selector, variables)) \
-                if config.label_selector else ()
-            annotations = strategies.parse_selector(strategies.render_template(config.annotation_selector, variables)) \
-                if config.annotation_selector else ()
-            chosen = [o for o in rl.items
-                      if strategies.selector_matches(labels, o.labels)
-                      and strategies.selector_matches(annotations, o.annotations)]
-        field_parts = strategies.parse_field_path(config.field_path) if config.field_path else None
-    except PromoteError as err:
-        raise KrmError(err.message) from None
-    edits: list[_Edit] = []
-    for obj in chosen:
-        if obj.is_local_config or obj.kind == "Pipeline":
-            continue
-        path = strategies.field_for(obj.group, obj.kind, config.field_path)
-        if path is None:
-            continue
-        try:
-            parts = field_parts or strategies.parse_field_path(path)
-            doc = parse_document(obj.text)
-            entry = strategies.find_field(doc, 0, parts)
-            if entry is None:
-                continue
-            new_text, changes = set_scalars(doc, [(entry, config.value, None)])
-        except PromoteError as err:
-            _report_error(rl, obj, err)
-            continue
-        edits.append(_Edit(obj, TextOutcome(new_text, changes, 1, [])))
-    return edits
-
-
-def _template_variables(config: Config, target: str | None, pipeline: dict[str, Any] | None) -> dict[str, str]:
-    variables = {"environment.name": target or ""}
-    if config.pipeline is not None:
-        variables["pipeline.name"] = config.pipeline.name
-        variables["pipeline.namespace"] = config.pipeline.namespace
-    app = config.application
-    if app is None and pipeline is not None:
-        app_ref = (pipeline.get("spec") or {}).get("appRef") if isinstance(pipeline.get("spec"), dict) else None
-        if isinstance(app_ref, dict) and isinstance(app_ref.get("name"), str):
-            app = app_ref["name"]
-    if app is None and config.pipeline is not None:
-        app = config.pipeline.name
-    if app is not None:
-        variables["application.name"] = app
-    return variables
-
-
 def _report_change(rl: ResourceList, obj: KubeObject, change: Change) -> None:
+    was = f"was {change.old!r}" if change.old is not None else "added"
     rl.results.info(
-        f"set {change.path} to {change.new!r} (was {change.old!r})"
-        + (f" for marker {change.marker!r}" if change.marker else ""),
+        f"set {change.path} to {change.new!r} ({was})"
+        + (f" for marker {change.marker!r}" if change.marker else (f" by {change.source}" if change.source else "")),
         obj, field=change.path, current=change.old, proposed=change.new,
     )
 
@@ -330,3 +182,22 @@ def _report_change(rl: ResourceList, obj: KubeObject, change: Change) -> None:
 def _report_error(rl: ResourceList, obj: KubeObject, err: PromoteError) -> None:
     message = err.message + (f" (line {err.line} of the item)" if err.line else "")
     rl.results.error(message, obj, field=err.field)
+
+
+
+
+def unread_file_warnings(root: str, skipped: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Warnings (message, file) for ``krm-merge run`` about files it did not read.
+
+    ``run`` reads like ``kpt fn source`` (``*.yaml``, ``*.yml``, Kptfile); a file it skipped
+    (not UTF-8) or never reads (Flux's extension-less ``Kustomization``) may hold markers
+    that only the ``promote`` command, which reads what Flux reads, can promote.
+    """
+    from krm_merge.promote.files import unread_marker_files
+
+    hint = "; `krm-merge promote DIR` reads it (as Flux does)"
+    notes = [(f"{rel}: {reason}; skipped", rel) for rel, reason in skipped]
+    notes.extend((f"{rel} holds a promotion marker but `krm-merge run` reads like kpt fn source "
+                  f"(*.yaml, *.yml, Kptfile) and did not read it{hint}", rel)
+                 for rel in unread_marker_files(root))
+    return notes

@@ -7,7 +7,9 @@ key or value it belongs to, and lets the editor splice a scalar's exact bytes.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from typing import Literal
 
 import yaml
@@ -76,11 +78,11 @@ class Document:
                  "_dashes", "_protected", "_protected_starts")
 
     def __init__(self, text: str, roots: list[yaml.Node], entries: list[Entry], dashes: dict[int, Entry],
-                 protected: list[tuple[int, int]]) -> None:
+                 protected: list[tuple[int, int]], line_starts: list[int] | None = None) -> None:
         self.text = text
         self.roots = roots
         self.entries = entries
-        self.line_starts = _line_starts(text)
+        self.line_starts = line_starts if line_starts is not None else _line_starts(text)
         # Alias entries carry the marks of the node they point to; they must not be found
         # by position, only through their key.
         placed = [e for e in entries if not e.alias]
@@ -163,49 +165,74 @@ def _key_text(node: yaml.Node) -> str:
 
 
 class _Indexer:
-    """Walks composed nodes once, recording entries, dash positions and scalar spans."""
+    """Walks composed nodes once, recording entries, dash positions and scalar spans.
 
-    def __init__(self, text: str) -> None:
+    With ``focus`` (sorted, disjoint character ranges) only nodes whose text overlaps a
+    range are recorded: a marker needs the nodes on its own line and the lines next to it,
+    and skipping the rest of a large document is most of the indexing cost.
+    """
+
+    def __init__(self, text: str, focus: list[tuple[int, int]] | None = None) -> None:
         self.text = text
         self.entries: list[Entry] = []
-        self.seen: set[int] = set()
         self.dashes: dict[int, Entry] = {}
         self.protected: list[tuple[int, int]] = []
+        self.focus = focus
+        self.focus_starts = [lo for lo, _ in focus] if focus is not None else []
+
+    def wanted(self, start: int, end: int) -> bool:
+        """True when [start, end] overlaps a focus range (always, without focus)."""
+        if self.focus is None:
+            return True
+        i = bisect_right(self.focus_starts, end) - 1
+        return i >= 0 and self.focus[i][1] >= start
 
     def add(self, node: yaml.Node, role: Role, path: tuple[PathPart, ...], doc: int,
-            in_flow: bool, depth: int) -> Entry:
-        alias = role == "value" and id(node) in self.seen
+            in_flow: bool, depth: int, floor: int = 0) -> Entry:
+        # An alias carries the marks of the node it names, which was defined earlier: it
+        # starts before the end of what precedes it in the document (``floor``).
+        alias = role == "value" and node.start_mark.index < floor
         entry = Entry(node, role, path, doc, in_flow, depth, alias)
         self.entries.append(entry)
         if alias:
             return entry
-        self.seen.add(id(node))
         if isinstance(node, yaml.ScalarNode):
             self._protect_scalar(node)
         elif isinstance(node, yaml.MappingNode):
             flow = in_flow or bool(node.flow_style)
+            before = node.start_mark.index
             for key, value in node.value:
-                sub = path + (_key_text(key),)
-                key_entry = self.add(key, "key", sub, doc, flow, depth + 1)
-                key_entry.value = self.add(value, "value", sub, doc, flow, depth + 1)
+                key_start, key_end = key.start_mark.index, key.end_mark.index
+                value_end = value.end_mark.index if value.start_mark.index >= key_end else key_end
+                if self.wanted(key_start, value_end):
+                    sub = path + (_key_text(key),)
+                    key_entry = self.add(key, "key", sub, doc, flow, depth + 1, before)
+                    key_entry.value = self.add(value, "value", sub, doc, flow, depth + 1, key_end)
+                before = max(before, value_end)
         elif isinstance(node, yaml.SequenceNode):
             flow = in_flow or bool(node.flow_style)
+            before = node.start_mark.index
             for i, item in enumerate(node.value):
-                item_entry = self.add(item, "value", path + (i,), doc, flow, depth + 1)
-                if not flow:
-                    self._record_dash(item_entry)
+                item_start, item_end = item.start_mark.index, item.end_mark.index
+                alias_item = item_start < before
+                dash = None if flow or alias_item else self._dash_before(item_start)
+                if self.wanted(dash if dash is not None else item_start, item_end if not alias_item else item_start):
+                    item_entry = self.add(item, "value", path + (i,), doc, flow, depth + 1, before)
+                    if dash is not None:
+                        item_entry.dash = dash
+                        self.dashes[dash] = item_entry
+                if not alias_item:
+                    before = max(before, item_end)
         return entry
 
-    def _record_dash(self, item: Entry) -> None:
+    def _dash_before(self, start: int) -> int | None:
         # The `-` of a block sequence item is the first non-blank character before the
         # item's content (usually on the same line).
-        i = item.start - 1
+        i = start - 1
         text = self.text
         while i >= 0 and text[i] in " \t\r\n":
             i -= 1
-        if i >= 0 and text[i] == "-":
-            item.dash = i
-            self.dashes[i] = item
+        return i if i >= 0 and text[i] == "-" else None
 
     def _protect_scalar(self, node: yaml.ScalarNode) -> None:
         start, end = node.start_mark.index, node.end_mark.index
@@ -220,14 +247,42 @@ class _Indexer:
         self.protected.append((start, end))
 
 
-def parse_document(text: str) -> Document:
+def _focus(text: str, line_starts: list[int], keys: Sequence[str]) -> list[tuple[int, int]]:
+    """Character ranges around every line holding one of ``keys``: that line and the next
+    ones up to the first line with content (a head comment's target), and the line before
+    (a multi-line head comment disqualifies a marker)."""
+    lines: set[int] = set()
+    for key in keys:
+        pos = text.find(key)
+        while pos != -1:
+            lines.add(bisect_right(line_starts, pos) - 1)
+            pos = text.find(key, pos + len(key))
+    ranges: list[tuple[int, int]] = []
+    last = len(line_starts) - 1
+    for line in sorted(lines):
+        lo = line_starts[max(0, line - 1)]
+        nxt = line + 1
+        while nxt < last and not text[line_starts[nxt] : line_starts[nxt + 1]].strip(" \t\r\n-"):
+            nxt += 1  # blank lines and lone dashes: the target is further down
+        hi = line_starts[nxt + 1] - 1 if nxt + 1 <= last else len(text)
+        if ranges and lo <= ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], max(ranges[-1][1], hi))
+        else:
+            ranges.append((lo, hi))
+    return ranges
+
+
+def parse_document(text: str, focus_keys: Sequence[str] | None = None) -> Document:
     """Compose every YAML document of ``text`` and index its nodes.
 
-    Raises PromoteError (with the line) when the text is not valid YAML.
+    With ``focus_keys`` only the nodes near the lines holding those keys are indexed (enough
+    to find and set marked fields; not for path lookups).  Raises PromoteError (with the
+    line) when the text is not valid YAML.
     """
+    line_starts = _line_starts(text)
     try:
         roots = [root for root in yaml.compose_all(text, Loader=yaml.CSafeLoader) if root is not None]
-        indexer = _Indexer(text)
+        indexer = _Indexer(text, _focus(text, line_starts, focus_keys) if focus_keys is not None else None)
         for doc, root in enumerate(roots):
             indexer.add(root, "value", (), doc, False, 0)
     except yaml.YAMLError as err:
@@ -237,4 +292,32 @@ def parse_document(text: str) -> Document:
                            line=mark.line + 1 if mark is not None else None) from None
     except RecursionError:
         raise PromoteError("YAML nesting too deep to process") from None
-    return Document(text, roots, indexer.entries, indexer.dashes, indexer.protected)
+    return Document(text, roots, indexer.entries, indexer.dashes, indexer.protected, line_starts)
+
+
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.|%)", re.M)
+
+
+def split_stream(text: str) -> list[tuple[int, str]] | None:
+    """The documents of a YAML stream as (start index, text) chunks, split at ``---`` lines.
+
+    Splitting lets a file of many documents be parsed (and verified) only where a marker is.
+    A ``---`` at column 0 always ends a document (even inside a block scalar), so a line scan
+    is exact.  None when the stream is not safe to split this simply: directives (``%``),
+    document end markers (``...``), or content after ``---`` on its line.
+    """
+    chunks: list[tuple[int, str]] = []
+    pos = 0
+    for m in _DOCUMENT_MARKER.finditer(text):
+        start = m.start()
+        if text[start] != "-":
+            return None
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end + 1
+        rest = text[start + 3 : end].strip(" \t\r\n")
+        if text[start + 3 : start + 4] not in ("", " ", "\t", "\r", "\n") or (rest and not rest.startswith("#")):
+            return None
+        chunks.append((pos, text[pos:start]))
+        pos = end
+    chunks.append((pos, text[pos:]))
+    return chunks

@@ -26,12 +26,16 @@ class Change(NamedTuple):
     doc: int  # index of the YAML document in the text
     path: str  # field path inside the document, e.g. "spec.chart.spec.version"
     line: int  # 1-based line of the value in the original text
-    old: str
+    old: str | None  # None when the field was added (kustomize images)
     new: str
     marker: str | None = None
+    source: str = ""  # what set it: the marker or strategy (for reports)
+    resource: str = ""  # kind/name of the document, e.g. "HelmRelease/podinfo"
 
 
-class _Splice(NamedTuple):
+class Splice(NamedTuple):
+    """Replace ``text[start:end]`` with ``replacement``."""
+
     start: int
     end: int
     replacement: str
@@ -93,7 +97,7 @@ def _block_end(text: str, start: int, end: int) -> int:
     return start + len(kept)
 
 
-def plan_scalar_edit(doc: Document, entry: Entry, value: str) -> _Splice | None:
+def plan_scalar_edit(doc: Document, entry: Entry, value: str) -> Splice | None:
     """The splice that makes ``entry`` the string ``value``; None when it already is."""
     node = entry.node
     if not isinstance(node, yaml.ScalarNode) or entry.alias:
@@ -103,20 +107,20 @@ def plan_scalar_edit(doc: Document, entry: Entry, value: str) -> _Splice | None:
         return None
     text = doc.text
     if entry.start == entry.end:  # `key:` with an empty (null) value
-        return _Splice(entry.start, entry.start, " " + scalars.render_inline(value, "", in_flow=entry.in_flow))
+        return Splice(entry.start, entry.start, " " + scalars.render_inline(value, "", in_flow=entry.in_flow))
     prefix, scalar_start = _properties_end(text, entry.start, entry.end)
     style = node.style or ""
     try:
         if style in ("|", ">"):
             end = _block_end(text, scalar_start, entry.end)
-            return _Splice(entry.start, end, _block_splice(text, scalar_start, end, value, prefix))
-        return _Splice(entry.start, entry.end,
+            return Splice(entry.start, end, _block_splice(text, scalar_start, end, value, prefix))
+        return Splice(entry.start, entry.end,
                        prefix + scalars.render_inline(value, style, in_flow=entry.in_flow))
     except ValueError as err:
         raise PromoteError(str(err), field=format_path(entry.path)) from None
 
 
-def splice(text: str, splices: list[_Splice]) -> str:
+def splice(text: str, splices: list[Splice]) -> str:
     """Apply non-overlapping splices to ``text``."""
     out: list[str] = []
     pos = 0
@@ -184,7 +188,7 @@ def set_scalars(doc: Document, targets: Sequence[tuple[Entry, str, str | None]])
 
     The text is unchanged (same object) when every target already holds its value.
     """
-    splices: list[_Splice] = []
+    splices: list[Splice] = []
     changes: list[Change] = []
     expected: dict[int, str] = {}
     done: set[int] = set()

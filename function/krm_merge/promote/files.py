@@ -84,6 +84,17 @@ def screen(root: str, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
     return found
 
 
+def read_one(root: str, rel: str) -> ScreenedFile:
+    """A file named by its path relative to ``root`` (kustomizations found by template)."""
+    path = os.path.join(root, rel)
+    try:
+        data = _read(path)
+        info = os.stat(path)
+    except OSError as err:
+        raise PromoteError(f"cannot read {rel}: {err.strerror}") from None
+    return ScreenedFile(rel, path, data, os.path.islink(path), info.st_mtime_ns, info.st_size)
+
+
 def _screened(entry: os.DirEntry[str], rel: str, data: bytes) -> ScreenedFile:
     info = os.stat(entry.path)
     return ScreenedFile(rel, entry.path, data, entry.is_symlink(), info.st_mtime_ns, info.st_size)
@@ -165,3 +176,29 @@ def write_all(root: str, writes: list[PlannedWrite]) -> None:
         for write in done:  # put the originals back
             os.replace(_write_temp(write.file.path, write.file.data), write.file.path)
         raise PromoteError(f"cannot replace {write.file.rel}: {err.strerror}; nothing written") from None
+
+
+def unread_marker_files(root: str) -> list[str]:
+    """Files that Flux reads but ``kpt fn source`` does not (``Kustomization``) holding a marker.
+
+    Hidden directories are skipped, as ``krm-merge run`` skips them.
+    """
+    tokens = (b'"$promotion"', b'"$imagepolicy"')
+    found: list[str] = []
+    stack = [(root, "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                for entry in it:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, prefix + entry.name + "/"))
+                    elif entry.name in EXTRA_NAMES and entry.is_file(follow_symlinks=False):
+                        data = _read(entry.path)
+                        if any(token in data for token in tokens):
+                            found.append(prefix + entry.name)
+        except OSError:
+            continue
+    return sorted(found)

@@ -14,6 +14,7 @@ from typing import Final, NamedTuple
 
 from krm_merge.promote.document import Document, Entry, PathPart
 from krm_merge.promote.errors import PromoteError
+from krm_merge.promote.request import Resolved
 
 # (API group, kind) -> the field a promotion sets.
 KNOWN_FIELDS: Final[dict[tuple[str, str], str]] = {
@@ -138,3 +139,56 @@ def find_field(doc: Document, doc_index: int, path: tuple[PathPart, ...]) -> Ent
         if entry.role == "value" and entry.doc == doc_index and entry.path == path:
             return entry
     return None
+
+
+def _scalar_at(doc: Document, index: int, path: tuple[PathPart, ...]) -> str:
+    entry = find_field(doc, index, path)
+    return str(entry.node.value) if entry is not None and entry.is_scalar else ""
+
+
+def _string_map_at(doc: Document, index: int, path: tuple[PathPart, ...]) -> dict[str, str]:
+    entry = find_field(doc, index, path)
+    if entry is None or not isinstance(entry.node.value, list):
+        return {}
+    out: dict[str, str] = {}
+    for pair in entry.node.value:
+        if isinstance(pair, tuple) and all(isinstance(n.value, str) for n in pair):
+            out[pair[0].value] = pair[1].value
+    return out
+
+
+def selectors(resolved: Resolved) -> tuple[tuple[Requirement, ...], tuple[Requirement, ...]]:
+    """The rendered label and annotation selectors of a labels promotion (raises PromoteError)."""
+    p = resolved.promotion
+    labels = parse_selector(render_template(p.label_selector, resolved.variables)) if p.label_selector else ()
+    annotations = (parse_selector(render_template(p.annotation_selector, resolved.variables))
+                   if p.annotation_selector else ())
+    return labels, annotations
+
+
+def select_fields(doc: Document, resolved: Resolved) -> list[Entry]:
+    """The fields a path/labels promotion sets in ``doc`` (the unit was selected by path already).
+
+    Local-config resources and Pipelines are never changed; kinds without a known field (and
+    no ``fieldPath``) and resources without the field are skipped.
+    """
+    p = resolved.promotion
+    found: list[Entry] = []
+    for index in range(len(doc.roots)):
+        api_version, kind = _scalar_at(doc, index, ("apiVersion",)), _scalar_at(doc, index, ("kind",))
+        annotations = _string_map_at(doc, index, ("metadata", "annotations"))
+        if kind == "Pipeline" or annotations.get("config.kubernetes.io/local-config") == "true":
+            continue
+        if p.strategy == "labels":
+            labels_sel, annotations_sel = selectors(resolved)
+            if not (selector_matches(labels_sel, _string_map_at(doc, index, ("metadata", "labels")))
+                    and selector_matches(annotations_sel, annotations)):
+                continue
+        group = api_version.rpartition("/")[0]
+        path = field_for(group, kind, p.field_path)
+        if path is None:
+            continue
+        entry = find_field(doc, index, parse_field_path(path))
+        if entry is not None:
+            found.append(entry)
+    return found
