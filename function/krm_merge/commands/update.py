@@ -1,11 +1,17 @@
-"""``krm-merge update LOCAL --origin DIR --upstream DIR``: kpt pkg update on directories.
+"""``krm-merge update PKG[@REF]``: ``kpt pkg update`` for packages fetched with ``kpt pkg get``.
 
-The whole update of a package copy: KRM resources through the 3-way package
-merge (``krm_merge.merge3.package``), the Kptfile through the pipeline merge,
-and every other file by kpt's rules — a local file that is new or differs
-from origin is kept; an unmodified one is replaced by upstream's or deleted
-with it; files added upstream are copied; directories emptied because
-upstream removed them are removed.
+The origin (``upstreamLock``'s commit) and upstream (``REF``, default
+``upstream.git.ref``) versions are fetched with the user's git
+(:mod:`krm_merge.upstream.git`); ``--origin DIR --upstream DIR`` gives them
+as plain directories instead.  The whole update of the package copy then
+runs on the three directories: KRM resources and Kptfiles through the
+resource-merge mode's code path (:func:`krm_merge.modes.resource_merge.merge`,
+which also applies kpt's subpackage rules), every other file by kpt's rules —
+a local file that is new or differs from origin is kept; an unmodified one is
+replaced by upstream's or deleted with it; files added upstream are copied;
+directories emptied because upstream removed them are removed.  After a git
+update the root Kptfile records the new ``upstream.git.ref`` and
+``upstreamLock`` as kpt does.
 
 Writes are all-or-nothing: every new file is first written to a temporary
 file next to its target, and only when all were written are they renamed
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,11 +43,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update on directories).")
-    p.add_argument("local", help="the local package directory (updated in place)")
-    p.add_argument("--origin", required=True, metavar="DIR", help="the upstream version local was fetched from")
-    p.add_argument("--upstream", required=True, metavar="DIR", help="the new upstream version")
-    p.add_argument("--strategy", choices=STRATEGIES, default="resource-merge")
+    p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update).")
+    p.add_argument("package", metavar="PKG[@REF]",
+                   help="the local package directory (updated in place); @REF: the upstream branch, tag or commit "
+                        "(default: upstream.git.ref of its Kptfile)")
+    p.add_argument("--origin", metavar="DIR", help="the upstream version local was fetched from (a directory; with --upstream)")
+    p.add_argument("--upstream", metavar="DIR", help="the new upstream version (a directory; with --origin)")
+    p.add_argument("--strategy", choices=STRATEGIES,
+                   help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
     p.add_argument("--conflicts", choices=POLICIES, default="upstream-wins", help="who wins a field changed on both sides")
     p.add_argument(
         "--fallback-keys",
@@ -73,33 +83,107 @@ class UpdatePlan:
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = _parser().parse_args(argv)
+    if (args.origin is None) != (args.upstream is None):
+        sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
+        return 2
     try:
-        plan = plan_update(
-            Path(args.local), Path(args.origin), Path(args.upstream),
-            strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-        )
+        if args.origin is not None:
+            local = Path(args.package)
+            plan = plan_update(
+                local, Path(args.origin), Path(args.upstream),
+                strategy=args.strategy or "resource-merge", conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+            )
+        else:
+            from krm_merge.upstream.git import split_package_ref
+
+            path, ref = split_package_ref(args.package)
+            local = Path(path)
+            plan = plan_git_update(local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys)
     except KrmError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
+    return _finish(local, plan, args.conflicts, args.dry_run)
+
+
+def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int:
     for message in plan.messages:
         sys.stderr.write(message + "\n")
-    if args.conflicts == "fail" and plan.conflicts:
+    if conflicts == "fail" and plan.conflicts:
         sys.stderr.write(f"krm-merge update: error: {plan.conflicts} conflicting field(s); nothing written\n")
         return 1
-    if args.dry_run:
+    if dry_run:
         sys.stdout.write(render_plan(plan))
         return 0
     try:
-        apply_plan(Path(args.local), plan)
+        apply_plan(local, plan)
     except KrmError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
     except OSError as err:
         sys.stderr.write(f"krm-merge update: error: {err}\n")
         return 1
-    changed = sum(1 for w in plan.writes)
-    sys.stdout.write(f"updated {args.local}: {changed} file(s) changed\n")
+    sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed\n")
     return 0
+
+
+# --- git upstreams ----------------------------------------------------------------------
+
+
+def plan_git_update(
+    local: Path,
+    ref: str | None,
+    *,
+    strategy: str | None = None,
+    conflicts: str = "upstream-wins",
+    fallback_keys: str | None = None,
+    cache: Any = None,
+) -> UpdatePlan:
+    """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
+
+    The plan also rewrites the root Kptfile's ``upstream.git.ref``,
+    ``upstream.updateStrategy`` and ``upstreamLock`` (repo, directory, ref,
+    resolved commit), as ``kpt pkg update`` does.
+    """
+    from krm_merge.upstream.git import GitCache, GitUpstream, read_upstream, record_lock
+
+    kptfile = local / "Kptfile"
+    if not local.is_dir():
+        raise KrmError(f"package {local} is not a directory")
+    if not kptfile.is_file():
+        raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
+    kptfile_text = yamlio.read_text_file(kptfile)
+    upstream, lock = read_upstream(yamlio.load_data(kptfile_text, str(kptfile)), str(kptfile))
+    target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
+    if not target.ref:
+        raise KrmError(f"{kptfile}: upstream.git.ref is empty; give PKG@REF")
+    strategy = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
+    cache = cache or GitCache()
+    commit = cache.resolve(target.repo, target.ref)
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
+        origin_dir.mkdir()
+        if lock is not None:  # without a lock kpt's origin is empty: everything counts as added upstream
+            cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
+        cache.extract(target.repo, commit, target.directory, upstream_dir)
+        plan = plan_update(local, origin_dir, upstream_dir, strategy=strategy, conflicts=conflicts, fallback_keys=fallback_keys)
+    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy))
+    return plan
+
+
+def _kptfile_strategy(text: str) -> str | None:
+    data = yamlio.load_data(text, "Kptfile")
+    value = ((data or {}).get("upstream") or {}).get("updateStrategy") if isinstance(data, dict) else None
+    return value if value in STRATEGIES else None
+
+
+def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> None:
+    for write in plan.writes:
+        if write.path == "Kptfile" and write.data is not None:
+            write.data = record(write.data.decode("utf-8")).encode("utf-8")
+            return
+    new = record(kptfile_text)
+    if new != kptfile_text:
+        plan.writes.append(FileWrite("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
 
 
 # --- planning -------------------------------------------------------------------------
@@ -117,8 +201,8 @@ def plan_update(
     """Compute the update of ``local`` without writing anything."""
     from krm_merge.krm import package
     from krm_merge.merge3.conflicts import ConflictPolicy
-    from krm_merge.merge3.package import PackageMergeOptions, PackageMerger, Strategy
-    from krm_merge.merge3.rules import FALLBACK_KEYS
+    from krm_merge.merge3.package import Strategy
+    from krm_merge.modes import resource_merge
 
     for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
         if not root.is_dir():
@@ -126,12 +210,17 @@ def plan_update(
     lpkg, lrl = read_copy(local)
     opkg, orl = read_copy(origin)
     upkg, url = read_copy(upstream)
-    keys = FALLBACK_KEYS if fallback_keys is None else tuple(k.strip() for k in fallback_keys.split(",") if k.strip())
-    options = PackageMergeOptions(Strategy(strategy), ConflictPolicy(conflicts), keys)
-    merger = PackageMerger(options, lambda obj: obj.file_path or "")
-    if options.strategy is Strategy.FAST_FORWARD:
+    config = resource_merge.Config(
+        strategy=Strategy(strategy), conflicts=ConflictPolicy(conflicts),
+        fallback_keys=resource_merge.parse_fallback_keys(fallback_keys, "--fallback-keys"),
+    )
+    krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
+    if config.strategy is Strategy.FAST_FORWARD:
         _check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
-    result = merger.merge(lrl.items, orl.items, url.items)
+    result = resource_merge.merge(
+        config, lrl.items, orl.items, url.items, lambda obj: obj.file_path or "",
+        other_files_changed=lambda directory: _other_files_differ(local, origin, krm_files, directory),
+    )
 
     plan = UpdatePlan()
     for new, up in result.added:
@@ -143,8 +232,7 @@ def plan_update(
     for change in package.plan_writes(lpkg, lrl):
         _check_inside(change.path)
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
-    krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
-    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, options.strategy is not Strategy.RESOURCE_MERGE))
+    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy is not Strategy.RESOURCE_MERGE, result))
     plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
@@ -192,8 +280,16 @@ def _is_krm_name(rel: str) -> bool:
     return (name.endswith((".yaml", ".yml")) or name == "Kptfile") and not any(p.startswith(".") for p in rel.split("/"))
 
 
-def _plan_other_files(local: Path, origin: Path, upstream: Path, krm_files: set[str], replace: bool) -> list[FileWrite]:
-    """kpt's rules for non-KRM files (``replace``: local copy = upstream's files)."""
+def _plan_other_files(
+    local: Path, origin: Path, upstream: Path, krm_files: set[str], replace: bool, result: Any
+) -> list[FileWrite]:
+    """kpt's rules for non-KRM files (``replace``: local copy = upstream's files).
+
+    Files of a subpackage decided as a whole follow that decision (kept or
+    deleted with it; a subpackage deleted locally gets nothing back).
+    """
+    from krm_merge.merge3.package import Subpackage
+
     lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []
     for rel in sorted(set(lf) | set(uf)):
@@ -201,7 +297,10 @@ def _plan_other_files(local: Path, origin: Path, upstream: Path, krm_files: set[
         mine = lf[rel].read_bytes() if rel in lf else None
         theirs = uf[rel].read_bytes() if rel in uf else None
         base = of[rel].read_bytes() if rel in of else None
-        if replace:
+        decision = result.subpackage_of(rel)
+        if decision is not Subpackage.MERGE:
+            wanted = None if decision is Subpackage.DELETE else mine
+        elif replace:
             wanted = theirs
         elif mine is None:
             wanted = theirs if base is None else None  # added upstream -> copy; deleted locally -> stays deleted
@@ -212,6 +311,14 @@ def _plan_other_files(local: Path, origin: Path, upstream: Path, krm_files: set[
         if wanted != mine:
             writes.append(FileWrite(rel, mine, wanted))
     return writes
+
+
+def _other_files_differ(local: Path, origin: Path, krm_files: set[str], directory: str) -> bool:
+    """Whether the non-KRM files under ``directory`` differ between local and origin."""
+    prefix = directory + "/"
+    lf = {r: p for r, p in _other_files(local, krm_files).items() if r.startswith(prefix)}
+    of = {r: p for r, p in _other_files(origin, krm_files).items() if r.startswith(prefix)}
+    return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
 
 
 def _check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
@@ -304,4 +411,4 @@ def render_plan(plan: UpdatePlan) -> str:
     return "".join(out)
 
 
-__all__ = ["UpdatePlan", "apply_plan", "main", "plan_update", "read_copy", "render_plan"]
+__all__ = ["UpdatePlan", "apply_plan", "main", "plan_git_update", "plan_update", "read_copy", "render_plan"]

@@ -12,6 +12,14 @@ yes         yes       –        stays deleted
 any         yes       yes      field-level 3-way merge (origin may be absent)
 ==========  ========  =======  ==============================================
 
+Package level (kpt's rules, checked against kpt 1.0.0-beta.56): a subpackage
+(a directory below the root holding a Kptfile) is decided as a whole before
+its resources are merged — deleted upstream: removed if unchanged locally,
+else kept whole with a warning; deleted locally: stays deleted (upstream's
+new files are not brought back); added on both sides: an error, as in kpt.
+The root Kptfile is never deleted: an origin or upstream without one
+(``kpt pkg get`` generated local's) counts as kpt's default Kptfile.
+
 Only resources that differ are parsed with ruamel: texts are compared first
 (bookkeeping removed): local == origin -> upstream's; upstream == origin ->
 local's.  Kptfiles go through the pipeline-aware Kptfile merge.
@@ -36,6 +44,21 @@ from .text import dump_like
 from .walker import Merge3Error, MergeOptions, Merger
 
 RelPath = Callable[[KubeObject], str]
+# Whether the files of a subpackage directory other than its KRM resources
+# (READMEs, scripts) differ between local and origin; the ResourceList mode
+# has none, the update command looks at the disk.
+OtherFilesChanged = Callable[[str], bool]
+ROOT_KPTFILE = "Kptfile"
+DEFAULT_KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n"
+
+
+class Subpackage(Enum):
+    """What the update does with a whole subpackage directory."""
+
+    MERGE = "merge"  # present in local and upstream (or only on one side): resources decide
+    DELETE = "delete"  # deleted upstream, unchanged locally: removed
+    KEEP = "keep"  # deleted upstream, changed locally: kept whole, untouched
+    SKIP = "skip"  # deleted locally: upstream's version is not brought back
 
 
 class Strategy(Enum):
@@ -74,6 +97,14 @@ class PackageMergeResult:
     conflicts: list[tuple[KubeObject, Conflict]] = field(default_factory=list)
     warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
     moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
+    subpackages: dict[str, Subpackage] = field(default_factory=dict)
+
+    def subpackage_of(self, rel: str) -> Subpackage:
+        """The decision covering a package-relative file path (MERGE outside decided subpackages)."""
+        for directory, decision in self.subpackages.items():
+            if decision is not Subpackage.MERGE and rel.startswith(directory + "/"):
+                return decision
+        return Subpackage.MERGE
 
 
 def is_kptfile(obj: KubeObject) -> bool:
@@ -87,9 +118,10 @@ def _is_crd(obj: KubeObject) -> bool:
 class PackageMerger:
     """Merges the three copies of a package (lists of items)."""
 
-    def __init__(self, options: PackageMergeOptions, rel_path: RelPath) -> None:
+    def __init__(self, options: PackageMergeOptions, rel_path: RelPath, other_files_changed: OtherFilesChanged | None = None) -> None:
         self.options = options
         self.rel_path = rel_path
+        self.other_files_changed = other_files_changed
         self._registry: Any = None
         self._crd_sources: list[KubeObject] = []
 
@@ -121,18 +153,115 @@ class PackageMerger:
     def merge(self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject]) -> PackageMergeResult:
         """Run the configured strategy."""
         self._crd_sources = [o for src in (local, origin, upstream) for o in src if _is_crd(o)]
+        decided = PackageMergeResult()
+        local, origin, upstream = self._decide_subpackages(local, origin, upstream, decided)
         li, oi, ui = self._keyed(local, origin, upstream)
+        root = self._root_kptfile_key(li)
+        if root is not None:
+            self._default_root_kptfile(root, li, oi, ui)
         if self.options.strategy is Strategy.FAST_FORWARD:
             self._check_unmodified(li, oi)
         if self.options.strategy is not Strategy.RESOURCE_MERGE:
             result = self._replace(li, ui)
         else:
             result = self._resource_merge(li, oi, ui)
+        result.subpackages = decided.subpackages
+        result.items = decided.items + result.items
+        result.deleted = decided.deleted + result.deleted
+        result.warnings = decided.warnings + result.warnings
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
                 if not is_kptfile(obj):
                     obj.set_text(with_kpt_merge_comment(obj.text, identity_of(obj)))
         return result
+
+    # -- package rules ---------------------------------------------------------------
+
+    def _subpackage_dirs(self, items: list[KubeObject]) -> set[str]:
+        dirs = set()
+        for obj in items:
+            if is_kptfile(obj):
+                rel = self.rel_path(obj)
+                if "/" in rel:
+                    dirs.add(rel.rpartition("/")[0])
+        return dirs
+
+    def _decide_subpackages(
+        self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject], out: PackageMergeResult
+    ) -> tuple[list[KubeObject], list[KubeObject], list[KubeObject]]:
+        """kpt's per-subpackage rules; returns the items left for the resource merge.
+
+        Items of a subpackage decided here leave the three lists: kept ones go
+        straight to ``out.items``, removed ones to ``out.deleted``.
+        """
+        ld, od, ud = (self._subpackage_dirs(src) for src in (local, origin, upstream))
+        for directory in sorted(ld | od | ud, key=lambda d: (d.count("/"), d)):
+            if any(directory.startswith(done + "/") for done in out.subpackages):
+                continue  # inside a subpackage already decided as a whole
+            decision = self._decide(directory, directory in ld, directory in od, directory in ud, local, origin)
+            if decision is Subpackage.MERGE:
+                continue
+            out.subpackages[directory] = decision
+            inside = self._inside(directory)
+            mine = [o for o in local if inside(o)]
+            if decision is Subpackage.DELETE:
+                out.deleted.extend(mine)
+            else:
+                out.items.extend(mine)  # untouched (a local directory that lost its Kptfile stays too)
+            if decision is Subpackage.KEEP:
+                kptfile = next(o for o in mine if is_kptfile(o))
+                out.warnings.append((kptfile, f"subpackage {directory} deleted upstream but modified locally: kept"))
+            local = [o for o in local if not inside(o)]
+            origin = [o for o in origin if not inside(o)]
+            upstream = [o for o in upstream if not inside(o)]
+        return local, origin, upstream
+
+    def _inside(self, directory: str) -> Callable[[KubeObject], bool]:
+        prefix = directory + "/"
+        return lambda obj: self.rel_path(obj).startswith(prefix)
+
+    def _decide(
+        self, directory: str, in_local: bool, in_origin: bool, in_upstream: bool,
+        local: list[KubeObject], origin: list[KubeObject],
+    ) -> Subpackage:
+        if in_local and in_upstream and not in_origin:
+            raise KrmError(f'subpackage "{directory}" added in both upstream and local')
+        if in_origin and not in_local:
+            return Subpackage.SKIP
+        if in_origin and in_local and not in_upstream:
+            return Subpackage.KEEP if self._subpackage_changed(directory, local, origin) else Subpackage.DELETE
+        return Subpackage.MERGE
+
+    def _subpackage_changed(self, directory: str, local: list[KubeObject], origin: list[KubeObject]) -> bool:
+        inside = self._inside(directory)
+        li, oi = self._keyed([o for o in local if inside(o)], [o for o in origin if inside(o)])
+        if li.keys() != oi.keys():
+            return True
+        if any(not _same_content(obj, oi[key], kptfile=is_kptfile(obj)) for key, obj in li.items()):
+            return True
+        return self.other_files_changed is not None and self.other_files_changed(directory)
+
+    def _root_kptfile_key(self, li: dict[Any, KubeObject]) -> Any:
+        for key, obj in li.items():
+            if is_kptfile(obj) and self.rel_path(obj) == ROOT_KPTFILE:
+                return key
+        return None
+
+    def _default_root_kptfile(self, key: Any, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> None:
+        """An origin/upstream without a root Kptfile has kpt's default one (never delete local's).
+
+        fast-forward then ignores the Kptfile ``kpt pkg get`` generated;
+        force-delete-replace keeps local's whole (as kpt does: there is no
+        upstream Kptfile to replace it with); resource-merge removes what
+        upstream removed together with its Kptfile, and keeps the rest.
+        """
+        mine = li[key]
+        name = str((mine.data.get("metadata") or {}).get("name", "")) if isinstance(mine.data, dict) else ""
+        default = DEFAULT_KPTFILE.format(name=name or "package")
+        if key not in oi:
+            oi[key] = KubeObject(default)
+        if key not in ui:
+            ui[key] = KubeObject(default) if self.options.strategy is Strategy.RESOURCE_MERGE else mine
 
     # -- strategies --------------------------------------------------------------
 
@@ -156,7 +285,9 @@ class PackageMerger:
             if up is None:
                 result.deleted.append(obj)
                 continue
-            if is_kptfile(obj):
+            if up is obj:
+                pass  # root Kptfile, none upstream: local's kept whole
+            elif is_kptfile(obj):
                 _set_kptfile_from_upstream(obj, up)
             else:
                 _take_upstream(obj, up)
