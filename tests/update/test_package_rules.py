@@ -8,10 +8,13 @@ other with krm-merge; the packages must then be equal as data (Kptfiles,
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from krm_merge.commands import update
 
 from tests.conftest import require_binary
 
@@ -159,3 +162,45 @@ def test_kptfile_removed_upstream(world: World, capsys: pytest.CaptureFixture[st
     assert theirs["Kptfile"][0].pop("info") == {}
     assert ours == theirs
     assert "conflict" in capsys.readouterr().err  # info.site: changed locally, deleted upstream
+
+
+# -- remote subpackages (their own upstream) --------------------------------------------------
+
+
+def test_remote_subpackage_is_updated_from_its_own_upstream(world: World) -> None:
+    world.commit({"cm.yaml": cm("cm", "1")})
+    world.get()
+    other = world.tmp / "other"
+    (other / "pkg").mkdir(parents=True)
+    world.git("init", "-q", "-b", "main", cwd=other)
+    (other / "pkg" / "o.yaml").write_text(cm("o", "1"))
+    world.git("add", "-A", cwd=other)
+    world.git("commit", "-qm", "o", cwd=other)
+    world.kpt("pkg", "get", f"file://{other}.git/pkg@main", "local/remote")
+    world.kpt("pkg", "get", f"file://{other}.git/pkg@main", "remote", cwd=world.tmp / "ours" / "local")
+    (other / "pkg" / "o.yaml").write_text(cm("o", "2"))
+    world.git("commit", "-qam", "o2", cwd=other)
+    world.commit({"cm.yaml": cm("cm", "2")})
+    world.edit_local({"remote/mine.yaml": cm("mine", "1")})
+    assert world.both() == (0, 0)
+    files = same(world)
+    assert files["remote/o.yaml"][0]["data"] == {"a": "2"} and files["cm.yaml"][0]["data"] == {"a": "2"}
+    assert files["remote/Kptfile"][0]["upstreamLock"]["git"]["commit"] == world.git("rev-parse", "HEAD", cwd=other)
+
+
+def test_no_recursive_leaves_remote_subpackages_alone(world: World) -> None:
+    world.commit({"cm.yaml": cm("cm", "1"), "sub/s.yaml": cm("s", "1")}, tag="v1")
+    world.commit({"cm.yaml": cm("cm", "2"), "sub/s.yaml": cm("s", "2")}, tag="v2")
+    world.get("v1")
+    # a remote subpackage from the same repository and ref, fetched separately
+    world.kpt("pkg", "get", f"file://{world.up}.git/pkg/sub@v1", "remote", cwd=world.our_pkg)
+    world.kpt("pkg", "get", f"file://{world.up}.git/pkg/sub@v1", "remote", cwd=world.kpt_pkg)
+    copy = world.tmp / "copy"
+    shutil.copytree(world.our_pkg, copy)
+    assert update.main([f"{copy}@v2", "--no-recursive"]) == 0
+    assert "a: \"1\"" in (copy / "remote" / "s.yaml").read_text() and "a: \"2\"" in (copy / "cm.yaml").read_text()
+    assert world.update_kpt("v2").returncode == 0
+    assert world.update_ours("v2") == 0  # follows the root's new ref: same repo, ref and directory tree
+    files = same(world)
+    assert files["remote/s.yaml"][0]["data"] == {"a": "2"}
+    assert files["remote/Kptfile"][0]["upstream"]["git"]["ref"] == "v2"

@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="K1,K2",
         help="element keys for lists without schema (default: kpt's documented list; '' = none, like kpt)",
     )
+    p.add_argument("--no-recursive", action="store_true",
+                   help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     return p
 
@@ -98,7 +100,10 @@ def main(argv: list[str]) -> int:
 
             path, ref = split_package_ref(args.package)
             local = Path(path)
-            plan = plan_git_update(local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys)
+            plan = plan_git_update(
+                local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+                recursive=not args.no_recursive,
+            )
     except KrmError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
@@ -137,27 +142,69 @@ def plan_git_update(
     conflicts: str = "upstream-wins",
     fallback_keys: str | None = None,
     cache: Any = None,
+    recursive: bool = True,
 ) -> UpdatePlan:
     """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
 
     The plan also rewrites the root Kptfile's ``upstream.git.ref``,
     ``upstream.updateStrategy`` and ``upstreamLock`` (repo, directory, ref,
-    resolved commit), as ``kpt pkg update`` does.
+    resolved commit), as ``kpt pkg update`` does.  With ``recursive`` (kpt's
+    behaviour) every remote subpackage — a subpackage whose Kptfile has its
+    own ``upstream.git`` — is then updated from its own upstream, parent
+    first; it follows ``ref`` and ``strategy`` only when it tracks the same
+    repository, directory tree and ref as the root (kpt's rule).
     """
-    from krm_merge.upstream.git import GitCache, GitUpstream, read_upstream, record_lock
+    from krm_merge.upstream.git import GitCache
+
+    cache = cache or GitCache()
+    kptfile_text, upstream, lock = _read_root_kptfile(local)
+    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache)
+    if not recursive:
+        return plan
+    for sub in remote_subpackages(local):
+        sub_text, sub_up, _ = _read_root_kptfile(local / sub)
+        follows = (
+            sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
+            and _clean(sub_up.directory).startswith(_clean(upstream.directory))
+        )
+        sub_plan = plan_git_update(
+            local / sub, ref if follows else None, strategy=strategy if follows else None,
+            conflicts=conflicts, fallback_keys=fallback_keys, cache=cache, recursive=True,
+        )
+        plan.writes.extend(FileWrite(f"{sub}/{w.path}", w.before, w.data) for w in sub_plan.writes)
+        plan.remove_dirs.extend(f"{sub}/{d}" for d in sub_plan.remove_dirs)
+        plan.messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
+        plan.conflicts += sub_plan.conflicts
+    return plan
+
+
+def _clean(directory: str) -> str:
+    return PurePosixPath("/" + directory.strip("/")).as_posix()
+
+
+def _read_root_kptfile(local: Path) -> tuple[str, Any, Any]:
+    from krm_merge.upstream.git import read_upstream
 
     kptfile = local / "Kptfile"
     if not local.is_dir():
         raise KrmError(f"package {local} is not a directory")
     if not kptfile.is_file():
         raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
-    kptfile_text = yamlio.read_text_file(kptfile)
-    upstream, lock = read_upstream(yamlio.load_data(kptfile_text, str(kptfile)), str(kptfile))
+    text = yamlio.read_text_file(kptfile)
+    upstream, lock = read_upstream(yamlio.load_data(text, str(kptfile)), str(kptfile))
+    return text, upstream, lock
+
+
+def _plan_one_git_package(
+    local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
+    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any,
+) -> UpdatePlan:
+    from krm_merge.upstream.git import GitUpstream, record_lock
+
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
-        raise KrmError(f"{kptfile}: upstream.git.ref is empty; give PKG@REF")
-    strategy = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
-    cache = cache or GitCache()
+        raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
+    effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
     commit = cache.resolve(target.repo, target.ref)
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
@@ -165,9 +212,28 @@ def plan_git_update(
         if lock is not None:  # without a lock kpt's origin is empty: everything counts as added upstream
             cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
         cache.extract(target.repo, commit, target.directory, upstream_dir)
-        plan = plan_update(local, origin_dir, upstream_dir, strategy=strategy, conflicts=conflicts, fallback_keys=fallback_keys)
+        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts, fallback_keys=fallback_keys)
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy))
     return plan
+
+
+def remote_subpackages(root: Path) -> list[str]:
+    """Subpackages below ``root`` whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d)))
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        if rel == "." or "Kptfile" not in filenames:
+            continue
+        try:
+            data = yamlio.load_data(yamlio.read_text_file(Path(dirpath) / "Kptfile"), f"{rel}/Kptfile")
+        except KrmError:
+            continue  # not a readable Kptfile: the parent's merge reports it
+        up = data.get("upstream") if isinstance(data, dict) else None
+        if isinstance(up, dict) and isinstance(up.get("git"), dict):
+            found.append(rel)
+            dirnames[:] = []  # its own subpackages are its business
+    return found
 
 
 def _kptfile_strategy(text: str) -> str | None:
@@ -411,4 +477,4 @@ def render_plan(plan: UpdatePlan) -> str:
     return "".join(out)
 
 
-__all__ = ["UpdatePlan", "apply_plan", "main", "plan_git_update", "plan_update", "read_copy", "render_plan"]
+__all__ = ["UpdatePlan", "apply_plan", "main", "plan_git_update", "plan_update", "remote_subpackages", "read_copy", "render_plan"]

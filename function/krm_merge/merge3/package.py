@@ -16,7 +16,10 @@ Package level (kpt's rules, checked against kpt 1.0.0-beta.56): a subpackage
 (a directory below the root holding a Kptfile) is decided as a whole before
 its resources are merged — deleted upstream: removed if unchanged locally,
 else kept whole with a warning; deleted locally: stays deleted (upstream's
-new files are not brought back); added on both sides: an error, as in kpt.
+new files are not brought back); added on both sides: an error, as in kpt;
+a local subpackage whose Kptfile has its own ``upstream.git`` (a remote
+subpackage) is left alone (``krm-merge update`` updates it from its own
+upstream afterwards, as ``kpt pkg update`` does).
 The root Kptfile is never deleted: an origin or upstream without one
 (``kpt pkg get`` generated local's) counts as kpt's default Kptfile.
 
@@ -59,6 +62,7 @@ class Subpackage(Enum):
     DELETE = "delete"  # deleted upstream, unchanged locally: removed
     KEEP = "keep"  # deleted upstream, changed locally: kept whole, untouched
     SKIP = "skip"  # deleted locally: upstream's version is not brought back
+    REMOTE = "remote"  # has its own upstream: not part of this update (kpt updates it on its own)
 
 
 class Strategy(Enum):
@@ -195,10 +199,14 @@ class PackageMerger:
         straight to ``out.items``, removed ones to ``out.deleted``.
         """
         ld, od, ud = (self._subpackage_dirs(src) for src in (local, origin, upstream))
+        remote = self._remote_dirs(local)
         for directory in sorted(ld | od | ud, key=lambda d: (d.count("/"), d)):
             if any(directory.startswith(done + "/") for done in out.subpackages):
                 continue  # inside a subpackage already decided as a whole
-            decision = self._decide(directory, directory in ld, directory in od, directory in ud, local, origin)
+            if directory in remote:
+                decision = Subpackage.REMOTE
+            else:
+                decision = self._decide(directory, directory in ld, directory in od, directory in ud, local, origin)
             if decision is Subpackage.MERGE:
                 continue
             out.subpackages[directory] = decision
@@ -215,6 +223,17 @@ class PackageMerger:
             origin = [o for o in origin if not inside(o)]
             upstream = [o for o in upstream if not inside(o)]
         return local, origin, upstream
+
+    def _remote_dirs(self, local: list[KubeObject]) -> set[str]:
+        """Local subpackages with their own git upstream."""
+        dirs = set()
+        for obj in local:
+            rel = self.rel_path(obj)
+            if is_kptfile(obj) and "/" in rel and isinstance(obj.data, dict):
+                up = obj.data.get("upstream")
+                if isinstance(up, dict) and isinstance(up.get("git"), dict):
+                    dirs.add(rel.rpartition("/")[0])
+        return dirs
 
     def _inside(self, directory: str) -> Callable[[KubeObject], bool]:
         prefix = directory + "/"

@@ -175,7 +175,7 @@ class GitCache:
             kind = self._run(["cat-file", "-t", treeish], "", mirror)
         except KrmError:
             kind = ""
-        if kind != "tree":
+        if kind not in ("tree", "commit"):
             raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}")
         data = self._run(["archive", "--format=tar", treeish], f"reading {directory} at {commit} of {repo}", mirror, stdout_bytes=True)
         dest.mkdir(parents=True, exist_ok=True)
