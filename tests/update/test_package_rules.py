@@ -204,3 +204,23 @@ def test_no_recursive_leaves_remote_subpackages_alone(world: World) -> None:
     files = same(world)
     assert files["remote/s.yaml"][0]["data"] == {"a": "2"}
     assert files["remote/Kptfile"][0]["upstream"]["git"]["ref"] == "v2"
+
+
+def test_remote_subpackage_inside_the_upstream_package(world: World) -> None:
+    other = world.tmp / "other"
+    (other / "pkg").mkdir(parents=True)
+    world.git("init", "-q", "-b", "main", cwd=other)
+    (other / "pkg" / "o.yaml").write_text(cm("o", "1"))
+    world.git("add", "-A", cwd=other)
+    world.git("commit", "-qm", "o", cwd=other)
+    world.commit({"cm.yaml": cm("cm", "1")})
+    world.kpt("pkg", "get", f"file://{other}.git/pkg@main", "remote", cwd=world.up / "pkg")  # upstream vendors it
+    world.commit({})
+    world.get()
+    (other / "pkg" / "o.yaml").write_text(cm("o", "2"))
+    world.git("commit", "-qam", "o2", cwd=other)
+    world.commit({"cm.yaml": cm("cm", "2"), "remote/extra.yaml": cm("extra", "1")})
+    world.edit_local({"remote/mine.yaml": cm("mine", "1")})
+    assert world.both() == (0, 0)
+    files = same(world)
+    assert files["remote/o.yaml"][0]["data"] == {"a": "2"} and "remote/extra.yaml" in files and "remote/mine.yaml" in files

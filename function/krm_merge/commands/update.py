@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -159,23 +160,66 @@ def plan_git_update(
     cache = cache or GitCache()
     kptfile_text, upstream, lock = _read_root_kptfile(local)
     plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache)
-    if not recursive:
+    if not recursive or not _has_remote_subpackages(local, plan):
         return plan
-    for sub in remote_subpackages(local):
-        sub_text, sub_up, _ = _read_root_kptfile(local / sub)
-        follows = (
-            sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
-            and _clean(sub_up.directory).startswith(_clean(upstream.directory))
-        )
-        sub_plan = plan_git_update(
-            local / sub, ref if follows else None, strategy=strategy if follows else None,
-            conflicts=conflicts, fallback_keys=fallback_keys, cache=cache, recursive=True,
-        )
-        plan.writes.extend(FileWrite(f"{sub}/{w.path}", w.before, w.data) for w in sub_plan.writes)
-        plan.remove_dirs.extend(f"{sub}/{d}" for d in sub_plan.remove_dirs)
-        plan.messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
-        plan.conflicts += sub_plan.conflicts
+    # kpt updates remote subpackages one after the other, each on the result of the
+    # previous step; we do the same on a scratch copy and plan the difference, so
+    # the update stays all-or-nothing (and --dry-run shows all of it).
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        scratch = Path(tmp) / "pkg"
+        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        apply_plan(scratch, plan)
+        messages, conflicts_found = list(plan.messages), plan.conflicts
+        for sub in remote_subpackages(scratch):
+            _, sub_up, _ = _read_root_kptfile(scratch / sub)
+            follows = (
+                sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
+                and _clean(sub_up.directory).startswith(_clean(upstream.directory))
+            )
+            sub_plan = plan_git_update(
+                scratch / sub, ref if follows else None, strategy=strategy if follows else None,
+                conflicts=conflicts, fallback_keys=fallback_keys, cache=cache, recursive=True,
+            )
+            apply_plan(scratch / sub, sub_plan)
+            messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
+            conflicts_found += sub_plan.conflicts
+        final = diff_trees(local, scratch)
+    final.messages, final.conflicts = messages, conflicts_found
+    return final
+
+
+def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
+    if remote_subpackages(local):
+        return True
+    return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
+
+
+def diff_trees(before: Path, after: Path) -> UpdatePlan:
+    """The plan that turns directory ``before`` into ``after`` (``.git`` ignored)."""
+    plan = UpdatePlan()
+    old, new = _all_files(before), _all_files(after)
+    for rel in sorted(set(old) | set(new)):
+        a = old[rel].read_bytes() if rel in old else None
+        b = new[rel].read_bytes() if rel in new else None
+        if a != b:
+            plan.writes.append(FileWrite(rel, a, b))
+    dirs_after = {os.path.relpath(d, after).replace(os.sep, "/") for d, _, _ in os.walk(after)}
+    for dirpath, _, _ in os.walk(before, topdown=False):
+        rel = os.path.relpath(dirpath, before).replace(os.sep, "/")
+        if rel != "." and ".git" not in rel.split("/") and rel not in dirs_after:
+            plan.remove_dirs.append(rel)
     return plan
+
+
+def _all_files(root: Path) -> dict[str, Path]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames:
+            full = Path(dirpath) / name
+            if not full.is_symlink():
+                out[full.relative_to(root).as_posix()] = full
+    return out
 
 
 def _clean(directory: str) -> str:

@@ -17,9 +17,12 @@ Package level (kpt's rules, checked against kpt 1.0.0-beta.56): a subpackage
 its resources are merged — deleted upstream: removed if unchanged locally,
 else kept whole with a warning; deleted locally: stays deleted (upstream's
 new files are not brought back); added on both sides: an error, as in kpt;
-a local subpackage whose Kptfile has its own ``upstream.git`` (a remote
-subpackage) is left alone (``krm-merge update`` updates it from its own
-upstream afterwards, as ``kpt pkg update`` does).
+a remote subpackage (its Kptfile has its own ``upstream``) is merged with
+the parent's upstream copy unless local re-pointed it (its upstream info
+differs from origin's: then it is left alone), and only its Kptfile is
+merged when upstream's copy is unfetched (``upstream`` without
+``upstreamLock``); ``krm-merge update`` then updates it from its own
+upstream, as ``kpt pkg update`` does.
 The root Kptfile is never deleted: an origin or upstream without one
 (``kpt pkg get`` generated local's) counts as kpt's default Kptfile.
 
@@ -62,7 +65,8 @@ class Subpackage(Enum):
     DELETE = "delete"  # deleted upstream, unchanged locally: removed
     KEEP = "keep"  # deleted upstream, changed locally: kept whole, untouched
     SKIP = "skip"  # deleted locally: upstream's version is not brought back
-    REMOTE = "remote"  # has its own upstream: not part of this update (kpt updates it on its own)
+    REMOTE = "remote"  # its own upstream, re-pointed locally (or local-only): not part of this update
+    UNFETCHED = "unfetched"  # upstream's copy has an upstream but no lock: only its Kptfile is merged
 
 
 class Strategy(Enum):
@@ -199,18 +203,19 @@ class PackageMerger:
         straight to ``out.items``, removed ones to ``out.deleted``.
         """
         ld, od, ud = (self._subpackage_dirs(src) for src in (local, origin, upstream))
-        remote = self._remote_dirs(local)
+        infos = [self._upstream_infos(src) for src in (local, origin, upstream)]
         for directory in sorted(ld | od | ud, key=lambda d: (d.count("/"), d)):
             if any(directory.startswith(done + "/") for done in out.subpackages):
                 continue  # inside a subpackage already decided as a whole
-            if directory in remote:
-                decision = Subpackage.REMOTE
-            else:
-                decision = self._decide(directory, directory in ld, directory in od, directory in ud, local, origin)
+            decision = self._decide(directory, directory in ld, directory in od, directory in ud, local, origin)
+            if decision is Subpackage.MERGE:
+                decision = _remote_decision(*(info.get(directory) for info in infos))
             if decision is Subpackage.MERGE:
                 continue
             out.subpackages[directory] = decision
             inside = self._inside(directory)
+            if decision is Subpackage.UNFETCHED:  # the Kptfiles stay in the merge
+                inside = (lambda test: lambda obj: test(obj) and not is_kptfile(obj))(inside)
             mine = [o for o in local if inside(o)]
             if decision is Subpackage.DELETE:
                 out.deleted.extend(mine)
@@ -224,16 +229,14 @@ class PackageMerger:
             upstream = [o for o in upstream if not inside(o)]
         return local, origin, upstream
 
-    def _remote_dirs(self, local: list[KubeObject]) -> set[str]:
-        """Local subpackages with their own git upstream."""
-        dirs = set()
-        for obj in local:
+    def _upstream_infos(self, items: list[KubeObject]) -> dict[str, tuple[Any, Any]]:
+        """Subpackage directory -> its Kptfile's (upstream, upstreamLock), for remote subpackages."""
+        out = {}
+        for obj in items:
             rel = self.rel_path(obj)
-            if is_kptfile(obj) and "/" in rel and isinstance(obj.data, dict):
-                up = obj.data.get("upstream")
-                if isinstance(up, dict) and isinstance(up.get("git"), dict):
-                    dirs.add(rel.rpartition("/")[0])
-        return dirs
+            if is_kptfile(obj) and "/" in rel and isinstance(obj.data, dict) and obj.data.get("upstream"):
+                out[rel.rpartition("/")[0]] = (obj.data.get("upstream"), obj.data.get("upstreamLock"))
+        return out
 
     def _inside(self, directory: str) -> Callable[[KubeObject], bool]:
         prefix = directory + "/"
@@ -417,6 +420,17 @@ class PackageMerger:
                 self._registry = SchemaRegistry()
                 raise KrmError(f"cannot use CRD schemas: {err}") from None
         return SchemaNodeAdapter(self._registry.for_object(api_version, kind))
+
+
+def _remote_decision(local: tuple[Any, Any] | None, origin: tuple[Any, Any] | None, upstream: tuple[Any, Any] | None) -> Subpackage:
+    """kpt's rules for a subpackage present locally and upstream that has its own upstream."""
+    if local is None:
+        return Subpackage.MERGE  # a local package (no upstream) of the parent
+    if origin is None or local != origin:
+        return Subpackage.REMOTE  # local-only, or re-pointed locally: kpt leaves it alone
+    if upstream is not None and not upstream[1]:
+        return Subpackage.UNFETCHED
+    return Subpackage.MERGE
 
 
 def _same_content(a: KubeObject, b: KubeObject, *, kptfile: bool = False) -> bool:
