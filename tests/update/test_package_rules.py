@@ -224,3 +224,25 @@ def test_remote_subpackage_inside_the_upstream_package(world: World) -> None:
     assert world.both() == (0, 0)
     files = same(world)
     assert files["remote/o.yaml"][0]["data"] == {"a": "2"} and "remote/extra.yaml" in files and "remote/mine.yaml" in files
+
+
+# -- where kpt loses local data (documented deviations, docs/merge.md) ------------------------------
+
+
+def test_local_data_under_a_null_and_explicit_nulls_are_kept(world: World) -> None:
+    a = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: null\ndata:\n  x: '1'\n"
+    b = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  x: '1'\n  y: null\n"
+    world.commit({"a.yaml": a, "b.yaml": b, "c.yaml": cm("c", "1")})
+    world.get()
+    world.commit({"c.yaml": cm("c", "2")})
+    world.edit_local({"a.yaml": (world.our_pkg / "a.yaml").read_text().replace("labels: null", "labels:\n    mine: x")})
+    assert world.both() == (0, 0)
+    ours, theirs = read_tree(world.our_pkg), read_tree(world.kpt_pkg)
+    # kpt drops the label added locally under a field that is null in origin and upstream ...
+    assert "labels" not in theirs["a.yaml"][0]["metadata"]
+    assert ours["a.yaml"][0]["metadata"]["labels"] == {"mine": "x"}
+    # ... and strips an explicit null from a resource nobody changed
+    assert theirs["b.yaml"][0]["data"] == {"x": "1"} and ours["b.yaml"][0]["data"] == {"x": "1", "y": None}
+    for tree in (ours, theirs):
+        del tree["a.yaml"], tree["b.yaml"]
+    assert ours == theirs
