@@ -28,7 +28,16 @@ TABLES = {
     "force-delete-replace": "internal/util/update/replace_test.go",
 }
 BUILDER = "internal/testutil/pkgbuilder/builder.go"
-CONSTANTS = {"kptRepo": "github.com/GoogleContainerTools/kpt"}
+CONSTANTS = {
+    "kptRepo": "github.com/GoogleContainerTools/kpt", "masterBranch": "master", "testutil.Upstream": "upstream",
+    "kptfilev1.ResourceMerge": "resource-merge", "kptfilev1.FastForward": "fast-forward",
+    "kptfilev1.ForceDeleteReplace": "force-delete-replace",
+}
+COMMAND_TABLES = {  # the Command tests: git repos, kpt pkg get, local changes, update
+    "TestCommand_Run_local_subpackages": "internal/util/update/update_test.go",
+    "TestRun_remote_subpackages": "internal/util/update/update_test.go",
+    "TestCmd_output": "commands/pkg/update/cmdupdate_test.go",
+}
 _TOKEN = re.compile(r'\s*(?:(//[^\n]*)|(`[^`]*`)|("(?:[^"\\]|\\.)*")|([A-Za-z_][A-Za-z0-9_]*)|(-?[0-9]+)|(.))', re.S)
 
 
@@ -113,6 +122,14 @@ class Evaluator:
                 target.upstream = dict(zip(("repo", "directory", "ref", "updateStrategy"), args))
             elif name == "WithUpstreamLock":
                 target.lock = dict(zip(("repo", "directory", "ref", "commit"), args))
+            elif name == "WithUpstreamRef":  # a test repository, resolved by the test runner
+                repo_ref, directory, ref, strategy = args
+                target.upstream = {"repo": f"{{{{repo:{repo_ref}}}}}", "directory": directory,
+                                   "ref": _commit_ref(repo_ref, ref), "updateStrategy": strategy}
+            elif name == "WithUpstreamLockRef":
+                repo_ref, directory, ref, index = args
+                target.lock = {"repo": f"{{{{repo:{repo_ref}}}}}", "directory": directory,
+                               "ref": _commit_ref(repo_ref, ref), "commit": f"{{{{commit:{repo_ref}:{index}}}}}"}
             elif name == "WithPipeline":
                 target.pipeline = list(args)
             elif name == "WithInventory":
@@ -123,6 +140,11 @@ class Evaluator:
         if isinstance(target, dict) and name == "WithConfigPath":
             return {**target, "configPath": args[0]}
         raise ValueError(f"unsupported call {name} on {target!r}")
+
+
+def _commit_ref(repo_ref: str, ref: str) -> str:
+    m = re.match(r"^COMMIT-INDEX:([0-9]+)$", ref)
+    return f"{{{{commit:{repo_ref}:{m.group(1)}}}}}" if m else ref
 
 
 class Parser:
@@ -169,11 +191,47 @@ class Parser:
                 method = self.take()[1]
                 obj = self.ev.call(obj, method, self.args())
             return obj
+        if kind == "id" and value in ("map",) or (kind == "p" and value == "["):
+            while self.peek()[1] != "{":  # a type: map[string][]testutil.Content, []resultForStrategy, ...
+                self.take()
+            return self.composite()
+        if kind == "p" and value == "{":
+            self.i -= 1
+            return self.composite()
+        if kind == "id" and self.peek()[1] == "." and self.peek(1)[0] == "id":
+            self.take(".")
+            value = f"{value}.{self.take()[1]}"
+            if self.peek()[1] == "{":  # testutil.Content{...}
+                return self.composite()
         if kind == "id" and value in CONSTANTS:
             return CONSTANTS[value]
         if kind == "p" and value == "&":  # &pkgbuilder.Inventory{...} style literals are not used here
             raise ValueError("composite literals are not supported")
         raise ValueError(f"unexpected token {value!r}")
+
+    def composite(self) -> Any:
+        """``{a, b}`` -> list, ``{k: v, ...}`` -> dict (keys: names, strings or constants)."""
+        self.take("{")
+        items: list[Any] = []
+        keyed: dict[str, Any] = {}
+        while self.peek()[1] != "}":
+            start = self.i
+            if self.peek()[0] == "id" and self.peek(1)[1] == ":":
+                key = self.take()[1]
+                self.take(":")
+                keyed[key] = self.expr()
+            else:
+                value = self.expr()
+                if self.peek()[1] == ":":
+                    self.take(":")
+                    keyed[str(value)] = self.expr()
+                else:
+                    items.append(value)
+            if self.peek()[1] == ",":
+                self.take(",")
+            assert self.i > start
+        self.take("}")
+        return keyed if keyed or not items else items
 
     def table(self) -> dict[str, dict[str, Any]]:
         # skip `map[string]struct { ... }` up to the opening brace of the literal
@@ -186,24 +244,10 @@ class Parser:
                 depth -= 1
                 if depth == 0:
                     break
-        self.take("{")
-        cases: dict[str, dict[str, Any]] = {}
-        while self.peek()[1] != "}":
-            name = self.take()[1]
-            self.take(":")
-            self.take("{")
-            fields: dict[str, Any] = {}
-            while self.peek()[1] != "}":
-                key = self.take()[1]
-                self.take(":")
-                fields[key] = self.expr()
-                if self.peek()[1] == ",":
-                    self.take(",")
-            self.take("}")
-            if self.peek()[1] == ",":
-                self.take(",")
-            cases[name] = fields
-        return cases
+        body = self.composite()
+        if isinstance(body, list):  # []struct{name: ...}
+            return {case["name"]: case for case in body}
+        return body
 
 
 # -- building the files ---------------------------------------------------------------------------
@@ -250,6 +294,40 @@ def files_of(pkg: Pkg, prefix: str = "") -> dict[str, str]:
     return out
 
 
+def content(c: dict[str, Any]) -> dict[str, Any]:
+    """A testutil.Content: the package built at that commit, and branch/tag handling."""
+    if "UpdateFunc" in c or "Data" in c:
+        raise ValueError("UpdateFunc/Data contents are not data")
+    out: dict[str, Any] = {"files": files_of(c["Pkg"])}
+    for key in ("Branch", "CreateBranch", "Tag"):
+        if key in c:
+            out[key[0].lower() + key[1:]] = c[key]
+    return out
+
+
+def command_case(test: str, path: str, name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    case: dict[str, Any] = {"name": name, "test": test}
+    try:
+        case["repos"] = {repo: [content(c) for c in commits] for repo, commits in fields["reposChanges"].items()}
+        if fields.get("updatedLocal"):
+            case["localChanges"] = files_of(fields["updatedLocal"]["Pkg"])
+    except ValueError as err:
+        case["skip"] = str(err)
+        return case
+    results = fields.get("expectedResults")
+    if results is None:  # one result for the Kptfile's strategy
+        results = [{"strategies": [None], **{k: v for k, v in fields.items() if k in ("expectedLocal", "expectedErrMsg")}}]
+    case["results"] = []
+    for result in results:
+        entry: dict[str, Any] = {"strategies": result["strategies"]}
+        if result.get("expectedErrMsg"):
+            entry["expectedErr"] = result["expectedErrMsg"]
+        if result.get("expectedLocal") is not None:
+            entry["expected"] = files_of(result["expectedLocal"])
+        case["results"].append(entry)
+    return case
+
+
 def manifests(builder: str) -> dict[str, tuple[str, str]]:
     texts = dict(re.findall(r"(\w+ResourceManifest) = `([^`]*)`", builder))
     names = dict(re.findall(r"(\w+Resource)\s*=\s*\"(\w+)\"", builder))
@@ -280,6 +358,26 @@ def main(argv: list[str]) -> int:
             if "expectedErr" in fields:
                 case["expectedErr"] = fields["expectedErr"]
             cases.append(case)
+    command_cases = []
+    for test, path in COMMAND_TABLES.items():
+        text = git_show(git_dir, path)
+        start = text.index(f"func {test}(")
+        start = text.index("testCases := ", start)
+        parser = Parser(tokens(text[start + len("testCases := "):]), ev)
+        for name, fields in parser.table().items():
+            command_cases.append(command_case(test, path, name, fields))
+    doc_cmd = {
+        "kind": "KptUpdateCommandTables",
+        "source": {"repo": "https://github.com/kptdev/kpt", "tag": TAG, "commit": None, "paths": sorted(set(COMMAND_TABLES.values())) + [BUILDER],
+                   "licence": "Apache-2.0, Copyright The kpt Authors"},
+        "semantics": "repos: each repository's commits in order (the first is committed before `kpt pkg get upstream@master`, "
+                     "the rest after); files {{repo:NAME}} / {{commit:NAME:INDEX}} name a test repository and its INDEX-th commit; "
+                     "localChanges replace the fetched package; then `kpt pkg update` (Go API: no --strategy = the Kptfile's) with each "
+                     "strategy; local must equal expected (Kptfiles as structs, root updateStrategy = the strategy used "
+                     "when expectedRootStrategy is PLACEHOLDER) or fail with expectedErr",
+        "tests": {t: p for t, p in COMMAND_TABLES.items()},
+        "cases": command_cases,
+    }
     doc = {
         "kind": "KptUpdaterTables",
         "source": {"repo": "https://github.com/kptdev/kpt", "tag": TAG, "commit": commit, "paths": [*TABLES.values(), BUILDER],
@@ -293,9 +391,13 @@ def main(argv: list[str]) -> int:
         pass
 
     Literal.add_representer(str, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None))
+    doc_cmd["source"]["commit"] = commit
     with open(out_path, "w") as fh:
         yaml.dump(doc, fh, Dumper=Literal, sort_keys=False, width=200)
-    print(f"{len(cases)} cases -> {out_path}")
+    cmd_path = out_path.replace("kpt-updater-tables", "kpt-update-command-tables")
+    with open(cmd_path, "w") as fh:
+        yaml.dump(doc_cmd, fh, Dumper=Literal, sort_keys=False, width=200)
+    print(f"{len(cases)} cases -> {out_path}; {len(command_cases)} cases -> {cmd_path}")
     return 0
 
 

@@ -342,7 +342,7 @@ def plan_update(
     for change in package.plan_writes(lpkg, lrl):
         _check_inside(change.path)
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
-    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy is not Strategy.RESOURCE_MERGE, result))
+    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result))
     plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
@@ -391,14 +391,14 @@ def _is_krm_name(rel: str) -> bool:
 
 
 def _plan_other_files(
-    local: Path, origin: Path, upstream: Path, krm_files: set[str], replace: bool, result: Any
+    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Any, result: Any
 ) -> list[FileWrite]:
-    """kpt's rules for non-KRM files (``replace``: local copy = upstream's files).
+    """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
 
     Files of a subpackage decided as a whole follow that decision (kept or
     deleted with it; a subpackage deleted locally gets nothing back).
     """
-    from krm_merge.merge3.package import Subpackage
+    from krm_merge.merge3.package import Strategy, Subpackage
 
     lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []
@@ -410,7 +410,7 @@ def _plan_other_files(
         decision = result.subpackage_of(rel)
         if decision is not Subpackage.MERGE:
             wanted = None if decision is Subpackage.DELETE else mine
-        elif replace:
+        elif result.strategy_of(rel, strategy) is not Strategy.RESOURCE_MERGE:
             wanted = theirs
         elif mine is None:
             wanted = theirs if base is None else None  # added upstream -> copy; deleted locally -> stays deleted
@@ -435,7 +435,7 @@ def _check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]
     lf, of = _other_files(local, krm_files), _other_files(origin, krm_files)
     modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
     if modified:
-        raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update strategy")
+        raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")
 
 
 def _emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -> list[str]:

@@ -67,6 +67,7 @@ class Subpackage(Enum):
     SKIP = "skip"  # deleted locally: upstream's version is not brought back
     REMOTE = "remote"  # its own upstream, re-pointed locally (or local-only): not part of this update
     UNFETCHED = "unfetched"  # upstream's copy has an upstream but no lock: only its Kptfile is merged
+    OWN = "own"  # a remote subpackage merged with the parent's upstream copy, by its own updateStrategy
 
 
 class Strategy(Enum):
@@ -106,13 +107,22 @@ class PackageMergeResult:
     warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
     moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
     subpackages: dict[str, Subpackage] = field(default_factory=dict)
+    strategies: dict[str, Strategy] = field(default_factory=dict)  # subpackages merged by their own strategy
 
     def subpackage_of(self, rel: str) -> Subpackage:
         """The decision covering a package-relative file path (MERGE outside decided subpackages)."""
         for directory, decision in self.subpackages.items():
-            if decision is not Subpackage.MERGE and rel.startswith(directory + "/"):
+            if decision not in (Subpackage.MERGE, Subpackage.OWN) and rel.startswith(directory + "/"):
                 return decision
         return Subpackage.MERGE
+
+    def strategy_of(self, rel: str, default: Strategy) -> Strategy:
+        """The strategy that decided a package-relative file path (the deepest own-strategy subpackage)."""
+        best, strategy = "", default
+        for directory, own in self.strategies.items():
+            if rel.startswith(directory + "/") and len(directory) > len(best):
+                best, strategy = directory, own
+        return strategy
 
 
 def is_kptfile(obj: KubeObject) -> bool:
@@ -126,12 +136,17 @@ def _is_crd(obj: KubeObject) -> bool:
 class PackageMerger:
     """Merges the three copies of a package (lists of items)."""
 
-    def __init__(self, options: PackageMergeOptions, rel_path: RelPath, other_files_changed: OtherFilesChanged | None = None) -> None:
+    def __init__(
+        self, options: PackageMergeOptions, rel_path: RelPath, other_files_changed: OtherFilesChanged | None = None,
+        root_dir: str = "",
+    ) -> None:
         self.options = options
+        self.root_dir = root_dir  # "" or the subpackage this merger handles on its own
         self.rel_path = rel_path
         self.other_files_changed = other_files_changed
         self._registry: Any = None
         self._crd_sources: list[KubeObject] = []
+        self._package_dirs: set[str] = set()
 
     # -- identities ------------------------------------------------------------
 
@@ -141,9 +156,19 @@ class PackageMerger:
             return Identity("kpt.dev", "Kptfile", "", rel.rpartition("/")[0])
         return identity_of(obj)
 
+    def _package_of(self, obj: KubeObject) -> str:
+        """The (sub)package directory a resource belongs to ("" = the root package)."""
+        rel = self.rel_path(obj)
+        best = ""
+        for directory in self._package_dirs:
+            if rel.startswith(directory + "/") and len(directory) > len(best):
+                best = directory
+        return best
+
     def _keyed(self, *sources: list[KubeObject]) -> list[dict[Any, KubeObject]]:
         """Index each source by identity; identities repeated in a source also use the path."""
-        ids = [[self._identity(o) for o in src] for src in sources]
+        # A resource never matches one of another (sub)package: kpt merges package by package.
+        ids = [[(self._package_of(o), self._identity(o)) for o in src] for src in sources]
         repeated = {i for per in ids for i, n in Counter(per).items() if n > 1}
         out = []
         for src, per in zip(sources, ids):
@@ -151,7 +176,7 @@ class PackageMerger:
             for obj, ident in zip(src, per):
                 key = (ident, self.rel_path(obj)) if ident in repeated else ident
                 if key in index:
-                    raise KrmError(f"found duplicate resources {ident.display()} in {self.rel_path(obj)}", obj)
+                    raise KrmError(f"found duplicate resources {ident[1].display()} in {self.rel_path(obj)}", obj)
                 index[key] = obj
             out.append(index)
         return out
@@ -161,22 +186,22 @@ class PackageMerger:
     def merge(self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject]) -> PackageMergeResult:
         """Run the configured strategy."""
         self._crd_sources = [o for src in (local, origin, upstream) for o in src if _is_crd(o)]
+        self._package_dirs = set().union(*(self._subpackage_dirs(src) for src in (local, origin, upstream)))
+        if self.options.strategy is Strategy.FAST_FORWARD:
+            self._check_fast_forward(local, origin)
         decided = PackageMergeResult()
         local, origin, upstream = self._decide_subpackages(local, origin, upstream, decided)
         li, oi, ui = self._keyed(local, origin, upstream)
-        root = self._root_kptfile_key(li)
-        if root is not None:
-            self._default_root_kptfile(root, li, oi, ui)
-        if self.options.strategy is Strategy.FAST_FORWARD:
-            self._check_unmodified(li, oi)
+        for key in self._package_kptfile_keys(li, ui):
+            self._default_kptfile(key, li, oi, ui)
         if self.options.strategy is not Strategy.RESOURCE_MERGE:
             result = self._replace(li, ui)
         else:
             result = self._resource_merge(li, oi, ui)
         result.subpackages = decided.subpackages
-        result.items = decided.items + result.items
-        result.deleted = decided.deleted + result.deleted
-        result.warnings = decided.warnings + result.warnings
+        result.strategies = decided.strategies
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index"):
+            setattr(result, name, getattr(decided, name) + getattr(result, name))
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
                 if not is_kptfile(obj):
@@ -190,8 +215,9 @@ class PackageMerger:
         for obj in items:
             if is_kptfile(obj):
                 rel = self.rel_path(obj)
-                if "/" in rel:
-                    dirs.add(rel.rpartition("/")[0])
+                directory = rel.rpartition("/")[0]
+                if directory and directory != self.root_dir:
+                    dirs.add(directory)
         return dirs
 
     def _decide_subpackages(
@@ -207,17 +233,27 @@ class PackageMerger:
         for directory in sorted(ld | od | ud, key=lambda d: (d.count("/"), d)):
             if any(directory.startswith(done + "/") for done in out.subpackages):
                 continue  # inside a subpackage already decided as a whole
-            decision = self._decide(directory, directory in ld, directory in od, directory in ud, local, origin)
-            if decision is Subpackage.MERGE:
+            if self.options.strategy is not Strategy.RESOURCE_MERGE and not any(directory in info for info in infos):
+                continue  # fast-forward / replace: a local subpackage is replaced with the rest (kpt)
+            # kpt asks whether the directory exists: a subpackage whose Kptfile alone was removed is still there
+            present = [any(self._inside(directory)(o) for o in src) for src in (local, origin, upstream)]
+            decision = self._decide(directory, *present, local, origin)
+            if decision is Subpackage.MERGE and present[0] and present[2]:
                 decision = _remote_decision(*(info.get(directory) for info in infos))
+                if decision is Subpackage.MERGE and directory in infos[0]:
+                    decision = Subpackage.OWN
             if decision is Subpackage.MERGE:
                 continue
             out.subpackages[directory] = decision
             inside = self._inside(directory)
+            if decision is Subpackage.OWN:
+                self._merge_own(directory, infos[0][directory][0], local, origin, upstream, out)
             if decision is Subpackage.UNFETCHED:  # the Kptfiles stay in the merge
                 inside = (lambda test: lambda obj: test(obj) and not is_kptfile(obj))(inside)
             mine = [o for o in local if inside(o)]
-            if decision is Subpackage.DELETE:
+            if decision is Subpackage.OWN:
+                pass
+            elif decision is Subpackage.DELETE:
                 out.deleted.extend(mine)
             else:
                 out.items.extend(mine)  # untouched (a local directory that lost its Kptfile stays too)
@@ -228,6 +264,23 @@ class PackageMerger:
             origin = [o for o in origin if not inside(o)]
             upstream = [o for o in upstream if not inside(o)]
         return local, origin, upstream
+
+    def _merge_own(
+        self, directory: str, upstream_info: Any, local: list[KubeObject], origin: list[KubeObject],
+        upstream: list[KubeObject], out: PackageMergeResult,
+    ) -> None:
+        """kpt merges a remote subpackage with the parent's upstream copy using the subpackage's own strategy."""
+        own = upstream_info.get("updateStrategy") if isinstance(upstream_info, dict) else None
+        strategy = Strategy(own) if own in {s.value for s in Strategy} else Strategy.RESOURCE_MERGE
+        options = PackageMergeOptions(strategy, self.options.conflicts, self.options.fallback_keys, self.options.add_kpt_merge_comment)
+        sub = PackageMerger(options, self.rel_path, self.other_files_changed, root_dir=directory)
+        inside = self._inside(directory)
+        result = sub.merge([o for o in local if inside(o)], [o for o in origin if inside(o)], [o for o in upstream if inside(o)])
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index"):
+            getattr(out, name).extend(getattr(result, name))
+        out.subpackages.update(result.subpackages)
+        out.strategies[directory] = strategy
+        out.strategies.update(result.strategies)
 
     def _upstream_infos(self, items: list[KubeObject]) -> dict[str, tuple[Any, Any]]:
         """Subpackage directory -> its Kptfile's (upstream, upstreamLock), for remote subpackages."""
@@ -269,8 +322,27 @@ class PackageMerger:
                 return key
         return None
 
-    def _default_root_kptfile(self, key: Any, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> None:
-        """An origin/upstream without a root Kptfile has kpt's default one (never delete local's).
+    def _package_kptfile_keys(self, li: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> list[Any]:
+        """Local Kptfiles that stand for a package upstream has too (its directory exists there).
+
+        The root always; with resource-merge also subpackages (kpt merges a
+        subpackage whose Kptfile alone was removed upstream against an empty
+        Kptfile; replace and fast-forward replace subpackages wholesale).
+        """
+        keys = []
+        root = self._root_kptfile_key(li)
+        if root is not None:
+            keys.append(root)
+        if self.options.strategy is Strategy.RESOURCE_MERGE:
+            up_dirs = {self.rel_path(o).rpartition("/")[0] for o in ui.values()}
+            for key, obj in li.items():
+                rel = self.rel_path(obj)
+                if key != root and is_kptfile(obj) and any(d == rel.rpartition("/")[0] or d.startswith(rel.rpartition("/")[0] + "/") for d in up_dirs):
+                    keys.append(key)
+        return keys
+
+    def _default_kptfile(self, key: Any, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> None:
+        """An origin/upstream package without a Kptfile has kpt's default one (never delete local's).
 
         fast-forward then ignores the Kptfile ``kpt pkg get`` generated;
         force-delete-replace keeps local's whole (as kpt does: there is no
@@ -287,6 +359,16 @@ class PackageMerger:
 
     # -- strategies --------------------------------------------------------------
 
+    def _check_fast_forward(self, local: list[KubeObject], origin: list[KubeObject]) -> None:
+        """kpt's fast-forward check: the package and its local subpackages unchanged (remote ones are their own)."""
+        remote = set(self._upstream_infos(local)) | set(self._upstream_infos(origin))
+        outside = lambda obj: not any(self.rel_path(obj).startswith(d + "/") for d in remote)  # noqa: E731
+        li, oi = self._keyed([o for o in local if outside(o)], [o for o in origin if outside(o)])
+        root = self._root_kptfile_key(li)
+        if root is not None and root not in oi:
+            oi[root] = KubeObject(DEFAULT_KPTFILE.format(name="package"))
+        self._check_unmodified(li, oi)
+
     def _check_unmodified(self, li: dict[Any, KubeObject], oi: dict[Any, KubeObject]) -> None:
         modified = []
         for key, obj in li.items():
@@ -296,7 +378,7 @@ class PackageMerger:
         modified += [self.rel_path(o) + " (deleted)" for k, o in oi.items() if k not in li]
         if modified:
             raise KrmError(
-                "local package files have been modified: [" + ", ".join(modified) + "]. use a different update strategy"
+                "local package files have been modified: [" + ", ".join(modified) + "]. use a different update --strategy"
             )
 
     def _replace(self, li: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> PackageMergeResult:
@@ -309,8 +391,10 @@ class PackageMerger:
                 continue
             if up is obj:
                 pass  # root Kptfile, none upstream: local's kept whole
-            elif is_kptfile(obj):
+            elif is_kptfile(obj) and self.rel_path(obj) == ROOT_KPTFILE:
                 _set_kptfile_from_upstream(obj, up)
+            elif is_kptfile(obj):
+                _take_upstream(obj, up)  # a subpackage is replaced whole, its upstream info too (kpt)
             else:
                 _take_upstream(obj, up)
             result.items.append(obj)
@@ -423,14 +507,23 @@ class PackageMerger:
 
 
 def _remote_decision(local: tuple[Any, Any] | None, origin: tuple[Any, Any] | None, upstream: tuple[Any, Any] | None) -> Subpackage:
-    """kpt's rules for a subpackage present locally and upstream that has its own upstream."""
-    if local is None:
-        return Subpackage.MERGE  # a local package (no upstream) of the parent
-    if origin is None or local != origin:
-        return Subpackage.REMOTE  # local-only, or re-pointed locally: kpt leaves it alone
+    """kpt's rules (``mergePackage``) for a subpackage present locally and upstream that has its own upstream."""
+    if local is None and origin is None and upstream is None:
+        return Subpackage.MERGE  # a local package (no upstream anywhere) of the parent
     if upstream is not None and not upstream[1]:
-        return Subpackage.UNFETCHED
+        return Subpackage.UNFETCHED  # kpt merges only the Kptfile (updateUpstream)
+    if local is None or origin is None:
+        return Subpackage.REMOTE
+    if not origin[1]:
+        raise KrmError("no origin available for package (its origin Kptfile has upstream but no upstreamLock)")
+    own = local[0].get("updateStrategy") if isinstance(local[0], dict) else None
+    if _git_of(local[0]) != _git_of(origin[0]) and own in (None, "", Strategy.RESOURCE_MERGE.value):
+        return Subpackage.REMOTE  # re-pointed locally: kpt's resource-merge leaves it to its own update
     return Subpackage.MERGE
+
+
+def _git_of(upstream: Any) -> Any:
+    return upstream.get("git") if isinstance(upstream, dict) else None
 
 
 def _same_content(a: KubeObject, b: KubeObject, *, kptfile: bool = False) -> bool:
