@@ -33,6 +33,7 @@ local's.  Kptfiles go through the pipeline-aware Kptfile merge.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
@@ -569,13 +570,71 @@ def _take_upstream(obj: KubeObject, up: KubeObject) -> None:
     """Make ``obj`` upstream's resource, keeping ``obj``'s own bookkeeping annotations."""
     mine = bookkeeping_of(obj)
     new = KubeObject(up.text)
-    if mine or bookkeeping_of(new):
+    theirs = bookkeeping_of(new)
+    if mine and not theirs:
+        # The common case of a package kpt fetched: local carries kpt's upstream identifier,
+        # upstream's file does not.  Adding lines is ~100x cheaper than a round trip.
+        text = _with_annotations_text(up.text, mine)
+        if text is not None:
+            obj.set_text(text)
+            return
+    if mine or theirs:
         data = new.copy_data()
         strip_bookkeeping(data)
         if mine:
             data.setdefault("metadata", {}).setdefault("annotations", {}).update(mine)
         new.set_data(data)
     obj.set_text(new.text)
+
+
+_TOP_METADATA = re.compile(r"^metadata:[ \t]*(#[^\n]*)?\n", re.M)
+
+
+def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None:
+    """``text`` with ``annotations`` added under a block ``metadata:`` (None when the layout is not simple).
+
+    The result is checked to read back as the text's data plus the annotations.
+    """
+    m = _TOP_METADATA.search(text)
+    if m is None:
+        return None
+    lines = []
+    for key, value in annotations.items():
+        k, v = yamlio.format_scalar(key), yamlio.single_quote(value)  # kpt single-quotes the value
+        if v is None or "\n" in k:
+            return None
+        lines.append(f"{k}: {v}")
+    start = m.end()
+    block_end = start
+    for line in text[start:].splitlines(keepends=True):
+        if line.strip() and not line.startswith((" ", "#")):
+            break
+        block_end += len(line)
+    block = text[start:block_end]
+    ann = re.search(r"^( +)annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
+    if ann is not None:
+        child = re.match(r"( +)\S", block[ann.end():])
+        indent = child.group(1) if child and len(child.group(1)) > len(ann.group(1)) else ann.group(1) + "  "
+        insert_at = start + ann.end()
+        added = "".join(f"{indent}{line}\n" for line in lines)
+    else:
+        first = re.match(r"( +)\S", block)
+        if first is None:
+            return None
+        indent = first.group(1)
+        insert_at = start
+        added = f"{indent}annotations:\n" + "".join(f"{indent}  {line}\n" for line in lines)
+    out = text[:insert_at] + added + text[insert_at:]
+    try:
+        before, after = yamlio.load_data(text), yamlio.load_data(out)
+    except KrmError:
+        return None
+    if not isinstance(before, dict) or not isinstance(before.get("metadata"), dict):
+        return None
+    expected_ann = dict(before["metadata"].get("annotations") or {})
+    expected_ann.update(annotations)
+    before["metadata"]["annotations"] = expected_ann
+    return out if after == before else None
 
 
 def _set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:

@@ -179,8 +179,30 @@ class GitCache:
             raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}")
         data = self._run(["archive", "--format=tar", treeish], f"reading {directory} at {commit} of {repo}", mirror, stdout_bytes=True)
         dest.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            tar.extractall(dest, filter="data")
+        if not _untar_with_tar(data, dest):
+            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                tar.extractall(dest, filter="data")
+
+
+def _untar_with_tar(data: bytes, dest: Path) -> bool:
+    """Unpack with the system's tar (several times faster than tarfile for thousands of files).
+
+    git archive writes relative paths only (a git tree cannot name ``..``);
+    symlinks are unpacked as links and never followed by the package reader.
+    """
+    tar = shutil.which("tar")
+    if tar is None:
+        return False
+    try:
+        proc = subprocess.run([tar, "-x", "-f", "-", "-C", str(dest), "--no-same-owner"], input=data,
+                              capture_output=True, timeout=GIT_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if proc.returncode != 0:
+        for entry in dest.iterdir():  # start again with tarfile on an empty directory
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        return False
+    return True
 
 
 def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None) -> str:
