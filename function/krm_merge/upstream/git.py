@@ -137,9 +137,8 @@ class GitCache:
             tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=self.root))
             try:
                 self._run(["clone", "--quiet", "--mirror", "--", repo, str(tmp / "m")], f"cloning {repo}")
-                if path.exists():  # another run cloned it meanwhile
-                    shutil.rmtree(path, ignore_errors=True)
-                os.replace(tmp / "m", path)
+                if not path.exists():  # else another run cloned it meanwhile: use that one
+                    os.replace(tmp / "m", path)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         self._fetched[repo] = path
