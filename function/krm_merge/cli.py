@@ -24,9 +24,11 @@ Usage:
                                           run a mode on a package directory
   krm-merge diff ORIGINAL MODIFIED [--current CURRENT] [--overwrite]
                                           print the strategic merge patch kubectl computes
+  krm-merge update PKG[@REF] [--strategy S] [--conflicts P] [--no-recursive] [--dry-run]
+                                          kpt pkg update for a package fetched with kpt pkg get (git)
   krm-merge update LOCAL --origin DIR --upstream DIR [--strategy S] [--conflicts P]
                    [--fallback-keys K,...] [--dry-run]
-                                          kpt pkg update's 3-way package merge, on directories
+                                          the same 3-way package merge, on directories
   krm-merge promote DIR (--pipeline NS/NAME (--environment E | --from-environment E) | --image-policy NS:NAME)
                    --value V [--allow-no-match] [--dry-run]
                                           set fields marked for promotion

@@ -8,10 +8,11 @@ import pytest
 
 from krm_merge.config import ConfigError
 from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import ConflictPolicy
 from krm_merge.modes import resource_merge
 
-from .harness import items_of
+from .harness import items_of, run_mode
 
 DEPLOY = """\
 apiVersion: apps/v1
@@ -153,3 +154,34 @@ def test_config_validation() -> None:
         resource_merge.config_from_configmap({"nope": "x"})
     with pytest.raises(ConfigError, match="one folder"):
         resource_merge.config_from_configmap({"localPrefix": "a/b"})
+
+
+SUB_KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n"
+SUB_CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  a: '{}'\n"
+
+
+def test_mode_keeps_a_changed_subpackage_deleted_upstream_whole() -> None:
+    case = {
+        "original": {"sub/Kptfile": SUB_KPTFILE, "sub/cm.yaml": SUB_CM.format(1)},
+        "local": {"sub/Kptfile": SUB_KPTFILE, "sub/cm.yaml": SUB_CM.format(2)},
+        "updated": {},
+    }
+    rl, files = run_mode(case)
+    assert set(files) == {"Kptfile", "sub/Kptfile", "sub/cm.yaml"}
+    assert any("subpackage sub deleted upstream but modified locally" in r.message for r in rl.results)
+
+
+def test_mode_removes_an_unchanged_subpackage_deleted_upstream() -> None:
+    case = {
+        "original": {"sub/Kptfile": SUB_KPTFILE, "sub/cm.yaml": SUB_CM.format(1)},
+        "local": {"sub/Kptfile": SUB_KPTFILE, "sub/cm.yaml": SUB_CM.format(1)},
+        "updated": {},
+    }
+    _, files = run_mode(case)
+    assert set(files) == {"Kptfile"}
+
+
+def test_mode_subpackage_added_on_both_sides_is_an_error() -> None:
+    case = {"original": {}, "local": {"sub/Kptfile": SUB_KPTFILE}, "updated": {"sub/Kptfile": SUB_KPTFILE}}
+    with pytest.raises(KrmError, match='subpackage "sub" added in both upstream and local'):
+        run_mode(case)

@@ -1,11 +1,17 @@
-"""``krm-merge update LOCAL --origin DIR --upstream DIR``: kpt pkg update on directories.
+"""``krm-merge update PKG[@REF]``: ``kpt pkg update`` for packages fetched with ``kpt pkg get``.
 
-The whole update of a package copy: KRM resources through the 3-way package
-merge (``krm_merge.merge3.package``), the Kptfile through the pipeline merge,
-and every other file by kpt's rules — a local file that is new or differs
-from origin is kept; an unmodified one is replaced by upstream's or deleted
-with it; files added upstream are copied; directories emptied because
-upstream removed them are removed.
+The origin (``upstreamLock``'s commit) and upstream (``REF``, default
+``upstream.git.ref``) versions are fetched with the user's git
+(:mod:`krm_merge.upstream.git`); ``--origin DIR --upstream DIR`` gives them
+as plain directories instead.  The whole update of the package copy then
+runs on the three directories: KRM resources and Kptfiles through the
+resource-merge mode's code path (:func:`krm_merge.modes.resource_merge.merge`,
+which also applies kpt's subpackage rules), every other file by kpt's rules —
+a local file that is new or differs from origin is kept; an unmodified one is
+replaced by upstream's or deleted with it; files added upstream are copied;
+directories emptied because upstream removed them are removed.  After a git
+update the root Kptfile records the new ``upstream.git.ref`` and
+``upstreamLock`` as kpt does.
 
 Writes are all-or-nothing: every new file is first written to a temporary
 file next to its target, and only when all were written are they renamed
@@ -18,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -36,17 +44,22 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update on directories).")
-    p.add_argument("local", help="the local package directory (updated in place)")
-    p.add_argument("--origin", required=True, metavar="DIR", help="the upstream version local was fetched from")
-    p.add_argument("--upstream", required=True, metavar="DIR", help="the new upstream version")
-    p.add_argument("--strategy", choices=STRATEGIES, default="resource-merge")
+    p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update).")
+    p.add_argument("package", metavar="PKG[@REF]",
+                   help="the local package directory (updated in place); @REF: the upstream branch, tag or commit "
+                        "(default: upstream.git.ref of its Kptfile)")
+    p.add_argument("--origin", metavar="DIR", help="the upstream version local was fetched from (a directory; with --upstream)")
+    p.add_argument("--upstream", metavar="DIR", help="the new upstream version (a directory; with --origin)")
+    p.add_argument("--strategy", choices=STRATEGIES,
+                   help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
     p.add_argument("--conflicts", choices=POLICIES, default="upstream-wins", help="who wins a field changed on both sides")
     p.add_argument(
         "--fallback-keys",
         metavar="K1,K2",
         help="element keys for lists without schema (default: kpt's documented list; '' = none, like kpt)",
     )
+    p.add_argument("--no-recursive", action="store_true",
+                   help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     return p
 
@@ -73,33 +86,214 @@ class UpdatePlan:
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = _parser().parse_args(argv)
+    if (args.origin is None) != (args.upstream is None):
+        sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
+        return 2
     try:
-        plan = plan_update(
-            Path(args.local), Path(args.origin), Path(args.upstream),
-            strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-        )
+        if args.origin is not None:
+            local = Path(args.package)
+            plan = plan_update(
+                local, Path(args.origin), Path(args.upstream),
+                strategy=args.strategy or "resource-merge", conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+            )
+        else:
+            from krm_merge.upstream.git import split_package_ref
+
+            path, ref = split_package_ref(args.package)
+            local = Path(path)
+            plan = plan_git_update(
+                local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+                recursive=not args.no_recursive,
+            )
     except KrmError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
+    return _finish(local, plan, args.conflicts, args.dry_run)
+
+
+def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int:
     for message in plan.messages:
         sys.stderr.write(message + "\n")
-    if args.conflicts == "fail" and plan.conflicts:
+    if conflicts == "fail" and plan.conflicts:
         sys.stderr.write(f"krm-merge update: error: {plan.conflicts} conflicting field(s); nothing written\n")
         return 1
-    if args.dry_run:
+    if dry_run:
         sys.stdout.write(render_plan(plan))
         return 0
     try:
-        apply_plan(Path(args.local), plan)
+        apply_plan(local, plan)
     except KrmError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
     except OSError as err:
         sys.stderr.write(f"krm-merge update: error: {err}\n")
         return 1
-    changed = sum(1 for w in plan.writes)
-    sys.stdout.write(f"updated {args.local}: {changed} file(s) changed\n")
+    sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed\n")
     return 0
+
+
+# --- git upstreams ----------------------------------------------------------------------
+
+
+def plan_git_update(
+    local: Path,
+    ref: str | None,
+    *,
+    strategy: str | None = None,
+    conflicts: str = "upstream-wins",
+    fallback_keys: str | None = None,
+    cache: Any = None,
+    recursive: bool = True,
+) -> UpdatePlan:
+    """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
+
+    The plan also rewrites the root Kptfile's ``upstream.git.ref``,
+    ``upstream.updateStrategy`` and ``upstreamLock`` (repo, directory, ref,
+    resolved commit), as ``kpt pkg update`` does.  With ``recursive`` (kpt's
+    behaviour) every remote subpackage — a subpackage whose Kptfile has its
+    own ``upstream.git`` — is then updated from its own upstream, parent
+    first; it follows ``ref`` and ``strategy`` only when it tracks the same
+    repository, directory tree and ref as the root (kpt's rule).
+    """
+    from krm_merge.upstream.git import GitCache
+
+    cache = cache or GitCache()
+    kptfile_text, upstream, lock = _read_root_kptfile(local)
+    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache)
+    if not recursive or not _has_remote_subpackages(local, plan):
+        return plan
+    # kpt updates remote subpackages one after the other, each on the result of the
+    # previous step; we do the same on a scratch copy and plan the difference, so
+    # the update stays all-or-nothing (and --dry-run shows all of it).
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        scratch = Path(tmp) / "pkg"
+        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        apply_plan(scratch, plan)
+        messages, conflicts_found = list(plan.messages), plan.conflicts
+        for sub in remote_subpackages(scratch):
+            _, sub_up, _ = _read_root_kptfile(scratch / sub)
+            follows = (
+                sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
+                and _clean(sub_up.directory).startswith(_clean(upstream.directory))
+            )
+            sub_plan = plan_git_update(
+                scratch / sub, ref if follows else None, strategy=strategy if follows else None,
+                conflicts=conflicts, fallback_keys=fallback_keys, cache=cache, recursive=True,
+            )
+            apply_plan(scratch / sub, sub_plan)
+            messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
+            conflicts_found += sub_plan.conflicts
+        final = diff_trees(local, scratch)
+    final.messages, final.conflicts = messages, conflicts_found
+    return final
+
+
+def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
+    if remote_subpackages(local):
+        return True
+    return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
+
+
+def diff_trees(before: Path, after: Path) -> UpdatePlan:
+    """The plan that turns directory ``before`` into ``after`` (``.git`` ignored)."""
+    plan = UpdatePlan()
+    old, new = _all_files(before), _all_files(after)
+    for rel in sorted(set(old) | set(new)):
+        a = old[rel].read_bytes() if rel in old else None
+        b = new[rel].read_bytes() if rel in new else None
+        if a != b:
+            plan.writes.append(FileWrite(rel, a, b))
+    dirs_after = {os.path.relpath(d, after).replace(os.sep, "/") for d, _, _ in os.walk(after)}
+    for dirpath, _, _ in os.walk(before, topdown=False):
+        rel = os.path.relpath(dirpath, before).replace(os.sep, "/")
+        if rel != "." and ".git" not in rel.split("/") and rel not in dirs_after:
+            plan.remove_dirs.append(rel)
+    return plan
+
+
+def _all_files(root: Path) -> dict[str, Path]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
+        for name in filenames:
+            full = Path(dirpath) / name
+            if not full.is_symlink():
+                out[full.relative_to(root).as_posix()] = full
+    return out
+
+
+def _clean(directory: str) -> str:
+    return PurePosixPath("/" + directory.strip("/")).as_posix()
+
+
+def _read_root_kptfile(local: Path) -> tuple[str, Any, Any]:
+    from krm_merge.upstream.git import read_upstream
+
+    kptfile = local / "Kptfile"
+    if not local.is_dir():
+        raise KrmError(f"package {local} is not a directory")
+    if not kptfile.is_file():
+        raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
+    text = yamlio.read_text_file(kptfile)
+    upstream, lock = read_upstream(yamlio.load_data(text, str(kptfile)), str(kptfile))
+    return text, upstream, lock
+
+
+def _plan_one_git_package(
+    local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
+    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any,
+) -> UpdatePlan:
+    from krm_merge.upstream.git import GitUpstream, record_lock
+
+    target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
+    if not target.ref:
+        raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
+    effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
+    commit = cache.resolve(target.repo, target.ref)
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
+        origin_dir.mkdir()
+        if lock is not None:  # without a lock kpt's origin is empty: everything counts as added upstream
+            cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
+        cache.extract(target.repo, commit, target.directory, upstream_dir)
+        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts, fallback_keys=fallback_keys)
+    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy))
+    return plan
+
+
+def remote_subpackages(root: Path) -> list[str]:
+    """Subpackages below ``root`` whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d)))
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        if rel == "." or "Kptfile" not in filenames:
+            continue
+        try:
+            data = yamlio.load_data(yamlio.read_text_file(Path(dirpath) / "Kptfile"), f"{rel}/Kptfile")
+        except KrmError:
+            continue  # not a readable Kptfile: the parent's merge reports it
+        up = data.get("upstream") if isinstance(data, dict) else None
+        if isinstance(up, dict) and isinstance(up.get("git"), dict):
+            found.append(rel)
+            dirnames[:] = []  # its own subpackages are its business
+    return found
+
+
+def _kptfile_strategy(text: str) -> str | None:
+    data = yamlio.load_data(text, "Kptfile")
+    value = ((data or {}).get("upstream") or {}).get("updateStrategy") if isinstance(data, dict) else None
+    return value if value in STRATEGIES else None
+
+
+def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> None:
+    for write in plan.writes:
+        if write.path == "Kptfile" and write.data is not None:
+            write.data = record(write.data.decode("utf-8")).encode("utf-8")
+            return
+    new = record(kptfile_text)
+    if new != kptfile_text:
+        plan.writes.append(FileWrite("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
 
 
 # --- planning -------------------------------------------------------------------------
@@ -115,11 +309,10 @@ def plan_update(
     fallback_keys: str | None = None,
 ) -> UpdatePlan:
     """Compute the update of ``local`` without writing anything."""
-    from krm_merge.kptfile import merge_kptfile
     from krm_merge.krm import package
     from krm_merge.merge3.conflicts import ConflictPolicy
-    from krm_merge.merge3.package import PackageMergeOptions, PackageMerger, Strategy
-    from krm_merge.merge3.rules import FALLBACK_KEYS
+    from krm_merge.merge3.package import Strategy
+    from krm_merge.modes import resource_merge
 
     for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
         if not root.is_dir():
@@ -127,12 +320,17 @@ def plan_update(
     lpkg, lrl = read_copy(local)
     opkg, orl = read_copy(origin)
     upkg, url = read_copy(upstream)
-    keys = FALLBACK_KEYS if fallback_keys is None else tuple(k.strip() for k in fallback_keys.split(",") if k.strip())
-    options = PackageMergeOptions(Strategy(strategy), ConflictPolicy(conflicts), keys, kptfile_merge=merge_kptfile)
-    merger = PackageMerger(options, lambda obj: obj.file_path or "")
-    if options.strategy is Strategy.FAST_FORWARD:
+    config = resource_merge.Config(
+        strategy=Strategy(strategy), conflicts=ConflictPolicy(conflicts),
+        fallback_keys=resource_merge.parse_fallback_keys(fallback_keys, "--fallback-keys"),
+    )
+    krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
+    if config.strategy is Strategy.FAST_FORWARD:
         _check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
-    result = merger.merge(lrl.items, orl.items, url.items)
+    result = resource_merge.merge(
+        config, lrl.items, orl.items, url.items, lambda obj: obj.file_path or "",
+        other_files_changed=lambda directory: _other_files_differ(local, origin, krm_files, directory),
+    )
 
     plan = UpdatePlan()
     for new, up in result.added:
@@ -144,8 +342,7 @@ def plan_update(
     for change in package.plan_writes(lpkg, lrl):
         _check_inside(change.path)
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
-    krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
-    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, options.strategy is not Strategy.RESOURCE_MERGE))
+    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result))
     plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
@@ -193,8 +390,16 @@ def _is_krm_name(rel: str) -> bool:
     return (name.endswith((".yaml", ".yml")) or name == "Kptfile") and not any(p.startswith(".") for p in rel.split("/"))
 
 
-def _plan_other_files(local: Path, origin: Path, upstream: Path, krm_files: set[str], replace: bool) -> list[FileWrite]:
-    """kpt's rules for non-KRM files (``replace``: local copy = upstream's files)."""
+def _plan_other_files(
+    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Any, result: Any
+) -> list[FileWrite]:
+    """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
+
+    Files of a subpackage decided as a whole follow that decision (kept or
+    deleted with it; a subpackage deleted locally gets nothing back).
+    """
+    from krm_merge.merge3.package import Strategy, Subpackage
+
     lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []
     for rel in sorted(set(lf) | set(uf)):
@@ -202,7 +407,10 @@ def _plan_other_files(local: Path, origin: Path, upstream: Path, krm_files: set[
         mine = lf[rel].read_bytes() if rel in lf else None
         theirs = uf[rel].read_bytes() if rel in uf else None
         base = of[rel].read_bytes() if rel in of else None
-        if replace:
+        decision = result.subpackage_of(rel)
+        if decision is not Subpackage.MERGE:
+            wanted = None if decision is Subpackage.DELETE else mine
+        elif result.strategy_of(rel, strategy) is not Strategy.RESOURCE_MERGE:
             wanted = theirs
         elif mine is None:
             wanted = theirs if base is None else None  # added upstream -> copy; deleted locally -> stays deleted
@@ -215,11 +423,19 @@ def _plan_other_files(local: Path, origin: Path, upstream: Path, krm_files: set[
     return writes
 
 
+def _other_files_differ(local: Path, origin: Path, krm_files: set[str], directory: str) -> bool:
+    """Whether the non-KRM files under ``directory`` differ between local and origin."""
+    prefix = directory + "/"
+    lf = {r: p for r, p in _other_files(local, krm_files).items() if r.startswith(prefix)}
+    of = {r: p for r, p in _other_files(origin, krm_files).items() if r.startswith(prefix)}
+    return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
+
+
 def _check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
     lf, of = _other_files(local, krm_files), _other_files(origin, krm_files)
     modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
     if modified:
-        raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update strategy")
+        raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")
 
 
 def _emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -> list[str]:
@@ -305,4 +521,4 @@ def render_plan(plan: UpdatePlan) -> str:
     return "".join(out)
 
 
-__all__ = ["UpdatePlan", "apply_plan", "main", "plan_update", "read_copy", "render_plan"]
+__all__ = ["UpdatePlan", "apply_plan", "main", "plan_git_update", "plan_update", "remote_subpackages", "read_copy", "render_plan"]

@@ -19,7 +19,14 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
-from krm_merge.merge3.package import PackageMergeOptions, PackageMergeResult, PackageMerger, Strategy
+from krm_merge.merge3.package import (
+    OtherFilesChanged,
+    PackageMergeOptions,
+    PackageMergeResult,
+    PackageMerger,
+    RelPath,
+    Strategy,
+)
 from krm_merge.merge3.rules import FALLBACK_KEYS
 from krm_merge.merge3.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
@@ -51,7 +58,8 @@ def parse_prefixes(values: dict[str, Any], where: str) -> SourcePrefixes:
         raise ConfigError(f"{where}.{err.key}", err.message) from None
 
 
-def _parse_keys(value: Any, key: str) -> tuple[str, ...]:
+def parse_fallback_keys(value: Any, key: str) -> tuple[str, ...]:
+    """``fallbackKeys``: None = kpt's documented list; a comma-separated string or a list of names."""
     if value is None:
         return FALLBACK_KEYS
     if isinstance(value, str):
@@ -67,7 +75,7 @@ def _config(values: dict[str, Any], where: str) -> Config:
         strategy=Strategy(parse_choice(values.get("strategy", Strategy.RESOURCE_MERGE.value), f"{where}.strategy", STRATEGIES)),
         conflicts=ConflictPolicy(parse_choice(values.get("conflicts", ConflictPolicy.UPSTREAM_WINS.value), f"{where}.conflicts", POLICIES)),
         prefixes=parse_prefixes(values, where),
-        fallback_keys=_parse_keys(values.get("fallbackKeys"), f"{where}.fallbackKeys"),
+        fallback_keys=parse_fallback_keys(values.get("fallbackKeys"), f"{where}.fallbackKeys"),
     )
 
 
@@ -87,9 +95,8 @@ def run(rl: ResourceList, config: Config) -> None:
     if not (groups.local or groups.origin or groups.upstream):
         p = config.prefixes
         raise KrmError(f"no items under {p.local}/, {p.origin}/ or {p.upstream}/: nothing to merge")
-    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=merge_kptfile)
     before = {id(o): o.text for o in groups.local}
-    result = PackageMerger(options, groups.rel_path).merge(groups.local, groups.origin, groups.upstream)
+    result = merge(config, groups.local, groups.origin, groups.upstream, groups.rel_path)
     report(rl.results, result, config.conflicts)
     if config.conflicts is ConflictPolicy.FAIL and result.conflicts:
         for obj in groups.local:  # all or nothing: leave local untouched
@@ -97,6 +104,24 @@ def run(rl: ResourceList, config: Config) -> None:
         return
     place_added(result, groups, config.prefixes.local)
     rl.items = replace_local_items(rl.items, groups, result.items)
+
+
+def merge(
+    config: Config,
+    local: list[KubeObject],
+    origin: list[KubeObject],
+    upstream: list[KubeObject],
+    rel_path: RelPath,
+    other_files_changed: OtherFilesChanged | None = None,
+) -> PackageMergeResult:
+    """The resource-merge of three package copies: this mode and ``krm-merge update`` both run it.
+
+    ``rel_path`` gives an item's path inside its copy; ``other_files_changed``
+    tells whether a subpackage directory's non-KRM files changed locally (the
+    update command knows them; a ResourceList has none).
+    """
+    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=merge_kptfile)
+    return PackageMerger(options, rel_path, other_files_changed).merge(local, origin, upstream)
 
 
 def place_added(result: PackageMergeResult, groups: SourceGroups, local_prefix: str) -> None:

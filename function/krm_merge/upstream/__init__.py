@@ -1,0 +1,1 @@
+"""Where a package's upstream versions come from (git, like ``kpt pkg get``)."""
