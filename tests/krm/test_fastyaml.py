@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from krm_merge.krm import fastyaml, yamlio
+from krm_merge.yaml import scalars
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 
@@ -113,7 +114,7 @@ def render_scalar(value: str, style: int) -> str:
         return value
     if style == 1:
         return "'" + value.replace("'", "''") + "'"
-    return yamlio.double_quote(value)
+    return scalars.double_quoted(value)
 
 
 @st.composite

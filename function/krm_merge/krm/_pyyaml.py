@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from krm_merge.krm.yamlio import _needs_double_quotes
+from krm_merge.yaml import scalars
 
 __all__ = ["Dumper", "Loader", "yaml"]
 
@@ -19,10 +19,7 @@ class Loader(yaml.CSafeLoader):  # type: ignore[misc,name-defined]
     """libyaml-backed safe loader with Kubernetes' scalar types, minus timestamps."""
 
 
-Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+Loader.yaml_implicit_resolvers = scalars.without_timestamps(yaml.SafeLoader.yaml_implicit_resolvers)
 
 
 def _construct_untagged(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
@@ -35,7 +32,7 @@ def _construct_untagged(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
 
 # Unknown tags (`!Ref`, `!!python/object`) become plain data, never objects.
 Loader.add_constructor(None, _construct_untagged)
-Loader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+Loader.add_constructor(scalars.TIMESTAMP_TAG, lambda loader, node: loader.construct_scalar(node))
 
 
 class Dumper(yaml.CSafeDumper):  # type: ignore[misc,name-defined]
@@ -48,7 +45,7 @@ class Dumper(yaml.CSafeDumper):  # type: ignore[misc,name-defined]
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if _needs_double_quotes(value):
+    if scalars.needs_double_quotes(value):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 

@@ -5,8 +5,8 @@ block sequences (compact or wide), one-line scalars, a few one-line flow
 collections and literal block scalars.  For that subset this module
 
 * parses the text line by line into plain data *exactly* equal to what
-  :func:`krm_merge.krm.yamlio.load_data` returns (YAML 1.1 scalar types as
-  PyYAML's safe loader resolves them, timestamps kept as strings), together
+  :func:`krm_merge.krm.yamlio.load_data` returns (YAML 1.1 scalar types by
+  :mod:`krm_merge.yaml.scalars`, timestamps kept as strings), together
   with a position tree (line spans of every entry, column spans of scalars);
 * rewrites the text to hold new data by splicing lines: changed scalars in
   place (quote style kept), deleted entries removed with the comment lines
@@ -27,12 +27,11 @@ key and its first child belong to the key.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from typing import Any, Callable
 
-from krm_merge.krm import yamlio
 from krm_merge.krm.values import same
+from krm_merge.yaml import scalars
 
 # --- position tree -----------------------------------------------------------------
 
@@ -130,24 +129,10 @@ class _Nothing:
 _NOTHING: Any = _Nothing()
 
 
-# --- scalar resolution (YAML 1.1, as PyYAML's SafeLoader) ----------------------------
+# --- scalar resolution: the rules live in krm_merge.yaml.scalars ---------------------
 
-# YAML 1.1's implicit types for plain scalars, the patterns of PyYAML's
-# resolver (and so of the libyaml-backed loader in yamlio) minus timestamps,
-# which stay strings.  Kept here so the fast path needs no PyYAML at all;
-# tests/krm/test_fastyaml.py checks them against the loader.
-_BOOL_RX = re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF")
-_FLOAT_RX = re.compile(
-    r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
-    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
-)
-_INT_RX = re.compile(
-    r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
-)
-_NULL_RX = re.compile(r"~|null|Null|NULL|")
-_BOOL_FIRST = frozenset("yYnNtTfFoO")
-_NUMBER_FIRST = frozenset("-+0123456789.")
-_BOOL = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+_resolve_plain = scalars.resolve_plain
+_unescape = scalars.unescape_double
 
 
 @functools.lru_cache(maxsize=8192)
@@ -158,91 +143,12 @@ def _plain_key(text: str) -> Any:
     return _resolve_plain(text)
 
 
-# Scalars repeat across items (keys, images, labels): resolving is memoised.
-@functools.lru_cache(maxsize=8192)
-def _resolve_plain(text: str) -> Any:
-    """The value of a plain scalar as the libyaml-backed loader builds it."""
-    first = text[:1]
-    if first in _BOOL_FIRST and _BOOL_RX.fullmatch(text):
-        return _BOOL[text.lower()]
-    if first in _NUMBER_FIRST and first:
-        if _FLOAT_RX.fullmatch(text):
-            return _construct_float(text)
-        if _INT_RX.fullmatch(text):
-            return _construct_int(text)
-    if (first in "~nN" or not text) and _NULL_RX.fullmatch(text):
-        return None
-    if text in ("<<", "="):
-        raise _Unsupported("merge key or value tag")
-    return text
-
-
-def _construct_int(text: str) -> int:
-    value = text.replace("_", "")
-    sign = -1 if value[0] == "-" else 1
-    if value[0] in "+-":
-        value = value[1:]
-    if value == "0":
-        return 0
-    if value.startswith("0b"):
-        return sign * int(value[2:], 2)
-    if value.startswith("0x"):
-        return sign * int(value[2:], 16)
-    if value[0] == "0":
-        return sign * int(value, 8)
-    if ":" in value:
-        return sign * _sexagesimal(value)
-    return sign * int(value)
-
-
-def _construct_float(text: str) -> float:
-    value = text.replace("_", "").lower()
-    sign = -1.0 if value[0] == "-" else 1.0
-    if value[0] in "+-":
-        value = value[1:]
-    if value == ".inf":
-        return sign * math.inf
-    if value == ".nan":
-        return math.nan
-    if ":" in value:
-        raise _Unsupported("sexagesimal float")
-    return sign * float(value)
-
-
-def _sexagesimal(value: str) -> int:
-    total = 0
-    for part in value.split(":"):
-        total = total * 60 + int(part)
-    return total
-
-
-_ESCAPES = {
-    "0": "\0", "a": "\x07", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\x0b",
-    "f": "\x0c", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
-    "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
-}
-_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
-_ESCAPE_RX = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
-
-
-def _unescape(inner: str) -> str:
-    def one(m: re.Match[str]) -> str:
-        code = m.group(1)
-        if code[0] in _HEX_ESCAPES and len(code) > 1:
-            return chr(int(code[1:], 16))
-        if code in _ESCAPES:
-            return _ESCAPES[code]
-        raise _Unsupported("escape")
-
-    return _ESCAPE_RX.sub(one, inner)
-
-
 # --- the parser ------------------------------------------------------------------
 
 # Plain keys the fast reader accepts: the characters Kubernetes keys use.
 _KEY_TEXT_RX = re.compile(r"[A-Za-z0-9_$.\/+~()=](?:[A-Za-z0-9_$.\/+~()=@ :-]*[A-Za-z0-9_$.\/+~()=@-])?")
 # Characters a plain value may not start with (flow, quotes, anchors, tags, block indicators ...).
-_PLAIN_BAD_FIRST = frozenset("[]{},#&*!|>'\"%@`")
+_PLAIN_BAD_FIRST = scalars.PLAIN_BAD_FIRST
 # Flow-context plain scalars: a safe alphabet only.
 _FLOW_PLAIN_RX = re.compile(r"[A-Za-z0-9_$.\/+=~()-][A-Za-z0-9_$.\/+=~() -]*")
 # Control characters (tabs and CR included) leave the subset.  A character
@@ -331,7 +237,7 @@ def _match_key(line: str, col: int) -> tuple[Any, int] | None:
     if first == "'" or first == '"':
         try:
             key, end = _quoted(line, col)
-        except _Unsupported:
+        except (_Unsupported, scalars.UnsupportedScalar):
             return None
         if line[end : end + 1] != ":" or line[end + 1 : end + 2] not in ("", " "):
             return None
@@ -696,9 +602,9 @@ class _FlowParser:
 Matcher = Callable[[list[Any], list[Any]], list[int | None]]
 Edit = tuple[int, int, list[str]]
 
-# New plain keys the editor writes itself; anything else goes to the fallback.
-_SAFE_NEW_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.\/-]*")
-_SAFE_NEW_PLAIN = re.compile(r"[A-Za-z0-9_/.$][A-Za-z0-9_./:=+@$,-]*")
+# New plain keys and values the editor writes itself; anything else goes to the fallback.
+_SAFE_NEW_KEY = scalars.SIMPLE_PLAIN_KEY
+_SAFE_NEW_PLAIN = scalars.SIMPLE_PLAIN_VALUE
 
 
 def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
@@ -718,7 +624,7 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
     try:
         edits = editor.edit_map(parsed.root, old, new)
         lines = _splice(lines, 0, len(lines), edits)
-    except (_Unsupported, RecursionError):
+    except (_Unsupported, scalars.UnsupportedScalar, RecursionError):
         return None
     text = "\n".join(lines)
     return text + "\n" if final_newline else text
@@ -895,15 +801,15 @@ def _scalar_text(value: Any, like: str) -> str:
         raise _Unsupported("string needs care")
     if like == "single":
         return "'" + value.replace("'", "''") + "'"
-    if like == "double" or yamlio._needs_double_quotes(value):
-        return yamlio.double_quote(value)
+    if like == "double" or scalars.needs_double_quotes(value):
+        return scalars.double_quoted(value)
     if not _SAFE_NEW_PLAIN.fullmatch(value):
         raise _Unsupported("plain string the emitter may quote")
     return value
 
 
 def _key_text(key: Any) -> str:
-    if not isinstance(key, str) or not _SAFE_NEW_KEY.fullmatch(key) or yamlio._needs_double_quotes(key):
+    if not isinstance(key, str) or not _SAFE_NEW_KEY.fullmatch(key) or scalars.needs_double_quotes(key):
         raise _Unsupported("key needs quoting")
     return key
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from krm_merge.krm.values import same
+from krm_merge.yaml import scalars
 
 # Keys that identify list elements when no identity is known (kpt's
 # documented fallback list plus the most common Kubernetes merge keys).
 IDENTITY_KEYS = ("name", "mountPath", "devicePath", "containerPort", "port", "ip", "key", "type", "topologyKey")
 
 Matcher = Callable[[list[Any], list[Any]], list[int | None]]
+
+# merge3/nodes.py imports it from here; the rule itself lives with the other scalar rules.
+literal_can_hold = scalars.literal_can_hold
 
 
 def to_rt(value: Any) -> Any:
@@ -42,9 +46,7 @@ def rt_key(key: Any) -> Any:
     """A new mapping key: double-quoted when a YAML 1.1 reader would not read it back as this string."""
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-    from krm_merge.krm.yamlio import _needs_double_quotes
-
-    if isinstance(key, str) and (_needs_double_quotes(key) or not key.isprintable()):
+    if isinstance(key, str) and (scalars.needs_double_quotes(key) or not key.isprintable()):
         return DoubleQuotedScalarString(key)
     return key
 
@@ -57,25 +59,13 @@ def _rt_string(value: str, like: Any) -> Any:
         SingleQuotedScalarString,
     )
 
-    from krm_merge.krm.yamlio import _needs_double_quotes
-
-    if "\n" in value and literal_can_hold(value):
+    if "\n" in value and scalars.literal_can_hold(value):
         return LiteralScalarString(value)
     if isinstance(like, SingleQuotedScalarString) and value.isprintable():
         return SingleQuotedScalarString(value)
-    if isinstance(like, DoubleQuotedScalarString) or _needs_double_quotes(value):
+    if isinstance(like, DoubleQuotedScalarString) or scalars.needs_double_quotes(value):
         return DoubleQuotedScalarString(value)
     return value
-
-
-def literal_can_hold(value: str) -> bool:
-    """A literal block holds only printable text, and cannot start with a space or end in spaces."""
-    lines = value.split("\n")
-    return (
-        all(line.isprintable() for line in lines)
-        and not value.startswith((" ", "\t"))
-        and not any(line.endswith((" ", "\t")) for line in lines)
-    )
 
 
 def apply_to_rt(rt: Any, old: Any, new: Any, match: Matcher | None = None) -> Any:

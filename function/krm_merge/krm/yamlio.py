@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from krm_merge.krm.results import KrmError
+from krm_merge.yaml import scalars
 
 if TYPE_CHECKING:
     import yaml
@@ -150,135 +151,6 @@ def dump_data(data: Any) -> str:
     )
 
 
-# --- how a new scalar is written (kyaml's rules) -------------------------------
-
-# Strings that a YAML 1.1 reader (Kubernetes, go-yaml v2) would not read back
-# as strings.  kyaml double-quotes exactly these.
-_YAML11_NON_STRING = re.compile(
-    r"""^(?:
-        y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
-      | ~|null|Null|NULL|
-      | [-+]?0b[0-1_]+
-      | [-+]?0o?[0-7_]+
-      | [-+]?(?:0|[1-9][0-9_]*)
-      | [-+]?0x[0-9a-fA-F_]+
-      | [-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
-      | [-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-      | [-+]?[0-9][0-9_]*(?:[eE][-+]?[0-9]+)
-      | [-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
-      | \d{4}-\d{1,2}-\d{1,2}(?:[Tt ].*)?
-    )$""",
-    re.X,
-)
-# Characters that cannot start a plain scalar, or sequences that end one early.
-_PLAIN_BAD_START = set("-?:,[]{}#&*!|>'\"%@`")
-_INDICATOR_ONLY = {"-", "?", ":"}
-
-
-def _needs_double_quotes(value: str) -> bool:
-    """True when kyaml would double-quote a new string value."""
-    if value == "" or _YAML11_NON_STRING.match(value):
-        return True
-    return not _plain_is_safe(value)
-
-
-def _plain_is_safe(value: str) -> bool:
-    """Whether ``value`` can be written as a plain block scalar that reads back as itself."""
-    if value != value.strip() or "\n" in value or "\t" in value:
-        return False
-    if value in _INDICATOR_ONLY:
-        return False
-    first = value[0]
-    if first in _PLAIN_BAD_START:
-        # `-x`, `?x`, `:x` are fine when not followed by a space.
-        if first in "-?:" and len(value) > 1 and value[1] not in " \t":
-            pass
-        else:
-            return False
-    if ": " in value or " #" in value or value.endswith(":"):
-        return False
-    return all(ch.isprintable() for ch in value)
-
-
-def format_scalar(value: Any) -> str:
-    """The YAML text of a new scalar value, as kyaml would write it.
-
-    Strings a YAML 1.1 reader would take for another type are double-quoted,
-    strings plain YAML cannot hold are double-quoted with escapes; multi-line
-    strings are not handled here (callers write literal blocks).
-    """
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, (int, float)):
-        return _format_number(value)
-    if not isinstance(value, str):
-        raise TypeError(f"not a scalar: {type(value).__name__}")
-    if _needs_double_quotes(value):
-        return double_quote(value)
-    return value
-
-
-def _format_number(value: int | float) -> str:
-    if isinstance(value, int):
-        return str(value)
-    if value != value:
-        return ".nan"
-    if value in (float("inf"), float("-inf")):
-        return ".inf" if value > 0 else "-.inf"
-    text = repr(value)
-    return text
-
-
-_DQ_ESCAPES = {
-    "\\": "\\\\",
-    '"': '\\"',
-    "\n": "\\n",
-    "\t": "\\t",
-    "\r": "\\r",
-    "\0": "\\0",
-    "\x07": "\\a",
-    "\b": "\\b",
-    "\x0b": "\\v",
-    "\x0c": "\\f",
-    "\x1b": "\\e",
-    "\x85": "\\N",
-    "\xa0": "\\_",
-    "\u2028": "\\L",
-    "\u2029": "\\P",
-}
-
-
-def double_quote(value: str) -> str:
-    """A double-quoted YAML scalar that reads back as exactly ``value``."""
-    out = []
-    for ch in value:
-        esc = _DQ_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif not ch.isprintable() or ch in "\ufeff":
-            code = ord(ch)
-            if code <= 0xFF:
-                out.append(f"\\x{code:02x}")
-            elif code <= 0xFFFF:
-                out.append(f"\\u{code:04x}")
-            else:
-                out.append(f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def single_quote(value: str) -> str | None:
-    """A single-quoted scalar for ``value``, or None if one cannot hold it."""
-    if "\n" in value or not all(ch.isprintable() for ch in value):
-        return None
-    return "'" + value.replace("'", "''") + "'"
-
-
 # --- ruamel.yaml round trip -----------------------------------------------------
 
 
@@ -314,11 +186,7 @@ def _no_timestamp_resolver() -> Any:
     class NoTimestampResolver(VersionedResolver):  # type: ignore[misc]
         @property
         def versioned_resolver(self) -> Any:
-            table = super().versioned_resolver
-            return {
-                first: [(tag, rx) for tag, rx in entries if tag != "tag:yaml.org,2002:timestamp"]
-                for first, entries in table.items()
-            }
+            return scalars.without_timestamps(super().versioned_resolver)
 
     return NoTimestampResolver
 
