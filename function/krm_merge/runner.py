@@ -7,11 +7,13 @@ module prints or exits; everything that goes wrong arrives here as
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from krm_merge.config import ConfigError, resolve
 from krm_merge.krm.resourcelist import ResourceList, read_resource_list, write_resource_list
 from krm_merge.krm.results import KrmError, Result, Results
+from krm_merge.yaml.load import DuplicateKey, YamlError, check_size, collecting_duplicate_keys
 
 
 _TOO_DEEP = "input is nested too deeply to process"
@@ -43,20 +45,43 @@ def run_function(text: str | bytes) -> tuple[str, int]:
 
 def run_function_with_results(text: str | bytes) -> tuple[str, int, Results]:
     """Like :func:`run_function`, also returning the results for logging."""
-    try:
-        rl = read_resource_list(text.decode("utf-8") if isinstance(text, bytes) else text)
-    except UnicodeDecodeError as err:
-        return _rejected(Result(f"input is not UTF-8 text (byte {err.start})", "error"))
-    except KrmError as err:
-        return _rejected(err.to_result())
-    except RecursionError:
-        return _rejected(Result(_TOO_DEEP, "error"))
-    process(rl)
+    with collecting_duplicate_keys() as duplicates:
+        rl, failure = _read(text)
+        if failure is not None:
+            rl.results.append(failure)
+        else:
+            process(rl)
+        report_duplicate_keys(rl.results, duplicates)
     return write_resource_list(rl), rl.results.exit_code(), rl.results
 
 
-def _rejected(result: Result) -> tuple[str, int, Results]:
-    """An input that could not be read: no items, the one error result, exit 1."""
-    rl = ResourceList()
-    rl.results.append(result)
-    return write_resource_list(rl), 1, rl.results
+def _read(text: str | bytes) -> tuple[ResourceList, Result | None]:
+    """The input's ResourceList, or an empty one and the error result saying why it could not be read."""
+    try:
+        check_size(len(text), "the input")
+        return read_resource_list(text.decode("utf-8") if isinstance(text, bytes) else text), None
+    except YamlError as err:
+        return ResourceList(), Result(err.message, "error")
+    except UnicodeDecodeError as err:
+        return ResourceList(), Result(f"input is not UTF-8 text (byte {err.start})", "error")
+    except KrmError as err:
+        return ResourceList(), err.to_result()
+    except RecursionError:
+        return ResourceList(), Result(_TOO_DEEP, "error")
+
+
+def report_duplicate_keys(results: Results, duplicates: list[DuplicateKey]) -> None:
+    """Each duplicate mapping key becomes a warning, and every error names them.
+
+    They are read last-wins, as kubectl reads them, so an earlier value is
+    silently lost: the likely cause of an error such as a patch without a
+    target (``metadata:`` written twice).
+    """
+    if not duplicates:
+        return
+    note = "; ".join(dup.message() for dup in duplicates)
+    for n, result in enumerate(results):
+        if result.severity == "error":
+            results[n] = dataclasses.replace(result, message=f"{result.message} (note: {note})")
+    for dup in duplicates:
+        results.append(Result(dup.message(), "warning", tags={"key": dup.key, "line": str(dup.line)}))

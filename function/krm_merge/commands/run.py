@@ -72,11 +72,14 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeOb
 
 def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
     from krm_merge.krm import package, yamlio
-    from krm_merge.runner import process
+    from krm_merge.runner import process, report_duplicate_keys
+    from krm_merge.yaml.load import collecting_duplicate_keys
 
-    pkg, rl = package.read_package(root)
-    rl.function_config = function_config_from_args(fn_config, pairs)
-    process(rl)
+    with collecting_duplicate_keys() as duplicates:
+        pkg, rl = package.read_package(root)
+        rl.function_config = function_config_from_args(fn_config, pairs)
+        process(rl)
+        report_duplicate_keys(rl.results, duplicates)
     for result in rl.results:
         sys.stderr.write(result.display() + "\n")
     if results_file:

@@ -1,6 +1,7 @@
-"""All YAML parsing and printing of krm-merge lives here.
+"""YAML reading and printing for items: the krm layer's face over :mod:`krm_merge.yaml`.
 
-Two libraries, each where it is best:
+Every read goes through the bounded loader (:mod:`krm_merge.yaml.load`);
+its errors become :class:`KrmError` here.  Two libraries, each where it is best:
 
 * PyYAML with libyaml (``CSafeLoader``) reads plain data fast and safely; it
   keeps no comments, so it is only used for *reading* values.
@@ -15,71 +16,27 @@ objects hold no timestamps, only strings that look like them.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from krm_merge.krm.results import KrmError
-from krm_merge.yaml import scalars
+from krm_merge.yaml import load
 
-if TYPE_CHECKING:
-    import yaml
-
-# Anchors are legal YAML but a handful of aliases can expand to gigabytes
-# ("billion laughs").  Bound the expanded size instead of forbidding them.
-MAX_ALIAS_EXPANSION = 1_000_000
-MAX_DEPTH = 1_000
+MAX_DEPTH = load.MAX_DEPTH
 
 
-def _yaml_error_message(err: yaml.YAMLError, what: str) -> str:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    problem = getattr(err, "problem", None) or getattr(err, "context", None) or str(err)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-    return f"{what} is not valid YAML{where}: {problem}"
-
-
-def _check_aliases(text: str, what: str) -> None:
-    """Refuse documents whose aliases would expand beyond MAX_ALIAS_EXPANSION nodes."""
-    if "&" not in text or "*" not in text:
-        return
-    from krm_merge.krm._pyyaml import Loader, yaml
-
+@contextlib.contextmanager
+def _as_krm_error() -> Iterator[None]:
+    """The loader's errors as :class:`KrmError`, which every caller above handles."""
     try:
-        nodes = list(yaml.compose_all(text, Loader=Loader))
-    except yaml.YAMLError as err:
-        raise KrmError(_yaml_error_message(err, what)) from None
-    memo: dict[int, int] = {}
-
-    def size(node: yaml.Node, depth: int) -> int:
-        if depth > MAX_DEPTH:
-            raise KrmError(f"{what} is nested deeper than {MAX_DEPTH} levels")
-        key = id(node)
-        if key in memo:
-            return memo[key]
-        total = 1
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                total += size(k, depth + 1) + size(v, depth + 1)
-        elif isinstance(node, yaml.SequenceNode):
-            for v in node.value:
-                total += size(v, depth + 1)
-        memo[key] = total
-        if total > MAX_ALIAS_EXPANSION:
-            raise KrmError(
-                f"{what} uses YAML aliases that expand to more than "
-                f"{MAX_ALIAS_EXPANSION} nodes; refusing to load it"
-            )
-        return total
-
-    for node in nodes:
-        if node is not None:
-            size(node, 0)
-
-
-_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.M)
+        yield
+    except load.YamlError as err:
+        raise KrmError(err.message) from None
 
 
 def _load_all_fast(text: str) -> list[Any] | None:
@@ -94,52 +51,34 @@ def _load_all_fast(text: str) -> list[Any] | None:
     return None if parsed is None else [parsed.data]
 
 
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.M)
+
+
 def load_data(text: str, what: str = "input") -> Any:
-    """Load one YAML document as plain data; errors become :class:`KrmError`."""
-    docs = load_all_data(text, what)
-    if len(docs) > 1:
-        raise KrmError(f"{what} holds {len(docs)} YAML documents, expected one")
-    return docs[0] if docs else None
+    """Load one YAML document as plain data through the bounded loader; errors become :class:`KrmError`."""
+    with _as_krm_error():
+        return load.load_data(text, what, _load_all_fast)
 
 
 def load_all_data(text: str, what: str = "input") -> list[Any]:
-    """Load every document of a YAML stream as plain data.
+    """Load every document of a YAML stream as plain data through the bounded loader.
 
     Documents in kyaml's block style are read by the fast reader (same data,
     no PyYAML import); anything else by libyaml.
     """
-    fast = _load_all_fast(text)
-    if fast is not None:
-        return fast
-    _check_aliases(text, what)
-    from krm_merge.krm._pyyaml import Loader, yaml
-
-    try:
-        return list(yaml.load_all(text, Loader=Loader))
-    except yaml.YAMLError as err:
-        raise KrmError(_yaml_error_message(err, what)) from None
-    except RecursionError:
-        raise KrmError(f"{what} is nested too deeply to process") from None
-    except (TypeError, ValueError) as err:  # e.g. a list used as a mapping key
-        raise KrmError(f"{what} is not valid Kubernetes YAML: {err}") from None
+    with _as_krm_error():
+        return load.load_all_data(text, what, _load_all_fast)
 
 
 def load_strings(text: str, what: str = "input") -> Any:
     """Load one document with every scalar kept as its string (no type resolution)."""
-    _check_aliases(text, what)
-    from krm_merge.krm._pyyaml import yaml
-
-    try:
-        return yaml.load(text, Loader=yaml.CBaseLoader)
-    except yaml.YAMLError as err:
-        raise KrmError(_yaml_error_message(err, what)) from None
-    except RecursionError:
-        raise KrmError(f"{what} is nested too deeply to process") from None
+    with _as_krm_error():
+        return load.load_strings(text, what)
 
 
 def dump_data(data: Any) -> str:
     """Print plain data as block YAML (for new objects and results; no comments)."""
-    from krm_merge.krm._pyyaml import Dumper, yaml
+    from krm_merge.yaml.libyaml import Dumper, yaml
 
     return yaml.dump(
         data,
@@ -154,60 +93,13 @@ def dump_data(data: Any) -> str:
 # --- ruamel.yaml round trip -----------------------------------------------------
 
 
-def new_rt_yaml(wide: bool = False) -> Any:
-    """A ruamel.yaml round-trip instance printing what kyaml prints.
-
-    2-space mappings, compact sequences (``- `` at the parent key's column;
-    ``wide`` indents them by two, kpt's other style), no line folding,
-    original quotes kept.
-    """
-    from ruamel.yaml import YAML
-
-    rt = YAML(typ="rt")
-    rt.Resolver = _no_timestamp_resolver()
-    if wide:
-        rt.indent(mapping=2, sequence=4, offset=2)
-    else:
-        rt.indent(mapping=2, sequence=2, offset=0)
-    rt.width = 2**31 - 1
-    rt.preserve_quotes = True
-    return rt
-
-
-def _no_timestamp_resolver() -> Any:
-    """ruamel's resolver without timestamps: such scalars stay strings, printed as written.
-
-    Kubernetes objects hold no timestamps, and ruamel re-prints the ones it
-    constructs (``2001-12-14t21:59:43.10-05:00`` comes back with a ``T`` and
-    six decimals), which would change an untouched value.
-    """
-    from ruamel.yaml.resolver import VersionedResolver
-
-    class NoTimestampResolver(VersionedResolver):  # type: ignore[misc]
-        @property
-        def versioned_resolver(self) -> Any:
-            return scalars.without_timestamps(super().versioned_resolver)
-
-    return NoTimestampResolver
+new_rt_yaml = load.new_rt_yaml
 
 
 def load_rt(text: str, what: str = "input") -> Any:
-    """Load one document as a ruamel round-trip tree (comments kept)."""
-    from ruamel.yaml.error import YAMLError as RtError
-
-    _check_aliases(text, what)
-    try:
-        node = new_rt_yaml().load(text)
-    except RtError as err:
-        # Some ruamel errors carry only a context (no problem, no problem mark).
-        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or getattr(err, "context", None) or type(err).__name__
-        raise KrmError(f"{what} is not valid YAML{where}: {problem}") from None
-    except RecursionError:
-        raise KrmError(f"{what} is nested too deeply to process") from None
-    except (TypeError, ValueError) as err:  # e.g. a mapping used as a mapping key
-        raise KrmError(f"{what} is not valid Kubernetes YAML: {err}") from None
+    """Load one document as a ruamel round-trip tree (comments kept) through the bounded loader."""
+    with _as_krm_error():
+        node = load.load_rt(text, what)
     try:
         _move_seq_item_comments(node)
     except KrmError as err:
@@ -303,7 +195,9 @@ def uses_wide_sequences(text: str) -> bool:
 
 
 def read_text_file(path: Path) -> str:
-    """Read a file as UTF-8 text, keeping CRLF line ends as they are."""
+    """Read a file as UTF-8 text, keeping CRLF line ends as they are; a file above the size limit is refused."""
+    with _as_krm_error():
+        load.check_size(os.stat(path).st_size, str(path))
     with open(path, encoding="utf-8", newline="") as fh:
         return fh.read()
 

@@ -1,0 +1,34 @@
+"""The one base class of krm-merge's errors.
+
+Every failure the product expects (bad input, bad configuration, a merge it
+refuses) is raised as a subclass of :class:`KrmMergeError`, carrying what a
+KRM result needs to point at the problem: the resource, the field and the
+file.  Nothing below the runner prints or exits; ``krm_merge.runner`` turns
+these exceptions into error results in one place.
+
+This module imports nothing of krm-merge, so every layer may raise from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class KrmMergeError(Exception):
+    """A problem to report as one error result.
+
+    ``resource`` is the item it is about (a ``KubeObject`` or a display
+    string), ``field`` a path inside it (``spec.containers[0].image``),
+    ``file`` the file in the package (a path, or a ``File`` reference).
+    """
+
+    def __init__(self, message: str, *, resource: Any = None, field: str | None = None,
+                 file: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.resource = resource
+        self.field = field
+        self.file = file
+
+    def __str__(self) -> str:
+        return self.message
