@@ -32,3 +32,8 @@ class KrmMergeError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    def one_line(self) -> str:
+        """The message with its file and field in front (when the message does not name them)."""
+        where = [w for w in (self.file if isinstance(self.file, str) else None, self.field) if w and w not in self.message]
+        return f"{' '.join(where)}: {self.message}" if where else self.message

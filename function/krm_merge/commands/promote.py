@@ -183,11 +183,8 @@ def _promote_file(run: _Run, screened: ScreenedFile) -> None:
 
 
 def _diff(writes: list[PlannedWrite]) -> str:
-    import difflib
+    from krm_merge import files
 
-    out: list[str] = []
-    for write in writes:
-        before = write.file.data.decode("utf-8", "replace").splitlines(keepends=True)
-        after = write.data.decode("utf-8", "replace").splitlines(keepends=True)
-        out.extend(difflib.unified_diff(before, after, f"a/{write.file.rel}", f"b/{write.file.rel}"))
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
+    return files.unified_diff(
+        (w.file.rel, w.file.data.decode("utf-8", "replace"), w.data.decode("utf-8", "replace")) for w in writes
+    )

@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 
@@ -41,20 +42,20 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(own)
     try:
         return _run(Path(args.dir), args.fn_config, pairs, args.dry_run, args.results)
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
         return 1
 
 
 def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeObject | None:
     """The functionConfig ``kpt fn eval`` would build from these arguments."""
-    from krm_merge.krm import yamlio
+    from krm_merge import files
 
     if fn_config and pairs:
         raise KrmError("give either --fn-config or key=value arguments, not both")
     if fn_config:
         try:
-            return KubeObject(yamlio.read_text_file(Path(fn_config)), what=fn_config)
+            return KubeObject(files.read_text(fn_config), what=fn_config)
         except OSError as err:
             raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
     if not pairs:
@@ -71,6 +72,7 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeOb
 
 
 def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
+    from krm_merge import files
     from krm_merge.krm import package, yamlio
     from krm_merge.runner import process, report_duplicate_keys
     from krm_merge.yaml.load import collecting_duplicate_keys
@@ -84,7 +86,7 @@ def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, res
         sys.stderr.write(result.display() + "\n")
     if results_file:
         try:
-            yamlio.write_file_atomic(Path(results_file), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+            files.write_file_atomic(results_file, yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
         except OSError as err:
             sys.stderr.write(f"krm-merge run: error: cannot write {results_file}: {err.strerror or err}\n")
             return 1
@@ -97,7 +99,7 @@ def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, res
             sys.stdout.write(package.unified_diff(changes))
         else:
             package.apply_writes(root, changes)
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge run: error: {err.message}\n")
         return 1
     return 0

@@ -20,10 +20,11 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from krm_merge.krm import yamlio
+from krm_merge import files
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
@@ -78,7 +79,7 @@ def main(argv: list[str]) -> int:
             Path(args.local), Path(args.origin), Path(args.upstream),
             strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
         )
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
     for message in plan.messages:
@@ -91,7 +92,7 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         apply_plan(Path(args.local), plan)
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
     except OSError as err:
@@ -141,7 +142,7 @@ def plan_update(
     items = sorted(result.items, key=lambda o: o.file_index)
     lrl.items = items
     for change in package.plan_writes(lpkg, lrl):
-        _check_inside(change.path)
+        files.check_relative(change.path)
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
     krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
     plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, options.strategy is not Strategy.RESOURCE_MERGE))
@@ -197,7 +198,7 @@ def _plan_other_files(local: Path, origin: Path, upstream: Path, krm_files: set[
     lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []
     for rel in sorted(set(lf) | set(uf)):
-        _check_inside(rel)
+        files.check_relative(rel)
         mine = lf[rel].read_bytes() if rel in lf else None
         theirs = uf[rel].read_bytes() if rel in uf else None
         base = of[rel].read_bytes() if rel in of else None
@@ -239,12 +240,6 @@ def _emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -
     return out
 
 
-def _check_inside(rel: str) -> None:
-    p = PurePosixPath(rel)
-    if p.is_absolute() or ".." in p.parts or not rel:
-        raise KrmError(f"refusing to write {rel!r}: the path leaves the package")
-
-
 # --- writing --------------------------------------------------------------------------
 
 
@@ -262,7 +257,7 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
         _check_target(root, write.path)
         writes.append((target, write.data))
     # Staged then renamed, with the previous bytes restored if a rename fails.
-    yamlio.write_files_atomic(writes)
+    files.write_files_atomic(writes)
     for write in plan.writes:
         if write.data is None:
             (root / write.path).unlink(missing_ok=True)
@@ -274,32 +269,20 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
 
 
 def _check_target(root: Path, rel: str) -> None:
-    _check_inside(rel)
-    target = root / rel
-    parent = target.parent.resolve() if target.parent.exists() else target.parent
-    if parent != root and root not in parent.parents:
-        raise KrmError(f"refusing to write {rel!r}: the path leaves the package")
-    if target.is_symlink():
-        raise KrmError(f"refusing to write {rel!r}: it is a symbolic link")
+    files.check_target(root, rel)
 
 
 def render_plan(plan: UpdatePlan) -> str:
     """Unified diff of text files; a one-line note for binary files and removed directories."""
-    import difflib
-
     out: list[str] = []
     for write in plan.writes:
         try:
-            before = (write.before or b"").decode("utf-8")
-            after = (write.data or b"").decode("utf-8")
+            before = write.before.decode("utf-8") if write.before is not None else None
+            after = write.data.decode("utf-8") if write.data is not None else None
         except UnicodeDecodeError:
             out.append(f"Binary file {write.path} {'deleted' if write.data is None else 'changed'}\n")
             continue
-        a = f"a/{write.path}" if write.before is not None else "/dev/null"
-        b = f"b/{write.path}" if write.data is not None else "/dev/null"
-        out.extend(difflib.unified_diff(before.splitlines(True), after.splitlines(True), a, b))
-        if out and not out[-1].endswith("\n"):
-            out[-1] += "\n\\ No newline at end of file\n"
+        out.append(files.unified_diff([(write.path, before, after)]))
     out.extend(f"directory {rel} removed\n" for rel in plan.remove_dirs)
     return "".join(out)
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
+from krm_merge.errors import KrmMergeError
+
 if TYPE_CHECKING:
     from krm_merge.krm.kubeobject import KubeObject
 
@@ -149,7 +151,7 @@ class Results(list[Result]):
         return 1 if self.has_errors else 0
 
 
-class KrmError(Exception):
+class KrmError(KrmMergeError):
     """A fatal problem, naming the resource and field it is about.
 
     Raised anywhere below the runner; the runner reports it as one error
@@ -167,13 +169,10 @@ class KrmError(Exception):
         file: File | None = None,
         tags: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__(message, resource=obj, field=field, file=file)
         self.obj = obj
-        self.field = field
         self.current = current
         self.proposed = proposed
-        self.file = file
         self.tags = tags
 
     def to_result(self) -> Result:

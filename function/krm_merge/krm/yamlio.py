@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
-import stat
-from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
 from krm_merge.yaml import load
@@ -189,107 +186,3 @@ def uses_wide_sequences(text: str) -> bool:
     """True when the first block sequence of ``text`` is indented under its key."""
     m = _FIRST_BLOCK_SEQUENCE.search(text)
     return m is not None and len(m.group(2)) > len(m.group(1))
-
-
-# --- files ----------------------------------------------------------------------
-
-
-def read_text_file(path: Path) -> str:
-    """Read a file as UTF-8 text, keeping CRLF line ends as they are; a file above the size limit is refused."""
-    with _as_krm_error():
-        load.check_size(os.stat(path).st_size, str(path))
-    with open(path, encoding="utf-8", newline="") as fh:
-        return fh.read()
-
-
-def write_files_atomic(writes: Sequence[tuple[Path, str | bytes]]) -> None:
-    """Write several files all-or-nothing.
-
-    Every file is first staged as a temporary file in its own folder (so a
-    full disk or a read-only folder fails before anything is replaced), then
-    all are renamed into place; if a rename fails, the files already replaced
-    get their previous bytes back.  Modes are kept.  Raises ``OSError``.
-    """
-    staged: list[tuple[str, Path]] = []
-    try:
-        for path, data in writes:
-            staged.append((_stage(Path(path), data), Path(path)))
-    except BaseException:
-        for tmp, _ in staged:
-            _unlink_quietly(tmp)
-        raise
-    originals: list[tuple[Path, bytes | None]] = []
-    try:
-        for tmp, path in staged:
-            try:
-                before: bytes | None = path.read_bytes()
-            except FileNotFoundError:
-                before = None
-            os.replace(tmp, path)
-            originals.append((path, before))
-    except BaseException:
-        for tmp, _ in staged[len(originals):]:
-            _unlink_quietly(tmp)
-        for path, before in reversed(originals):  # put the previous bytes back
-            if before is None:
-                _unlink_quietly(str(path))
-            else:
-                os.replace(_stage(path, before), path)
-        raise
-
-
-def _stage(path: Path, data: str | bytes) -> str:
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    import tempfile  # only when writing files: keeps the function's start-up light
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-        os.chmod(tmp, mode)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    return tmp
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def write_file_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``path`` through a temporary file in the same folder and a rename.
-
-    A reader never sees a half-written file; the file's mode is kept.
-    """
-    path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    mode = None
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        pass
-    import tempfile  # only when writing files: keeps the function's start-up light
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
