@@ -23,17 +23,30 @@ class KrmMergeError(Exception):
     """
 
     def __init__(self, message: str, *, resource: Any = None, field: str | None = None,
-                 file: Any = None) -> None:
+                 file: Any = None, tags: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.resource = resource
         self.field = field
         self.file = file
-
-    def __str__(self) -> str:
-        return self.message
+        self.tags = tags
 
     def one_line(self) -> str:
         """The message with its file and field in front (when the message does not name them)."""
         where = [w for w in (self.file if isinstance(self.file, str) else None, self.field) if w and w not in self.message]
         return f"{' '.join(where)}: {self.message}" if where else self.message
+
+
+class ConfigError(KrmMergeError):
+    """The functionConfig is wrong; ``key`` names the offending key.
+
+    ``str()`` is the full sentence (``functionConfig patch: ...``), ``message``
+    the part after the key.  Lives here, not in ``config``, so that the krm
+    core (selectors) can raise it without importing upward.
+    """
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"functionConfig {key}: {message}" if key else f"functionConfig: {message}",
+                         tags={"key": key} if key else None)
+        self.key = key
+        self.message = message

@@ -1,8 +1,9 @@
 """Runs one mode on a ResourceList and turns every failure into a result.
 
 bytes → ResourceList → mode → results + items → bytes.  Nothing below this
-module prints or exits; everything that goes wrong arrives here as
-:class:`KrmError` or :class:`ConfigError` and leaves as an error result.
+module prints or exits; everything that goes wrong arrives here as a
+:class:`~krm_merge.errors.KrmMergeError` and leaves as an error result
+(:func:`~krm_merge.krm.results.result_of`, the one conversion).
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from krm_merge.config import ConfigError, resolve
+from krm_merge.config import resolve
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm.resourcelist import ResourceList, read_resource_list, write_resource_list
-from krm_merge.krm.results import KrmError, Result, Results
-from krm_merge.yaml.load import DuplicateKey, YamlError, check_size, collecting_duplicate_keys
+from krm_merge.krm.results import Result, Results, result_of
+from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
 
 
 _TOO_DEEP = "input is nested too deeply to process"
@@ -24,10 +26,8 @@ def process(rl: ResourceList) -> None:
     try:
         invocation = resolve(rl.function_config)
         invocation.module.run(rl, invocation.config)
-    except ConfigError as err:
-        rl.results.append(Result(str(err), "error", tags={"key": err.key} if err.key else {}))
-    except KrmError as err:
-        rl.results.append(err.to_result())
+    except KrmMergeError as err:
+        rl.results.append(result_of(err))
     except RecursionError:
         rl.results.append(Result(_TOO_DEEP, "error"))
     except Exception as err:  # a bug of ours: report it, never crash the pipeline
@@ -60,12 +60,10 @@ def _read(text: str | bytes) -> tuple[ResourceList, Result | None]:
     try:
         check_size(len(text), "the input")
         return read_resource_list(text.decode("utf-8") if isinstance(text, bytes) else text), None
-    except YamlError as err:
-        return ResourceList(), Result(err.message, "error")
     except UnicodeDecodeError as err:
         return ResourceList(), Result(f"input is not UTF-8 text (byte {err.start})", "error")
-    except KrmError as err:
-        return ResourceList(), err.to_result()
+    except KrmMergeError as err:
+        return ResourceList(), result_of(err)
     except RecursionError:
         return ResourceList(), Result(_TOO_DEEP, "error")
 

@@ -18,6 +18,7 @@ import os
 import sys
 from typing import Any, TextIO
 
+from ..errors import KrmMergeError
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from ..smp.create import create_three_way_patch, create_two_way_patch
 from ..smp.errors import ConflictError, SmpError
@@ -25,7 +26,7 @@ from ..smp.go_yaml import to_yaml
 from ..yaml.load import DuplicateKey, YamlError, check_size, collecting_duplicate_keys, load_all_data
 
 
-class DiffInputError(Exception):
+class DiffInputError(KrmMergeError):
     """An input file is missing, unreadable or not a single YAML object."""
 
 
