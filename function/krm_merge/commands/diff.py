@@ -30,21 +30,22 @@ class DiffInputError(KrmMergeError):
     """An input file is missing, unreadable or not a single YAML object."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
+    p = argparse.ArgumentParser(
         prog="krm-merge diff",
         description="Print the strategic merge patch from ORIGINAL to MODIFIED "
         "(3-way, as kubectl apply computes it, when --current is given).",
     )
-    parser.add_argument("original", metavar="ORIGINAL", help="original object (last-applied configuration)")
-    parser.add_argument("modified", metavar="MODIFIED", help="modified object (new configuration)")
-    parser.add_argument("--current", metavar="CURRENT", help="live object: compute the 3-way patch")
-    parser.add_argument(
+    p.add_argument("original", metavar="ORIGINAL", help="original object (last-applied configuration)")
+    p.add_argument("modified", metavar="MODIFIED", help="modified object (new configuration)")
+    p.add_argument("--current", metavar="CURRENT", help="live object: compute the 3-way patch")
+    p.add_argument(
         "--overwrite",
         action="store_true",
         help="3-way only: overwrite changes made from ORIGINAL to CURRENT instead of failing on conflicts",
     )
-    return parser
+    return p
 
 
 def read_object(path: str) -> dict[str, Any]:
@@ -104,7 +105,7 @@ def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     try:
-        args = _parser().parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
     with collecting_duplicate_keys() as duplicates:

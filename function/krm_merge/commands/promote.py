@@ -35,7 +35,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
     # A fixed width keeps argparse from importing shutil (and bz2, lzma) on every run.
     p = _Parser(prog=PROG, description="Set the fields marked for a GitOps promotion, in place.",
                 formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100))
@@ -70,7 +71,7 @@ class _Run:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         return _main(args)
     except PromoteError as err:

@@ -23,12 +23,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"krm-merge run: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
     p = _Parser(prog="krm-merge run", description="Run a krm-merge mode on a package directory.")
     p.add_argument("dir", help="the package directory")
     p.add_argument("--fn-config", metavar="FILE", help="a file holding the functionConfig")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff instead of writing")
     p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
+    p.add_argument("pairs", nargs="*", metavar="-- KEY=VALUE",
+                   help="the functionConfig as ConfigMap data, as `kpt fn eval` builds it (e.g. mode=promote)")
     return p
 
 
@@ -39,7 +42,7 @@ def main(argv: list[str]) -> int:
         own, pairs = argv[:cut], argv[cut + 1 :]
     else:
         own, pairs = argv, []
-    args = _parser().parse_args(own)
+    args = parser().parse_args(own)
     try:
         return _run(Path(args.dir), args.fn_config, pairs, args.dry_run, args.results)
     except KrmMergeError as err:

@@ -36,7 +36,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"krm-merge update: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
     p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update on directories).")
     p.add_argument("local", help="the local package directory (updated in place)")
     p.add_argument("--origin", required=True, metavar="DIR", help="the upstream version local was fetched from")
@@ -73,7 +74,7 @@ class UpdatePlan:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         plan = plan_update(
             Path(args.local), Path(args.origin), Path(args.upstream),
