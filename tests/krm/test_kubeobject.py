@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from krm_merge.krm.kubeobject import KubeObject, scan_header
@@ -158,3 +160,33 @@ def test_header_scan_reads_past_metadata_lists() -> None:
             "  - apiVersion: v1\n    kind: X\n  - apiVersion: v2\n    kind: Y\n  labels:\n    a: b\n")
     scanned = scan_header(text)
     assert scanned is not None and scanned == KubeObject(text)._header_from_data()
+
+
+# --- the header scan reads any indentation (issue 14, item 4) ------------------------------
+
+def _indented(width: int) -> str:
+    p = " " * width
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n{p}name: web\n{p}namespace: prod\n{p}labels:\n"
+            f"{p}{p}app: web\n{p}annotations:\n{p}{p}note: x\n{p}finalizers:\n{p}- a\nspec:\n{p}replicas: 1\n")
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 8])
+def test_header_scan_reads_any_indentation(width: int) -> None:
+    from krm_merge.krm.kubeobject import scan_header
+
+    header = scan_header(_indented(width))
+    assert header is not None
+    assert (header.name, header.namespace, header.labels, header.annotations) == (
+        "web", "prod", {"app": "web"}, {"note": "x"})
+
+
+@pytest.mark.parametrize("width", [1, 4])
+def test_run_finds_the_patch_target_in_a_file_of_any_indentation(width: int, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from krm_merge.commands import run
+
+    (tmp_path / "web.yaml").write_text(_indented(width) + "---\n" + _indented(width).replace("web", "api"))
+    patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: prod\nspec:\n  replicas: 3\n"
+    code = run.main([str(tmp_path), "--", "mode=reorder-merge", f"patch={patch}"])
+    assert code == 0, capsys.readouterr().err
+    assert " " * width + "replicas: 3\n" in (tmp_path / "web.yaml").read_text()

@@ -462,9 +462,16 @@ def scan_header(text: str) -> Header | None:
 
 
 def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, str], dict[str, str]] | None:
+    """name, namespace, annotations and labels from the lines under ``metadata:``.
+
+    Any indentation: metadata's own keys sit at the column of its first
+    entry, a map's entries at the column of that map's first entry.
+    """
     fields: dict[str, str] = {}
     maps: dict[str, dict[str, str]] = {"annotations": {}, "labels": {}}
     current: dict[str, str] | None = None
+    base = -1  # column of metadata's keys
+    child = -1  # column of the entries of the current map (labels, annotations)
     other = False  # inside a metadata field the header does not need (finalizers, ...)
     for line in lines[start:]:
         stripped = line.lstrip()
@@ -474,12 +481,14 @@ def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, st
             break
         m = _ENTRY.match(line)
         if m is None:
-            if other and line.startswith("  ") and (stripped.startswith("- ") or stripped == "-"):
-                continue  # a list item of that field (compact style puts it at column 2)
+            if other and len(line) - len(stripped) >= base and (stripped.startswith("- ") or stripped == "-"):
+                continue  # a list item of that field (compact style puts it at metadata's column)
             return None
         indent, key, rest = len(m.group(1)), m.group(2), m.group(3)
-        if indent == 2:
-            current = None
+        if base < 0:
+            base = indent
+        if indent == base:
+            current, child = None, -1
             other = key not in maps and key not in ("name", "namespace")
             if key in maps:
                 if rest and not rest.startswith("#"):
@@ -492,13 +501,17 @@ def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, st
                 if value is None:
                     return None
                 fields[key] = value
-        elif indent == 4 and current is not None:
+        elif indent < base:
+            return None
+        elif current is not None:
+            if child < 0:
+                child = indent
+            if indent != child:
+                return None  # nested or multi-line values: let the full parser read them
             value = _simple_value(rest)
             if value is None:
                 return None
             current[key] = value
-        elif current is not None:
-            return None  # nested or multi-line values: let the full parser read them
     return fields.get("name", ""), fields.get("namespace", ""), maps["annotations"], maps["labels"]
 
 
