@@ -199,8 +199,21 @@ def _check_tree(root: Any, what: str) -> None:
 
 
 def _yaml_error_message(err: Any, what: str) -> str:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    """``what is not valid YAML at line L, column C: problem``, with kpt's line.
+
+    A scanner error (an unfinished key, a stray conflict marker) is placed
+    where the construct it could not finish starts, as kpt (go-yaml) places
+    it: ``<<<<<<< HEAD`` on line 6 is "line 6", not the line where libyaml
+    gave up.  Other errors are placed where the parser stopped.
+    """
+    problem_mark = getattr(err, "problem_mark", None)
+    context_mark = getattr(err, "context_mark", None)
+    scanner = type(err).__name__ == "ScannerError"
+    mark = (context_mark or problem_mark) if scanner else (problem_mark or context_mark)
     problem = getattr(err, "problem", None) or getattr(err, "context", None) or type(err).__name__
+    context = getattr(err, "context", None)
+    if scanner and context_mark is not None and context and context != problem:
+        problem = f"{problem} ({context})"
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     return f"{what} is not valid YAML{where}: {problem}"
 
