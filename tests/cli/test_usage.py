@@ -49,3 +49,13 @@ def test_a_command_help_is_its_parser(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit):
         run.main(["--help"])
     assert run.parser().format_help() in capsys.readouterr().out
+
+
+def test_run_hints_at_the_double_dash(capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    from krm_merge.commands import run
+
+    with pytest.raises(SystemExit) as exit_:
+        run.main([str(tmp_path), "mode=promote", "value=1"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "go after `--`" in err and f"krm-merge run {tmp_path} -- mode=promote value=1" in err

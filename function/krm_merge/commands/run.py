@@ -42,7 +42,11 @@ def main(argv: list[str]) -> int:
         own, pairs = argv[:cut], argv[cut + 1 :]
     else:
         own, pairs = argv, []
-    args = parser().parse_args(own)
+    p = parser()
+    args = p.parse_args(own)
+    if args.pairs:  # only arguments after `--` are the functionConfig, as with kpt fn eval
+        p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
+                f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
     try:
         return _run(Path(args.dir), args.fn_config, pairs, args.dry_run, args.results)
     except KrmMergeError as err:
