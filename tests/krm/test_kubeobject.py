@@ -190,3 +190,25 @@ def test_run_finds_the_patch_target_in_a_file_of_any_indentation(width: int, tmp
     code = run.main([str(tmp_path), "--", "mode=reorder-merge", f"patch={patch}"])
     assert code == 0, capsys.readouterr().err
     assert " " * width + "replicas: 3\n" in (tmp_path / "web.yaml").read_text()
+
+
+# --- the round-trip path keeps trailing whitespace of untouched lines (issue 14, item 2) ---------
+
+def test_round_trip_edit_keeps_trailing_whitespace_of_untouched_lines() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web   \ndata:\n  a: &x '1'  \n  b: *x\n"
+    obj = KubeObject(text)  # the anchor sends the edit through ruamel.yaml
+    data = obj.copy_data()
+    data["data"]["c"] = "new"
+    obj.set_data(data)
+    assert obj.has_tree
+    assert obj.text == text + "  c: new\n"
+
+
+def test_trailing_spaces_that_are_data_follow_the_new_value() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: &x '1'\n  b: *x\n  s: |\n    keep  \n"
+    obj = KubeObject(text)
+    data = obj.copy_data()
+    data["data"]["s"] = "keep\n"
+    obj.set_data(data)
+    assert obj.data["data"]["s"] == "keep\n"
+    assert "keep  " not in obj.text

@@ -15,6 +15,7 @@ Any change of the text forgets every view of the old one (:meth:`mark_changed`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from krm_merge.krm import yamlio
@@ -105,7 +106,9 @@ class ItemViews:
             return
         rt = self.rt
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
-        self.text = self._print_rt_checked(rt, new)
+        printed = self._print_rt_checked(rt, new)
+        kept = keep_trailing_space(self.text, printed)
+        self.text = kept if kept != printed and _reads_back(kept, new) else printed
         self.mark_changed(rt)  # the tree still matches the new text: later edits reuse it
         self._data = new
 
@@ -166,9 +169,38 @@ class ItemViews:
             return
         rt = self._rt
         new_text = yamlio.dump_rt(rt, self._wide)
+        kept = keep_trailing_space(self.text, new_text)
+        if kept != new_text and _reads_back(kept, yamlio.load_data(new_text)):
+            new_text = kept
         if new_text != self.text:
             self.text = new_text
             self.mark_changed(rt)
+
+
+_TRAILING_SPACE = re.compile(r"[ \t]$", re.M)
+
+
+def keep_trailing_space(before: str, after: str) -> str:
+    """``after`` with the trailing whitespace of its lines that are unchanged from ``before``.
+
+    ruamel.yaml drops whitespace at the end of the lines it prints; an
+    untouched line must keep its bytes.  Lines are paired by their text
+    without trailing whitespace; callers check the result still reads back
+    as the intended data (inside a literal block, trailing spaces are data).
+    """
+    if not _TRAILING_SPACE.search(before):
+        return after
+    import difflib
+
+    old, new = before.split("\n"), after.split("\n")
+    matcher = difflib.SequenceMatcher(
+        None, [line.rstrip(" \t") for line in old], [line.rstrip(" \t") for line in new], autojunk=False
+    )
+    out = list(new)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out[j1:j2] = old[i1:i2]
+    return "\n".join(out)
 
 
 def _reads_back(text: str, expected: Any) -> bool:
