@@ -212,3 +212,54 @@ def test_trailing_spaces_that_are_data_follow_the_new_value() -> None:
     obj.set_data(data)
     assert obj.data["data"]["s"] == "keep\n"
     assert "keep  " not in obj.text
+
+
+# --- shared anchors: what kubectl's result means (issue 14, item 6) ------------------------------
+
+SHARED = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: &labels
+    app: web
+spec:
+  selector:
+    matchLabels: *labels
+  template:
+    metadata:
+      labels: *labels
+"""
+
+
+def _edit_labels(where: list[tuple[str, ...]]) -> KubeObject:
+    obj = KubeObject(SHARED)
+    data = obj.copy_data()
+    for path in where:
+        node = data
+        for key in path:
+            node = node[key]
+        node["tier"] = "front"
+    obj.set_data(data)
+    return obj
+
+
+LABELS = ("metadata", "labels")
+SELECTOR = ("spec", "selector", "matchLabels")
+TEMPLATE = ("spec", "template", "metadata", "labels")
+
+
+@pytest.mark.parametrize("where", [[LABELS], [SELECTOR], [TEMPLATE], [LABELS, TEMPLATE]])
+def test_editing_one_site_of_a_shared_anchor_keeps_the_others(where: list[tuple[str, ...]]) -> None:
+    obj = _edit_labels(where)
+    for path in (LABELS, SELECTOR, TEMPLATE):
+        node = obj.data
+        for key in path:
+            node = node[key]
+        assert node == ({"app": "web", "tier": "front"} if path in where else {"app": "web"}), path
+    if len(where) == 1:  # the two untouched sites still share one node: anchor and alias
+        assert "&labels" in obj.text and "*labels" in obj.text
+
+
+def test_editing_every_site_alike_keeps_the_anchor() -> None:
+    obj = _edit_labels([LABELS, SELECTOR, TEMPLATE])
+    assert obj.text == SHARED.replace("    app: web\n", "    app: web\n    tier: front\n")

@@ -148,8 +148,10 @@ class ItemViews:
         text = yamlio.dump_rt(rt, self._wide)
         if _reads_back(text, new):
             return text
+        anchors = sorted(set(_ANCHOR.findall(self.text)))
+        uses = f" (it uses the anchors {', '.join('&' + a for a in anchors)})" if anchors else ""
         raise KrmError(
-            "cannot print the edited item faithfully (ruamel.yaml round trip); "
+            f"cannot print the edited item faithfully (ruamel.yaml round trip){uses}; "
             "please report this input to the krm-merge maintainers", self.owner,
         )
 
@@ -177,6 +179,7 @@ class ItemViews:
             self.mark_changed(rt)
 
 
+_ANCHOR = re.compile(r"(?:^|[\s\[{,])&([^\s,\[\]{}]+)", re.M)
 _TRAILING_SPACE = re.compile(r"[ \t]$", re.M)
 
 
