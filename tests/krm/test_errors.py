@@ -13,7 +13,7 @@ from krm_merge.krm.results import KrmError, result_of
 
 # Control-flow signals that never reach a user (caught where raised).
 INTERNAL = {
-    "krm_merge.krm.fastyaml._Unsupported", "krm_merge.yaml.scalars.UnsupportedScalar", "krm_merge.promote.markers._NotAMarker",
+    "krm_merge.krm.fastyaml.nodes.Unsupported", "krm_merge.yaml.scalars.UnsupportedScalar", "krm_merge.promote.markers._NotAMarker",
 }
 # Still on their own base, in modules of other areas (strict: the mark fails once fixed).
 PENDING = {
