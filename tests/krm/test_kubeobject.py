@@ -263,3 +263,40 @@ def test_editing_one_site_of_a_shared_anchor_keeps_the_others(where: list[tuple[
 def test_editing_every_site_alike_keeps_the_anchor() -> None:
     obj = _edit_labels([LABELS, SELECTOR, TEMPLATE])
     assert obj.text == SHARED.replace("    app: web\n", "    app: web\n    tier: front\n")
+
+
+# --- closing region comments stay at the end (issue 14, item 2) -----------------------------------
+
+REGION = """# [START gke_web]
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: app:1
+# [END gke_web]
+"""
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_a_key_added_at_the_end_goes_above_a_closing_region_comment(slow: bool) -> None:
+    obj = KubeObject(REGION)
+    if slow:
+        _ = obj.rt  # force the ruamel.yaml path
+    data = obj.copy_data()
+    data["spec"]["replicas"] = 3
+    obj.set_data(data)
+    assert obj.text == REGION.replace("# [END", "  replicas: 3\n# [END")
+    assert obj.has_tree == slow
+
+
+def test_closing_comments_survive_the_deletion_of_the_last_entry() -> None:
+    obj = KubeObject(REGION)
+    data = obj.copy_data()
+    del data["spec"]
+    obj.set_data(data)
+    assert obj.text.endswith("  name: web\n# [END gke_web]\n")

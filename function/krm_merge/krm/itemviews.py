@@ -102,13 +102,16 @@ class ItemViews:
         if not isinstance(new, dict):
             raise KrmError("an item must be a mapping", self.owner)
         origin = self._copy_origin
+        before = self.text
         if self._set_data_fast(old, new, origin):
+            self.text = keep_closing_comments(before, self.text)
             return
         rt = self.rt
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         printed = self._print_rt_checked(rt, new)
-        kept = keep_trailing_space(self.text, printed)
-        self.text = kept if kept != printed and _reads_back(kept, new) else printed
+        kept = keep_trailing_space(before, printed)
+        printed = kept if kept != printed and _reads_back(kept, new) else printed
+        self.text = keep_closing_comments(before, printed)
         self.mark_changed(rt)  # the tree still matches the new text: later edits reuse it
         self._data = new
 
@@ -204,6 +207,38 @@ def keep_trailing_space(before: str, after: str) -> str:
         if tag == "equal":
             out[j1:j2] = old[i1:i2]
     return "\n".join(out)
+
+
+def keep_closing_comments(before: str, after: str) -> str:
+    """Comment lines that closed the document (``# [END region]``) stay at its end.
+
+    Both editors tie a comment line to the entry before it, so a key added
+    after the last entry would be printed below the closing comments.  Only
+    column-0 comment lines after the last content line count: they cannot be
+    part of a value.
+    """
+    closing = _closing_block(before)
+    if not closing or after.endswith(closing):
+        return after
+    at = after.rfind(closing)
+    if at > 0 and after[at - 1] != "\n":
+        return after
+    rest = after if at < 0 else after[:at] + after[at + len(closing):]  # < 0: deleted with the last entry
+    return rest + ("" if rest.endswith("\n") else "\n") + closing
+
+
+def _closing_block(text: str) -> str:
+    """The column-0 comment lines (and blank lines among them) after the last content line."""
+    lines = text.split("\n")
+    end = len(lines) - (1 if text.endswith("\n") else 0)
+    start = end
+    while start > 0 and (lines[start - 1].startswith("#") or not lines[start - 1].strip()):
+        start -= 1
+    while start < end and not lines[start].startswith("#"):
+        start += 1  # blank lines before the comments stay with the content
+    if start == end:
+        return ""
+    return "\n".join(lines[start:end]) + ("\n" if text.endswith("\n") else "")
 
 
 def _reads_back(text: str, expected: Any) -> bool:
