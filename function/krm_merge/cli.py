@@ -8,51 +8,30 @@ imported only when used, so the function path starts fast.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
+import textwrap
+from types import ModuleType
 
 from krm_merge import __version__
 
-USAGE = """\
+DESCRIPTION = """\
 krm-merge: a KRM function for safe YAML merges (strategic merge patch with
 $setElementOrder, kpt pipeline and package 3-way merges, GitOps promotion).
 
-Usage:
-  krm-merge < resourcelist.yaml          run as a KRM function (kpt, kustomize)
-  krm-merge run DIR [--fn-config FILE] [--dry-run] [-- key=value ...]
-                                          run a mode on a package directory
-  krm-merge diff ORIGINAL MODIFIED [--current CURRENT] [--overwrite]
-                                          print the strategic merge patch kubectl computes
-  krm-merge update PKG[@REF] [--strategy S] [--conflicts P] [--no-recursive] [--dry-run]
-                                          kpt pkg update for a package fetched with kpt pkg get (git)
-  krm-merge update LOCAL --origin DIR --upstream DIR [--strategy S] [--conflicts P]
-                   [--fallback-keys K,...] [--dry-run]
-                                          the same 3-way package merge, on directories
-  krm-merge promote DIR (--pipeline NS/NAME (--environment E | --from-environment E) | --image-policy NS:NAME)
-                   --value V [--allow-no-match] [--dry-run]
-                                          set fields marked for promotion
-  krm-merge --help | --version
+With no command it runs as a KRM function: a ResourceList on stdin, a
+ResourceList on stdout (kpt, kustomize):
+  krm-merge < resourcelist.yaml"""
 
-The functionConfig is a ConfigMap (data.mode selects the mode) or a typed
-resource of apiVersion fn.krm-merge.dev/v1alpha1:
-
-  mode            kind            what it does
-  reorder-merge   ReorderMerge    apply strategic merge patches exactly as the API server
-                                  (keys: patch, serverOnlyItems, desired)
-  pipeline-merge  PipelineMerge   3-way merge of Kptfile pipelines (keys: origin, upstream, conflicts, ...)
-  resource-merge  ResourceMerge   kpt pkg update's 3-way merge (keys: strategy, conflicts, fallbackKeys, ...)
-  promote         Promote         set fields marked # {"$promotion": "ns:pipeline:env"}
-                                  (keys: pipeline, environment | fromEnvironment, value,
-                                  allowNoMatch, imagePolicy, strategy, ...)
-
+EXAMPLES = """\
 Examples:
   kpt fn eval PKG --exec krm-merge -- mode=reorder-merge "patch=$(cat patch.yaml)"
   kpt fn eval PKG --image localhost/krm-merge:dev -- mode=promote pipeline=default/podinfo \\
       environment=prod value=6.2.1
 
-Exit code: 0 on success, 1 when any error result was reported.
-"""
+Exit code: 0 on success, 1 when any error result was reported, 2 for usage errors."""
 
 SUBCOMMANDS = ("run", "diff", "update", "promote")
 
@@ -61,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m krm_merge``."""
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help", "help"):
-        sys.stdout.write(USAGE)
+        sys.stdout.write(usage())
         return 0
     if args and args[0] == "--version":
         sys.stdout.write(f"krm-merge {__version__}\n")
@@ -72,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"krm-merge: error: unknown command {args[0]!r} (see krm-merge --help)\n")
         return 2
     if sys.stdin.isatty():
-        sys.stdout.write(USAGE)
+        sys.stdout.write(usage())
         return 0
     return function_main()
 
@@ -101,3 +80,68 @@ def _subcommand(name: str, argv: list[str]) -> int:
         return 1
     code: int = module.main(argv)
     return code
+
+
+# --- usage, generated from the parsers of the commands and the keys of the modes --------
+
+
+def usage() -> str:
+    """``krm-merge --help``: built from the argument parsers and mode tables, so it cannot drift."""
+    return build_parser().format_help()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line as one parser: each command's own parser as a subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="krm-merge", description=DESCRIPTION, epilog=_epilog(),
+        formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=100),
+    )
+    parser.add_argument("--version", action="version", version=f"krm-merge {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        own = _command(name).parser()
+        commands.add_parser(name, parents=[own], add_help=False, help=own.description,
+                            description=own.description)
+    return parser
+
+
+def _command(name: str) -> ModuleType:
+    return importlib.import_module(f"krm_merge.commands.{name}")
+
+
+def _epilog() -> str:
+    parts = ["Command usage:"]
+    for name in SUBCOMMANDS:
+        text = _command(name).parser().format_usage().removeprefix("usage: ").rstrip()
+        parts.append(textwrap.indent(text, "  "))
+    parts.append("")
+    parts.append(_modes_table())
+    parts.append("")
+    parts.append(EXAMPLES)
+    return "\n".join(parts)
+
+
+def _modes_table() -> str:
+    """The modes, their typed kinds and every functionConfig key each reads."""
+    from krm_merge.config import API_VERSION, MODES
+
+    lines = [
+        "The functionConfig is a ConfigMap (data.mode selects the mode) or a typed",
+        f"resource of apiVersion {API_VERSION}:",
+        "",
+    ]
+    for info in MODES.values():
+        lines.append(f"  {info.name:<16}{info.kind:<16}{info.summary}")
+        keys = ", ".join(_mode_keys(importlib.import_module(info.module)))
+        lines.extend(textwrap.wrap(f"keys: {keys}", width=96, initial_indent=" " * 34, subsequent_indent=" " * 40))
+    return "\n".join(lines)
+
+
+def _mode_keys(module: ModuleType) -> list[str]:
+    """The config keys a mode module checks (the typed form's, which include the ConfigMap's)."""
+    seen: list[str] = []
+    for name in ("TYPED_KEYS", "CONFIGMAP_KEYS", "CONFIG_KEYS", "KEYS"):
+        for key in getattr(module, name, ()):
+            if key not in seen:
+                seen.append(key)
+    return seen

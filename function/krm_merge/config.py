@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from krm_merge.errors import ConfigError
 from krm_merge.krm.kubeobject import KubeObject
 
 API_GROUP = "fn.krm-merge.dev"
@@ -47,15 +48,6 @@ MODES: dict[str, ModeInfo] = {
     )
 }
 KIND_TO_MODE = {info.kind: info.name for info in MODES.values()}
-
-
-class ConfigError(Exception):
-    """The functionConfig is wrong; ``key`` names the offending key."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"functionConfig {key}: {message}" if key else f"functionConfig: {message}")
-        self.key = key
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -40,15 +40,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from krm_merge.config import ConfigError
+import dataclasses
+
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm import kubeobject as _kubeobject
 from krm_merge.krm import resourcelist as _resourcelist
 from krm_merge.krm import yamlio as _yamlio
 from krm_merge.krm import results as _results
-from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result
+from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, result_of
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.selectors import select as _select
 from krm_merge.krm.values import PathPart, format_path, parse_path
+from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
 
 __all__ = [
     "Field",
@@ -314,14 +317,16 @@ def _name_of(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
-def _call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
-    """Run ``fn``; whatever it raises becomes an error result in ``rl.results``."""
+def call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
+    """Run ``fn``; whatever it raises becomes an error result in ``rl.results``.
+
+    Internal (not in ``__all__``): the one exception-to-result rule, shared with
+    krm-merge's own runner.
+    """
     try:
         fn(rl)
-    except KrmError as err:
-        rl.results.append(err.to_result())
-    except ConfigError as err:
-        rl.results.append(Result(str(err), "error", tags={"key": err.key} if err.key else {}))
+    except KrmMergeError as err:
+        rl.results.append(result_of(err))
     except RecursionError:
         rl.results.append(Result(_TOO_DEEP, "error"))
     except Exception as err:  # the author's bug: report it, never crash the pipeline
@@ -330,6 +335,23 @@ def _call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
             import traceback
 
             traceback.print_exc(file=sys.stderr)
+
+
+def report_duplicate_keys(results: _results.Results, duplicates: list[DuplicateKey]) -> None:
+    """Each duplicate mapping key becomes a warning, and every error names them.
+
+    Internal (not in ``__all__``). They are read last-wins, as kubectl reads
+    them, so an earlier value is silently lost: the likely cause of an error
+    such as a patch without a target (``metadata:`` written twice).
+    """
+    if not duplicates:
+        return
+    note = "; ".join(dup.message() for dup in duplicates)
+    for n, result in enumerate(results):
+        if result.severity == "error":
+            results[n] = dataclasses.replace(result, message=f"{result.message} (note: {note})")
+    for dup in duplicates:
+        results.append(Result(dup.message(), "warning", tags={"key": dup.key, "line": str(dup.line)}))
 
 
 def _where(err: BaseException) -> str:
@@ -350,27 +372,26 @@ def run_text(fn: FunctionFn, text: str | bytes, *, name: str | None = None) -> t
     items and one error result.  ``name`` names the function in internal-error
     messages (default: ``fn.__name__``).
     """
-    out, code, _ = _run_text_with_results(fn, text, name or _name_of(fn))
+    out, code, _ = run_text_with_results(fn, text, name or _name_of(fn))
     return out, code
 
 
-def _run_text_with_results(fn: FunctionFn, text: str | bytes, name: str) -> tuple[str, int, Results]:
-    """:func:`run_text` plus the results (the krm-merge CLI logs them)."""
-    try:
-        rl = read_resource_list(text)
-    except KrmError as err:
-        return _rejected(err.to_result())
-    except RecursionError:
-        return _rejected(Result(_TOO_DEEP, "error"))
-    _call_reporting_errors(fn, rl, name)
+def run_text_with_results(fn: FunctionFn, text: str | bytes, name: str) -> tuple[str, int, Results]:
+    """:func:`run_text` plus the results (the krm-merge CLI logs them). Internal."""
+    with collecting_duplicate_keys() as duplicates:
+        try:
+            check_size(len(text), "the input")
+            rl = read_resource_list(text)
+        except KrmMergeError as err:
+            rl = ResourceList()
+            rl.results.append(result_of(err))
+        except RecursionError:
+            rl = ResourceList()
+            rl.results.append(Result(_TOO_DEEP, "error"))
+        else:
+            call_reporting_errors(fn, rl, name)
+        report_duplicate_keys(rl.results, duplicates)
     return write_resource_list(rl), rl.results.exit_code(), rl.results
-
-
-def _rejected(result: Result) -> tuple[str, int, Results]:
-    """An input that could not be read: no items, the one error result, exit 1."""
-    rl = ResourceList()
-    rl.results.append(result)
-    return write_resource_list(rl), 1, rl.results
 
 
 def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None = None) -> NoReturn:
@@ -402,6 +423,7 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
     import argparse
     from pathlib import Path
 
+    from krm_merge import files
     from krm_merge.commands.run import function_config_from_args
     from krm_merge.krm import package, yamlio
 
@@ -418,11 +440,11 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
         pkg, inner = package.read_package(root)
         rl = ResourceList(items=inner.items)  # type: ignore[arg-type]
         rl.function_config = _adopt(function_config_from_args(args.fn_config, pairs))
-        _call_reporting_errors(fn, rl, label)
+        call_reporting_errors(fn, rl, label)
         for result in rl.results:
             sys.stderr.write(result.display() + "\n")
         if args.results:
-            yamlio.write_file_atomic(
+            files.write_file_atomic(
                 Path(args.results), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]})
             )
         if rl.results.has_errors:
@@ -433,7 +455,7 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
             sys.stdout.write(package.unified_diff(changes))
         else:
             package.apply_writes(root, changes)
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"{label}: error: {err.one_line()}\n")
         return 1
     except OSError as err:

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from krm_merge.krm import fastyaml, yamlio
+from krm_merge.yaml import scalars
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 
@@ -113,7 +114,7 @@ def render_scalar(value: str, style: int) -> str:
         return value
     if style == 1:
         return "'" + value.replace("'", "''") + "'"
-    return yamlio.double_quote(value)
+    return scalars.double_quoted(value)
 
 
 @st.composite
@@ -251,7 +252,7 @@ def edit_both_ways(text: str, seed: int, edits: int) -> tuple[KubeObject, KubeOb
     new = fast.copy_data()
     mutate(new, random.Random(seed), edits)
     fast.set_data(new)
-    took_fast = fast._rt is None and fast.changed
+    took_fast = not fast.has_tree and fast.changed
     slow = KubeObject(text)
     _ = slow.rt  # a round-trip tree already built forces the ruamel path
     new2 = slow.copy_data()
@@ -329,7 +330,7 @@ def test_changed_scalar_keeps_quotes_and_comment_column() -> None:
     data.update(a="longer", b="z", c="s")
     obj.set_data(data)
     assert obj.text == "a: 'longer' # c\nb: \"z\"\nc: s       # c\n"
-    assert obj._rt is None
+    assert not obj.has_tree
 
 
 def test_reorder_moves_blocks_with_their_comments() -> None:
@@ -339,7 +340,7 @@ def test_reorder_moves_blocks_with_their_comments() -> None:
     data["l"].reverse()
     obj.set_data(data)
     assert obj.text == "l:\n- # head b\n  name: b\n- name: a # ca\n  v: 1\n  # after a\nk: 1\n"
-    assert obj._rt is None
+    assert not obj.has_tree
 
 
 def test_new_elements_follow_the_list_style() -> None:

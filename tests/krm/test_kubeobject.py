@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from krm_merge.krm.kubeobject import KubeObject, scan_header
@@ -158,3 +160,143 @@ def test_header_scan_reads_past_metadata_lists() -> None:
             "  - apiVersion: v1\n    kind: X\n  - apiVersion: v2\n    kind: Y\n  labels:\n    a: b\n")
     scanned = scan_header(text)
     assert scanned is not None and scanned == KubeObject(text)._header_from_data()
+
+
+# --- the header scan reads any indentation (issue 14, item 4) ------------------------------
+
+def _indented(width: int) -> str:
+    p = " " * width
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n{p}name: web\n{p}namespace: prod\n{p}labels:\n"
+            f"{p}{p}app: web\n{p}annotations:\n{p}{p}note: x\n{p}finalizers:\n{p}- a\nspec:\n{p}replicas: 1\n")
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 8])
+def test_header_scan_reads_any_indentation(width: int) -> None:
+    from krm_merge.krm.kubeobject import scan_header
+
+    header = scan_header(_indented(width))
+    assert header is not None
+    assert (header.name, header.namespace, header.labels, header.annotations) == (
+        "web", "prod", {"app": "web"}, {"note": "x"})
+
+
+@pytest.mark.parametrize("width", [1, 4])
+def test_run_finds_the_patch_target_in_a_file_of_any_indentation(width: int, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from krm_merge.commands import run
+
+    (tmp_path / "web.yaml").write_text(_indented(width) + "---\n" + _indented(width).replace("web", "api"))
+    patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: prod\nspec:\n  replicas: 3\n"
+    code = run.main([str(tmp_path), "--", "mode=reorder-merge", f"patch={patch}"])
+    assert code == 0, capsys.readouterr().err
+    assert " " * width + "replicas: 3\n" in (tmp_path / "web.yaml").read_text()
+
+
+# --- the round-trip path keeps trailing whitespace of untouched lines (issue 14, item 2) ---------
+
+def test_round_trip_edit_keeps_trailing_whitespace_of_untouched_lines() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web   \ndata:\n  a: &x '1'  \n  b: *x\n"
+    obj = KubeObject(text)  # the anchor sends the edit through ruamel.yaml
+    data = obj.copy_data()
+    data["data"]["c"] = "new"
+    obj.set_data(data)
+    assert obj.has_tree
+    assert obj.text == text + "  c: new\n"
+
+
+def test_trailing_spaces_that_are_data_follow_the_new_value() -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: &x '1'\n  b: *x\n  s: |\n    keep  \n"
+    obj = KubeObject(text)
+    data = obj.copy_data()
+    data["data"]["s"] = "keep\n"
+    obj.set_data(data)
+    assert obj.data["data"]["s"] == "keep\n"
+    assert "keep  " not in obj.text
+
+
+# --- shared anchors: what kubectl's result means (issue 14, item 6) ------------------------------
+
+SHARED = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: &labels
+    app: web
+spec:
+  selector:
+    matchLabels: *labels
+  template:
+    metadata:
+      labels: *labels
+"""
+
+
+def _edit_labels(where: list[tuple[str, ...]]) -> KubeObject:
+    obj = KubeObject(SHARED)
+    data = obj.copy_data()
+    for path in where:
+        node = data
+        for key in path:
+            node = node[key]
+        node["tier"] = "front"
+    obj.set_data(data)
+    return obj
+
+
+LABELS = ("metadata", "labels")
+SELECTOR = ("spec", "selector", "matchLabels")
+TEMPLATE = ("spec", "template", "metadata", "labels")
+
+
+@pytest.mark.parametrize("where", [[LABELS], [SELECTOR], [TEMPLATE], [LABELS, TEMPLATE]])
+def test_editing_one_site_of_a_shared_anchor_keeps_the_others(where: list[tuple[str, ...]]) -> None:
+    obj = _edit_labels(where)
+    for path in (LABELS, SELECTOR, TEMPLATE):
+        node = obj.data
+        for key in path:
+            node = node[key]
+        assert node == ({"app": "web", "tier": "front"} if path in where else {"app": "web"}), path
+    if len(where) == 1:  # the two untouched sites still share one node: anchor and alias
+        assert "&labels" in obj.text and "*labels" in obj.text
+
+
+def test_editing_every_site_alike_keeps_the_anchor() -> None:
+    obj = _edit_labels([LABELS, SELECTOR, TEMPLATE])
+    assert obj.text == SHARED.replace("    app: web\n", "    app: web\n    tier: front\n")
+
+
+# --- closing region comments stay at the end (issue 14, item 2) -----------------------------------
+
+REGION = """# [START gke_web]
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: app:1
+# [END gke_web]
+"""
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_a_key_added_at_the_end_goes_above_a_closing_region_comment(slow: bool) -> None:
+    obj = KubeObject(REGION)
+    if slow:
+        _ = obj.rt  # force the ruamel.yaml path
+    data = obj.copy_data()
+    data["spec"]["replicas"] = 3
+    obj.set_data(data)
+    assert obj.text == REGION.replace("# [END", "  replicas: 3\n# [END")
+    assert obj.has_tree == slow
+
+
+def test_closing_comments_survive_the_deletion_of_the_last_entry() -> None:
+    obj = KubeObject(REGION)
+    data = obj.copy_data()
+    del data["spec"]
+    obj.set_data(data)
+    assert obj.text.endswith("  name: web\n# [END gke_web]\n")

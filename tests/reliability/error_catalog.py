@@ -80,9 +80,9 @@ CASES = [
     Case("input: item not an object", "reader", lambda: _fn(RL_HEAD + "items:\n- just a string\n")),
     Case("input: parsers disagree", "reader (general)", lambda: _fn(
         "apiVersion: v1\nkind: List\nitems:\n- a:\n    &ame: web\n#  a column-0 comment sends the list to the general reader\n")),
-    Case("input: alias bomb", "yamlio", lambda: _patch(CM + "data:\n  x: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
+    Case("input: alias bomb", "yaml/load", lambda: _patch(CM + "data:\n  x: &a [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
         f"  x{i}: &a{i} [" + ",".join(["*a" if i == 1 else f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 8)))),
-    Case("input: nested too deeply", "yamlio / runner", lambda: _fn(resource_list(
+    Case("input: nested too deeply", "yaml/load", lambda: _fn(resource_list(
         [CM + "data: " + "[" * 5000 + "]" * 5000 + "\n"], configmap({"mode": "reorder-merge", "patch": CM + "data:\n  a: b\n"})))),
     Case("config: none", "config", lambda: _fn(resource_list([CM]))),
     Case("config: unknown mode", "config", lambda: _fn(resource_list([CM], configmap({"mode": "merge"})))),

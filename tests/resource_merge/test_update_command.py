@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from krm_merge.commands import update
-from krm_merge.krm.results import KrmError
+from krm_merge.errors import KrmMergeError
 
 from .harness import MINIMAL_KPTFILE, expected_files, is_krm_file, normalise
 from .test_conformance import DATA, DEVIATIONS
@@ -104,7 +104,7 @@ def test_refuses_to_write_through_symlink(tmp_path: Path) -> None:
     outside.write_text("secret\n")
     (local / "y.txt").symlink_to(outside)
     plan = update.plan_update(local, origin, upstream)
-    with pytest.raises(KrmError, match="symbolic link"):
+    with pytest.raises(KrmMergeError, match="symbolic link"):
         update.apply_plan(local, plan)
     assert outside.read_text() == "secret\n"
     assert (local / "x.txt").read_text() == "a\n"  # all or nothing

@@ -14,49 +14,56 @@ conflict (one line on stderr), 2 usage error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, TextIO
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
+from ..errors import KrmMergeError
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from ..smp.create import create_three_way_patch, create_two_way_patch
 from ..smp.errors import ConflictError, SmpError
 from ..smp.go_yaml import to_yaml
+from ..yaml.load import DuplicateKey, YamlError, check_size, collecting_duplicate_keys, load_all_data
 
 
-class DiffInputError(Exception):
+class DiffInputError(KrmMergeError):
     """An input file is missing, unreadable or not a single YAML object."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
+    p = argparse.ArgumentParser(
         prog="krm-merge diff",
         description="Print the strategic merge patch from ORIGINAL to MODIFIED "
         "(3-way, as kubectl apply computes it, when --current is given).",
     )
-    parser.add_argument("original", metavar="ORIGINAL", help="original object (last-applied configuration)")
-    parser.add_argument("modified", metavar="MODIFIED", help="modified object (new configuration)")
-    parser.add_argument("--current", metavar="CURRENT", help="live object: compute the 3-way patch")
-    parser.add_argument(
+    p.add_argument("original", metavar="ORIGINAL", help="original object (last-applied configuration)")
+    p.add_argument("modified", metavar="MODIFIED", help="modified object (new configuration)")
+    p.add_argument("--current", metavar="CURRENT", help="live object: compute the 3-way patch")
+    p.add_argument(
         "--overwrite",
         action="store_true",
         help="3-way only: overwrite changes made from ORIGINAL to CURRENT instead of failing on conflicts",
     )
-    return parser
+    return p
 
 
 def read_object(path: str) -> dict[str, Any]:
-    """Load the single YAML object of ``path`` as plain data (YAML 1.2)."""
+    """Load the single YAML object of ``path`` as plain data, through the bounded loader.
+
+    Values are read as kubectl reads them (YAML 1.1: ``yes`` is a boolean).
+    """
     try:
+        check_size(os.stat(path).st_size, path)
         with open(path, encoding="utf-8") as stream:
-            documents = [d for d in YAML(typ="safe").load_all(stream) if d is not None]
+            text = stream.read()
+        documents = [d for d in load_all_data(text, path) if d is not None]
     except OSError as err:
         raise DiffInputError(f"{path}: {err.strerror or err}") from None
-    except YAMLError as err:
-        problem = getattr(err, "problem", None) or "invalid YAML"
-        raise DiffInputError(f"{path}: {problem}") from None
+    except UnicodeDecodeError as err:
+        raise DiffInputError(f"{path} is not UTF-8 text (byte {err.start})") from None
+    except YamlError as err:
+        raise DiffInputError(err.message) from None
     if not documents:
         return {}
     if len(documents) > 1:
@@ -98,21 +105,36 @@ def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = 
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     try:
-        args = _parser().parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    try:
-        original = read_object(args.original)
-        modified = read_object(args.modified)
-        current = read_object(args.current) if args.current is not None else None
-        schema = pick_schema(modified, original, *(c for c in (current,) if c is not None))
-        if current is None:
-            patch = create_two_way_patch(original, modified, schema)
-        else:
-            patch = create_three_way_patch(original, modified, current, schema, overwrite=args.overwrite)
-    except (DiffInputError, SmpError) as failure:
-        message = one_line(failure) if isinstance(failure, SmpError) else str(failure)
-        print(f"krm-merge diff: error: {message}", file=err)
-        return 1
+    with collecting_duplicate_keys() as duplicates:
+        try:
+            patch = _patch(args)
+        except (DiffInputError, SmpError) as failure:
+            message = one_line(failure) if isinstance(failure, SmpError) else str(failure)
+            print(f"krm-merge diff: error: {message}{_note(duplicates)}", file=err)
+            _warn(duplicates, err)
+            return 1
+    _warn(duplicates, err)
     out.write(render_patch(patch))
     return 0
+
+
+def _patch(args: argparse.Namespace) -> dict[str, Any]:
+    original = read_object(args.original)
+    modified = read_object(args.modified)
+    current = read_object(args.current) if args.current is not None else None
+    schema = pick_schema(modified, original, *(c for c in (current,) if c is not None))
+    if current is None:
+        return create_two_way_patch(original, modified, schema)
+    return create_three_way_patch(original, modified, current, schema, overwrite=args.overwrite)
+
+
+def _note(duplicates: list[DuplicateKey]) -> str:
+    return f" (note: {'; '.join(d.message() for d in duplicates)})" if duplicates else ""
+
+
+def _warn(duplicates: list[DuplicateKey], stream: TextIO) -> None:
+    for dup in duplicates:
+        print(f"krm-merge diff: warning: {dup.message()}", file=stream)

@@ -44,7 +44,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
     # A fixed width keeps argparse from importing shutil (and bz2, lzma) on every run.
     p = _Parser(prog=PROG, description="Set the fields marked for GitOps promotions, in place, in one run.",
                 formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100))
@@ -71,14 +72,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    arg_parser = parser()
+    args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in ("json", "markdown"):
-        parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+        arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     try:
         return _main(args)
     except UsageError as err:
-        parser.error(err.message)
+        arg_parser.error(err.message)
     except PromoteError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
     except OSError as err:
@@ -284,11 +285,8 @@ def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any
 
 
 def _diff(writes: list[PlannedWrite]) -> str:
-    import difflib
+    from krm_merge import files
 
-    out: list[str] = []
-    for write in writes:
-        before = write.file.data.decode("utf-8", "replace").splitlines(keepends=True)
-        after = write.data.decode("utf-8", "replace").splitlines(keepends=True)
-        out.extend(difflib.unified_diff(before, after, f"a/{write.file.rel}", f"b/{write.file.rel}"))
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
+    return files.unified_diff(
+        (w.file.rel, w.file.data.decode("utf-8", "replace"), w.data.decode("utf-8", "replace")) for w in writes
+    )

@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import File, KrmError
 
@@ -25,12 +26,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"krm-merge run: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
     p = _Parser(prog="krm-merge run", description="Run a krm-merge mode on a package directory.")
     p.add_argument("dir", help="the package directory")
     p.add_argument("--fn-config", metavar="FILE", help="a file holding the functionConfig")
     p.add_argument("--dry-run", action="store_true", help="print a unified diff instead of writing")
     p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
+    p.add_argument("pairs", nargs="*", metavar="-- KEY=VALUE",
+                   help="the functionConfig as ConfigMap data, as `kpt fn eval` builds it (e.g. mode=promote)")
     return p
 
 
@@ -41,23 +45,27 @@ def main(argv: list[str]) -> int:
         own, pairs = argv[:cut], argv[cut + 1 :]
     else:
         own, pairs = argv, []
-    args = _parser().parse_args(own)
+    p = parser()
+    args = p.parse_args(own)
+    if args.pairs:  # only arguments after `--` are the functionConfig, as with kpt fn eval
+        p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
+                f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
     try:
         return _run(Path(args.dir), args.fn_config, pairs, args.dry_run, args.results)
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
         return 1
 
 
 def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeObject | None:
     """The functionConfig ``kpt fn eval`` would build from these arguments."""
-    from krm_merge.krm import yamlio
+    from krm_merge import files
 
     if fn_config and pairs:
         raise KrmError("give either --fn-config or key=value arguments, not both")
     if fn_config:
         try:
-            return KubeObject(yamlio.read_text_file(Path(fn_config)), what=fn_config)
+            return KubeObject(files.read_text(fn_config), what=fn_config)
         except OSError as err:
             raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
     if not pairs:
@@ -82,25 +90,29 @@ def _is_promote(config: KubeObject | None) -> bool:
 
 
 def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
+    from krm_merge import files
     from krm_merge.krm import package, yamlio
-    from krm_merge.runner import process
+    from krm_merge.runner import process, report_duplicate_keys
+    from krm_merge.yaml.load import collecting_duplicate_keys
 
-    config = function_config_from_args(fn_config, pairs)
-    promote = _is_promote(config)
-    pkg, rl = package.read_package(root, skip_undecodable=promote)
-    rl.function_config = config
-    if promote:
-        # promote skips files it cannot read, as the promote command does, and says so.
-        from krm_merge.modes.promote import unread_file_warnings
+    with collecting_duplicate_keys() as duplicates:
+        config = function_config_from_args(fn_config, pairs)
+        promote = _is_promote(config)
+        pkg, rl = package.read_package(root, skip_undecodable=promote)
+        rl.function_config = config
+        if promote:
+            # promote skips files it cannot read, as the promote command does, and says so.
+            from krm_merge.modes.promote import unread_file_warnings
 
-        for message, rel in unread_file_warnings(str(root), pkg.skipped):
-            rl.results.warning(message, file=File(rel))
-    process(rl)
+            for message, rel in unread_file_warnings(str(root), pkg.skipped):
+                rl.results.warning(message, file=File(rel))
+        process(rl)
+        report_duplicate_keys(rl.results, duplicates)
     for result in rl.results:
         sys.stderr.write(result.display() + "\n")
     if results_file:
         try:
-            yamlio.write_file_atomic(Path(results_file), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+            files.write_file_atomic(results_file, yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
         except OSError as err:
             sys.stderr.write(f"krm-merge run: error: cannot write {results_file}: {err.strerror or err}\n")
             return 1
@@ -113,7 +125,7 @@ def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, res
             sys.stdout.write(package.unified_diff(changes))
         else:
             package.apply_writes(root, changes)
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge run: error: {err.message}\n")
         return 1
     return 0

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from krm_merge import files
 from krm_merge.krm import yamlio
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
@@ -43,7 +45,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"krm-merge update: error: {message}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
     p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update).")
     p.add_argument("package", metavar="PKG[@REF]",
                    help="the local package directory (updated in place); @REF: the upstream branch, tag or commit "
@@ -85,7 +88,7 @@ class UpdatePlan:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     if (args.origin is None) != (args.upstream is None):
         sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
         return 2
@@ -105,7 +108,7 @@ def main(argv: list[str]) -> int:
                 local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
                 recursive=not args.no_recursive,
             )
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
     return _finish(local, plan, args.conflicts, args.dry_run)
@@ -122,7 +125,7 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
         return 0
     try:
         apply_plan(local, plan)
-    except KrmError as err:
+    except KrmMergeError as err:
         sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
         return 1
     except OSError as err:
@@ -234,7 +237,7 @@ def _read_root_kptfile(local: Path) -> tuple[str, Any, Any]:
         raise KrmError(f"package {local} is not a directory")
     if not kptfile.is_file():
         raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
-    text = yamlio.read_text_file(kptfile)
+    text = files.read_text(kptfile)
     upstream, lock = read_upstream(yamlio.load_data(text, str(kptfile)), str(kptfile))
     return text, upstream, lock
 
@@ -270,7 +273,7 @@ def remote_subpackages(root: Path) -> list[str]:
         if rel == "." or "Kptfile" not in filenames:
             continue
         try:
-            data = yamlio.load_data(yamlio.read_text_file(Path(dirpath) / "Kptfile"), f"{rel}/Kptfile")
+            data = yamlio.load_data(files.read_text(Path(dirpath) / "Kptfile"), f"{rel}/Kptfile")
         except KrmError:
             continue  # not a readable Kptfile: the parent's merge reports it
         up = data.get("upstream") if isinstance(data, dict) else None
@@ -340,7 +343,7 @@ def plan_update(
     items = sorted(result.items, key=lambda o: o.file_index)
     lrl.items = items
     for change in package.plan_writes(lpkg, lrl):
-        _check_inside(change.path)
+        files.check_relative(change.path)
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
     plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result))
     plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
@@ -403,7 +406,7 @@ def _plan_other_files(
     lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []
     for rel in sorted(set(lf) | set(uf)):
-        _check_inside(rel)
+        files.check_relative(rel)
         mine = lf[rel].read_bytes() if rel in lf else None
         theirs = uf[rel].read_bytes() if rel in uf else None
         base = of[rel].read_bytes() if rel in of else None
@@ -456,12 +459,6 @@ def _emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -
     return out
 
 
-def _check_inside(rel: str) -> None:
-    p = PurePosixPath(rel)
-    if p.is_absolute() or ".." in p.parts or not rel:
-        raise KrmError(f"refusing to write {rel!r}: the path leaves the package")
-
-
 # --- writing --------------------------------------------------------------------------
 
 
@@ -479,7 +476,7 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
         _check_target(root, write.path)
         writes.append((target, write.data))
     # Staged then renamed, with the previous bytes restored if a rename fails.
-    yamlio.write_files_atomic(writes)
+    files.write_files_atomic(writes)
     for write in plan.writes:
         if write.data is None:
             (root / write.path).unlink(missing_ok=True)
@@ -491,32 +488,20 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
 
 
 def _check_target(root: Path, rel: str) -> None:
-    _check_inside(rel)
-    target = root / rel
-    parent = target.parent.resolve() if target.parent.exists() else target.parent
-    if parent != root and root not in parent.parents:
-        raise KrmError(f"refusing to write {rel!r}: the path leaves the package")
-    if target.is_symlink():
-        raise KrmError(f"refusing to write {rel!r}: it is a symbolic link")
+    files.check_target(root, rel)
 
 
 def render_plan(plan: UpdatePlan) -> str:
     """Unified diff of text files; a one-line note for binary files and removed directories."""
-    import difflib
-
     out: list[str] = []
     for write in plan.writes:
         try:
-            before = (write.before or b"").decode("utf-8")
-            after = (write.data or b"").decode("utf-8")
+            before = write.before.decode("utf-8") if write.before is not None else None
+            after = write.data.decode("utf-8") if write.data is not None else None
         except UnicodeDecodeError:
             out.append(f"Binary file {write.path} {'deleted' if write.data is None else 'changed'}\n")
             continue
-        a = f"a/{write.path}" if write.before is not None else "/dev/null"
-        b = f"b/{write.path}" if write.data is not None else "/dev/null"
-        out.extend(difflib.unified_diff(before.splitlines(True), after.splitlines(True), a, b))
-        if out and not out[-1].endswith("\n"):
-            out[-1] += "\n\\ No newline at end of file\n"
+        out.append(files.unified_diff([(write.path, before, after)]))
     out.extend(f"directory {rel} removed\n" for rel in plan.remove_dirs)
     return "".join(out)
 

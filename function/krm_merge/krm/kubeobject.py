@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from krm_merge.krm import yamlio
+from krm_merge.krm.itemviews import ItemViews
 from krm_merge.krm.results import KrmError, ResourceRef
 from krm_merge.krm.values import PathPart, format_path, get_path, parse_path
 
@@ -42,25 +43,11 @@ class KubeObject:
     read from; it is written back verbatim while the item is unchanged.
     """
 
-    __slots__ = (
-        "_text", "_changed", "_source_block", "_header", "_data", "_rt", "_copy_origin", "_fast",
-        "what", "file_path", "file_index", "_wide", "rt_repaired",
-    )
+    __slots__ = ("_views", "what", "file_path", "file_index")
 
     def __init__(self, text: str, *, source_block: str | None = None, what: str = "item") -> None:
-        self._text = text
-        self._changed = False
-        self._source_block = source_block
-        self._header: Header | None = None
-        self._data: Any = _UNSET
-        self._rt: Any = None
-        # Whether the text indents block sequences under their key (kpt's "wide").
-        self._wide = False
-        # True once the ruamel printer needed the comment repair below (for tests).
-        self.rt_repaired = False
-        self._copy_origin: dict[int, Any] | None = None
-        # The fast parser's result for the current text (None: not parsed or not fast-parsable).
-        self._fast: Any = None
+        # The text and every view of it (header, data, positions, round-trip tree) live in one place.
+        self._views = ItemViews(text, source_block, self)
         self.what = what
         # Where the standalone reader found the item (kpt passes annotations instead).
         self.file_path: str | None = None
@@ -74,7 +61,7 @@ class KubeObject:
         if not text.endswith("\n"):
             text += "\n"
         obj = cls(text)
-        obj._changed = True
+        obj._views.changed = True
         if path is not None:
             obj.set_path(path, index)
         return obj
@@ -89,44 +76,50 @@ class KubeObject:
     @property
     def text(self) -> str:
         """The item's YAML text as it is now."""
-        return self._text
+        return self._views.text
 
     @property
     def changed(self) -> bool:
         """True once any edit changed the text."""
-        return self._changed
+        return self._views.changed
 
     @property
     def source_block(self) -> str | None:
         """The exact input bytes of this item, while it is unchanged."""
-        return None if self._changed else self._source_block
+        views = self._views
+        return None if views.changed else views.input_bytes
 
     def set_text(self, new_text: str) -> None:
         """Replace the item's whole text (for modes that edit bytes directly)."""
-        if new_text == self.text:
-            return
-        self._text = new_text
-        self._mark_changed()
+        self._views.set_text(new_text)
 
-    def _mark_changed(self, rt: Any = None) -> None:
-        """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
-        self._changed = True
-        self._header = None
-        self._data = _UNSET
-        self._copy_origin = None
-        self._rt = rt
+    @property
+    def has_tree(self) -> bool:
+        """True once a round-trip tree was built for the current text (the slow editor ran)."""
+        return self._views.has_tree
+
+    @property
+    def rt_repaired(self) -> bool:
+        """True once the ruamel printer needed its comment repair (for tests)."""
+        return self._views.rt_repaired
+
+    @rt_repaired.setter
+    def rt_repaired(self, value: bool) -> None:
+        self._views.rt_repaired = value
 
     # --- identity ---------------------------------------------------------------
 
     @property
     def header(self) -> Header:
-        if self._header is None:
-            self._header = scan_header(self.text) or self._header_from_data()
-        return self._header
+        views = self._views
+        if views.header is None:
+            views.header = scan_header(views.text) or self._header_from_data()
+        header: Header = views.header
+        return header
 
     def cache_header(self, header: Header) -> None:
         """Remember a header the reader already scanned (it is not scanned twice)."""
-        self._header = header
+        self._views.header = header
 
     def _header_from_data(self) -> Header:
         data = self.data
@@ -227,13 +220,7 @@ class KubeObject:
     @property
     def data(self) -> Any:
         """The item as plain data (read-only: use :meth:`copy_data` to edit)."""
-        if self._data is _UNSET:
-            from krm_merge.krm import fastyaml
-
-            text = self.text
-            fast = self._fast = fastyaml.parse(text)
-            self._data = fast.data if fast is not None else yamlio.load_data(text, self.what)
-        return self._data
+        return self._views.data
 
     def copy_data(self) -> Any:
         """A deep copy of :attr:`data` to edit and hand back to :meth:`set_data`.
@@ -242,12 +229,7 @@ class KubeObject:
         elements is, so :meth:`set_data` keeps their comments even when the
         elements move.
         """
-        origin: dict[int, Any] = {}
-        copy = _copy_tracking(self.data, origin)
-        self._copy_origin = origin
-        # Keep the copy alive so the ids recorded above cannot be reused.
-        origin[-1] = copy
-        return copy
+        return self._views.copy_data()
 
     def get(self, path: str | Sequence[PathPart], default: Any = None) -> Any:
         """The value at ``path`` (``"spec.containers[0].image"`` or a tuple)."""
@@ -288,101 +270,19 @@ class KubeObject:
         Unchanged values keep their bytes and comments; list elements that
         came from :meth:`copy_data` keep theirs wherever they move.
         """
-        from krm_merge.krm import rtedit
-
-        old = self.data
-        if rtedit.same(old, new):
-            return
-        if not isinstance(new, dict):
-            raise KrmError("an item must be a mapping", self)
-        origin = self._copy_origin
-        if self._set_data_fast(old, new, origin):
-            return
-        rt = self.rt
-        rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
-        self._text = self._print_rt_checked(rt, new)
-        self._mark_changed(rt)  # the tree still matches the new text: later edits reuse it
-        self._data = new
-
-    def _print_rt_checked(self, rt: Any, new: Any) -> str:
-        """Print the edited tree, and prove it reads back as ``new``.
-
-        ruamel.yaml can mis-print a moved ``- # comment`` element (two keys on
-        one line); then the comment goes back to ruamel's own slot (printed
-        above the dash) and the tree is printed again.  Output that still does
-        not read back is refused rather than written.
-        """
-        text = yamlio.dump_rt(rt, self._wide)
-        if _reads_back(text, new):
-            return text
-        yamlio.restore_seq_item_comments(rt)
-        self.rt_repaired = True
-        text = yamlio.dump_rt(rt, self._wide)
-        if _reads_back(text, new):
-            return text
-        raise KrmError(
-            "cannot print the edited item faithfully (ruamel.yaml round trip); "
-            "please report this input to the krm-merge maintainers", self,
-        )
-
-    def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
-        """Splice the text directly when the fast editor is sure of the result."""
-        from krm_merge.krm import fastyaml, rtedit
-
-        if self._rt is not None:
-            return False
-        fast = self._fast
-        if fast is None or fast.data is not old:
-            # After an earlier edit the positions are gone: re-read the text.
-            fast = fastyaml.parse(self.text)
-            if fast is None or not rtedit.same(fast.data, old):
-                return False
-        new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
-        if new_text is None:
-            return False
-        self._text = new_text
-        self._mark_changed()
-        self._fast = None  # positions of the old text
-        self._data = new
-        return True
+        self._views.set_data(new)
 
     @property
     def rt(self) -> Any:
         """The round-trip tree (comments kept); call :meth:`commit_rt` after editing it."""
-        if self._rt is None:
-            text = self.text
-            self._rt = yamlio.load_rt(text, self.what)
-            self._wide = yamlio.uses_wide_sequences(text)
-        return self._rt
+        return self._views.rt
 
     def commit_rt(self) -> None:
         """Re-print the item from its (edited) round-trip tree."""
-        if self._rt is None:
-            return
-        rt = self._rt
-        new_text = yamlio.dump_rt(rt, self._wide)
-        if new_text != self._text:
-            self._text = new_text
-            self._mark_changed(rt)
+        self._views.commit_rt()
 
     def __repr__(self) -> str:
         return f"<KubeObject {self.display()}>"
-
-
-class _Unset:
-    pass
-
-
-_UNSET: Any = _Unset()
-
-
-def _reads_back(text: str, expected: Any) -> bool:
-    from krm_merge.krm import rtedit
-
-    try:
-        return rtedit.same(yamlio.load_data(text), expected)
-    except KrmError:
-        return False
 
 
 def _has(node: Any, part: PathPart) -> bool:
@@ -403,20 +303,6 @@ def _str_map(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         return {}
     return {str(k): _str(v) for k, v in value.items()}
-
-
-def _copy_tracking(value: Any, origin: dict[int, Any]) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy_tracking(v, origin) for k, v in value.items()}
-    if isinstance(value, list):
-        out = []
-        for item in value:
-            copy = _copy_tracking(item, origin)
-            if isinstance(copy, (dict, list)):
-                origin[id(copy)] = item
-            out.append(copy)
-        return out
-    return value
 
 
 # --- the cheap header scan ---------------------------------------------------------
@@ -462,9 +348,16 @@ def scan_header(text: str) -> Header | None:
 
 
 def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, str], dict[str, str]] | None:
+    """name, namespace, annotations and labels from the lines under ``metadata:``.
+
+    Any indentation: metadata's own keys sit at the column of its first
+    entry, a map's entries at the column of that map's first entry.
+    """
     fields: dict[str, str] = {}
     maps: dict[str, dict[str, str]] = {"annotations": {}, "labels": {}}
     current: dict[str, str] | None = None
+    base = -1  # column of metadata's keys
+    child = -1  # column of the entries of the current map (labels, annotations)
     other = False  # inside a metadata field the header does not need (finalizers, ...)
     for line in lines[start:]:
         stripped = line.lstrip()
@@ -474,12 +367,14 @@ def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, st
             break
         m = _ENTRY.match(line)
         if m is None:
-            if other and line.startswith("  ") and (stripped.startswith("- ") or stripped == "-"):
-                continue  # a list item of that field (compact style puts it at column 2)
+            if other and len(line) - len(stripped) >= base and (stripped.startswith("- ") or stripped == "-"):
+                continue  # a list item of that field (compact style puts it at metadata's column)
             return None
         indent, key, rest = len(m.group(1)), m.group(2), m.group(3)
-        if indent == 2:
-            current = None
+        if base < 0:
+            base = indent
+        if indent == base:
+            current, child = None, -1
             other = key not in maps and key not in ("name", "namespace")
             if key in maps:
                 if rest and not rest.startswith("#"):
@@ -492,13 +387,17 @@ def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, st
                 if value is None:
                     return None
                 fields[key] = value
-        elif indent == 4 and current is not None:
+        elif indent < base:
+            return None
+        elif current is not None:
+            if child < 0:
+                child = indent
+            if indent != child:
+                return None  # nested or multi-line values: let the full parser read them
             value = _simple_value(rest)
             if value is None:
                 return None
             current[key] = value
-        elif current is not None:
-            return None  # nested or multi-line values: let the full parser read them
     return fields.get("name", ""), fields.get("namespace", ""), maps["annotations"], maps["labels"]
 
 

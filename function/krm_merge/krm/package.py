@@ -20,13 +20,13 @@ Like ``kpt fn source`` (checked against kpt 1.0.0-beta.56):
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from krm_merge import files
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject, scan_header
 from krm_merge.krm.resourcelist import ResourceList
@@ -163,7 +163,7 @@ def _package_files(walked: _Walked, ignore: list[str]) -> list[str]:
 
 def _read_source(root: Path, rel: str, validate: bool) -> SourceFile:
     try:
-        text = yamlio.read_text_file(root / rel)
+        text = files.read_text(root / rel)
     except UnicodeDecodeError:
         raise KrmError(f"{rel} is not UTF-8 text", file=File(rel)) from None
     except FileNotFoundError:
@@ -291,7 +291,7 @@ def plan_writes(pkg: Package, rl: ResourceList) -> list[FileChange]:
         path = obj.path
         if not path:
             path = _default_path(obj)
-        _check_inside(path)
+        files.check_relative(path)
         by_path.setdefault(path, []).append(obj)
     changes: list[FileChange] = []
     for path, source in pkg.files.items():
@@ -351,37 +351,13 @@ def _default_path(obj: KubeObject) -> str:
     return f"{obj.namespace}/{name}" if obj.namespace else name
 
 
-def _check_inside(path: str) -> None:
-    p = PurePosixPath(path)
-    if p.is_absolute() or ".." in p.parts:
-        raise KrmError(f"refusing to write {path!r}: the path leaves the package")
-
-
-def _write_target(root: Path, change: FileChange) -> Path:
-    """The real file a change writes: a link's target, if that stays inside the package."""
-    target = root / change.path
-    parent = target.parent.resolve()
-    if parent != root and root not in parent.parents:
-        raise KrmError(f"refusing to write {change.path!r}: the path leaves the package")
-    if not target.is_symlink() or change.text is None:
-        return target
-    real = target.resolve()
-    if root not in real.parents:
-        # kpt fn sink/eval write through such a link, changing a file outside the package.
-        raise KrmError(
-            f"refusing to write {change.path!r}: it is a symbolic link to {os.readlink(target)}, "
-            "outside the package (kpt would write through it); edit the target's own package instead"
-        )
-    return real
-
-
 def apply_writes(root: Path, changes: list[FileChange]) -> None:
     """Write the planned changes (all files or none); through links only inside the package."""
     root = Path(root).resolve()
     targets: dict[Path, FileChange] = {}
     writes: list[tuple[Path, str]] = []
     for change in changes:
-        target = _write_target(root, change)
+        target = files.check_target(root, change.path, through_links=True)
         if change.text is None:
             continue
         earlier = targets.setdefault(target, change)
@@ -397,7 +373,7 @@ def apply_writes(root: Path, changes: list[FileChange]) -> None:
         for target, _ in writes:
             target.parent.mkdir(parents=True, exist_ok=True)
         # All files or none: staged next to their targets, then renamed.
-        yamlio.write_files_atomic(writes)
+        files.write_files_atomic(writes)
     except OSError as err:
         raise KrmError(f"cannot write {err.filename or root}: {err.strerror or err}; no file was changed") from None
     for change in changes:
@@ -410,15 +386,4 @@ def apply_writes(root: Path, changes: list[FileChange]) -> None:
 
 def unified_diff(changes: list[FileChange]) -> str:
     """The planned changes as a unified diff (``--dry-run``)."""
-    out: list[str] = []
-    for change in changes:
-        before = (change.before or "").splitlines(keepends=True)
-        after = (change.text or "").splitlines(keepends=True)
-        out.extend(
-            difflib.unified_diff(
-                before, after,
-                fromfile=f"a/{change.path}" if change.before is not None else "/dev/null",
-                tofile=f"b/{change.path}" if change.text is not None else "/dev/null",
-            )
-        )
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
+    return files.unified_diff((c.path, c.before, c.text) for c in changes)

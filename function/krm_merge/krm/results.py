@@ -9,10 +9,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.errors import KrmMergeError
+
+
+class ResultSubject(Protocol):
+    """What a result needs of the item it is about (``krm.kubeobject.KubeObject`` has it).
+
+    A protocol, not an import: results sit below the item class, which raises them.
+    """
+
+    @property
+    def path(self) -> str | None: ...
+
+    @property
+    def index(self) -> int: ...
+
+    def ref(self) -> ResourceRef: ...
+
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -107,7 +122,7 @@ class Result:
 def make_result(
     severity: str,
     message: str,
-    obj: KubeObject | None = None,
+    obj: ResultSubject | None = None,
     *,
     field: str | None = None,
     current: Any = None,
@@ -123,19 +138,28 @@ def make_result(
     return Result(message, severity, ref, fld, file, dict(tags or {}))
 
 
+def result_of(err: KrmMergeError) -> Result:
+    """The error result of any krm-merge error (the runner's one conversion)."""
+    if isinstance(err, KrmError):
+        return err.to_result()
+    obj = err.resource if hasattr(err.resource, "ref") else None
+    file = err.file if isinstance(err.file, File) or err.file is None else File(str(err.file))
+    return make_result("error", str(err), obj, field=err.field, file=file, tags=err.tags)
+
+
 class Results(list[Result]):
     """The results of one run; builders mirror the Go SDK's ``Results``."""
 
-    def error(self, message: str, obj: KubeObject | None = None, **kw: Any) -> Result:
+    def error(self, message: str, obj: ResultSubject | None = None, **kw: Any) -> Result:
         return self._add("error", message, obj, **kw)
 
-    def warning(self, message: str, obj: KubeObject | None = None, **kw: Any) -> Result:
+    def warning(self, message: str, obj: ResultSubject | None = None, **kw: Any) -> Result:
         return self._add("warning", message, obj, **kw)
 
-    def info(self, message: str, obj: KubeObject | None = None, **kw: Any) -> Result:
+    def info(self, message: str, obj: ResultSubject | None = None, **kw: Any) -> Result:
         return self._add("info", message, obj, **kw)
 
-    def _add(self, severity: str, message: str, obj: KubeObject | None, **kw: Any) -> Result:
+    def _add(self, severity: str, message: str, obj: ResultSubject | None, **kw: Any) -> Result:
         result = make_result(severity, message, obj, **kw)
         self.append(result)
         return result
@@ -149,17 +173,17 @@ class Results(list[Result]):
         return 1 if self.has_errors else 0
 
 
-class KrmError(Exception):
+class KrmError(KrmMergeError):
     """A fatal problem, naming the resource and field it is about.
 
     Raised anywhere below the runner; the runner reports it as one error
-    result.  ``obj`` may be a :class:`KubeObject` or omitted.
+    result.  ``obj`` may be a :class:`~krm_merge.krm.kubeobject.KubeObject` or omitted.
     """
 
     def __init__(
         self,
         message: str,
-        obj: KubeObject | None = None,
+        obj: ResultSubject | None = None,
         field: str | None = None,
         *,
         current: Any = None,
@@ -167,13 +191,10 @@ class KrmError(Exception):
         file: File | None = None,
         tags: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__(message, resource=obj, field=field, file=file)
         self.obj = obj
-        self.field = field
         self.current = current
         self.proposed = proposed
-        self.file = file
         self.tags = tags
 
     def to_result(self) -> Result:

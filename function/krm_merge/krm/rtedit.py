@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from krm_merge.krm.values import same
+from krm_merge.yaml import scalars
 
 # Keys that identify list elements when no identity is known (kpt's
 # documented fallback list plus the most common Kubernetes merge keys).
 IDENTITY_KEYS = ("name", "mountPath", "devicePath", "containerPort", "port", "ip", "key", "type", "topologyKey")
 
 Matcher = Callable[[list[Any], list[Any]], list[int | None]]
+
+# merge3/nodes.py imports it from here; the rule itself lives with the other scalar rules.
+literal_can_hold = scalars.literal_can_hold
 
 
 def to_rt(value: Any) -> Any:
@@ -42,9 +46,7 @@ def rt_key(key: Any) -> Any:
     """A new mapping key: double-quoted when a YAML 1.1 reader would not read it back as this string."""
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-    from krm_merge.krm.yamlio import _needs_double_quotes
-
-    if isinstance(key, str) and (_needs_double_quotes(key) or not key.isprintable()):
+    if isinstance(key, str) and (scalars.needs_double_quotes(key) or not key.isprintable()):
         return DoubleQuotedScalarString(key)
     return key
 
@@ -57,25 +59,13 @@ def _rt_string(value: str, like: Any) -> Any:
         SingleQuotedScalarString,
     )
 
-    from krm_merge.krm.yamlio import _needs_double_quotes
-
-    if "\n" in value and literal_can_hold(value):
+    if "\n" in value and scalars.literal_can_hold(value):
         return LiteralScalarString(value)
     if isinstance(like, SingleQuotedScalarString) and value.isprintable():
         return SingleQuotedScalarString(value)
-    if isinstance(like, DoubleQuotedScalarString) or _needs_double_quotes(value):
+    if isinstance(like, DoubleQuotedScalarString) or scalars.needs_double_quotes(value):
         return DoubleQuotedScalarString(value)
     return value
-
-
-def literal_can_hold(value: str) -> bool:
-    """A literal block holds only printable text, and cannot start with a space or end in spaces."""
-    lines = value.split("\n")
-    return (
-        all(line.isprintable() for line in lines)
-        and not value.startswith((" ", "\t"))
-        and not any(line.endswith((" ", "\t")) for line in lines)
-    )
 
 
 def apply_to_rt(rt: Any, old: Any, new: Any, match: Matcher | None = None) -> Any:
@@ -85,55 +75,154 @@ def apply_to_rt(rt: Any, old: Any, new: Any, match: Matcher | None = None) -> An
     value must be stored by the caller for scalars and type changes.
     ``match`` pairs new list elements with old ones (default:
     :func:`match_elements`).
+
+    A container shared through an anchor and its aliases is changed as
+    kubectl's result means: the site the new data changes gets its own copy
+    (the other sites keep the old value), and when every site ends up equal
+    the copies are dropped again, so the anchor and its aliases stay.
     """
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    if same(old, new):
-        return rt
-    if isinstance(new, dict) and isinstance(old, dict) and isinstance(rt, CommentedMap):
-        _apply_map(rt, old, new, match)
-        return rt
-    if isinstance(new, list) and isinstance(old, list) and isinstance(rt, CommentedSeq):
-        _apply_seq(rt, old, new, match)
-        return rt
-    if isinstance(new, str) and not isinstance(new, bool):
-        return _rt_string(new, rt)
-    return to_rt(new)
+    edit = _Edit(match or match_elements, _shared_containers(rt))
+    result = edit.apply(rt, old, new)
+    if edit.copies:
+        result = edit.reshare(result)
+    return result
 
 
-def _apply_map(rt: Any, old: dict, new: dict, match: Matcher | None) -> None:
-    for key in [k for k in rt if k not in new]:
-        del rt[key]
-    previous: Any = None
-    for key, value in new.items():
-        if key in rt and key in old:
-            updated = apply_to_rt(rt[key], old[key], value, match)
-            if updated is not rt[key]:
-                rt[key] = updated
-        elif key in rt:
-            rt[key] = to_rt(value)
-        else:
-            position = 0 if previous is None else list(rt).index(previous) + 1
-            rt.insert(position, rt_key(key), to_rt(value))
-        previous = key
+class _Edit:
+    """One :func:`apply_to_rt` call: the matcher and the copy-on-write state of shared containers."""
+
+    def __init__(self, match: Matcher, shared: set[int]) -> None:
+        self.match = match
+        self.shared = shared
+        self.copies: dict[int, Any] = {}  # id(copy) -> the shared original
+
+    def apply(self, rt: Any, old: Any, new: Any) -> Any:
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        if same(old, new):
+            return rt
+        if isinstance(new, dict) and isinstance(old, dict) and isinstance(rt, CommentedMap):
+            rt = self._own(rt)
+            self._apply_map(rt, old, new)
+            return rt
+        if isinstance(new, list) and isinstance(old, list) and isinstance(rt, CommentedSeq):
+            rt = self._own(rt)
+            self._apply_seq(rt, old, new)
+            return rt
+        if isinstance(new, str) and not isinstance(new, bool):
+            return _rt_string(new, rt)
+        return to_rt(new)
+
+    def _own(self, node: Any) -> Any:
+        """``node``, or a private copy of it when an anchor shares it with other sites."""
+        if id(node) not in self.shared:
+            return node
+        import copy
+
+        private = copy.deepcopy(node)
+        private.anchor.value = None
+        self.copies[id(private)] = node
+        return private
+
+    def _apply_map(self, rt: Any, old: dict, new: dict) -> None:
+        for key in [k for k in rt if k not in new]:
+            del rt[key]
+        previous: Any = None
+        for key, value in new.items():
+            if key in rt and key in old:
+                updated = self.apply(rt[key], old[key], value)
+                if updated is not rt[key]:
+                    rt[key] = updated
+            elif key in rt:
+                rt[key] = to_rt(value)
+            else:
+                position = 0 if previous is None else list(rt).index(previous) + 1
+                rt.insert(position, rt_key(key), to_rt(value))
+            previous = key
+
+    def _apply_seq(self, rt: Any, old: list, new: list) -> None:
+        pairs = self.match(old, new)
+        old_comments = dict(rt.ca.items)
+        items: list[Any] = []
+        comments: dict[int, Any] = {}
+        for new_index, (value, old_index) in enumerate(zip(new, pairs)):
+            if old_index is None:
+                items.append(to_rt(value))
+                continue
+            items.append(self.apply(rt[old_index], old[old_index], value))
+            if old_index in old_comments:
+                comments[new_index] = old_comments[old_index]
+        del rt[:]
+        rt.extend(items)
+        rt.ca.items.clear()
+        rt.ca.items.update(comments)
+
+    def reshare(self, root: Any) -> Any:
+        """Share again what every site of an anchor ended up equal in: one node, the anchor kept."""
+        sites: dict[int, list[Any]] = {}  # id(original) -> the nodes now at its sites
+        for node in _containers(root):
+            original = self.copies.get(id(node), node if id(node) in self.shared else None)
+            if original is not None:
+                sites.setdefault(id(original), []).append(node)
+        replace: dict[int, Any] = {}
+        for nodes in sites.values():
+            first = nodes[0]
+            if len(nodes) < 2 or not all(same(first, other) for other in nodes[1:]):
+                continue
+            original = self.copies.get(id(first), first)
+            keep = next((n for n in nodes if n is original), first)
+            if keep is not original:
+                keep.yaml_set_anchor(original.anchor.value)
+            replace.update({id(n): keep for n in nodes if n is not keep})
+        return _replace_nodes(root, replace) if replace else root
 
 
-def _apply_seq(rt: Any, old: list, new: list, match: Matcher | None) -> None:
-    pairs = (match or match_elements)(old, new)
-    old_comments = dict(rt.ca.items)
-    items: list[Any] = []
-    comments: dict[int, Any] = {}
-    for new_index, (value, old_index) in enumerate(zip(new, pairs)):
-        if old_index is None:
-            items.append(to_rt(value))
+def _containers(root: Any) -> list[Any]:
+    """Every container of the tree, each occurrence once, in document order."""
+    out: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            out.append(node)
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            out.append(node)
+            stack.extend(reversed(node))
+    return out
+
+
+def _replace_nodes(node: Any, replace: dict[int, Any]) -> Any:
+    if id(node) in replace:
+        return replace[id(node)]
+    if isinstance(node, dict):
+        for key in list(node):
+            child = _replace_nodes(node[key], replace)
+            if child is not node[key]:
+                node[key] = child
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            child = _replace_nodes(item, replace)
+            if child is not item:
+                node[i] = child
+    return node
+
+
+def _shared_containers(rt: Any) -> set[int]:
+    """ids of the containers that occur more than once in the tree (an anchor and its aliases)."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    stack = [rt]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)):
             continue
-        items.append(apply_to_rt(rt[old_index], old[old_index], value, match))
-        if old_index in old_comments:
-            comments[new_index] = old_comments[old_index]
-    del rt[:]
-    rt.extend(items)
-    rt.ca.items.clear()
-    rt.ca.items.update(comments)
+        if id(node) in seen:
+            shared.add(id(node))
+            continue
+        seen.add(id(node))
+        stack.extend(node.values() if isinstance(node, dict) else node)
+    return shared
 
 
 def match_elements(

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from krm_merge.errors import ConfigError
 from krm_merge.krm.kubeobject import KubeObject
 
 
@@ -28,8 +29,6 @@ class Selector:
     @classmethod
     def from_dict(cls, spec: dict[str, Any], where: str = "target") -> Selector:
         """Build from a config mapping (kustomize ``target`` keys, or kpt's ``apiVersion``)."""
-        from krm_merge.config import ConfigError
-
         allowed = {"group", "version", "kind", "name", "namespace", "apiVersion",
                    "labelSelector", "annotationSelector", "labels", "annotations"}
         unknown = sorted(set(spec) - allowed)
@@ -100,8 +99,6 @@ def _opt(value: Any) -> str | None:
 
 
 def _str_map(value: Any, where: str) -> dict[str, str]:
-    from krm_merge.config import ConfigError
-
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -111,8 +108,6 @@ def _str_map(value: Any, where: str) -> dict[str, str]:
 
 def _parse_label_selector(value: Any, where: str) -> dict[str, str]:
     """``a=b,c=d`` (equality-based selectors only) or a mapping."""
-    from krm_merge.config import ConfigError
-
     if value is None or value == "":
         return {}
     if isinstance(value, dict):

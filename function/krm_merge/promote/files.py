@@ -8,9 +8,9 @@ repository costs little more than ``grep -rl``.
 from __future__ import annotations
 
 import os
-import stat
 from typing import NamedTuple
 
+from krm_merge import files
 from krm_merge.promote.errors import PromoteError
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -127,28 +127,13 @@ def _check_writable(root: str, write: PlannedWrite) -> None:
     rel = write.file.rel
     if write.file.is_symlink or os.path.islink(write.file.path):
         raise PromoteError(f"refusing to write {rel}: it is a symbolic link")
-    parent = os.path.realpath(os.path.dirname(write.file.path))
-    if parent != root and not parent.startswith(root.rstrip(os.sep) + os.sep):
-        raise PromoteError(f"refusing to write {rel}: the path leaves {root}")
+    try:
+        files.check_target(root, rel)
+    except files.UnsafePathError as err:
+        raise PromoteError(err.message) from None
     info = os.stat(write.file.path, follow_symlinks=False)
     if info.st_mtime_ns != write.file.mtime_ns or info.st_size != write.file.size:
         raise PromoteError(f"{rel} changed on disk while promoting; nothing written")
-
-
-def _write_temp(path: str, data: bytes) -> str:
-    import tempfile
-
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    directory, name = os.path.split(path)
-    fd, tmp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return tmp
 
 
 def write_all(root: str, writes: list[PlannedWrite]) -> None:
@@ -156,26 +141,10 @@ def write_all(root: str, writes: list[PlannedWrite]) -> None:
     root = os.path.realpath(root)
     for write in writes:
         _check_writable(root, write)
-    temps: list[tuple[str, PlannedWrite]] = []
     try:
-        for write in writes:
-            temps.append((_write_temp(write.file.path, write.data), write))
+        files.write_files_atomic([(write.file.path, write.data) for write in writes])
     except OSError as err:
-        for tmp, _ in temps:
-            os.unlink(tmp)
-        raise PromoteError(f"cannot write next to {write.file.rel}: {err.strerror}; nothing written") from None
-    done: list[PlannedWrite] = []
-    try:
-        for tmp, write in temps:
-            os.replace(tmp, write.file.path)
-            done.append(write)
-    except OSError as err:
-        for tmp, write in temps[len(done) :]:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        for write in done:  # put the originals back
-            os.replace(_write_temp(write.file.path, write.file.data), write.file.path)
-        raise PromoteError(f"cannot replace {write.file.rel}: {err.strerror}; nothing written") from None
+        raise PromoteError(f"cannot write {err.filename or root}: {err.strerror or err}; nothing written") from None
 
 
 def unread_marker_files(root: str) -> list[str]:

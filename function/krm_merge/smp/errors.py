@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from krm_merge.errors import KrmMergeError
 
-class SmpError(Exception):
+
+class SmpError(KrmMergeError):
     """A strategic merge patch could not be applied or created.
 
     ``message`` is the Kubernetes-worded text, ``path`` the field path where the
@@ -19,9 +21,9 @@ class SmpError(Exception):
     """
 
     def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(f"{path}: {message}" if path else message, field=path or None)
         self.message = message
         self.path = path
-        super().__init__(f"{path}: {message}" if path else message)
 
 
 class MissingMergeKeyError(SmpError):
@@ -33,8 +35,8 @@ class MissingMergeKeyError(SmpError):
     """
 
     def __init__(self, message: str, path: str, field: str) -> None:
-        self.field = field
         super().__init__(message, path)
+        self.field = field
 
 
 class ConflictError(SmpError):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from krm_merge.yaml import scalars
+
 
 def to_yaml(value: Any) -> str:
     """YAML as ``sigs.k8s.io/yaml`` (go-yaml v2) prints it in Kubernetes messages.
@@ -21,7 +23,7 @@ def to_yaml(value: Any) -> str:
     def represent_str(dumper: yaml.SafeDumper, text: str) -> Any:
         if "\n" in text:
             return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|")
-        if text in _YAML11_BOOLEANS:
+        if text in scalars.YAML11_BOOLEAN_WORDS:
             return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"')
         return dumper.represent_str(text)
 
@@ -32,9 +34,3 @@ def to_yaml(value: Any) -> str:
             allow_unicode=True, width=1 << 30,
         )
     )
-
-
-# Plain scalars go-yaml v2 would read as booleans, so it quotes them as strings.
-_YAML11_BOOLEANS = frozenset(
-    "y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split()
-)

@@ -1,0 +1,189 @@
+"""The fast editor: new data spliced into the text line by line."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from krm_merge.krm.fastyaml.nodes import Entry, MapPos, Node, Nothing, Parsed, ScalarPos, SeqPos, Unsupported
+from krm_merge.krm.fastyaml.render import render_block, render_entry, render_item, scalar_text
+from krm_merge.krm.values import same
+from krm_merge.yaml import scalars
+
+Matcher = Callable[[list[Any], list[Any]], list[int | None]]
+Edit = tuple[int, int, list[str]]
+
+
+
+def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
+    """The text of ``parsed`` changed to hold ``new`` (it holds ``old``), or None.
+
+    ``match`` pairs new list elements with old ones (like
+    :func:`krm_merge.krm.rtedit.match_elements`).  None means the edit is
+    outside what this splicer prints exactly like the round-trip path.
+    """
+    if not isinstance(new, dict) or not isinstance(old, dict):
+        return None
+    final_newline = parsed.text.endswith("\n")
+    lines = parsed.text.split("\n")
+    if final_newline:
+        lines.pop()
+    editor = _Editor(lines, match, parsed.comment_after_flow)
+    try:
+        edits = editor.edit_map(parsed.root, old, new)
+        lines = _splice(lines, 0, len(lines), edits)
+    except (Unsupported, scalars.UnsupportedScalar, RecursionError):
+        return None
+    text = "\n".join(lines)
+    return text + "\n" if final_newline else text
+
+
+def _splice(lines: list[str], lo: int, hi: int, edits: list[Edit]) -> list[str]:
+    """Lines ``lo``..``hi`` with the (non-overlapping) edits applied."""
+    out: list[str] = []
+    at = lo
+    for start, stop, repl in sorted(edits, key=lambda e: (e[0], e[1])):
+        if start < at:
+            raise Unsupported("overlapping edits")
+        out.extend(lines[at:start])
+        out.extend(repl)
+        at = stop
+    out.extend(lines[at:hi])
+    return out
+
+
+_START: Any = Nothing()
+
+
+class _Editor:
+    def __init__(self, lines: list[str], match: Matcher, fixed_blocks: bool) -> None:
+        self.lines = lines
+        self.match = match
+        self.fixed_blocks = fixed_blocks
+
+    def structural(self) -> None:
+        """Entries are about to be removed, added or moved: allowed unless blocks are unclear."""
+        if self.fixed_blocks:
+            raise Unsupported("comment after a flow collection")
+
+    # values ----------------------------------------------------------------------
+
+    def edit_value(self, pos: Node, old: Any, new: Any, entry: Entry, key_col: int) -> list[Edit]:
+        """Edits turning the value at ``pos`` from ``old`` into ``new``."""
+        if isinstance(pos, MapPos) and isinstance(new, dict) and new:
+            # No deep comparison first: walking the map finds what changed in one pass.
+            return self.edit_map(pos, old, new)
+        if same(old, new):
+            return []
+        if isinstance(pos, MapPos) and isinstance(old, dict) and isinstance(new, dict):
+            raise Unsupported("map emptied")
+        if isinstance(pos, SeqPos) and isinstance(old, list) and isinstance(new, list):
+            if not new:
+                raise Unsupported("list emptied")
+            return self.edit_seq(pos, old, new)
+        if isinstance(pos, ScalarPos):
+            if pos.style in ("flow", "literal", "folded"):
+                raise Unsupported("flow or block scalar changed")
+            if isinstance(new, (dict, list)):
+                return self.scalar_to_block(pos, new, key_col)
+            return [self.replace_scalar(pos, new)]
+        raise Unsupported("container replaced")
+
+    def replace_scalar(self, pos: ScalarPos, new: Any) -> Edit:
+        line = self.lines[pos.line]
+        style = pos.style
+        text = scalar_text(new, style)
+        if style == "empty":
+            if pos.comment >= 0 or text == "":
+                raise Unsupported("empty value with comment")
+            prefix = line[: pos.start]
+            if not prefix.endswith(" "):
+                prefix += " "
+            return pos.line, pos.line + 1, [prefix + text]
+        prefix = line[: pos.start] + text
+        if text == "":
+            prefix = prefix.rstrip(" ")
+            if pos.comment >= 0 or not prefix.endswith(":"):
+                raise Unsupported("null outside a map value, or with a comment")
+        if pos.comment >= 0:
+            comment = line[pos.comment :]
+            width = pos.comment - len(prefix)
+            new_line = prefix + " " * max(width, 1) + comment
+        else:
+            new_line = prefix + line[pos.end :]
+        return pos.line, pos.line + 1, [new_line]
+
+    def scalar_to_block(self, pos: ScalarPos, new: Any, key_col: int) -> list[Edit]:
+        if pos.comment >= 0 or not new:
+            raise Unsupported("scalar with comment becomes a container")
+        line = self.lines[pos.line]
+        if line[key_col] == "-":
+            raise Unsupported("sequence element becomes a container")
+        head = line[: pos.start].rstrip(" ")
+        body = render_block(new, key_col)
+        return [(pos.line, pos.line + 1, [head] + body)]
+
+    # maps ------------------------------------------------------------------------
+
+    def edit_map(self, pos: MapPos, old: dict, new: dict) -> list[Edit]:
+        entries = pos.entries
+        edits: list[Edit] = []
+        for key, entry in entries.items():
+            if key not in new:
+                if not isinstance(key, str):
+                    raise Unsupported("non-string key")
+                self.structural()
+                if pos.dash_line >= 0 and entry is next(iter(entries.values())):
+                    raise Unsupported("first key of a sequence element deleted")
+                edits.append((entry.start, entry.stop, []))
+        # New keys follow the old key they come after in ``new`` (like
+        # ruamel's insert after the previous key); _START means "at the start".
+        inserts: dict[Any, list[tuple[Any, Any]]] = {}
+        anchor: Any = _START
+        for key, value in new.items():
+            if key in entries:
+                entry = entries[key]
+                edits.extend(self.edit_value(entry.value, old[key], value, entry, pos.indent))
+                anchor = key
+            else:
+                if not isinstance(key, str):
+                    raise Unsupported("non-string key")
+                inserts.setdefault(anchor, []).append((key, value))
+        for anchor_key, new_entries in inserts.items():
+            self.structural()
+            lines: list[str] = []
+            for key, value in new_entries:
+                lines.extend(render_entry(key, value, pos.indent))
+            if anchor_key is _START:
+                first = next(iter(entries.values()))
+                if pos.dash_line >= 0:
+                    raise Unsupported("insert before the first key of a sequence element")
+                edits.append((first.start, first.start, lines))
+            else:
+                at = entries[anchor_key].stop
+                edits.append((at, at, lines))
+        return edits
+
+    # sequences ---------------------------------------------------------------------
+
+    def edit_seq(self, pos: SeqPos, old: list, new: list) -> list[Edit]:
+        pairs = self.match(old, new)
+        items = pos.items
+        inner: list[list[Edit]] = []
+        for value, old_index in zip(new, pairs):
+            if old_index is None:
+                inner.append([])
+                continue
+            entry = items[old_index]
+            inner.append(self.edit_value(entry.value, old[old_index], value, entry, pos.indent))
+        if len(new) == len(old) and all(p == k for k, p in enumerate(pairs)):
+            return [e for group in inner for e in group]
+        self.structural()
+        lo, hi = items[0].start, items[-1].stop
+        out: list[str] = []
+        for value, old_index, group in zip(new, pairs, inner):
+            if old_index is None:
+                out.extend(render_item(value, pos.indent))
+            else:
+                entry = items[old_index]
+                out.extend(_splice(self.lines, entry.start, entry.stop, group))
+        return [(lo, hi, out)]

@@ -1,0 +1,100 @@
+"""The position tree of the fast reader: where each entry and scalar of the text is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# --- position tree -----------------------------------------------------------------
+
+
+class ScalarPos:
+    """Where a scalar (or a one-line flow collection) is written.
+
+    ``line`` holds the value between columns ``start`` and ``end``; ``style``
+    is one of ``plain``, ``single``, ``double``, ``empty`` (nothing written,
+    read as null), ``flow`` or ``literal`` (a block scalar whose content runs
+    to the end of its entry).  ``comment`` is the column of an end-of-line
+    comment, or -1.
+    """
+
+    __slots__ = ("line", "start", "end", "style", "comment")
+
+    def __init__(self, line: int, start: int, end: int, style: str, comment: int) -> None:
+        self.line = line
+        self.start = start
+        self.end = end
+        self.style = style
+        self.comment = comment
+
+
+class Entry:
+    """One map entry or sequence element: lines ``start`` up to ``stop``.
+
+    ``stop`` is where the next sibling starts (or where the container ends),
+    so the block includes the comment lines that follow the entry.
+    ``inline`` says the value begins on the entry's first line.
+    """
+
+    __slots__ = ("start", "stop", "value", "inline")
+
+    def __init__(self, start: int, value: Any, inline: bool) -> None:
+        self.start = start
+        self.stop = start
+        self.value = value
+        self.inline = inline
+
+
+class MapPos:
+    """A block mapping whose keys are at column ``indent``.
+
+    ``dash_line`` is the line index when the first key shares its line with a
+    sequence dash (``- name: x``), else -1.
+    """
+
+    __slots__ = ("indent", "entries", "dash_line")
+
+    def __init__(self, indent: int, dash_line: int) -> None:
+        self.indent = indent
+        self.entries: dict[Any, Entry] = {}
+        self.dash_line = dash_line
+
+
+class SeqPos:
+    """A block sequence whose dashes are at column ``indent``."""
+
+    __slots__ = ("indent", "items")
+
+    def __init__(self, indent: int) -> None:
+        self.indent = indent
+        self.items: list[Entry] = []
+
+
+Node = ScalarPos | MapPos | SeqPos
+
+
+class Parsed:
+    """The result of :func:`parse`: plain data, its positions and the text they refer to."""
+
+    __slots__ = ("data", "root", "text", "comment_after_flow")
+
+    def __init__(self, data: Any, root: MapPos, text: str, comment_after_flow: bool = False) -> None:
+        self.data = data
+        self.root = root
+        # The text, not its lines: items stay parsed until edited, and the lines
+        # would cost more memory than the text; splitting again is cheap.
+        self.text = text
+        # ruamel ties a comment line after a flow collection or an empty value
+        # to the *next* key, unlike every other comment; entries are then not
+        # moved, added or removed here.
+        self.comment_after_flow = comment_after_flow
+
+
+class Unsupported(Exception):
+    """Raised inside the parser/editor when the input leaves the fast subset."""
+
+
+class Nothing:
+    """A marker distinct from every YAML value (None included)."""
+
+
+NOTHING: Any = Nothing()

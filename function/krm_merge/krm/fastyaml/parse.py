@@ -1,0 +1,477 @@
+"""The fast reader: kyaml-shaped block YAML, line by line, to plain data and positions."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Callable
+
+from krm_merge.krm.fastyaml.nodes import NOTHING, Entry, MapPos, Node, Parsed, ScalarPos, SeqPos, Unsupported
+from krm_merge.yaml import scalars
+
+# --- scalar resolution: the rules live in krm_merge.yaml.scalars ---------------------
+
+_resolve_plain = scalars.resolve_plain
+_unescape = scalars.unescape_double
+
+
+@functools.lru_cache(maxsize=8192)
+def _plain_key(text: str) -> Any:
+    """A plain key's value, or ``NOTHING`` if the text is not a key the fast path reads."""
+    if not _KEY_TEXT_RX.fullmatch(text):
+        return NOTHING
+    return _resolve_plain(text)
+
+
+# --- the parser ------------------------------------------------------------------
+
+# Plain keys the fast reader accepts: the characters Kubernetes keys use.
+_KEY_TEXT_RX = re.compile(r"[A-Za-z0-9_$.\/+~()=](?:[A-Za-z0-9_$.\/+~()=@ :-]*[A-Za-z0-9_$.\/+~()=@-])?")
+# Characters a plain value may not start with (flow, quotes, anchors, tags, block indicators ...).
+_PLAIN_BAD_FIRST = scalars.PLAIN_BAD_FIRST
+# Flow-context plain scalars: a safe alphabet only.
+_FLOW_PLAIN_RX = re.compile(r"[A-Za-z0-9_$.\/+=~()-][A-Za-z0-9_$.\/+=~() -]*")
+# Control characters (tabs and CR included) leave the subset.  A character
+# class over all of Unicode would cost ~25 ms to compile at start-up, so
+# non-ASCII characters are checked one by one (they are rare).
+_ASCII_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
+
+
+def _outside_charset(text: str) -> bool:
+    """True when ``text`` holds a character the fast path does not read.
+
+    Besides control characters: YAML 1.1's extra line breaks (NEL, LS, PS),
+    C1 controls, the BOM, surrogates and non-characters.
+    """
+    if _ASCII_CONTROL.search(text):
+        return True
+    if text.isascii():
+        return False
+    for ch in set(text):
+        code = ord(ch)
+        if code < 0x80:
+            continue
+        if code < 0xA0 or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF) or 0xD800 <= code < 0xE000:
+            return True
+    return False
+
+
+def parse(text: str) -> Parsed | None:
+    """Parse a kyaml-shaped block mapping; None when the text leaves the subset."""
+    if not text or _outside_charset(text):
+        return None
+    final_newline = text.endswith("\n")
+    lines = text.split("\n")
+    if final_newline:
+        lines.pop()
+    try:
+        parser = _Parser(lines)
+        result = parser.parse_document()
+    except (Unsupported, RecursionError, ValueError, OverflowError):
+        return None
+    if result is None:
+        return None
+    data, root = result
+    return Parsed(data, root, text, parser.comment_after_flow)
+
+
+
+
+# Line kinds (the second field of a line's info) and value kinds.
+_KEY, _DASH = 0, 1
+_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP = 0, 1, 2, 3, 4
+_BLANK: tuple = ()
+
+
+@functools.lru_cache(maxsize=65536)
+def _line_info(line: str) -> tuple:
+    """What one structure line says, independent of where it is (so it is memoised:
+    lines repeat across items).  ``_BLANK`` for blank and comment lines;
+    ``(indent, _KEY, key, value info)`` or ``(indent, _DASH, value info)``.
+    Only immutable values are cached; flow collections are parsed at each use.
+    """
+    stripped = line.lstrip(" ")
+    if not stripped or stripped[0] == "#":
+        return _BLANK
+    indent = len(line) - len(stripped)
+    if stripped[0] == "-" and (len(stripped) == 1 or stripped[1] == " "):
+        col = indent + 1
+        while col < len(line) and line[col] == " ":
+            col += 1
+        if col < len(line) and line[col] != "#":
+            if line[col] == "-" and (col + 1 == len(line) or line[col + 1] == " "):
+                raise Unsupported("nested compact sequence")
+            found = _match_key(line, col)
+            if found is not None:
+                return (indent, _DASH, (_INLINE_MAP, col, found[0], _value_info(line, found[1])))
+        return (indent, _DASH, _value_info(line, col))
+    found = _match_key(line, indent)
+    if found is None:
+        raise Unsupported("not a key")
+    return (indent, _KEY, found[0], _value_info(line, found[1]))
+
+
+def _match_key(line: str, col: int) -> tuple[Any, int] | None:
+    """The key at ``line[col:]`` and the column its value starts at, or None."""
+    first = line[col]
+    if first == "'" or first == '"':
+        try:
+            key, end = _quoted(line, col)
+        except (Unsupported, scalars.UnsupportedScalar):
+            return None
+        if line[end : end + 1] != ":" or line[end + 1 : end + 2] not in ("", " "):
+            return None
+        rest = line[end + 1 :]
+        return key, len(line) - len(rest.lstrip(" "))
+    colon = line.find(": ", col)
+    if colon < 0:
+        if line[-1] != ":":
+            return None
+        colon = len(line) - 1
+    key = _plain_key(line[col:colon])
+    if key is NOTHING:
+        return None
+    rest = line[colon + 1 :]
+    return key, len(line) - len(rest.lstrip(" "))
+
+
+def _value_info(line: str, col: int) -> tuple:
+    """The value written at ``line[col:]``: (kind, ...) with columns for its position."""
+    rest = line[col:]
+    if not rest or rest[0] == "#":
+        return (_EMPTY, col if rest else -1)
+    first = rest[0]
+    if first == "'" or first == '"':
+        value, end = _quoted(line, col)
+        return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
+    if first in "[{":
+        return (_FLOW, col)
+    if first == "|" or first == ">":
+        return _literal_header(line, col)
+    if first in _PLAIN_BAD_FIRST or (first in "-?:" and (len(rest) == 1 or rest[1] == " ")):
+        raise Unsupported("indicator")
+    hash_at = rest.find(" #")
+    text = rest if hash_at < 0 else rest[:hash_at]
+    text = text.rstrip(" ")
+    if ": " in text or text.endswith(":"):
+        raise Unsupported("colon in plain scalar")
+    comment = -1 if hash_at < 0 else col + hash_at + 1
+    return (_SCALAR, _resolve_plain(text), col, col + len(text), "plain", comment)
+
+
+def _comment_after(line: str, end: int) -> int:
+    """Check only a comment follows column ``end``; return its column or -1."""
+    tail = line[end:]
+    stripped = tail.lstrip(" ")
+    if not stripped:
+        return -1
+    if stripped[0] == "#" and len(stripped) < len(tail):
+        return end + len(tail) - len(stripped)
+    raise Unsupported("text after scalar")
+
+
+def _literal_header(line: str, col: int) -> tuple:
+    header = line[col + 1 :]
+    chomp = ""
+    if header[:1] in ("-", "+"):
+        chomp, header = header[0], header[1:]
+    if header[:1].isdigit():
+        raise Unsupported("indentation indicator")
+    folded = line[col] == ">"
+    if folded and chomp == "+":
+        raise Unsupported("folded block keeping trailing lines")
+    comment = -1
+    if header.strip(" "):
+        stripped = header.lstrip(" ")
+        if stripped[0] != "#" or len(stripped) == len(header):
+            raise Unsupported("block scalar header")
+        comment = col + 1 + len(chomp) + len(header) - len(stripped)
+    return (_LITERAL, col, chomp, comment, folded)
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+class _Parser:
+    """Recursive descent over lines; raises :class:`Unsupported` to give up."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.n = len(lines)
+        self.comment_after_flow = False
+
+    def next_content(self, i: int) -> tuple[int, tuple]:
+        """The first line at or after ``i`` that is neither blank nor a comment, and its info."""
+        lines, n = self.lines, self.n
+        while i < n:
+            info = _line_info(lines[i])
+            if info is not _BLANK:
+                return i, info
+            i += 1
+        return n, _BLANK
+
+    def parse_document(self) -> tuple[Any, MapPos] | None:
+        i, info = self.next_content(0)
+        if i >= self.n or info[0] != 0 or info[1] != _KEY:
+            return None
+        if self.lines[i].startswith(("---", "...", "%")):
+            return None
+        data, node, end = self.parse_map(i, 0, -1, info)
+        if end != self.n:
+            return None
+        return data, node
+
+    def parse_block(self, i: int, info: tuple) -> tuple[Any, Node, int]:
+        """A block collection whose first line ``i`` (with ``info``) sets its indentation."""
+        if info[1] == _DASH:
+            return self.parse_seq(i, info[0], info)
+        return self.parse_map(i, info[0], -1, info)
+
+    def parse_map(self, i: int, indent: int, dash_line: int, info: tuple) -> tuple[dict, MapPos, int]:
+        """``info`` is line ``i``'s; for a map opened on a dash line it is the inline-map info."""
+        data: dict[Any, Any] = {}
+        node = MapPos(indent, dash_line)
+        entries = node.entries
+        previous: Entry | None = None
+        key, value_info = info[2], info[3]
+        while True:
+            if key in data or isinstance(key, float):
+                raise Unsupported("duplicate key")
+            value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
+            entry = Entry(i, pos, inline)
+            if previous is not None:
+                previous.stop = i
+            previous = entry
+            data[key] = value
+            entries[key] = entry
+            j, info = self.next_content(nxt)
+            if j >= self.n or info[0] < indent:
+                entry.stop = j
+                return data, node, j
+            if info[0] > indent or info[1] != _KEY:
+                raise Unsupported("unexpected line in a mapping")
+            i = j
+            key, value_info = info[2], info[3]
+
+    def parse_seq(self, i: int, indent: int, info: tuple) -> tuple[list, SeqPos, int]:
+        data: list[Any] = []
+        node = SeqPos(indent)
+        previous: Entry | None = None
+        while True:
+            inner = info[2]
+            pos: Node
+            if inner[0] == _INLINE_MAP:
+                value, pos, nxt = self.parse_map(i, inner[1], i, inner)
+                inline = True
+            else:
+                value, pos, nxt, inline = self.parse_value(i, inner, indent, False)
+                if isinstance(pos, MapPos) and pos.dash_line < 0:
+                    pos.dash_line = i  # `- # comment` or a bare dash: ruamel ties the line to the first key
+            entry = Entry(i, pos, inline)
+            if previous is not None:
+                previous.stop = i
+            previous = entry
+            data.append(value)
+            node.items.append(entry)
+            j, info = self.next_content(nxt)
+            if j >= self.n or info[0] < indent:
+                entry.stop = j
+                return data, node, j
+            if info[0] > indent:
+                raise Unsupported("unexpected indentation")
+            if info[1] != _DASH:
+                entry.stop = j
+                return data, node, j
+            i = j
+
+    def parse_value(self, i: int, info: tuple, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
+        """The value of line ``i`` described by ``info``, in a container at ``indent``.
+
+        Returns (value, position, first line after the value, inline).
+        """
+        kind = info[0]
+        if kind == _SCALAR:
+            return info[1], ScalarPos(i, info[2], info[3], info[4], info[5]), i + 1, True
+        if kind == _EMPTY:
+            j, nxt = self.next_content(i + 1)
+            if j < self.n:
+                ind = nxt[0]
+                if ind > indent:
+                    value, pos, end = self.parse_block(j, nxt)
+                    return value, pos, end, False
+                if in_map and ind == indent and nxt[1] == _DASH:
+                    value, pos, end = self.parse_seq(j, ind, nxt)
+                    return value, pos, end, False
+            col = info[1] if info[1] >= 0 else len(self.lines[i])
+            if j > i + 1:
+                self.comment_after_flow = True  # no value token: ruamel ties the comments to the next key
+            return None, ScalarPos(i, col, col, "empty", info[1]), i + 1, True
+        if kind == _FLOW:
+            line = self.lines[i]
+            col = info[1]
+            value, end = _FlowParser(line, _resolve_plain).parse(col)
+            comment = _comment_after(line, end)
+            if i + 1 < self.n and _line_info(self.lines[i + 1]) is _BLANK:
+                self.comment_after_flow = True
+            return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
+        if kind == _LITERAL:
+            return self.literal(i, info, indent)
+        raise Unsupported("value")
+
+    def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
+        _, col, chomp, comment, folded = info
+        lines = self.lines
+        n = self.n
+        # The content indentation is the first non-blank line's.
+        j = i + 1
+        widest_blank = 0
+        while j < n and not lines[j].strip(" "):
+            widest_blank = max(widest_blank, len(lines[j]))
+            j += 1
+        if j >= n or _indent_of(lines[j]) <= indent:
+            raise Unsupported("empty block scalar")
+        content = _indent_of(lines[j])
+        if widest_blank > content:
+            raise Unsupported("blank line wider than content")
+        end = j
+        while end < n:
+            text = lines[end]
+            if text.strip(" ") and _indent_of(text) < content:
+                break
+            end += 1
+        # Trailing blank lines: count them, then cut them off the content.
+        last = end
+        while last > i + 1 and not lines[last - 1].strip(" ") and len(lines[last - 1]) <= content:
+            last -= 1
+        body = [text[content:] if len(text) > content else "" for text in lines[i + 1 : last]]
+        if folded:
+            # Only the plain form: no blank or more-indented lines to keep.
+            if any(not text or text[0] == " " for text in body):
+                raise Unsupported("folded block with blank or indented lines")
+            value = " ".join(body)
+        else:
+            value = "\n".join(body)
+        if chomp == "":
+            value += "\n"
+        elif chomp == "+":
+            value += "\n" * (1 + end - last)
+        style = "folded" if folded else "literal"
+        return value, ScalarPos(i, col, len(lines[i]), style, comment), end, True
+
+
+def _quoted(line: str, col: int) -> tuple[str, int]:
+    """The one-line quoted scalar starting at ``line[col]`` and the column after it."""
+    if line[col] == "'":
+        j = col + 1
+        while True:
+            k = line.find("'", j)
+            if k < 0:
+                raise Unsupported("multi-line single-quoted scalar")
+            if k + 1 < len(line) and line[k + 1] == "'":
+                j = k + 2
+                continue
+            return line[col + 1 : k].replace("''", "'"), k + 1
+    j = col + 1
+    while True:
+        k = line.find('"', j)
+        if k < 0:
+            raise Unsupported("multi-line double-quoted scalar")
+        backslashes = 0
+        b = k - 1
+        while b > col and line[b] == "\\":
+            backslashes += 1
+            b -= 1
+        if backslashes % 2:
+            j = k + 1
+            continue
+        inner = line[col + 1 : k]
+        return (_unescape(inner) if "\\" in inner else inner), k + 1
+
+
+class _FlowParser:
+    """One-line flow collections: ``[a, 'b']``, ``{k: v}``, ``{}``, ``[]``."""
+
+    def __init__(self, line: str, plain: Callable[[str], Any]) -> None:
+        self.line = line
+        self.plain = plain
+
+    def parse(self, pos: int) -> tuple[Any, int]:
+        return self.collection(pos, 0)
+
+    def skip(self, pos: int) -> int:
+        line = self.line
+        while pos < len(line) and line[pos] == " ":
+            pos += 1
+        if pos >= len(line):
+            raise Unsupported("multi-line flow collection")
+        return pos
+
+    def collection(self, pos: int, depth: int) -> tuple[Any, int]:
+        if depth > 50:
+            raise Unsupported("deep flow")
+        line = self.line
+        is_map = line[pos] == "{"
+        close = "}" if is_map else "]"
+        out_map: dict[Any, Any] = {}
+        out_seq: list[Any] = []
+        pos = self.skip(pos + 1)
+        if line[pos] == close:
+            return (out_map if is_map else out_seq), pos + 1
+        while True:
+            if is_map:
+                key, pos = self.scalar(pos, depth, True)
+                if isinstance(key, (dict, list)) or key in out_map or isinstance(key, float):
+                    raise Unsupported("flow key")
+                pos = self.skip(pos)
+                if line[pos] != ":" or line[pos + 1 : pos + 2] != " ":
+                    raise Unsupported("flow key without value")
+                pos = self.skip(pos + 1)
+                value, pos = self.scalar(pos, depth, False)
+                out_map[key] = value
+            else:
+                value, pos = self.scalar(pos, depth, False)
+                out_seq.append(value)
+            pos = self.skip(pos)
+            if line[pos] == close:
+                return (out_map if is_map else out_seq), pos + 1
+            if line[pos] != ",":
+                raise Unsupported("flow separator")
+            pos = self.skip(pos + 1)
+            if line[pos] == close:
+                raise Unsupported("trailing comma")
+
+    def scalar(self, pos: int, depth: int, is_key: bool) -> tuple[Any, int]:
+        line = self.line
+        ch = line[pos]
+        if ch in "[{":
+            if is_key:
+                raise Unsupported("collection key")
+            return self.collection(pos, depth + 1)
+        if ch == "'":
+            j = pos + 1
+            while True:
+                k = line.find("'", j)
+                if k < 0:
+                    raise Unsupported("open quote")
+                if k + 1 < len(line) and line[k + 1] == "'":
+                    j = k + 2
+                    continue
+                return line[pos + 1 : k].replace("''", "'"), k + 1
+        if ch == '"':
+            k = line.find('"', pos + 1)
+            if k < 0 or "\\" in line[pos + 1 : k]:
+                raise Unsupported("double-quoted flow scalar")
+            return line[pos + 1 : k], k + 1
+        m = _FLOW_PLAIN_RX.match(line, pos)
+        if m is None:
+            raise Unsupported("flow plain scalar")
+        end = m.end()
+        text = m.group(0).rstrip(" ")
+        if text[0] == "-" and (len(text) == 1 or text[1] == " "):
+            raise Unsupported("dash in flow")
+        if end < len(line) and line[end] not in ",]}:":
+            raise Unsupported("flow plain scalar")
+        if end < len(line) and line[end] == ":" and not is_key:
+            raise Unsupported("colon in flow value")
+        return self.plain(text), pos + len(text)

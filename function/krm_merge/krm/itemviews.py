@@ -1,0 +1,264 @@
+"""An item's text and every view derived from it, cached and dropped together.
+
+``KubeObject`` is the face modes use; this class owns the state behind it
+(see docs/internals.md, "The representations of an item"):
+
+* the text, and the exact input bytes while the text is unchanged;
+* the header (identity fields), the plain data, the fast parser's positions,
+  the ruamel round-trip tree: each built on first use from the current text;
+* the editors: a new value goes through the fast line splicer when it is sure
+  of the result, else through the round-trip tree, whose print must read
+  back as the new value.
+
+Any change of the text forgets every view of the old one (:meth:`mark_changed`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from krm_merge.krm import yamlio
+from krm_merge.krm.results import KrmError
+
+
+class _Unset:
+    pass
+
+
+UNSET: Any = _Unset()
+
+
+class ItemViews:
+    """The text of one item and its cached views; ``owner`` names the item in errors."""
+
+    __slots__ = (
+        "text", "changed", "input_bytes", "header", "_data", "_fast", "_rt", "_wide", "_copy_origin",
+        "rt_repaired", "owner",
+    )
+
+    def __init__(self, text: str, input_bytes: str | None, owner: Any) -> None:
+        self.text = text
+        self.changed = False
+        self.input_bytes = input_bytes  # the exact block the item had in its input
+        self.header: Any = None
+        self._data: Any = UNSET
+        self._fast: Any = None  # the fast parser's result for the current text
+        self._rt: Any = None
+        self._wide = False  # whether the text indents block sequences under their key (kpt's "wide")
+        self._copy_origin: dict[int, Any] | None = None
+        self.rt_repaired = False  # the ruamel printer needed the comment repair (for tests)
+        self.owner = owner
+
+    # --- the text --------------------------------------------------------------------
+
+    def set_text(self, new_text: str) -> None:
+        """Replace the whole text (for modes that edit bytes directly)."""
+        if new_text != self.text:
+            self.text = new_text
+            self.mark_changed()
+
+    def mark_changed(self, rt: Any = None) -> None:
+        """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
+        self.changed = True
+        self.header = None
+        self._data = UNSET
+        self._fast = None
+        self._copy_origin = None
+        self._rt = rt
+
+    @property
+    def has_tree(self) -> bool:
+        """True once a round-trip tree exists for the current text."""
+        return self._rt is not None
+
+    # --- plain data ----------------------------------------------------------------------
+
+    @property
+    def data(self) -> Any:
+        """The text as plain data: by the fast parser when it can, else through the bounded loader."""
+        if self._data is UNSET:
+            from krm_merge.krm import fastyaml
+
+            fast = self._fast = fastyaml.parse(self.text)
+            self._data = fast.data if fast is not None else yamlio.load_data(self.text, self.owner.what)
+        return self._data
+
+    def copy_data(self) -> Any:
+        """A deep copy of :attr:`data` that remembers which original element each list element is."""
+        origin: dict[int, Any] = {}
+        copy = _copy_tracking(self.data, origin)
+        self._copy_origin = origin
+        origin[-1] = copy  # keep the copy alive so the ids recorded above cannot be reused
+        return copy
+
+    def set_data(self, new: Any) -> None:
+        """Make the text hold ``new``, changing as few bytes as possible."""
+        from krm_merge.krm import rtedit
+
+        old = self.data
+        if rtedit.same(old, new):
+            return
+        if not isinstance(new, dict):
+            raise KrmError("an item must be a mapping", self.owner)
+        origin = self._copy_origin
+        before = self.text
+        if self._set_data_fast(old, new, origin):
+            self.text = keep_closing_comments(before, self.text)
+            return
+        rt = self.rt
+        rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
+        printed = self._print_rt_checked(rt, new)
+        kept = keep_trailing_space(before, printed)
+        printed = kept if kept != printed and _reads_back(kept, new) else printed
+        self.text = keep_closing_comments(before, printed)
+        self.mark_changed(rt)  # the tree still matches the new text: later edits reuse it
+        self._data = new
+
+    def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
+        """Splice the text directly when the fast editor is sure of the result."""
+        from krm_merge.krm import fastyaml, rtedit
+
+        if self._rt is not None:
+            return False
+        fast = self._fast
+        if fast is None or fast.data is not old:
+            # After an earlier edit the positions are gone: re-read the text.
+            fast = fastyaml.parse(self.text)
+            if fast is None or not rtedit.same(fast.data, old):
+                return False
+        new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
+        if new_text is None:
+            return False
+        self.text = new_text
+        self.mark_changed()
+        self._data = new
+        return True
+
+    def _print_rt_checked(self, rt: Any, new: Any) -> str:
+        """Print the edited tree, and prove it reads back as ``new``.
+
+        ruamel.yaml can mis-print a moved ``- # comment`` element (two keys on
+        one line); then the comment goes back to ruamel's own slot (printed
+        above the dash) and the tree is printed again.  Output that still does
+        not read back is refused rather than written.
+        """
+        text = yamlio.dump_rt(rt, self._wide)
+        if _reads_back(text, new):
+            return text
+        yamlio.restore_seq_item_comments(rt)
+        self.rt_repaired = True
+        text = yamlio.dump_rt(rt, self._wide)
+        if _reads_back(text, new):
+            return text
+        anchors = sorted(set(_ANCHOR.findall(self.text)))
+        uses = f" (it uses the anchors {', '.join('&' + a for a in anchors)})" if anchors else ""
+        raise KrmError(
+            f"cannot print the edited item faithfully (ruamel.yaml round trip){uses}; "
+            "please report this input to the krm-merge maintainers", self.owner,
+        )
+
+    # --- the round-trip tree ----------------------------------------------------------------
+
+    @property
+    def rt(self) -> Any:
+        """The round-trip tree of the current text (comments kept)."""
+        if self._rt is None:
+            self._rt = yamlio.load_rt(self.text, self.owner.what)
+            self._wide = yamlio.uses_wide_sequences(self.text)
+        return self._rt
+
+    def commit_rt(self) -> None:
+        """Re-print the text from its (edited) round-trip tree."""
+        if self._rt is None:
+            return
+        rt = self._rt
+        new_text = yamlio.dump_rt(rt, self._wide)
+        kept = keep_trailing_space(self.text, new_text)
+        if kept != new_text and _reads_back(kept, yamlio.load_data(new_text)):
+            new_text = kept
+        if new_text != self.text:
+            self.text = new_text
+            self.mark_changed(rt)
+
+
+_ANCHOR = re.compile(r"(?:^|[\s\[{,])&([^\s,\[\]{}]+)", re.M)
+_TRAILING_SPACE = re.compile(r"[ \t]$", re.M)
+
+
+def keep_trailing_space(before: str, after: str) -> str:
+    """``after`` with the trailing whitespace of its lines that are unchanged from ``before``.
+
+    ruamel.yaml drops whitespace at the end of the lines it prints; an
+    untouched line must keep its bytes.  Lines are paired by their text
+    without trailing whitespace; callers check the result still reads back
+    as the intended data (inside a literal block, trailing spaces are data).
+    """
+    if not _TRAILING_SPACE.search(before):
+        return after
+    import difflib
+
+    old, new = before.split("\n"), after.split("\n")
+    matcher = difflib.SequenceMatcher(
+        None, [line.rstrip(" \t") for line in old], [line.rstrip(" \t") for line in new], autojunk=False
+    )
+    out = list(new)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out[j1:j2] = old[i1:i2]
+    return "\n".join(out)
+
+
+def keep_closing_comments(before: str, after: str) -> str:
+    """Comment lines that closed the document (``# [END region]``) stay at its end.
+
+    Both editors tie a comment line to the entry before it, so a key added
+    after the last entry would be printed below the closing comments.  Only
+    column-0 comment lines after the last content line count: they cannot be
+    part of a value.
+    """
+    closing = _closing_block(before)
+    if not closing or after.endswith(closing):
+        return after
+    at = after.rfind(closing)
+    if at > 0 and after[at - 1] != "\n":
+        return after
+    rest = after if at < 0 else after[:at] + after[at + len(closing):]  # < 0: deleted with the last entry
+    return rest + ("" if rest.endswith("\n") else "\n") + closing
+
+
+def _closing_block(text: str) -> str:
+    """The column-0 comment lines (and blank lines among them) after the last content line."""
+    lines = text.split("\n")
+    end = len(lines) - (1 if text.endswith("\n") else 0)
+    start = end
+    while start > 0 and (lines[start - 1].startswith("#") or not lines[start - 1].strip()):
+        start -= 1
+    while start < end and not lines[start].startswith("#"):
+        start += 1  # blank lines before the comments stay with the content
+    if start == end:
+        return ""
+    return "\n".join(lines[start:end]) + ("\n" if text.endswith("\n") else "")
+
+
+def _reads_back(text: str, expected: Any) -> bool:
+    from krm_merge.krm import rtedit
+
+    try:
+        return rtedit.same(yamlio.load_data(text), expected)
+    except KrmError:
+        return False
+
+
+def _copy_tracking(value: Any, origin: dict[int, Any]) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_tracking(v, origin) for k, v in value.items()}
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            copy = _copy_tracking(item, origin)
+            if isinstance(copy, (dict, list)):
+                origin[id(copy)] = item
+            out.append(copy)
+        return out
+    return value

@@ -1,0 +1,385 @@
+"""The one bounded YAML loader: every YAML read of krm-merge goes through here.
+
+Bounds, checked before a library builds anything large:
+
+* size: a text longer than ``KRM_MERGE_MAX_INPUT_MB`` megabytes (default
+  512) is refused;
+* aliases: anchors are legal YAML, but a handful of aliases can expand to
+  gigabytes ("billion laughs"); the expanded size is bounded instead of
+  forbidding them;
+* depth: nesting deeper than :data:`MAX_DEPTH` is refused.
+
+Duplicate mapping keys are read last-wins, as kubectl and kpt read them
+(real manifests have them), and each repeat is reported: the readers note it
+in the collection opened by :func:`collecting_duplicate_keys` (the runner
+opens one per run and turns each into a warning result, and names them in
+any error result).
+
+Plain data follows Kubernetes' YAML 1.1 reading (see :mod:`krm_merge.yaml.scalars`).
+PyYAML and ruamel.yaml are imported on first use only: a run whose items the
+fast reader handles never pays for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from krm_merge.errors import KrmMergeError
+from krm_merge.yaml import scalars
+
+if TYPE_CHECKING:
+    import yaml
+
+MAX_ALIAS_EXPANSION = 1_000_000
+MAX_DEPTH = 1_000
+DEFAULT_MAX_INPUT_MB = 512
+MAX_INPUT_ENV = "KRM_MERGE_MAX_INPUT_MB"
+
+FastReader = Callable[[str], "list[Any] | None"]
+
+
+class YamlError(KrmMergeError):
+    """A text that is not valid YAML, or that breaks one of the bounds."""
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A mapping key written twice; the later value is the one read."""
+
+    key: str
+    what: str
+    line: int
+
+    def message(self) -> str:
+        return (
+            f"{self.what}: key {self.key!r} appears twice in one mapping (line {self.line}); "
+            "the last one is used, as kubectl reads it"
+        )
+
+
+_DUPLICATES: contextvars.ContextVar[list[DuplicateKey] | None] = contextvars.ContextVar(
+    "krm_merge_duplicate_keys", default=None
+)
+
+
+@contextlib.contextmanager
+def collecting_duplicate_keys() -> Iterator[list[DuplicateKey]]:
+    """Collect the duplicate keys every read inside the ``with`` block finds (each once)."""
+    found: list[DuplicateKey] = []
+    token = _DUPLICATES.set(found)
+    try:
+        yield found
+    finally:
+        _DUPLICATES.reset(token)
+
+
+def _note_duplicates(found: list[tuple[str, int]], what: str) -> None:
+    collected = _DUPLICATES.get()
+    if collected is None:
+        return
+    for key, line in found:
+        dup = DuplicateKey(str(key), what, line)
+        if dup not in collected:
+            collected.append(dup)
+
+
+# --- bounds -----------------------------------------------------------------------
+
+
+def max_input_bytes() -> int:
+    """The size limit of one input, from ``KRM_MERGE_MAX_INPUT_MB`` (default 512 MB)."""
+    raw = os.environ.get(MAX_INPUT_ENV, "")
+    try:
+        megabytes = float(raw) if raw else DEFAULT_MAX_INPUT_MB
+    except ValueError:
+        megabytes = DEFAULT_MAX_INPUT_MB
+    return int(megabytes * 1024 * 1024)
+
+
+def check_size(size: int, what: str) -> None:
+    """Refuse an input of ``size`` bytes (or characters) above the limit."""
+    limit = max_input_bytes()
+    if size > limit:
+        raise YamlError(
+            f"{what} is too large ({size / 1048576:.1f} MB, the limit is {limit / 1048576:g} MB; "
+            f"set {MAX_INPUT_ENV} to raise it)"
+        )
+
+
+def check_bounds(text: str, what: str) -> None:
+    """Refuse ``text`` if it is too large, nested deeper than :data:`MAX_DEPTH`, or its aliases
+    expand beyond :data:`MAX_ALIAS_EXPANSION` nodes.
+
+    Cheap tests decide whether the text could break a bound at all: more flow
+    brackets than :data:`MAX_DEPTH` or a line indented that deep (then libyaml's
+    event stream is read until the depth is known, stopping at the first level
+    too deep: parsing a deep flow collection to its end takes libyaml
+    quadratic time), an anchor and an alias (then the node tree is composed
+    and its expanded size counted).
+    """
+    check_size(len(text), what)
+    if text.count("[") + text.count("{") > MAX_DEPTH or _DEEP_LINE.search(text) is not None:
+        _check_depth(text, what)
+    if "&" in text and "*" in text:
+        for node in _compose_unbounded(text, what):
+            if node is not None:
+                _check_tree(node, what)
+
+
+_DEEP_LINE = re.compile(r"^(?:[ \t]|- ){%d}" % MAX_DEPTH, re.M)
+
+
+def _check_depth(text: str, what: str) -> None:
+    from krm_merge.yaml.libyaml import Loader, yaml
+
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=Loader):
+            if isinstance(event, opening):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise YamlError(f"{what} is nested deeper than {MAX_DEPTH} levels")
+            elif isinstance(event, closing):
+                depth -= 1
+    except yaml.YAMLError as err:
+        raise YamlError(_yaml_error_message(err, what)) from None
+
+
+def _compose_unbounded(text: str, what: str) -> list[Any]:
+    from krm_merge.yaml.libyaml import Loader, yaml
+
+    try:
+        return list(yaml.compose_all(text, Loader=Loader))
+    except yaml.YAMLError as err:
+        raise YamlError(_yaml_error_message(err, what)) from None
+    except RecursionError:
+        raise YamlError(f"{what} is nested too deeply to process") from None
+
+
+def _check_tree(root: Any, what: str) -> None:
+    """Refuse a node tree deeper than MAX_DEPTH or larger than MAX_ALIAS_EXPANSION nodes once expanded.
+
+    Iterative (a deep tree must not exhaust Python's stack); a subtree shared
+    through aliases is counted once per use but walked once.
+    """
+    from krm_merge.yaml.libyaml import yaml
+
+    expanded: dict[int, int] = {}
+    stack: list[tuple[Any, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, children_done = stack.pop()
+        if depth > MAX_DEPTH:
+            raise YamlError(f"{what} is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = node.value
+        else:
+            children = []
+        if not children_done:
+            if id(node) in expanded:
+                continue
+            stack.append((node, depth, True))
+            stack.extend((child, depth + 1, False) for child in children if id(child) not in expanded)
+            continue
+        total = 1 + sum(expanded.get(id(child), 0) for child in children)
+        expanded[id(node)] = total
+        if total > MAX_ALIAS_EXPANSION:
+            raise YamlError(
+                f"{what} uses YAML aliases that expand to more than {MAX_ALIAS_EXPANSION} nodes; refusing to load it"
+            )
+
+
+def _yaml_error_message(err: Any, what: str) -> str:
+    """``what is not valid YAML at line L, column C: problem``, with kpt's line.
+
+    A scanner error (an unfinished key, a stray conflict marker) is placed
+    where the construct it could not finish starts, as kpt (go-yaml) places
+    it: ``<<<<<<< HEAD`` on line 6 is "line 6", not the line where libyaml
+    gave up.  Other errors are placed where the parser stopped.
+    """
+    problem_mark = getattr(err, "problem_mark", None)
+    context_mark = getattr(err, "context_mark", None)
+    scanner = type(err).__name__ == "ScannerError"
+    mark = (context_mark or problem_mark) if scanner else (problem_mark or context_mark)
+    problem = getattr(err, "problem", None) or getattr(err, "context", None) or type(err).__name__
+    context = getattr(err, "context", None)
+    if scanner and context_mark is not None and context and context != problem:
+        problem = f"{problem} ({context})"
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"{what} is not valid YAML{where}: {problem}"
+
+
+# --- plain data (libyaml) -------------------------------------------------------------
+
+
+def load_all_data(text: str, what: str = "input", fast: FastReader | None = None) -> list[Any]:
+    """Every document of a YAML stream as plain data (YAML 1.1, timestamps as strings).
+
+    ``fast``, when given, is tried first (it returns None to decline); it must
+    read exactly what libyaml reads, and decline aliases and duplicate keys.
+    """
+    check_size(len(text), what)
+    if fast is not None:
+        docs = fast(text)
+        if docs is not None:
+            return docs
+    check_bounds(text, what)
+    from krm_merge.yaml.libyaml import Loader, yaml
+
+    loader = Loader(text)
+    try:
+        docs = []
+        while loader.check_data():
+            docs.append(loader.get_data())
+    except yaml.YAMLError as err:
+        raise YamlError(_yaml_error_message(err, what)) from None
+    except RecursionError:
+        raise YamlError(f"{what} is nested too deeply to process") from None
+    except (TypeError, ValueError) as err:  # e.g. a list used as a mapping key
+        raise YamlError(f"{what} is not valid Kubernetes YAML: {err}") from None
+    finally:
+        loader.dispose()
+    _note_duplicates(loader.duplicates, what)
+    return docs
+
+
+def load_data(text: str, what: str = "input", fast: FastReader | None = None) -> Any:
+    """One YAML document as plain data (None for an empty text)."""
+    docs = load_all_data(text, what, fast)
+    if len(docs) > 1:
+        raise YamlError(f"{what} holds {len(docs)} YAML documents, expected one")
+    return docs[0] if docs else None
+
+
+def load_strings(text: str, what: str = "input") -> Any:
+    """One document with every scalar kept as its string (no type resolution)."""
+    check_bounds(text, what)
+    from krm_merge.yaml.libyaml import StringLoader, yaml
+
+    loader = StringLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as err:
+        raise YamlError(_yaml_error_message(err, what)) from None
+    except RecursionError:
+        raise YamlError(f"{what} is nested too deeply to process") from None
+    finally:
+        loader.dispose()
+    _note_duplicates(loader.duplicates, what)
+    return data
+
+
+def compose_all(text: str, what: str = "input") -> list[Any]:
+    """The node trees (with marks) of every document, bounded like the other reads.
+
+    Duplicate keys are noted as by the other reads (the trees keep both).
+    """
+    check_bounds(text, what)
+    roots = _compose_unbounded(text, what)
+    from krm_merge.yaml.libyaml import Loader, yaml
+
+    noter = Loader("")
+    stack = [root for root in roots if root is not None]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            noter.note_duplicates(node)
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    noter.dispose()
+    _note_duplicates(noter.duplicates, what)
+    return roots
+
+
+# --- round-trip trees (ruamel.yaml) ---------------------------------------------------
+
+
+def new_rt_yaml(wide: bool = False) -> Any:
+    """A ruamel.yaml round-trip instance that reads and prints as kyaml does.
+
+    2-space mappings, compact sequences (``- `` at the parent key's column;
+    ``wide`` indents them by two, kpt's other style), no line folding,
+    original quotes kept, timestamps read as strings, duplicate keys
+    last-wins (noted in ``.constructor.duplicates``).
+    """
+    from ruamel.yaml import YAML
+
+    rt = YAML(typ="rt")
+    rt.Resolver = _no_timestamp_resolver()
+    rt.Constructor = _last_wins_constructor()
+    if wide:
+        rt.indent(mapping=2, sequence=4, offset=2)
+    else:
+        rt.indent(mapping=2, sequence=2, offset=0)
+    rt.width = 2**31 - 1
+    rt.preserve_quotes = True
+    return rt
+
+
+@functools.cache
+def _no_timestamp_resolver() -> Any:
+    """ruamel's resolver without timestamps: such scalars stay strings, printed as written.
+
+    Kubernetes objects hold no timestamps, and ruamel re-prints the ones it
+    constructs (``2001-12-14t21:59:43.10-05:00`` comes back with a ``T`` and
+    six decimals), which would change an untouched value.
+    """
+    from ruamel.yaml.resolver import VersionedResolver
+
+    class NoTimestampResolver(VersionedResolver):  # type: ignore[misc]
+        @property
+        def versioned_resolver(self) -> Any:
+            return scalars.without_timestamps(super().versioned_resolver)
+
+    return NoTimestampResolver
+
+
+@functools.cache
+def _last_wins_constructor() -> Any:
+    """ruamel's round-trip constructor reading a repeated key last-wins (ruamel keeps the first, or fails)."""
+    from ruamel.yaml.constructor import RoundTripConstructor
+
+    class LastWinsConstructor(RoundTripConstructor):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.duplicates: list[tuple[str, int]] = []
+
+        def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+            if key in mapping:
+                self.duplicates.append((str(key), key_node.start_mark.line + 1))
+                del mapping[key]
+            return True
+
+    return LastWinsConstructor
+
+
+def load_rt(text: str, what: str = "input") -> Any:
+    """One document as a ruamel round-trip tree (comments kept)."""
+    from ruamel.yaml.error import YAMLError as RtError
+
+    check_bounds(text, what)
+    rt = new_rt_yaml()
+    try:
+        node = rt.load(text)
+    except RtError as err:
+        raise YamlError(_yaml_error_message(err, what)) from None
+    except RecursionError:
+        raise YamlError(f"{what} is nested too deeply to process") from None
+    except (TypeError, ValueError) as err:  # e.g. a mapping used as a mapping key
+        raise YamlError(f"{what} is not valid Kubernetes YAML: {err}") from None
+    _note_duplicates(rt.constructor.duplicates, what)
+    return node

@@ -1,0 +1,67 @@
+"""krm_merge.files: the one module for package file I/O."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from krm_merge import files
+from krm_merge.yaml.load import YamlError
+
+
+def test_unified_diff_marks_missing_files_and_final_newlines() -> None:
+    out = files.unified_diff([("a.yaml", "x: 1\n", "x: 2"), ("new.yaml", None, "y: 1\n"), ("gone.yaml", "z\n", None)])
+    assert "--- a/a.yaml\n+++ b/a.yaml\n" in out
+    assert "+x: 2\n\\ No newline at end of file\n" in out
+    assert "--- /dev/null\n+++ b/new.yaml\n" in out and "--- a/gone.yaml\n+++ /dev/null\n" in out
+
+
+@pytest.mark.parametrize("rel", ["", "/etc/passwd", "../x.yaml", "a/../../x.yaml"])
+def test_paths_leaving_the_package_are_refused(rel: str, tmp_path: Path) -> None:
+    with pytest.raises(files.UnsafePathError, match="leaves the package"):
+        files.check_target(tmp_path.resolve(), rel)
+
+
+def test_symlinks_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "out.yaml").write_text("a: 1\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "link.yaml").symlink_to(tmp_path / "out.yaml")
+    os.symlink(tmp_path, tmp_path / "pkg" / "up")
+    with pytest.raises(files.UnsafePathError, match="symbolic link"):
+        files.check_target((tmp_path / "pkg").resolve(), "link.yaml")
+    with pytest.raises(files.UnsafePathError, match="leaves the package"):
+        files.check_target((tmp_path / "pkg").resolve(), "up/out.yaml")
+
+
+def test_atomic_writes_keep_mode_and_roll_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("old a")
+    os.chmod(a, 0o600)
+    files.write_files_atomic([(a, "new a"), (b, b"new b")])
+    assert a.read_text() == "new a" and b.read_bytes() == b"new b" and os.stat(a).st_mode & 0o777 == 0o600
+    real, calls = os.replace, []
+
+    def fail_second(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", fail_second)
+    with pytest.raises(OSError):
+        files.write_files_atomic([(a, "newer a"), (b, "newer b")])
+    monkeypatch.setattr(os, "replace", real)
+    assert a.read_text() == "new a" and b.read_bytes() == b"new b"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_reads_refuse_files_above_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * 2_000_000 + "\n")
+    monkeypatch.setenv("KRM_MERGE_MAX_INPUT_MB", "1")
+    with pytest.raises(YamlError, match="too large"):
+        files.read_text(big)
+    monkeypatch.setenv("KRM_MERGE_MAX_INPUT_MB", "4")
+    assert files.read_text(big).startswith("a: x")
