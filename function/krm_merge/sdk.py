@@ -419,12 +419,35 @@ def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None =
     sys.exit(code)
 
 
+def function_config_from_args(fn_config: str | None, pairs: list[str]) -> _kubeobject.KubeObject | None:
+    """The functionConfig ``kpt fn eval`` would build from these arguments (internal; the `run` command and :func:`run` use it)."""
+    from krm_merge import files
+
+    if fn_config and pairs:
+        raise KrmError("give either --fn-config or key=value arguments, not both")
+    if fn_config:
+        try:
+            return _kubeobject.KubeObject(files.read_text(fn_config), what=fn_config)
+        except OSError as err:
+            raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
+    if not pairs:
+        return None
+    data: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise KrmError(f"argument {pair!r} is not of the form key=value")
+        data[key] = value
+    return _kubeobject.KubeObject.from_data(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}
+    )
+
+
 def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
     import argparse
     from pathlib import Path
 
     from krm_merge import files
-    from krm_merge.commands.run import function_config_from_args
     from krm_merge.krm import package, yamlio
 
     cut = argv.index("--") if "--" in argv else len(argv)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.sdk import function_config_from_args
 from krm_merge.krm.results import File, KrmError
 
 
@@ -55,30 +56,6 @@ def main(argv: list[str]) -> int:
     except KrmMergeError as err:
         sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
         return 1
-
-
-def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeObject | None:
-    """The functionConfig ``kpt fn eval`` would build from these arguments."""
-    from krm_merge import files
-
-    if fn_config and pairs:
-        raise KrmError("give either --fn-config or key=value arguments, not both")
-    if fn_config:
-        try:
-            return KubeObject(files.read_text(fn_config), what=fn_config)
-        except OSError as err:
-            raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
-    if not pairs:
-        return None
-    data: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise KrmError(f"argument {pair!r} is not of the form key=value")
-        data[key] = value
-    return KubeObject.from_data(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}
-    )
 
 
 def _is_promote(config: KubeObject | None) -> bool:

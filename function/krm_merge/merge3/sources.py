@@ -11,6 +11,8 @@ an empty copy (e.g. no origin: a package added on both sides).
 
 from __future__ import annotations
 
+from krm_merge.errors import KrmMergeError
+
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -35,7 +37,7 @@ class SourcePrefixes:
         return dict(zip(PREFIX_KEYS, (self.local, self.origin, self.upstream)))
 
 
-class PrefixError(ValueError):
+class PrefixError(KrmMergeError, ValueError):
     """A bad folder name; ``key`` is the functionConfig key it came from."""
 
     def __init__(self, key: str, message: str) -> None:

@@ -9,6 +9,8 @@ Conflicts (a value changed differently on both sides) are settled by the
 
 from __future__ import annotations
 
+from krm_merge.errors import KrmMergeError
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +24,11 @@ UPSTREAM_COMMENT = Decision(Action.REPLACE, from_upstream=True)
 """visit_key's answer for "take upstream's comments"."""
 
 
-class Merge3Error(Exception):
+class Merge3Error(KrmMergeError):
     """The three versions cannot be merged (e.g. a field changed its node kind)."""
 
     def __init__(self, message: str, path: str = "") -> None:
-        super().__init__(f"{path}: {message}" if path else message)
+        super().__init__(f"{path}: {message}" if path else message, field=path or None)
         self.message = message
         self.path = path
 

@@ -9,9 +9,10 @@ rendering mistake can never silently corrupt a file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import yaml
+from yaml import MappingNode, ScalarNode
 
 from krm_merge.promote import scalars
 from krm_merge.promote.document import Document, Entry, format_path
@@ -211,3 +212,29 @@ def set_scalars(doc: Document, targets: Sequence[tuple[Entry, str, str | None]])
     new_text = splice(doc.text, splices)
     verify(doc, new_text, expected)
     return new_text, changes
+
+
+def with_sources(doc: Document, targets: Sequence[Any], changes: list[Change]) -> list[Change]:
+    """Fill in what set each change and the resource it is in (for reports)."""
+    sources = {(t.entry.doc, format_path(t.entry.path)): t.source for t in targets}
+    return [c._replace(source=sources.get((c.doc, c.path), ""), resource=resource_name(doc, c.doc))
+            for c in changes]
+
+
+def _child(node: Any, key: str) -> Any:
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value == key:
+                return v
+    return None
+
+
+def resource_name(doc: Document, index: int) -> str:
+    """``Kind/name`` (with ``namespace/`` before the name when set) of a document, for reports."""
+    root = doc.roots[index] if index < len(doc.roots) else None
+    metadata = _child(root, "metadata")
+    kind, name, namespace = (_child(root, "kind"), _child(metadata, "name"), _child(metadata, "namespace"))
+    kind, name, namespace = (n.value if isinstance(n, ScalarNode) else "" for n in (kind, name, namespace))
+    if not kind and not name:
+        return ""
+    return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from yaml import MappingNode, ScalarNode
 
 from krm_merge.promote.document import Document, Entry, format_path, parse_document, split_stream
-from krm_merge.promote.edit import Change, set_scalars
+from krm_merge.promote.edit import Change, set_scalars, with_sources
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.locate import MalformedMarker, find_marked_fields
 from krm_merge.promote.request import Resolved
@@ -252,29 +251,3 @@ def _apply(doc: Document, targets: list[_Target]) -> tuple[str, list[Change]]:
     unique = _checked(targets)
     new_text, changes = set_scalars(doc, [(t.entry, t.value, t.marker) for t in unique])
     return new_text, with_sources(doc, unique, changes)
-
-
-def with_sources(doc: Document, targets: Sequence[_Target], changes: list[Change]) -> list[Change]:
-    """Fill in what set each change and the resource it is in (for reports)."""
-    sources = {(t.entry.doc, format_path(t.entry.path)): t.source for t in targets}
-    return [c._replace(source=sources.get((c.doc, c.path), ""), resource=resource_name(doc, c.doc))
-            for c in changes]
-
-
-def _child(node: Any, key: str) -> Any:
-    if isinstance(node, MappingNode):
-        for k, v in node.value:
-            if isinstance(k, ScalarNode) and k.value == key:
-                return v
-    return None
-
-
-def resource_name(doc: Document, index: int) -> str:
-    """``Kind/name`` (with ``namespace/`` before the name when set) of a document, for reports."""
-    root = doc.roots[index] if index < len(doc.roots) else None
-    metadata = _child(root, "metadata")
-    kind, name, namespace = (_child(root, "kind"), _child(metadata, "name"), _child(metadata, "namespace"))
-    kind, name, namespace = (n.value if isinstance(n, ScalarNode) else "" for n in (kind, name, namespace))
-    if not kind and not name:
-        return ""
-    return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from krm_merge.errors import KrmMergeError
 
-class PromoteError(Exception):
+
+class PromoteError(KrmMergeError):
     """A promotion failed; carries the file, document index and field path when known.
 
     The mode turns it into an error result, the command into a one-line message.
@@ -18,11 +20,8 @@ class PromoteError(Exception):
         field: str | None = None,
         line: int | None = None,
     ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.file = file
+        super().__init__(message, file=file, field=field)
         self.index = index
-        self.field = field
         self.line = line
 
     def located(self, *, file: str | None = None, index: int | None = None) -> "PromoteError":

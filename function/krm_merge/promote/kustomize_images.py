@@ -18,7 +18,7 @@ import yaml
 
 from krm_merge.promote import scalars
 from krm_merge.promote.document import Document, Entry, PathPart, format_path
-from krm_merge.promote.edit import Change, Splice, plan_scalar_edit, splice
+from krm_merge.promote.edit import Change, Splice, plan_scalar_edit, resource_name, splice, with_sources
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef
 from krm_merge.promote.request import KUSTOMIZATION_NAMES, Resolved
@@ -254,8 +254,6 @@ def _describe(entry: dict[str, str]) -> str:
 
 def apply(doc: Document, targets: Sequence[Any], inserts: list[ImageEdit]) -> tuple[str, list[Change]]:
     """Set ``targets`` (engine targets: entry, value, ...) and make ``inserts``; verified as data."""
-    from krm_merge.promote.engine import with_sources
-
     splices = []
     changes: list[Change] = []
     expected = [d for d in yaml.load_all(doc.text, Loader=yaml.CSafeLoader) if d is not None]
@@ -286,8 +284,6 @@ def apply(doc: Document, targets: Sequence[Any], inserts: list[ImageEdit]) -> tu
 
 
 def _resource(doc: Document, index: int) -> str:
-    from krm_merge.promote.engine import resource_name
-
     return resource_name(doc, index) or "Kustomization"
 
 

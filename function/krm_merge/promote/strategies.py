@@ -10,11 +10,10 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Mapping
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol
 
 from krm_merge.promote.document import Document, Entry, PathPart
 from krm_merge.promote.errors import PromoteError
-from krm_merge.promote.request import Resolved
 
 # (API group, kind) -> the field a promotion sets.
 KNOWN_FIELDS: Final[dict[tuple[str, str], str]] = {
@@ -155,6 +154,16 @@ def _string_map_at(doc: Document, index: int, path: tuple[PathPart, ...]) -> dic
         if isinstance(pair, tuple) and all(isinstance(n.value, str) for n in pair):
             out[pair[0].value] = pair[1].value
     return out
+
+
+class Resolved(Protocol):
+    """What the strategies read of a resolved promotion (``request.Resolved``; not imported: no cycle)."""
+
+    @property
+    def promotion(self) -> Any: ...
+
+    @property
+    def variables(self) -> dict[str, str]: ...
 
 
 def selectors(resolved: Resolved) -> tuple[tuple[Requirement, ...], tuple[Requirement, ...]]:

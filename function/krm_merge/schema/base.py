@@ -10,11 +10,13 @@ test schema are interchangeable sources.
 
 from __future__ import annotations
 
+from krm_merge.errors import KrmMergeError
+
 from dataclasses import dataclass, field
 from typing import Protocol
 
 
-class SchemaLookupError(Exception):
+class SchemaLookupError(KrmMergeError):
     """A field could not be looked up (Kubernetes: ``unable to find api field``)."""
 
 

@@ -11,6 +11,8 @@ Also home of the two helpers the 3-way merge needs: :func:`associative_key`
 
 from __future__ import annotations
 
+from krm_merge.errors import KrmMergeError
+
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,7 +43,7 @@ KPT_DOCUMENTED_ASSOCIATIVE_KEYS: tuple[str, ...] = (
 KYAML_INFERRED_KEY = "name"
 
 
-class DeclaredKeyError(ValueError):
+class DeclaredKeyError(KrmMergeError, ValueError):
     """A declared key is malformed (empty kind or path, bad strategy)."""
 
 

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import KrmMergeError
 from ..schema.base import OPEN_SCHEMA, SchemaLookupError, SchemaNode
 from ..schema.crd import is_crd
 from ..schema.registry import DeclaredKey, DeclaredKeyError, SchemaRegistry
@@ -66,7 +67,7 @@ LAST_APPLIED_ANNOTATION: str = _LAST_APPLIED
 """``kubectl.kubernetes.io/last-applied-configuration``: where :func:`offline_apply` records ``desired``."""
 
 
-class SchemaError(ValueError):
+class SchemaError(KrmMergeError, ValueError):
     """A :class:`Schema` could not be built: a malformed CRD or merge-key declaration."""
 
 
