@@ -50,8 +50,8 @@ def test_run_without_the_double_dash_hints_at_it(tmp_path, capsys):
         run.main([str(tmp_path), "mode=promote", "value=1"])
     assert caught.value.code == 2
     err = capsys.readouterr().err
-    assert "unrecognized arguments: mode=promote value=1" in err
-    assert "after `--`: krm-merge run DIR -- mode=promote" in err
+    assert "unexpected argument 'mode=promote'" in err
+    assert f"go after `--` (krm-merge run {tmp_path} -- mode=promote value=1)" in err
 
 
 def test_other_unknown_options_get_no_such_hint(tmp_path, capsys):

@@ -44,8 +44,6 @@ CORPUS = Path(__file__).parent / "corpus"
 
 CORE_COMMENTS = "issue #14 item 1: comments travel with moved elements, fixed in the YAML core (helper core)"
 CORE_LAYOUT = "issue #14 item 2: flow sequences, region comments, trailing spaces: fixed in the YAML core (helper core)"
-CORE_INDENT = "issue #14 item 4: 1-/4-space metadata scan, fixed in the YAML core (helper core)"
-CORE_ANCHORS = "issue #14 item 6: shared anchors, fixed in the YAML core (helper core)"
 
 
 @dataclass(frozen=True)
@@ -82,12 +80,12 @@ SMP_CASES = [
     SmpCase(
         "4space-image", "guestbook-4space.yaml",
         _deploy("guestbook", _pod({"containers": [{"name": "guestbook", "image": "registry.k8s.io/guestbook:v4"}]})),
-        (f"{CONTAINERS}[name=guestbook].image",), xfail=CORE_INDENT,
+        (f"{CONTAINERS}[name=guestbook].image",),
     ),
     SmpCase(
         "1space-memory", "redis-1space.yaml",
         _deploy("redis-leader", _pod({"containers": [{"name": "leader", "resources": {"requests": {"memory": "200Mi"}}}]})),
-        (f"{CONTAINERS}[name=leader].resources.requests.memory",), xfail=CORE_INDENT,
+        (f"{CONTAINERS}[name=leader].resources.requests.memory",),
     ),
     SmpCase(
         "old-api-env", "frontend-extensions-v1beta1.yaml",
@@ -110,7 +108,6 @@ SMP_CASES = [
         {"apiVersion": "apps/v1", "kind": "Deployment",
          "metadata": {"name": "guestbook-ui", "labels": {"tier": "frontend"}}},
         ("doc0.metadata.labels", "doc0.spec.selector.matchLabels", "doc0.spec.template.metadata.labels"),
-        xfail=CORE_ANCHORS,
     ),
     SmpCase(
         "anchor-untouched-replicas", "argocd-guestbook-anchors.yaml",
@@ -318,9 +315,9 @@ UPDATE_CASES = [
     UpdateCase("2space-env-value", "microservices-frontend.yaml", '"currencyservice:7000"', '"currencyservice:7001"',
                (f"{CONTAINERS}[name=server].env[name=CURRENCY_SERVICE_ADDR].value",)),
     UpdateCase("4space-multidoc-image", "guestbook-4space.yaml", "guestbook:v3", "guestbook:v4",
-               (f"{CONTAINERS}[name=guestbook].image",), xfail=CORE_INDENT),
+               (f"{CONTAINERS}[name=guestbook].image",)),
     UpdateCase("4space-configmaps-value", "configmaps-4space.yaml", "LOG_LEVEL: info", "LOG_LEVEL: debug",
-               ("doc1.data.LOG_LEVEL",), xfail=CORE_INDENT),
+               ("doc1.data.LOG_LEVEL",)),
     UpdateCase("old-api-image", "frontend-extensions-v1beta1.yaml", "gb-frontend:v4", "gb-frontend:v5",
                (f"{CONTAINERS}[name=php-redis].image",)),
     UpdateCase("kptfile-4space-function-added", "Kptfile-4space", "app: wordpress\n",

@@ -43,6 +43,7 @@ from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
+from krm_merge.yaml import scalars
 
 from .conflicts import Conflict, ConflictPolicy
 from .identity import Identity, bookkeeping_of, content_text, identity_of, strip_bookkeeping, with_kpt_merge_comment
@@ -608,7 +609,8 @@ def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None
         return None
     lines = []
     for key, value in annotations.items():
-        k, v = yamlio.format_scalar(key), yamlio.single_quote(value)  # kpt single-quotes the value
+        k = scalars.double_quoted(key) if scalars.needs_double_quotes(key) else key
+        v = scalars.single_quoted(value)  # kpt single-quotes the value
         if v is None or "\n" in k:
             return None
         lines.append(f"{k}: {v}")
