@@ -74,12 +74,13 @@ def test_index_follows_edits_of_identity() -> None:
     assert index.select(by_label)  # builds the label table before the edits
     rng = random.Random(8)
     for obj in rng.sample(items, 15):
+        before = index.identity(obj)
         data = obj.copy_data()
         data["metadata"]["name"] = rng.choice(["web", "renamed"])
         data["metadata"]["labels"]["team"] = rng.choice(["red", "green"])
         data["kind"] = rng.choice(["Deployment", "Job"])
         obj.set_data(data)
-        index.refresh(obj)
+        index.refresh(obj, before)
     for spec in SELECTORS + [{"name": "renamed"}, {"kind": "Job"}, {"labelSelector": "team=green"}]:
         selector = Selector.from_dict(spec)
         assert index.select(selector) == select(items, selector)

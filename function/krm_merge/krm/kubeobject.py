@@ -111,6 +111,7 @@ class KubeObject:
     def _mark_changed(self, rt: Any = None) -> None:
         """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
         self._changed = True
+        self._source_block = None  # never written once the item changed
         self._header = None
         self._data = _UNSET
         self._copy_origin = None
@@ -248,6 +249,17 @@ class KubeObject:
         # Keep the copy alive so the ids recorded above cannot be reused.
         origin[-1] = copy
         return copy
+
+    def forget_data(self) -> None:
+        """Drop the parsed views of the text (data, positions); :attr:`data` re-reads it on demand.
+
+        A mode that edits thousands of items once each calls this after each
+        edit, so only the items' texts stay in memory, not their parsed trees.
+        """
+        if self._rt is None:
+            self._data = _UNSET
+            self._fast = None
+            self._copy_origin = None
 
     def get(self, path: str | Sequence[PathPart], default: Any = None) -> Any:
         """The value at ``path`` (``"spec.containers[0].image"`` or a tuple)."""

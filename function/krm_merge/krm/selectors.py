@@ -84,49 +84,52 @@ def select(items: Iterable[KubeObject], selector: Selector, *, include_local_con
 
 
 class ItemIndex:
-    """Items by kind, name, label and annotation, built once per run.
+    """Items by kind, name, label and annotation, for many lookups in one run.
 
     Finding the targets of N patches among M items by scanning is O(N × M);
-    the index hands :meth:`select` a small candidate list instead, which
+    the index hands :meth:`select` a short candidate list instead, which
     :meth:`Selector.matches` then confirms, so the answer is exactly what a
-    scan gives, in item order.  An edit that may change an item's identity
-    (kind, name, labels, annotations) is reported with :meth:`refresh`.
+    scan gives, in item order.  Each table is built on the first lookup that
+    needs it (a single patch on a 100 MB package builds one, or none), and a
+    table is cheap: a bucket is the item itself until a second item shares
+    its key.  An edit is reported by calling :meth:`identity` before it and
+    :meth:`refresh` after it; buckets only ever gain items (a stale entry is
+    filtered out by ``matches``), so a refresh costs O(the item's keys).
     """
 
     def __init__(self, items: Iterable[KubeObject]) -> None:
         self._items = list(items)
-        self._position = {id(obj): n for n, obj in enumerate(self._items)}
-        self._tables: dict[str, dict[Any, dict[int, KubeObject]]] = {}
-        self._filed: dict[int, dict[str, list[Any]]] = {id(obj): {} for obj in self._items}
-        for table in ("kind+name", "kind", "name"):
-            self._build(table)
+        self._tables: dict[str, dict[Any, Any]] = {}
+        self._position: dict[int, int] | None = None  # built once an edit re-files an item
 
-    def refresh(self, obj: KubeObject) -> None:
-        """Re-file ``obj`` after an edit (O(its own keys), whatever the number of items)."""
-        filed = self._filed[id(obj)]
-        for table, old_keys in filed.items():
-            new_keys = _KEYS[table](obj)
-            if new_keys == old_keys:
-                continue
-            buckets = self._tables[table]
-            for key in old_keys:
-                buckets[key].pop(id(obj), None)
-            for key in new_keys:
-                buckets.setdefault(key, {})[id(obj)] = obj
-            filed[table] = new_keys
+    @staticmethod
+    def identity(obj: KubeObject) -> tuple[Any, ...]:
+        """What the tables file ``obj`` under; pass it to :meth:`refresh` after editing ``obj``."""
+        return obj.kind, obj.name, obj.labels, obj.annotations
+
+    def refresh(self, obj: KubeObject, before: tuple[Any, ...]) -> None:
+        """File ``obj`` under the keys it gained by an edit (``before`` from :meth:`identity`)."""
+        after = self.identity(obj)
+        if after == before:
+            return
+        refiled = False
+        for table, buckets in self._tables.items():
+            old_keys = set(_KEYS[table](before))
+            for key in _KEYS[table](after):
+                if key not in old_keys:
+                    _put(buckets, key, obj)
+                    refiled = True
+        if refiled and self._position is None:
+            self._position = {id(o): n for n, o in enumerate(self._items)}
 
     def named(self, kind: str, name: str) -> list[KubeObject]:
         """Items of exactly this kind and name (any namespace/apiVersion), in item order."""
-        return self._ordered(self._tables["kind+name"].get((kind, name), {}))
+        return [o for o in self._ordered(self._bucket("kind+name", (kind, name))) if o.kind == kind and o.name == name]
 
     def sharing(self, kind: str | None, name: str | None) -> list[KubeObject]:
         """Items with this kind or this name, in item order (near misses for messages)."""
-        found: dict[int, KubeObject] = {}
-        if kind:
-            found.update(self._bucket("kind", kind))
-        if name:
-            found.update(self._bucket("name", name))
-        return self._ordered(found)
+        found = (self._bucket("kind", kind) if kind else []) + (self._bucket("name", name) if name else [])
+        return [o for o in self._ordered(found) if (kind and o.kind == kind) or (name and o.name == name)]
 
     def select(self, selector: Selector, *, include_local_config: bool = False) -> list[KubeObject]:
         """Same answer as :func:`select` over all items, from the narrowest candidate list."""
@@ -136,7 +139,7 @@ class ItemIndex:
         ]
 
     def _candidates(self, selector: Selector) -> list[KubeObject]:
-        options: list[dict[int, KubeObject]] = []
+        options: list[list[KubeObject]] = []
         literal_name = selector.name is not None and not _is_pattern(selector.name)
         if selector.kind is not None and literal_name:
             options.append(self._bucket("kind+name", (selector.kind, selector.name)))
@@ -147,37 +150,46 @@ class ItemIndex:
         options += [self._bucket("labels", pair) for pair in selector.labels.items()]
         options += [self._bucket("annotations", pair) for pair in selector.annotations.items()]
         if not options:
-            return list(self._items)
+            return self._items
         return self._ordered(min(options, key=len))
 
-    def _bucket(self, table: str, key: Any) -> dict[int, KubeObject]:
-        if table not in self._tables:
-            self._build(table)  # labels/annotations: only when a selector asks
-        return self._tables[table].get(key, {})
+    def _bucket(self, table: str, key: Any) -> list[KubeObject]:
+        buckets = self._tables.get(table)
+        if buckets is None:
+            buckets = self._tables[table] = {}
+            keys_of = _KEYS[table]
+            for obj in self._items:
+                for k in keys_of(self.identity(obj)):
+                    _put(buckets, k, obj)
+        found = buckets.get(key)
+        return [] if found is None else found if isinstance(found, list) else [found]
 
-    def _build(self, table: str) -> None:
-        buckets: dict[Any, dict[int, KubeObject]] = {}
-        keys_of = _KEYS[table]
-        for obj in self._items:
-            keys = keys_of(obj)
-            self._filed[id(obj)][table] = keys
-            for key in keys:
-                buckets.setdefault(key, {})[id(obj)] = obj
-        self._tables[table] = buckets
-
-    def _ordered(self, bucket: dict[int, KubeObject]) -> list[KubeObject]:
-        objs = list(bucket.values())
-        if len(objs) > 1:
-            objs.sort(key=lambda o: self._position[id(o)])
-        return objs
+    def _ordered(self, objs: list[KubeObject]) -> list[KubeObject]:
+        """Item order without repeats (only re-filed items can be out of order or repeated)."""
+        position = self._position
+        if position is None or len(objs) < 2:
+            return objs
+        unique = {id(o): o for o in objs}
+        return sorted(unique.values(), key=lambda o: position[id(o)])
 
 
-_KEYS: dict[str, Callable[[KubeObject], list[Any]]] = {
-    "kind+name": lambda o: [(o.kind, o.name)],
-    "kind": lambda o: [o.kind],
-    "name": lambda o: [o.name],
-    "labels": lambda o: sorted(o.labels.items()),
-    "annotations": lambda o: sorted(o.annotations.items()),
+def _put(buckets: dict[Any, Any], key: Any, obj: KubeObject) -> None:
+    found = buckets.get(key)
+    if found is None:
+        buckets[key] = obj
+    elif isinstance(found, list):
+        found.append(obj)
+    else:
+        buckets[key] = [found, obj]
+
+
+# Keys of each table, from an identity (kind, name, labels, annotations).
+_KEYS: dict[str, Callable[[tuple[Any, ...]], Iterable[Any]]] = {
+    "kind+name": lambda ident: ((ident[0], ident[1]),),
+    "kind": lambda ident: (ident[0],),
+    "name": lambda ident: (ident[1],),
+    "labels": lambda ident: ident[2].items(),
+    "annotations": lambda ident: ident[3].items(),
 }
 
 

@@ -255,6 +255,14 @@ def _near_misses(index: ItemIndex, patch: Patch) -> str:
     return f"; near misses: {shown}"
 
 
+def _data_identity(data: Any) -> tuple[Any, ...]:
+    """What selectors read of an item: apiVersion, kind and the metadata that names it."""
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    return (data.get("apiVersion"), data.get("kind"), meta.get("name"), meta.get("namespace"),
+            meta.get("labels"), meta.get("annotations"))
+
+
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -264,7 +272,7 @@ def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, ind
     from krm_merge.smp.errors import SmpError
 
     schema = registry.for_object(obj.api_version, obj.kind)
-    before = _identity(obj.data)
+    before = index.identity(obj)
     try:
         result = apply_patch(obj.copy_data(), patch.body, schema, server_only_items=config.server_only_items)
     except SmpError as err:
@@ -278,19 +286,13 @@ def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, ind
     _store(obj, result, before, index)
 
 
-def _identity(data: Any) -> tuple[Any, ...]:
-    """What the index files an item under (kind, name, labels, annotations) and selectors read."""
-    meta = data.get("metadata") if isinstance(data, dict) else None
-    meta = meta if isinstance(meta, dict) else {}
-    return (data.get("apiVersion"), data.get("kind"), meta.get("name"), meta.get("namespace"),
-            meta.get("labels"), meta.get("annotations"))
-
-
 def _store(obj: KubeObject, result: dict[str, Any], before: tuple[Any, ...], index: ItemIndex) -> None:
-    """Write the patched data back; re-file the item when its identity changed."""
+    """Write the patched data back; re-file the item if its identity changed."""
+    changed_identity = _data_identity(result) != _data_identity(obj.data)
     obj.set_data(result)
-    if _identity(result) != before:
-        index.refresh(obj)
+    if changed_identity:  # cheaper than re-reading the header of every edited item
+        index.refresh(obj, before)
+    obj.forget_data()  # 16,000 parsed Deployments would triple the memory; the text is enough
 
 
 def _schema_hint(message: str, obj: KubeObject) -> str:
@@ -316,7 +318,7 @@ def _apply_desired(config: Config, registry: Any, index: ItemIndex) -> None:
                            "offline apply only updates objects present in the package")
         for obj in live:
             schema = registry.for_object(obj.api_version, obj.kind)
-            before = _identity(obj.data)
+            before = index.identity(obj)
             try:
                 result = apply_desired(obj.copy_data(), desired, schema)
             except SmpError as err:
