@@ -180,3 +180,27 @@ def test_offline_apply_writes_last_applied_in_place() -> None:
     assert obj.text == slow.text
     assert "  name: app # keep\n" in obj.text
     assert obj.get("spec.replicas") == 3
+
+
+def test_streaming_entry_point_prints_what_run_function_prints() -> None:
+    """The CLI's streaming path (one copy of the input alive) gives run_function's bytes and exit code."""
+    import io
+
+    from krm_merge.runner import run_function, run_function_streams
+
+    items = "".join("- " + ITEM.format(api="v1", kind="ConfigMap", name=f"c{n}", ns="dev", team="red", tier="a",
+                                       owner="me").replace("\n", "\n  ").rstrip(" ") for n in range(800))
+    fc = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n" \
+         "    mode: reorder-merge\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n" \
+         "      metadata:\n        name: c7\n      data:\n        x: \"9\"\n"
+    outputs, codes = [], []
+    for given in (f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{fc}".encode(),
+                  b"\xff\xfe not utf-8", b"kind: Pod\n"):
+        out = io.BytesIO()
+        code, _ = run_function_streams(io.BytesIO(given), out)
+        expected, expected_code = run_function(given)
+        assert out.getvalue() == expected.encode() and code == expected_code
+        outputs.append(out.getvalue())
+        codes.append(code)
+    assert codes == [0, 1, 1]
+    assert outputs[0].count(b'x: "9"') == 2 and len(outputs[0]) > 1 << 16  # the item and the functionConfig; several chunks
