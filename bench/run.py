@@ -675,7 +675,7 @@ def main() -> int:
             if "passthrough" in chosen:
                 # ×1, ×4, ×16: the 10 MB target is the largest full size.
                 sizes = [0.04, 0.156, 0.625] if args.quick else [0.625, 2.5, 10.0]
-                got = case_passthrough(work, sizes, max(1, runs - 2) if not args.quick else runs, 9.0)
+                got = case_passthrough(work, sizes, max(1, runs - 3) if not args.quick else runs, 9.0)
                 rows += got
                 growths.append(growth(got))
             if "promote" in chosen:
