@@ -215,3 +215,31 @@ def write_promote_tree(root: Path, files: int, markers: int) -> None:
         folder = root / f"team-{n % 50}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"app-{n}.yaml").write_text(PROMOTE_DEPLOYMENT.format(n=n, team=n % 50, marker=marker))
+
+
+def named_patch(n: int) -> str:
+    """:data:`PATCH` naming its own target, Deployment ``n`` (kustomize's patchesStrategicMerge form)."""
+    head = f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{n}\n  namespace: team-{n % 20}\n"
+    return head + PATCH[len("metadata:\n"):]
+
+
+def desired_object(n: int) -> str:
+    """What a user wants Deployment ``n`` to be for offline apply: 9 replicas, a new image."""
+    return (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{n}\n  namespace: team-{n % 20}\n"
+        f"spec:\n  replicas: 9\n  template:\n    spec:\n      containers:\n      - name: app\n"
+        f"        image: registry.example.net/app-{n}:3.0.0\n"
+    )
+
+
+DESIRED_IMAGE = "registry.example.net/app-{n}:3.0.0"
+
+
+def configmap_config(key: str, documents: list[str]) -> str:
+    """A ConfigMap functionConfig for reorder-merge with ``key`` (patch/desired) holding the documents."""
+    body = "".join("    " + line + "\n" if line else "\n" for line in multi_doc(documents).rstrip("\n").split("\n"))
+    return (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bench\n"
+        "  annotations:\n    config.kubernetes.io/local-config: \"true\"\n"
+        f"data:\n  mode: reorder-merge\n  {key}: |\n{body}"
+    )

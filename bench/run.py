@@ -1,31 +1,44 @@
-"""krm-merge benchmarks against the reference tools (issue 7).
+"""krm-merge benchmarks against the reference tools (issues 7 and 15).
 
-    python bench/run.py --quick          # < 3 minutes: small sizes, kpt pkg update at 500 resources
-    python bench/run.py                  # the targets' sizes (kpt pkg update at 2,000 takes ~2 min)
-    python bench/run.py --only startup,reorder
+    python bench/run.py --quick          # small sizes (a few minutes)
+    python bench/run.py                  # the targets' sizes; writes bench/results.json
+    python bench/run.py --only startup,reorder --runs 3
 
-Every case generates its inputs (deterministically), runs the reference
-command and ours alternately, and prints the median wall time, the median
-CPU time (user+sys, which the shared 2-vCPU machine disturbs less), the ratio
-ours/reference and the peak resident memory of each (from ``wait4``'s rusage,
-which includes the command's children: kpt's function processes).
+Every case generates its inputs (deterministically) and first runs both
+commands once and CHECKS their answers: our output must equal the reference
+tool's (as data, item by item) or the expected result computed here from the
+inputs.  A wrong answer stops the bench with an error; nothing is timed
+before the check passed, and every timed run must print exactly the checked
+output again.  Then the reference command and ours run alternately and the
+medians of wall time, CPU time (user+sys from ``wait4``; the shared machine
+disturbs it far less, so targets are judged on it) and peak RSS (children
+included: kpt's function processes) are printed and written as JSON, from
+which ``bench/report.py`` generates the README and docs tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
+import json
 import os
+import platform
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
 import inputs  # noqa: E402
 
@@ -34,6 +47,16 @@ KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
 # (which precompiles .pyc) would; the cache goes to a temporary prefix, never
 # into the checkout.  Without it every run recompiles every module (~40 ms).
 OURS_ENV: dict[str, str] = {}
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+GROWTH_LIMIT = 1.25  # linear: CPU grows at most 1.25 × the input size ratio
+
+
+class WrongAnswer(Exception):
+    """A command's output is not the right answer: the bench stops."""
+
+
+class CommandFailed(Exception):
+    """A benchmarked command exited non-zero."""
 
 
 @dataclass
@@ -46,26 +69,76 @@ class Sample:
 
 
 @dataclass
+class Target:
+    """Upper bounds of ours/reference (CPU time and peak memory)."""
+
+    time: float | None = None
+    memory: float | None = None
+
+    def describe(self) -> str:
+        parts = ([f"time <= {self.time:g}"] if self.time is not None else []) + (
+            [f"memory <= {self.memory:g}"] if self.memory is not None else [])
+        return ", ".join(parts) or "growth"
+
+
+@dataclass
 class Row:
     """The result of one case at one size."""
 
     case: str
     size: str
+    count: int
     megabytes: float
+    reference_command: str = ""
     reference: list[Sample] = field(default_factory=list)
     ours: list[Sample] = field(default_factory=list)
-    target: str = ""
+    target: Target = field(default_factory=Target)
+    check: str = ""
 
-    def median(self, which: str, attr: str) -> float:
+    def median(self, which: str, attr: str) -> float | None:
         samples = self.reference if which == "reference" else self.ours
-        return statistics.median(getattr(s, attr) for s in samples) if samples else float("nan")
+        return statistics.median(getattr(s, attr) for s in samples) if samples else None
+
+    def ratio(self, attr: str) -> float | None:
+        ours, ref = self.median("ours", attr), self.median("reference", attr)
+        return ours / ref if ours is not None and ref else None
+
+    def met(self) -> bool | None:
+        """Whether the target holds (None: no target at this size, or the reference was not run)."""
+        if not self.reference:
+            return None
+        verdicts = []
+        if self.target.time is not None:
+            verdicts.append((self.ratio("cpu") or float("inf")) <= self.target.time)
+        if self.target.memory is not None:
+            verdicts.append((self.ratio("rss_mb") or float("inf")) <= self.target.memory)
+        return all(verdicts) if verdicts else None
+
+    def to_json(self) -> dict[str, Any]:
+        def side(which: str) -> dict[str, float] | None:
+            samples = self.reference if which == "reference" else self.ours
+            if not samples:
+                return None
+            return {attr: round(self.median(which, attr) or 0.0, 4) for attr in ("wall", "cpu", "rss_mb")}
+
+        return {
+            "case": self.case, "size": self.size, "count": self.count, "megabytes": round(self.megabytes, 3),
+            "reference_command": self.reference_command, "reference": side("reference"), "ours": side("ours"),
+            "runs": {"reference": len(self.reference), "ours": len(self.ours)},
+            "ratio": {"wall": _round(self.ratio("wall")), "cpu": _round(self.ratio("cpu")),
+                      "memory": _round(self.ratio("rss_mb"))},
+            "target": asdict(self.target), "met": self.met(), "check": self.check,
+        }
 
 
-class CommandFailed(Exception):
-    """A benchmarked command exited non-zero."""
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
-def run_measured(cmd: list[str], *, stdin: Path | None = None, cwd: Path | None = None,
+# --- running and checking -------------------------------------------------------------
+
+
+def run_measured(cmd: list[str], *, stdin: Path | None = None, stdout: Path | None = None, cwd: Path | None = None,
                  env: dict[str, str] | None = None, prepare: Callable[[], None] | None = None) -> Sample:
     """Run ``cmd`` once; its wall time, CPU time and peak RSS (children included)."""
     if prepare is not None:
@@ -73,87 +146,265 @@ def run_measured(cmd: list[str], *, stdin: Path | None = None, cwd: Path | None 
     if env is None and OURS_ENV:
         env = OURS_ENV  # kpt passes its environment on to the function it runs
     stdin_file = open(stdin, "rb") if stdin else subprocess.DEVNULL
-    with tempfile.TemporaryFile() as err:
+    out_file = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as rss:
+        # Linux carries the forking process's peak RSS into the child's ru_maxrss
+        # (and this process holds parsed outputs for the checks): GNU time, a small
+        # process, reports the command's own peak instead.
+        wrapped = [TIME, "-o", rss.name, "-f", "%M", *cmd] if TIME else cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=stdin_file, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env=env)
+        proc = subprocess.Popen(wrapped, stdin=stdin_file, stdout=out_file, stderr=err, cwd=cwd, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if stdin:
-            stdin_file.close()  # type: ignore[union-attr]
-        if proc.returncode != 0:
+        for f in (stdin_file, out_file):
+            if not isinstance(f, int):
+                f.close()
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
             err.seek(0)
-            raise CommandFailed(f"{' '.join(cmd[:4])} ... exited {proc.returncode}: {err.read()[-600:].decode(errors='replace')}")
-    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+            raise CommandFailed(f"{' '.join(cmd[:4])} ... exited {code}: {err.read()[-600:].decode(errors='replace')}")
+        peak_kb = int(rss.read().split()[-1]) if TIME else usage.ru_maxrss
+    return Sample(wall, usage.ru_utime + usage.ru_stime, peak_kb / 1024)
 
 
-def alternate(row: Row, runs: int, reference: Callable[[], Sample], ours: Callable[[], Sample],
+TIME = shutil.which("time", path="/usr/bin:/bin") if Path("/usr/bin/time").exists() else None
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def same_output(run: Callable[[Path], Sample], out: Path, what: str) -> Callable[[], Sample]:
+    """A timed runner that fails unless each run prints exactly the output checked before."""
+    expected = _digest(out)
+
+    def timed() -> Sample:
+        sample = run(out)
+        if _digest(out) != expected:
+            raise WrongAnswer(f"{what}: a timed run printed something else than the checked run")
+        return sample
+
+    return timed
+
+
+def alternate(row: Row, runs: int, reference: Callable[[], Sample] | None, ours: Callable[[], Sample],
               reference_runs: int | None = None) -> Row:
-    """Run reference and ours alternately (after one warm-up of each)."""
-    reference_runs = runs if reference_runs is None else reference_runs
-    if reference_runs > 1:  # a single slow reference run (kpt pkg update) is not worth a warm-up
-        reference()
-    ours()
+    """Run reference and ours alternately (the checked runs were the warm-up)."""
+    reference_runs = (runs if reference_runs is None else reference_runs) if reference else 0
     for n in range(max(runs, reference_runs)):
-        if n < reference_runs:
+        if n < reference_runs and reference is not None:
             row.reference.append(reference())
         if n < runs:
             row.ours.append(ours())
     return row
 
 
+def resource_list_items(path: Path) -> list[Any]:
+    data = yaml.load(path.read_text(), Loader=LOADER)
+    if not isinstance(data, dict) or data.get("kind") != "ResourceList":
+        raise WrongAnswer(f"{path.name}: not a ResourceList")
+    errors = [r for r in data.get("results") or [] if r.get("severity") == "error"]
+    if errors:
+        raise WrongAnswer(f"{path.name}: error results: {errors[:2]}")
+    return list(data.get("items") or [])
+
+
+def kubectl_objects(path: Path) -> list[Any]:
+    """kubectl -o yaml prints the objects one after another without ``---``; keys sorted, apiVersion first."""
+    parts = [p for p in re.split(r"(?m)^(?=apiVersion: )", path.read_text()) if p.strip()]
+    return [yaml.load(p, Loader=LOADER) for p in parts]
+
+
+def check_equal_items(ours: list[Any], expected: list[Any], what: str) -> str:
+    """Item by item, as data; the first difference is named."""
+    if len(ours) != len(expected):
+        raise WrongAnswer(f"{what}: {len(ours)} items, expected {len(expected)}")
+    for n, (a, b) in enumerate(zip(ours, expected)):
+        if a != b:
+            name = (b.get("metadata") or {}).get("name") if isinstance(b, dict) else n
+            raise WrongAnswer(f"{what}: item {n + 1} ({name}) differs from the expected object:\n"
+                              f"ours:     {json.dumps(a, sort_keys=True)[:800]}\nexpected: {json.dumps(b, sort_keys=True)[:800]}")
+    return f"{len(ours)} items equal"
+
+
+# --- output -----------------------------------------------------------------------------
+
+
 def print_row(row: Row) -> None:
+    def f(v: float | None, fmt: str) -> str:
+        return format(v, fmt) if v is not None else "-"
+
     ref_w, our_w = row.median("reference", "wall"), row.median("ours", "wall")
     ref_c, our_c = row.median("reference", "cpu"), row.median("ours", "cpu")
     ref_m, our_m = row.median("reference", "rss_mb"), row.median("ours", "rss_mb")
-    per_mb = f"{our_w / row.megabytes:6.2f}" if row.megabytes else "     -"
+    met = row.met()
+    verdict = "" if met is None else (" met" if met else " MISSED")
     print(
-        f"{row.case:<15} {row.size:>12} {row.megabytes:7.2f} | {ref_w:8.3f} {our_w:8.3f} {_ratio(our_w, ref_w)} "
-        f"| {ref_c:7.3f} {our_c:7.3f} {_ratio(our_c, ref_c)} | {ref_m:6.0f} {our_m:6.0f} {our_m / ref_m:5.2f}x "
-        f"| {per_mb} | {row.target}",
+        f"{row.case:<15} {row.size:>14} {row.megabytes:7.2f} | {f(ref_w, '8.3f'):>8} {f(our_w, '8.3f'):>8} "
+        f"{f(row.ratio('wall'), '6.3f'):>7} | {f(ref_c, '7.3f'):>7} {f(our_c, '7.3f'):>7} {f(row.ratio('cpu'), '6.3f'):>7} "
+        f"| {f(ref_m, '6.0f'):>6} {f(our_m, '6.0f'):>6} {f(row.ratio('rss_mb'), '5.2f'):>6} | {row.target.describe()}{verdict}",
         flush=True,
     )
 
 
-def _ratio(ours: float, reference: float) -> str:
-    ratio = ours / reference
-    return f"{ratio:6.3f}x" if ratio < 0.1 else f"{ratio:6.2f}x"
-
-
 HEADER = (
-    f"{'case':<15} {'size':>12} {'MB':>7} | {'ref s':>8} {'ours s':>8} {'ratio':>7} | {'ref cpu':>7} "
-    f"{'our cpu':>7} {'ratio':>7} | {'ref MB':>6} {'our MB':>6} {'ratio':>6} | {'s/MB':>6} | target"
+    f"{'case':<15} {'size':>14} {'MB':>7} | {'ref s':>8} {'ours s':>8} {'ratio':>7} | {'ref cpu':>7} "
+    f"{'our cpu':>7} {'ratio':>7} | {'ref MB':>6} {'our MB':>6} {'ratio':>6} | target (CPU time, memory)"
 )
 
 
-# --- 1. reorder-merge vs kubectl patch --local ---------------------------------------
+def growth(rows: list[Row]) -> dict[str, Any]:
+    """CPU time per size ratio against the smallest size: linear when each is <= GROWTH_LIMIT."""
+    base = rows[0]
+    steps = []
+    for row in rows[1:]:
+        size_ratio = row.megabytes / base.megabytes
+        cpu_ratio = (row.median("ours", "cpu") or 0.0) / (base.median("ours", "cpu") or 1.0)
+        steps.append({"size": row.size, "size_ratio": round(size_ratio, 2), "cpu_ratio": round(cpu_ratio, 2),
+                      "per_size": round(cpu_ratio / size_ratio, 3)})
+    linear = all(s["per_size"] <= GROWTH_LIMIT for s in steps)
+    shown = ", ".join(f"×{s['size_ratio']:g} input: ×{s['cpu_ratio']:g} CPU ({s['per_size']:.2f})" for s in steps)
+    print(f"{'':15} growth from {base.size}: {shown} -> {'linear' if linear else 'NOT LINEAR'} "
+          f"(limit {GROWTH_LIMIT} × size ratio)", flush=True)
+    return {"case": base.case, "from": base.size, "steps": steps, "limit": GROWTH_LIMIT, "linear": linear}
 
 
-def case_reorder(work: Path, sizes: list[int], runs: int) -> list[Row]:
+# --- 1. startup -------------------------------------------------------------------------------
+
+
+def case_startup(work: Path, runs: int) -> list[Row]:
+    doc = inputs.deployment(0)
+    rl = work / "one.yaml"
+    rl.write_text(inputs.resource_list([doc], inputs.reorder_merge_config(inputs.PATCH, "kind: Deployment")))
+    expected = _kubectl_patched(work, [doc], "one")
+    out = work / "one.out"
+    ours = lambda o: run_measured([KRM_MERGE], stdin=rl, stdout=o)  # noqa: E731
+    ours(out)
+    row = Row("startup", "1 item", 1, rl.stat().st_size / 1e6, "kubectl version --client", target=Target(time=1.5))
+    row.check = check_equal_items(resource_list_items(out), expected, "startup")
+    version = ["kubectl", "version", "--client"]
+    run_measured(version)
+    alternate(row, runs, lambda: run_measured(version), same_output(ours, out, "startup"))
+    print_row(row)
+    print_import_times(rl)
+    return [row]
+
+
+def print_import_times(rl: Path) -> None:
+    """The slowest top-level imports of a one-item run (``python -X importtime``)."""
+    with open(rl, "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "krm_merge"], stdin=stdin,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=OURS_ENV or None)
+    rows = []
+    for line in proc.stderr.decode().splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative_us, name = line[len("import time:"):].split("|")
+        if not name.startswith("  "):  # nested imports are indented further
+            rows.append((int(cumulative_us), name.strip()))
+    total = sum(us for us, _ in rows)
+    top = ", ".join(f"{name} {us / 1000:.1f}" for us, name in sorted(rows, reverse=True)[:8])
+    print(f"{'':15} imports: {total / 1000:.1f} ms in top-level packages; slowest (ms): {top}")
+
+
+# --- 2. reorder-merge vs kubectl patch --local --------------------------------------------------
+
+
+def _kubectl_patch_cmd(objects: Path, patch: Path) -> list[str]:
+    return ["kubectl", "patch", "--local", "-f", str(objects), "--type", "strategic", "--patch-file", str(patch),
+            "-o", "yaml"]
+
+
+def _kubectl_patched(work: Path, docs: list[str], tag: str) -> list[Any]:
+    objects, patch, out = work / f"kubectl-{tag}.yaml", work / "patch.yaml", work / f"kubectl-{tag}.out"
+    objects.write_text(inputs.multi_doc(docs))
+    patch.write_text(inputs.PATCH)
+    run_measured(_kubectl_patch_cmd(objects, patch), stdout=out)
+    return kubectl_objects(out)
+
+
+def case_reorder(work: Path, case: str, sizes: list[int], runs: int, targets: dict[int, Target]) -> list[Row]:
+    """``case`` "reorder-merge": one patch with a kind selector; "patches": one named patch document per item."""
     rows = []
     patch = work / "patch.yaml"
     patch.write_text(inputs.PATCH)
-    config = inputs.reorder_merge_config(inputs.PATCH, "kind: Deployment")
     for count in sizes:
         docs = [inputs.deployment(n) for n in range(count)]
         objects = work / f"deployments-{count}.yaml"
         objects.write_text(inputs.multi_doc(docs))
-        rl = work / f"rl-{count}.yaml"
+        if case == "reorder-merge":
+            config = inputs.reorder_merge_config(inputs.PATCH, "kind: Deployment")
+            size = f"{count:,} Deployments"
+        else:
+            config = inputs.configmap_config("patch", [inputs.named_patch(n) for n in range(count)])
+            size = f"{count:,} × {count:,}"
+        rl = work / f"rl-{case}-{count}.yaml"
         rl.write_text(inputs.resource_list(docs, config))
-        kubectl = ["kubectl", "patch", "--local", "-f", str(objects), "--type", "strategic",
-                   "--patch-file", str(patch), "-o", "yaml"]
-        row = Row("reorder-merge", f"{count} deploy", rl.stat().st_size / 1e6,
-                  target="ratio <= 1.0, memory <= 1.5x" if count == 1000 else "growth")
-        alternate(row, runs, lambda: run_measured(kubectl), lambda: run_measured([KRM_MERGE], stdin=rl))
+        del docs
+        kubectl = _kubectl_patch_cmd(objects, patch)
+        ref_out, our_out = work / f"kubectl-{count}.out", work / f"ours-{case}-{count}.out"
+        reference = lambda o, cmd=kubectl: run_measured(cmd, stdout=o)  # noqa: E731
+        ours = lambda o, rl=rl: run_measured([KRM_MERGE], stdin=rl, stdout=o)  # noqa: E731
+        reference(ref_out)
+        ours(our_out)
+        row = Row(case, size, count, rl.stat().st_size / 1e6, "kubectl patch --local", target=targets.get(count, Target()))
+        row.check = check_equal_items(resource_list_items(our_out), kubectl_objects(ref_out), f"{case} at {count}") + \
+            " with kubectl's"
+        alternate(row, runs, same_output(reference, ref_out, "kubectl"), same_output(ours, our_out, case))
         print_row(row)
         rows.append(row)
+        for p in (rl, objects, ref_out, our_out):
+            p.unlink()
     return rows
 
 
-# --- 2. pass-through: kpt fn eval --exec krm-merge vs --exec cat ------------------------
+# --- 3. offline apply of N objects -------------------------------------------------------------
 
 
-def case_passthrough(work: Path, megabytes: list[float], runs: int) -> list[Row]:
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _expected_applied(n: int) -> dict[str, Any]:
+    """Deployment ``n`` after offline apply of :func:`inputs.desired_object` (kubectl's 3-way rules,
+    no previous last-applied: desired fields set, nothing removed, the annotation records desired)."""
+    item = yaml.load(inputs.deployment(n), Loader=LOADER)
+    desired = yaml.load(inputs.desired_object(n), Loader=LOADER)
+    item["spec"]["replicas"] = 9
+    item["spec"]["template"]["spec"]["containers"][0]["image"] = inputs.DESIRED_IMAGE.format(n=n)
+    desired["metadata"]["annotations"] = {}
+    item["metadata"]["annotations"][LAST_APPLIED] = json.dumps(desired, sort_keys=True, separators=(",", ":")) + "\n"
+    return item
+
+
+def case_apply(work: Path, sizes: list[int], runs: int) -> list[Row]:
+    rows = []
+    for count in sizes:
+        docs = [inputs.deployment(n) for n in range(count)]
+        config = inputs.configmap_config("desired", [inputs.desired_object(n) for n in range(count)])
+        rl = work / f"rl-apply-{count}.yaml"
+        rl.write_text(inputs.resource_list(docs, config))
+        del docs
+        out = work / f"ours-apply-{count}.out"
+        ours = lambda o, rl=rl: run_measured([KRM_MERGE], stdin=rl, stdout=o)  # noqa: E731
+        ours(out)
+        row = Row("offline apply", f"{count:,} objects", count, rl.stat().st_size / 1e6)
+        items = resource_list_items(out)
+        for item in items:  # the annotation is JSON: compare it as data, key order aside
+            ann = item["metadata"]["annotations"]
+            ann[LAST_APPLIED] = json.dumps(json.loads(ann[LAST_APPLIED]), sort_keys=True, separators=(",", ":")) + "\n"
+        row.check = check_equal_items(items, [_expected_applied(n) for n in range(count)], f"offline apply at {count}")
+        alternate(row, runs, None, same_output(ours, out, "offline apply"))
+        print_row(row)
+        rows.append(row)
+        rl.unlink()
+        out.unlink()
+    return rows
+
+
+# --- 4. pass-through: kpt fn eval --exec krm-merge vs --exec cat ---------------------------------
+
+
+def case_passthrough(work: Path, megabytes: list[float], runs: int, big_target: float) -> list[Row]:
     rows = []
     config = work / "fn-config.yaml"
     config.write_text(inputs.reorder_merge_config(inputs.ANNOTATE_PATCH, "labelSelector: bench/group=g0"))
@@ -162,15 +413,98 @@ def case_passthrough(work: Path, megabytes: list[float], runs: int) -> list[Row]
         pkg = work / f"pkg-{count}"
         written = inputs.write_package(pkg, count, per_file=10)
         base = ["kpt", "fn", "eval", str(pkg), "--fn-config", str(config), "-o", "stdout", "--exec"]
-        row = Row("pass-through", f"{count} res", written / 1e6,
-                  target="ratio <= 1.10" if size >= 9 else "growth")
-        alternate(row, runs, lambda: run_measured(base + ["cat"]), lambda: run_measured(base + [KRM_MERGE]))
+        ref_out, our_out = work / f"cat-{count}.out", work / f"pass-{count}.out"
+        reference = lambda o, base=base: run_measured(base + ["cat"], stdout=o)  # noqa: E731
+        ours = lambda o, base=base: run_measured(base + [KRM_MERGE], stdout=o)  # noqa: E731
+        reference(ref_out)
+        ours(our_out)
+        expected = resource_list_items(ref_out)
+        touched = 0
+        for item in expected:
+            if (item["metadata"].get("labels") or {}).get("bench/group") == "g0":
+                item["metadata"].setdefault("annotations", {})["bench.example.com/touched"] = "true"
+                touched += 1
+        row = Row("pass-through", f"{count:,} resources", count, written / 1e6, "kpt fn eval --exec cat",
+                  target=Target(time=1.10) if size >= big_target else Target())
+        row.check = check_equal_items(resource_list_items(our_out), expected, f"pass-through at {count}") + \
+            f" with cat's plus the annotation on {touched}"
+        alternate(row, runs, same_output(reference, ref_out, "kpt --exec cat"), same_output(ours, our_out, "pass-through"))
         print_row(row)
         rows.append(row)
+        shutil.rmtree(pkg)
     return rows
 
 
-# --- 3. resource-merge: krm-merge update vs kpt pkg update -------------------------------
+# --- 5. promote vs grep -rl ----------------------------------------------------------------------
+
+
+def case_promote(work: Path, files: int, runs: int) -> list[Row]:
+    root = work / "promote"
+    inputs.write_promote_tree(root, files, 50)
+    original = {p: p.read_text() for p in root.rglob("*.yaml")}
+    size = sum(len(t) for t in original.values()) / 1e6
+    grep = ["grep", "-rl", "$promotion", str(root)]
+    counter = iter(range(10**6))
+    last = [""]
+
+    def ours() -> Sample:
+        # A new value each run, so every run rewrites the 50 marked files.
+        last[0] = f"2.0.{next(counter)}"
+        return run_measured([KRM_MERGE, "promote", str(root), "--pipeline", "default/podinfo",
+                             "--environment", "prod", "--value", last[0]])
+
+    def check() -> str:
+        marked = 0
+        for path, text in original.items():
+            now = path.read_text()
+            if "$promotion" in text:
+                marked += 1
+                old = re.search(r"image: (\S+) #", text).group(1)  # type: ignore[union-attr]
+                want = text.replace(f"image: {old} #", f"image: {last[0]} #")
+                if now != want:
+                    raise WrongAnswer(f"promote: {path.name} is not the original with only the marked value set")
+            elif now != text:
+                raise WrongAnswer(f"promote: unmarked {path.name} changed")
+        return f"{marked} marked files changed exactly at the marker, {len(original) - marked} unchanged"
+
+    row = Row("promote", f"{files:,} files", files, size, "grep -rl '$promotion'", target=Target(time=3.0))
+    run_measured(grep)
+    ours()
+    row.check = check()
+    alternate(row, runs, lambda: run_measured(grep), ours)
+    check()
+    print_row(row)
+    return [row]
+
+
+def promote_rows(work: Path, quick: bool, runs: int) -> list[Row]:
+    """The promote helper's checked cases (bench/cases_promote.py) when present, else the case above."""
+    try:
+        import cases_promote  # type: ignore[import-not-found]
+    except ImportError:
+        return case_promote(work, 500 if quick else 5000, runs)
+    cases_promote.ENV = OURS_ENV
+    size = dict(files=500, markers=40, pipelines=20) if quick else {}
+    r = cases_promote.case_grep(work, runs=runs, **size)
+    grep_row = Row("promote", f"{size.get('files', 5000):,} files", size.get("files", 5000), 0.0,
+                   "grep -rl '$promotion'", target=Target(time=r["target"]),
+                   check="every file equals the expected text (cases_promote.check_tree)")
+    grep_row.reference = [Sample(r["grep_s"], r["grep_cpu_s"], 0.0)]
+    grep_row.ours = [Sample(r["ours_s"], r["ours_cpu_s"], 0.0)]
+    size2 = dict(files=8, docs=50) if quick else {}
+    r2 = cases_promote.case_command_vs_run(work, runs=runs, **size2)
+    cmd_row = Row("promote command", "40 files × 100 docs" if not quick else "8 files × 50 docs", 0, 0.0,
+                  "krm-merge run -- mode=promote", target=Target(time=r2["target"]),
+                  check="both trees equal the expected texts (cases_promote.check_tree)")
+    # cases_promote reports wall medians only here: the same figure stands for CPU.
+    cmd_row.reference = [Sample(r2["run_s"], r2["run_s"], 0.0)]
+    cmd_row.ours = [Sample(r2["command_s"], r2["command_s"], 0.0)]
+    for row in (grep_row, cmd_row):
+        print_row(row)
+    return [grep_row, cmd_row]
+
+
+# --- 6. resource-merge: krm-merge update vs kpt pkg update ------------------------------------------
 
 
 def _git(args: list[str], cwd: Path, env: dict[str, str]) -> None:
@@ -181,10 +515,28 @@ def _edit_some(pkg: Path, count: int, every: int, offset: int, value: str) -> No
     """Change ``replicas``/``retries``/``port`` of every ``every``-th resource (5% with 20)."""
     for n in range(offset, count, every):
         path = next(pkg.glob(f"team-*/res-{n}.yaml"))
-        text = path.read_text()
-        text = text.replace("  replicas: ", f"  replicas: {value}", 1) if "replicas:" in text else text
-        text = text.replace('retries: "3"', f'retries: "{value}"').replace("port: 80\n", f"port: {value}\n")
-        path.write_text(text)
+        path.write_text(_edited(path.read_text(), value))
+
+
+def _edited(text: str, value: str) -> str:
+    text = text.replace("  replicas: ", f"  replicas: {value}", 1) if "replicas:" in text else text
+    return text.replace('retries: "3"', f'retries: "{value}"').replace("port: 80\n", f"port: {value}\n")
+
+
+def _package_data(root: Path) -> dict[str, Any]:
+    """Every resource file of a package as data (the Kptfile aside: its upstream bookkeeping differs by tool)."""
+    return {p.relative_to(root).as_posix(): yaml.load(p.read_text(), Loader=LOADER)
+            for p in sorted(root.rglob("*.yaml")) if p.name != "Kptfile"}
+
+
+def _check_update(run_dir: Path, expected: dict[str, Any], what: str) -> str:
+    got = _package_data(run_dir)
+    if set(got) != set(expected):
+        raise WrongAnswer(f"{what}: files differ: {sorted(set(got) ^ set(expected))[:5]}")
+    for rel, data in expected.items():
+        if got[rel] != data:
+            raise WrongAnswer(f"{what}: {rel} is not the expected merge:\n{json.dumps(got[rel])[:600]}\n{json.dumps(data)[:600]}")
+    return f"{len(expected)} resources equal the expected merge"
 
 
 def case_update(work: Path, sizes: list[int], kpt_sizes: set[int], runs: int) -> list[Row]:
@@ -210,6 +562,12 @@ def case_update(work: Path, sizes: list[int], kpt_sizes: set[int], runs: int) ->
         _edit_some(up / "pkg", count, 20, 2, "9")  # 5% changed upstream
         _git(["commit", "-qam", "updated"], up, env)
         upstream = up / "pkg"
+        # The two edits touch different resources: the merge is local's files
+        # (with kpt's bookkeeping annotations) with upstream's edit made to them.
+        expected = _package_data(local)
+        for n in range(2, count, 20):
+            path = next(local.glob(f"team-*/res-{n}.yaml"))
+            expected[path.relative_to(local).as_posix()] = yaml.load(_edited(path.read_text(), "9"), Loader=LOADER)
         run_dir = root / "ws" / "run"
 
         def fresh() -> None:
@@ -217,123 +575,129 @@ def case_update(work: Path, sizes: list[int], kpt_sizes: set[int], runs: int) ->
             shutil.copytree(local, run_dir)
 
         kpt = ["kpt", "pkg", "update", "run"]
-        ours = [KRM_MERGE, "update", str(run_dir), "--origin", str(origin), "--upstream", str(upstream)]
+        ours_cmd = [KRM_MERGE, "update", str(run_dir), "--origin", str(origin), "--upstream", str(upstream)]
+        row = Row("resource-merge", f"{count:,} resources", count, written / 1e6, "kpt pkg update",
+                  target=Target(time=0.02) if count >= 2000 else Target())
+        checks = []
+        run_measured(ours_cmd, prepare=fresh)
+        checks.append(_check_update(run_dir, expected, f"krm-merge update at {count}"))
         with_kpt = count in kpt_sizes
-        row = Row("resource-merge", f"{count} res", written / 1e6,
-                  target="ratio <= 0.02" if count >= 2000 else "growth (the target is at 2,000)")
-        alternate(row, runs,
-                  lambda: run_measured(kpt, cwd=root / "ws", env=env, prepare=fresh),
-                  lambda: run_measured(ours, prepare=fresh),
-                  reference_runs=1 if with_kpt else 0)
-        if row.reference:
-            print_row(row)
-        else:
-            our_w = row.median("ours", "wall")
-            print(f"{row.case:<15} {row.size:>12} {row.megabytes:7.2f} | {'(no kpt)':>8} {our_w:8.3f}"
-                  f"        | {'':7} {row.median('ours', 'cpu'):7.3f}        | {'':6} "
-                  f"{row.median('ours', 'rss_mb'):6.0f}        | {our_w / row.megabytes:6.2f} | {row.target}", flush=True)
+        if with_kpt:  # kpt's run is slow: the checked run is also the timed one
+            row.reference.append(run_measured(kpt, cwd=root / "ws", env=env, prepare=fresh))
+            _check_update(run_dir, expected, f"kpt pkg update at {count}")
+            checks.append("kpt's result too")
+
+        def ours() -> Sample:
+            sample = run_measured(ours_cmd, prepare=fresh)
+            _check_update(run_dir, expected, f"krm-merge update at {count}")
+            return sample
+
+        alternate(row, runs, None, ours)
+        row.check = ", ".join(checks)
+        print_row(row)
         rows.append(row)
+        shutil.rmtree(root)
     return rows
 
 
-# --- 4. promote vs grep -rl ----------------------------------------------------------------
+# --- main ---------------------------------------------------------------------------------------------
+
+CASES = ("startup", "reorder", "patches", "apply", "passthrough", "promote", "update")
 
 
-def case_promote(work: Path, files: int, runs: int) -> list[Row]:
-    root = work / "promote"
-    inputs.write_promote_tree(root, files, 50)
-    size = sum(p.stat().st_size for p in root.rglob("*.yaml")) / 1e6
-    grep = ["grep", "-rl", "$promotion", str(root)]
-    counter = iter(range(10**6))
+def machine() -> dict[str, Any]:
+    def first_line(cmd: list[str]) -> str:
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip().splitlines()[0]
+        except (OSError, IndexError):
+            return "?"
 
-    def ours() -> Sample:
-        # A new value each run, so every run rewrites the 50 marked files.
-        value = f"2.0.{next(counter)}"
-        return run_measured([KRM_MERGE, "promote", str(root), "--pipeline", "default/podinfo",
-                             "--environment", "prod", "--value", value])
-
-    row = Row("promote", f"{files} files", size, target="ratio <= 3")
-    alternate(row, runs, lambda: run_measured(grep), ours)
-    print_row(row)
-    return [row]
-
-
-# --- 5. startup -----------------------------------------------------------------------------
-
-
-def case_startup(work: Path, runs: int) -> list[Row]:
-    rl = work / "one.yaml"
-    rl.write_text(inputs.resource_list([inputs.deployment(0)], inputs.reorder_merge_config(inputs.PATCH, "kind: Deployment")))
-    row = Row("startup", "1 item", rl.stat().st_size / 1e6, target="ratio <= 1.5")
-    alternate(row, runs, lambda: run_measured(["kubectl", "version", "--client"]),
-              lambda: run_measured([KRM_MERGE], stdin=rl))
-    print_row(row)
-    print_import_times(rl)
-    return [row]
-
-
-def print_import_times(rl: Path) -> None:
-    """The slowest top-level imports of a one-item run (``python -X importtime``)."""
-    with open(rl, "rb") as stdin:
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "krm_merge"], stdin=stdin,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=OURS_ENV or None)
-    rows = []
-    for line in proc.stderr.decode().splitlines():
-        if not line.startswith("import time:") or "cumulative" in line:
-            continue
-        _, cumulative_us, name = line[len("import time:"):].split("|")
-        if not name.startswith("  "):  # nested imports are indented further
-            rows.append((int(cumulative_us), name.strip()))
-    total = sum(us for us, _ in rows)
-    top = ", ".join(f"{name} {us / 1000:.1f}" for us, name in sorted(rows, reverse=True)[:8])
-    print(f"{'':15} imports: {total / 1000:.1f} ms in top-level packages; slowest (ms): {top}")
-
-
-# --- main -----------------------------------------------------------------------------------
-
-CASES = ("startup", "reorder", "passthrough", "promote", "update")
+    cpu = "?"
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {
+        "cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "system": platform.platform(),
+        "kubectl": first_line(["kubectl", "version", "--client"]).replace("Client Version: ", ""),
+        "kpt": first_line(["kpt", "version"]),
+        "load_average_start": round(os.getloadavg()[0], 2),
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, kpt pkg update at 500 resources only")
     parser.add_argument("--only", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
-    parser.add_argument("--runs", type=int, default=0, help="runs per command (default 3 quick / 5 full)")
+    parser.add_argument("--runs", type=int, default=0, help="timed runs per command (default 3 quick / 5 full)")
+    parser.add_argument("--json", default="", help="where to write the results (default: bench/results.json for a "
+                        "full run of every case, bench/out/results-quick.json otherwise)")
     args = parser.parse_args()
     chosen = [c.strip() for c in args.only.split(",") if c.strip()]
     unknown = [c for c in chosen if c not in CASES]
     if unknown:
         parser.error(f"unknown case {unknown[0]!r}; cases: {', '.join(CASES)}")
     runs = args.runs or (3 if args.quick else 5)
-    print(f"krm-merge benchmarks ({'quick' if args.quick else 'full'}), {os.cpu_count()} CPUs, "
-          f"Python {sys.version.split()[0]}, {runs} runs per command; medians")
+    complete = not args.quick and set(chosen) == set(CASES)
+    json_path = Path(args.json) if args.json else (HERE / "results.json" if complete else HERE / "out" / "results-quick.json")
+    info = machine()
+    started_at = datetime.datetime.now(datetime.timezone.utc)
+    print(f"krm-merge benchmarks ({'quick' if args.quick else 'full'}), {info['cpus']} CPUs, Python {info['python']}, "
+          f"{runs} timed runs per command after a checked run; medians; targets judged on CPU time")
     print(HEADER)
     started = time.perf_counter()
+    rows: list[Row] = []
+    growths: list[dict[str, Any]] = []
+    small = [62, 250, 1000]
+    full = [1000, 4000, 16000]
     with tempfile.TemporaryDirectory(prefix="krm-merge-bench-") as tmp:
         work = Path(tmp)
         OURS_ENV.update({k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
         OURS_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         try:
             if "startup" in chosen:
-                case_startup(work, runs * 3)
+                rows += case_startup(work, runs * 3)
             if "reorder" in chosen:
-                # ×1, ×4, ×16; the 1,000-Deployment target is in both modes.
-                case_reorder(work, [62, 250, 1000] if args.quick else [1000, 4000, 16000], runs)
+                got = case_reorder(work, "reorder-merge", small if args.quick else full, runs,
+                                   {1000: Target(time=1.0, memory=1.5), 16000: Target(memory=1.5)})
+                rows += got
+                growths.append(growth(got))
+            if "patches" in chosen:
+                got = case_reorder(work, "patches", small if args.quick else full, runs,
+                                   {1000: Target(time=1.0, memory=1.5)})
+                rows += got
+                growths.append(growth(got))
+            if "apply" in chosen:
+                got = case_apply(work, small if args.quick else full, runs)
+                rows += got
+                growths.append(growth(got))
             if "passthrough" in chosen:
                 # ×1, ×4, ×16: the 10 MB target is the largest full size.
                 sizes = [0.04, 0.156, 0.625] if args.quick else [0.625, 2.5, 10.0]
-                case_passthrough(work, sizes, runs)
+                got = case_passthrough(work, sizes, max(1, runs - 3) if not args.quick else runs, 9.0)
+                rows += got
+                growths.append(growth(got))
             if "promote" in chosen:
-                case_promote(work, 5000, runs)
+                rows += promote_rows(work, args.quick, runs)
             if "update" in chosen:
-                if args.quick:
-                    case_update(work, [500, 2000], {500}, runs)
-                else:
-                    case_update(work, [500, 2000], {500, 2000}, runs)
-        except CommandFailed as err:
+                got = case_update(work, [500, 2000], {500} if args.quick else {500, 2000}, runs)
+                rows += got
+                growths.append(growth(got))
+        except (CommandFailed, WrongAnswer) as err:
             print(f"bench: error: {err}", file=sys.stderr)
             return 1
-    print(f"total {time.perf_counter() - started:.0f} s")
+    total = time.perf_counter() - started
+    print(f"total {total:.0f} s")
+    result = {
+        "date": started_at.strftime("%Y-%m-%d %H:%M UTC"), "mode": "quick" if args.quick else "full",
+        "runs": runs, "seconds": round(total), "machine": dict(info, load_average_end=round(os.getloadavg()[0], 2)),
+        "judged_on": "CPU time (user+sys) and peak RSS, medians", "growth_limit": GROWTH_LIMIT,
+        "rows": [r.to_json() for r in rows], "growth": growths,
+    }
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"results: {json_path}")
     return 0
 
 

@@ -58,10 +58,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def function_main() -> int:
     """KRM function mode: read stdin, write stdout, exit 1 on error results."""
-    from krm_merge.runner import run_function_with_results
+    from krm_merge.runner import run_function_streams
 
-    out, code, results = run_function_with_results(sys.stdin.buffer.read())
-    sys.stdout.buffer.write(out.encode("utf-8"))
+    code, results = run_function_streams(sys.stdin.buffer, sys.stdout.buffer)
     sys.stdout.flush()
     if os.environ.get("LOG_TO_STDERR") == "true":
         # kustomize sets this and shows only stderr (never the results) to its users.

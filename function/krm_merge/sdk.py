@@ -376,19 +376,29 @@ def run_text(fn: FunctionFn, text: str | bytes, *, name: str | None = None) -> t
     return out, code
 
 
+def read_input(text: str | bytes) -> tuple[ResourceList, bool]:
+    """The input's ResourceList and True, or an empty one holding the error result and False.
+
+    Internal (not in ``__all__``): the one way every entry point reads a
+    ResourceList (size bound, UTF-8, nesting).
+    """
+    try:
+        check_size(len(text), "the input")
+        return read_resource_list(text), True
+    except KrmMergeError as err:
+        failure = result_of(err)
+    except RecursionError:
+        failure = Result(_TOO_DEEP, "error")
+    rl = ResourceList()
+    rl.results.append(failure)
+    return rl, False
+
+
 def run_text_with_results(fn: FunctionFn, text: str | bytes, name: str) -> tuple[str, int, Results]:
     """:func:`run_text` plus the results (the krm-merge CLI logs them). Internal."""
     with collecting_duplicate_keys() as duplicates:
-        try:
-            check_size(len(text), "the input")
-            rl = read_resource_list(text)
-        except KrmMergeError as err:
-            rl = ResourceList()
-            rl.results.append(result_of(err))
-        except RecursionError:
-            rl = ResourceList()
-            rl.results.append(Result(_TOO_DEEP, "error"))
-        else:
+        rl, readable = read_input(text)
+        if readable:
             call_reporting_errors(fn, rl, name)
         report_duplicate_keys(rl.results, duplicates)
     return write_resource_list(rl), rl.results.exit_code(), rl.results

@@ -61,11 +61,19 @@ class ItemViews:
     def mark_changed(self, rt: Any = None) -> None:
         """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
         self.changed = True
+        self.input_bytes = None  # never written once the item changed: one copy of the item in memory
         self.header = None
         self._data = UNSET
         self._fast = None
         self._copy_origin = None
         self._rt = rt
+
+    def forget_data(self) -> None:
+        """Drop the parsed views (data, positions) while no round-trip tree holds edits."""
+        if self._rt is None:
+            self._data = UNSET
+            self._fast = None
+            self._copy_origin = None
 
     @property
     def has_tree(self) -> bool:

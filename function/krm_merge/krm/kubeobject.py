@@ -231,6 +231,14 @@ class KubeObject:
         """
         return self._views.copy_data()
 
+    def forget_data(self) -> None:
+        """Drop the parsed views of the text (data, positions); :attr:`data` re-reads it on demand.
+
+        A mode that edits thousands of items once each calls this after each
+        edit, so only the items' texts stay in memory, not their parsed trees.
+        """
+        self._views.forget_data()
+
     def get(self, path: str | Sequence[PathPart], default: Any = None) -> Any:
         """The value at ``path`` (``"spec.containers[0].image"`` or a tuple)."""
         return get_path(self.data, parse_path(path), default)

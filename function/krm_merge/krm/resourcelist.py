@@ -63,32 +63,37 @@ def read_resource_list(text: str) -> ResourceList:
     return rl
 
 
+# The only lines the reader looks at one by one: column-0 lines outside item
+# blocks (top-level keys, comments, markers).  Splitting the whole input into
+# lines would hold a string per line of every item at once (3× the input).
+_COLUMN0 = re.compile(r"^[^ \n-].*", re.M)
+_ITEM_START = re.compile(r"^-(?: |$)", re.M)
+
+
 def _read_fast(text: str) -> ResourceList | None:
     """Split kyaml-shaped text into item blocks; None if the shape is different."""
     if "\r" in text or "\t" in text[:1]:
         return None
-    lines = text.split("\n")
-    sections: dict[str, tuple[int, int]] = {}
+    sections: dict[str, tuple[int, int]] = {}  # key -> character range of its block
     scalars: dict[str, str] = {}
     current: str | None = None
     start = 0
-    for i, line in enumerate(lines):
-        if not line or line[0] in " -":
-            continue
+    for m in _COLUMN0.finditer(text):
+        line, at = m.group(), m.start()
         if line[0] == "#":
             if current == "items":
                 return None  # a column-0 comment between items: cannot tell whose
             continue
         if line in ("---", "..."):
-            if i == 0 or (line == "..." and not any(lines[i + 1 :])):
+            if at == 0 or (line == "..." and not text[m.end():].strip("\n")):
                 continue
             return None
-        m = _TOP_KEY.match(line)
-        if m is None:
+        km = _TOP_KEY.match(line)
+        if km is None:
             return None
         if current is not None:
-            sections[current] = (start, i)
-        key, value = m.group(1), m.group(2)
+            sections[current] = (start, at)
+        key, value = km.group(1), km.group(2)
         if key in sections or key in scalars:
             return None
         if value:
@@ -105,9 +110,9 @@ def _read_fast(text: str) -> ResourceList | None:
             scalars[key] = value
             current = None
             continue
-        current, start = key, i + 1
+        current, start = key, m.end() + 1
     if current is not None:
-        sections[current] = (start, len(lines))
+        sections[current] = (start, len(text))
     api_version = _unquote(scalars.get("apiVersion", ""))
     kind = _unquote(scalars.get("kind", ""))
     if not _is_list_kind(api_version, kind):
@@ -115,7 +120,7 @@ def _read_fast(text: str) -> ResourceList | None:
     rl = ResourceList(api_version=api_version, kind=kind)
     if "items" in sections:
         a, b = sections["items"]
-        blocks = _split_items(lines[a:b])
+        blocks = _split_items(text, a, b)
         if blocks is None:
             return None
         rl.items = [
@@ -124,24 +129,28 @@ def _read_fast(text: str) -> ResourceList | None:
         ]
     if "functionConfig" in sections:
         a, b = sections["functionConfig"]
-        body = _dedent_block(lines[a:b])
+        body = _dedent_block(text[a:b].split("\n"))
         if body is None:
             return None
         rl.function_config = KubeObject(body, what="functionConfig")
     return rl
 
 
-def _split_items(lines: list[str]) -> list[tuple[str, str]] | None:
-    """Cut the lines of ``items:`` into (exact block, dedented text) pairs."""
-    starts = [i for i, line in enumerate(lines) if line.startswith("-") and (len(line) == 1 or line[1] == " ")]
+def _split_items(text: str, start: int, end: int) -> list[tuple[str | None, str]] | None:
+    """Cut ``text[start:end]``, the lines of ``items:``, into (exact block, dedented text) pairs.
+
+    The block is None when indenting the text again gives it back (the
+    writer does that): most items then hold one copy of their bytes, not two.
+    """
+    starts = [m.start() for m in _ITEM_START.finditer(text, start, end)]
     if not starts:
-        return [] if not any(line.strip() for line in lines) else None
-    if any(line.strip() for line in lines[: starts[0]]):
+        return [] if not text[start:end].strip() else None
+    if text[start: starts[0]].strip():
         return None
     out = []
-    bounds = starts + [len(lines)]
+    bounds = starts + [end]
     for a, b in zip(bounds, bounds[1:]):
-        chunk = lines[a:b]
+        chunk = text[a:b].split("\n")
         while len(chunk) > 1 and chunk[-1] == "":
             chunk.pop()
         block = "\n".join(chunk) + "\n"
@@ -150,8 +159,8 @@ def _split_items(lines: list[str]) -> list[tuple[str, str]] | None:
         if body is None:
             return None
         # `- # comment` makes the comment the item's head comment.
-        text = first + "\n" + body if first else body
-        out.append((block, text))
+        item_text = first + "\n" + body if first else body
+        out.append((None if indent_item(item_text) == block else block, item_text))
     return out
 
 
@@ -295,20 +304,24 @@ _INDENT_NONEMPTY = re.compile(r"\n(?=[^\n])")
 
 def write_resource_list(rl: ResourceList, *, include_function_config: bool = True) -> str:
     """Print the ResourceList; unchanged items are their original bytes."""
-    parts = [f"apiVersion: {rl.api_version}\n", f"kind: {rl.kind}\n"]
+    return "".join(resource_list_parts(rl, include_function_config=include_function_config))
+
+
+def resource_list_parts(rl: ResourceList, *, include_function_config: bool = True) -> Iterator[str]:
+    """The printed ResourceList piece by piece, for writing without one big copy of it."""
+    yield f"apiVersion: {rl.api_version}\nkind: {rl.kind}\n"
     if rl.items:
-        parts.append("items:\n")
+        yield "items:\n"
         for item in rl.items:
             block = item.source_block
-            parts.append(block if block is not None else indent_item(item.text))
+            yield block if block is not None else indent_item(item.text)
     else:
-        parts.append("items: []\n")
+        yield "items: []\n"
     if include_function_config and rl.function_config is not None:
-        parts.append("functionConfig:\n")
-        parts.append(_indent(rl.function_config.text))
+        yield "functionConfig:\n"
+        yield _indent(rl.function_config.text)
     if rl.results:
-        parts.append(yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
-    return "".join(parts)
+        yield yamlio.dump_data({"results": [r.to_dict() for r in rl.results]})
 
 
 def indent_item(text: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from krm_merge.errors import ConfigError
 from krm_merge.krm.kubeobject import KubeObject
@@ -82,11 +82,125 @@ def select(items: Iterable[KubeObject], selector: Selector, *, include_local_con
     ]
 
 
+class ItemIndex:
+    """Items by kind, name, label and annotation, for many lookups in one run.
+
+    Finding the targets of N patches among M items by scanning is O(N × M);
+    the index hands :meth:`select` a short candidate list instead, which
+    :meth:`Selector.matches` then confirms, so the answer is exactly what a
+    scan gives, in item order.  Each table is built on the first lookup that
+    needs it (a single patch on a 100 MB package builds one, or none), and a
+    table is cheap: a bucket is the item itself until a second item shares
+    its key.  An edit is reported by calling :meth:`identity` before it and
+    :meth:`refresh` after it; buckets only ever gain items (a stale entry is
+    filtered out by ``matches``), so a refresh costs O(the item's keys).
+    """
+
+    def __init__(self, items: Iterable[KubeObject]) -> None:
+        self._items = list(items)
+        self._tables: dict[str, dict[Any, Any]] = {}
+        self._position: dict[int, int] | None = None  # built once an edit re-files an item
+
+    @staticmethod
+    def identity(obj: KubeObject) -> tuple[Any, ...]:
+        """What the tables file ``obj`` under; pass it to :meth:`refresh` after editing ``obj``."""
+        return obj.kind, obj.name, obj.labels, obj.annotations
+
+    def refresh(self, obj: KubeObject, before: tuple[Any, ...]) -> None:
+        """File ``obj`` under the keys it gained by an edit (``before`` from :meth:`identity`)."""
+        after = self.identity(obj)
+        if after == before:
+            return
+        refiled = False
+        for table, buckets in self._tables.items():
+            old_keys = set(_KEYS[table](before))
+            for key in _KEYS[table](after):
+                if key not in old_keys:
+                    _put(buckets, key, obj)
+                    refiled = True
+        if refiled and self._position is None:
+            self._position = {id(o): n for n, o in enumerate(self._items)}
+
+    def named(self, kind: str, name: str) -> list[KubeObject]:
+        """Items of exactly this kind and name (any namespace/apiVersion), in item order."""
+        return [o for o in self._ordered(self._bucket("kind+name", (kind, name))) if o.kind == kind and o.name == name]
+
+    def sharing(self, kind: str | None, name: str | None) -> list[KubeObject]:
+        """Items with this kind or this name, in item order (near misses for messages)."""
+        found = (self._bucket("kind", kind) if kind else []) + (self._bucket("name", name) if name else [])
+        return [o for o in self._ordered(found) if (kind and o.kind == kind) or (name and o.name == name)]
+
+    def select(self, selector: Selector, *, include_local_config: bool = False) -> list[KubeObject]:
+        """Same answer as :func:`select` over all items, from the narrowest candidate list."""
+        return [
+            obj for obj in self._candidates(selector)
+            if (include_local_config or not obj.is_local_config) and selector.matches(obj)
+        ]
+
+    def _candidates(self, selector: Selector) -> list[KubeObject]:
+        options: list[list[KubeObject]] = []
+        literal_name = selector.name is not None and not _is_pattern(selector.name)
+        if selector.kind is not None and literal_name:
+            options.append(self._bucket("kind+name", (selector.kind, selector.name)))
+        elif literal_name:
+            options.append(self._bucket("name", selector.name))
+        elif selector.kind is not None:
+            options.append(self._bucket("kind", selector.kind))
+        options += [self._bucket("labels", pair) for pair in selector.labels.items()]
+        options += [self._bucket("annotations", pair) for pair in selector.annotations.items()]
+        if not options:
+            return self._items
+        return self._ordered(min(options, key=len))
+
+    def _bucket(self, table: str, key: Any) -> list[KubeObject]:
+        buckets = self._tables.get(table)
+        if buckets is None:
+            buckets = self._tables[table] = {}
+            keys_of = _KEYS[table]
+            for obj in self._items:
+                for k in keys_of(self.identity(obj)):
+                    _put(buckets, k, obj)
+        found = buckets.get(key)
+        return [] if found is None else found if isinstance(found, list) else [found]
+
+    def _ordered(self, objs: list[KubeObject]) -> list[KubeObject]:
+        """Item order without repeats (only re-filed items can be out of order or repeated)."""
+        position = self._position
+        if position is None or len(objs) < 2:
+            return objs
+        unique = {id(o): o for o in objs}
+        return sorted(unique.values(), key=lambda o: position[id(o)])
+
+
+def _put(buckets: dict[Any, Any], key: Any, obj: KubeObject) -> None:
+    found = buckets.get(key)
+    if found is None:
+        buckets[key] = obj
+    elif isinstance(found, list):
+        found.append(obj)
+    else:
+        buckets[key] = [found, obj]
+
+
+# Keys of each table, from an identity (kind, name, labels, annotations).
+_KEYS: dict[str, Callable[[tuple[Any, ...]], Iterable[Any]]] = {
+    "kind+name": lambda ident: ((ident[0], ident[1]),),
+    "kind": lambda ident: (ident[0],),
+    "name": lambda ident: (ident[1],),
+    "labels": lambda ident: ident[2].items(),
+    "annotations": lambda ident: ident[3].items(),
+}
+
+
+def _is_pattern(name: str) -> bool:
+    return any(ch in name for ch in "^$*+?[](){}|\\")
+
+
 def _name_matches(pattern: str, name: str) -> bool:
     # kustomize targets accept regular expressions for names.
     if pattern == name:
         return True
-    if not any(ch in pattern for ch in "^$*+?[](){}|\\"):
+    if not _is_pattern(pattern):
         return False
     try:
         return re.fullmatch(pattern, name) is not None

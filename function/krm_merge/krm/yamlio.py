@@ -40,12 +40,54 @@ def _load_all_fast(text: str) -> list[Any] | None:
     """The documents of ``text`` by the fast reader, or None if it declines any."""
     from krm_merge.krm import fastyaml
 
-    if _DOCUMENT_MARKER.search(text):
-        return None  # several documents or markers: libyaml splits them
     if not text.strip():
         return None
-    parsed = fastyaml.parse(text)
-    return None if parsed is None else [parsed.data]
+    if not _DOCUMENT_MARKER.search(text):
+        parsed = fastyaml.parse(text)
+        return None if parsed is None else [parsed.data]
+    pieces = _split_documents(text)
+    if pieces is None:
+        return None
+    out: list[Any] = []
+    for piece in pieces:
+        if _only_comments(piece):
+            out.append(None)  # an empty document between markers
+            continue
+        parsed = fastyaml.parse(piece)
+        if parsed is None:
+            return None
+        out.append(parsed.data)
+    return out
+
+
+def _split_documents(text: str) -> list[str] | None:
+    """The documents between bare ``---`` lines, as libyaml counts them.
+
+    Many patches arrive as one ``---``-separated string; reading each piece
+    with the fast reader keeps that linear and off PyYAML's Python
+    constructor.  A marker that is not a bare ``---`` line (``--- |``,
+    ``...``, directives) is left to libyaml: None.  Text before the first
+    marker is a document only if it holds more than comments.
+    """
+    lines = text.split("\n")
+    pieces: list[str] = []
+    current: list[str] = []
+    for line in lines:
+        if line.startswith(("---", "...", "%")):
+            if line.rstrip() != "---":
+                return None
+            pieces.append("\n".join(current) + "\n")
+            current = []
+        else:
+            current.append(line)
+    pieces.append("\n".join(current) + "\n")
+    if _only_comments(pieces[0]):
+        pieces.pop(0)
+    return pieces
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.lstrip().startswith("#") for line in text.split("\n"))
 
 
 _DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.)(?:[ \t]|$)", re.M)

@@ -18,7 +18,7 @@ from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
-from krm_merge.krm.selectors import Selector, select
+from krm_merge.krm.selectors import ItemIndex, Selector
 
 SERVER_ONLY_CHOICES = ("interleave", "first")
 CONFIGMAP_KEYS = ("patch", "serverOnlyItems", "desired", "mergeKeys")
@@ -178,18 +178,19 @@ def _merge_keys(value: Any, key: str) -> tuple[MergeKey, ...]:
 def run(rl: ResourceList, config: Config) -> None:
     """Apply every patch to its targets, then every desired object."""
     registry = _registry(rl, config)
+    index = ItemIndex(rl.items)  # one lookup per patch instead of a scan of every item
     for patch in config.patches:
-        targets = _targets(rl, patch)
+        targets = _targets(index, patch)
         if not targets:
-            message = f"{patch.label} matches no item ({_describe_target(patch)})" + _near_misses(rl, patch)
+            message = f"{patch.label} matches no item ({_describe_target(patch)})" + _near_misses(index, patch)
             if patch.optional:
                 rl.results.warning(message, tags={"patch": patch.label})
                 continue
             raise KrmError(message, tags={"patch": patch.label})
         for obj in targets:
-            _apply_one(obj, patch, registry, config, rl)
+            _apply_one(obj, patch, registry, config, rl, index)
     if config.desired:
-        _apply_desired(rl, config, registry)
+        _apply_desired(rl, config, registry, index)
 
 
 def _registry(rl: ResourceList, config: Config) -> Any:
@@ -203,10 +204,10 @@ def _registry(rl: ResourceList, config: Config) -> Any:
         raise KrmError(f"cannot build the schema: {err}") from None
 
 
-def _targets(rl: ResourceList, patch: Patch) -> list[KubeObject]:
+def _targets(index: ItemIndex, patch: Patch) -> list[KubeObject]:
     if patch.target is not None:
         explicit_kind = patch.target.kind is not None
-        return select(rl.items, patch.target, include_local_config=explicit_kind)
+        return index.select(patch.target, include_local_config=explicit_kind)
     body = patch.body
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     kind, name = body.get("kind"), meta.get("name")
@@ -216,17 +217,18 @@ def _targets(rl: ResourceList, patch: Patch) -> list[KubeObject]:
             "or use the typed config with a `target` selector",
             tags={"patch": patch.label},
         )
-    return _items_named_by(rl.items, body, api_version_optional=True)
+    return _items_named_by(index, body, api_version_optional=True)
 
 
-def _items_named_by(items: list[KubeObject], body: dict[str, Any], *, api_version_optional: bool) -> list[KubeObject]:
+def _items_named_by(index: ItemIndex, body: dict[str, Any], *, api_version_optional: bool) -> list[KubeObject]:
     """Items with the kind, name (and apiVersion, namespace when given) of ``body``."""
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     api_version, kind, name, namespace = body.get("apiVersion"), body.get("kind"), meta.get("name"), meta.get("namespace")
+    if not isinstance(kind, str) or not isinstance(name, str):
+        return []  # items' kinds and names are strings: `kind: 1` names nothing
     return [
-        obj for obj in items
-        if obj.kind == kind and obj.name == name
-        and ((api_version_optional and not api_version) or obj.api_version == api_version)
+        obj for obj in index.named(kind, name)
+        if ((api_version_optional and not api_version) or obj.api_version == api_version)
         and (namespace is None or obj.namespace == namespace)
     ]
 
@@ -240,27 +242,41 @@ def _describe_target(patch: Patch) -> str:
     return f"{patch.body.get('apiVersion', '')} {patch.body.get('kind')}/{ns}{name}".strip()
 
 
-def _near_misses(rl: ResourceList, patch: Patch) -> str:
+def _near_misses(index: ItemIndex, patch: Patch) -> str:
     """Items that share the kind or the name of the wanted target."""
     if patch.target is not None:
         kind, name = patch.target.kind, patch.target.name
     else:
         meta = patch.body.get("metadata") or {}
         kind, name = patch.body.get("kind"), meta.get("name") if isinstance(meta, dict) else None
-    near = [obj.display() for obj in rl.items if (kind and obj.kind == kind) or (name and obj.name == name)]
+    near = [obj.display() for obj in index.sharing(_str_or_none(kind), _str_or_none(name))]
     if not near:
         return ""
     shown = ", ".join(near[:5]) + (f" and {len(near) - 5} more" if len(near) > 5 else "")
     return f"; near misses: {shown}"
 
 
-def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl: ResourceList) -> None:
+def _data_identity(data: Any) -> tuple[Any, ...]:
+    """What selectors read of an item: apiVersion, kind and the metadata that names it."""
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    return (data.get("apiVersion"), data.get("kind"), meta.get("name"), meta.get("namespace"),
+            meta.get("labels"), meta.get("annotations"))
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl: ResourceList,
+               index: ItemIndex) -> None:
     from krm_merge.smp.apply import apply_patch
     from krm_merge.smp.errors import SmpError
 
     schema = registry.for_object(obj.api_version, obj.kind)
     _warn_stand_in(rl, registry, obj, patch.label)
     replaced: list[str] = []
+    before = index.identity(obj)
     try:
         result = apply_patch(obj.copy_data(), patch.body, schema, server_only_items=config.server_only_items,
                              on_schemaless_replace=replaced.append)
@@ -272,7 +288,7 @@ def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl:
     if not isinstance(result, dict) or not result:
         raise KrmError(f"{patch.label} deletes the whole object; remove the item instead", obj,
                        tags={"patch": patch.label})
-    obj.set_data(result)
+    _store(obj, result, before, index)
     for path in replaced:
         declared = re.sub(r"\[[^]]*\]", "", path)
         rl.results.warning(
@@ -282,6 +298,15 @@ def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl:
             "or include the kind's CustomResourceDefinition",
             obj, field=path, tags={"patch": patch.label},
         )
+
+
+def _store(obj: KubeObject, result: dict[str, Any], before: tuple[Any, ...], index: ItemIndex) -> None:
+    """Write the patched data back; re-file the item if its identity changed."""
+    changed_identity = _data_identity(result) != _data_identity(obj.data)
+    obj.set_data(result)
+    if changed_identity:  # cheaper than re-reading the header of every edited item
+        index.refresh(obj, before)
+    obj.forget_data()  # 16,000 parsed Deployments would triple the memory; the text is enough
 
 
 def _warn_stand_in(rl: ResourceList, registry: Any, obj: KubeObject, label: str) -> None:
@@ -306,22 +331,23 @@ def _schema_hint(message: str, obj: KubeObject) -> str:
     )
 
 
-def _apply_desired(rl: ResourceList, config: Config, registry: Any) -> None:
+def _apply_desired(rl: ResourceList, config: Config, registry: Any, index: ItemIndex) -> None:
     from krm_merge.smp.errors import SmpError
     from krm_merge.smp.kubectl_apply import apply_desired
 
     for n, desired in enumerate(config.desired):
         meta = desired.get("metadata") if isinstance(desired.get("metadata"), dict) else {}
         kind, name = desired.get("kind"), meta.get("name")
-        live = _items_named_by(rl.items, desired, api_version_optional=False)
+        live = _items_named_by(index, desired, api_version_optional=False)
         if not live:
             raise KrmError(f"desired object {n + 1} ({kind}/{name}) matches no item; "
                            "offline apply only updates objects present in the package")
         for obj in live:
             schema = registry.for_object(obj.api_version, obj.kind)
             _warn_stand_in(rl, registry, obj, f"desired object {n + 1}")
+            before = index.identity(obj)
             try:
                 result = apply_desired(obj.copy_data(), desired, schema)
             except SmpError as err:
                 raise KrmError(f"desired object {n + 1}: {err.message}", obj, err.path or None) from None
-            obj.set_data(result)
+            _store(obj, result, before, index)

@@ -83,7 +83,7 @@ _EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP = 0, 1, 2, 3, 4
 _BLANK: tuple = ()
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=8192)
 def _line_info(line: str) -> tuple:
     """What one structure line says, independent of where it is (so it is memoised:
     lines repeat across items).  ``_BLANK`` for blank and comment lines;

@@ -48,8 +48,20 @@ def render_entry(key: Any, value: Any, indent: int) -> list[str]:
         if not value:
             return [head + (" {}" if isinstance(value, dict) else " []")]
         return [head] + render_block(value, indent)
+    if isinstance(value, str) and _plain_literal(value):
+        # kubectl's last-applied-configuration: one JSON line and a newline.
+        # The ruamel path writes such strings as a `|` block at indent + 2.
+        return [head + " |"] + [pad + "  " + line for line in value[:-1].split("\n")]
     text = scalar_text(value, "plain")
     return [head + " " + text if text else head]
+
+
+def _plain_literal(value: str) -> bool:
+    """A string a `|` block (clip chomping, no indicator) holds line for line."""
+    if not value.endswith("\n") or not value.isascii():
+        return False
+    lines = value[:-1].split("\n")
+    return all(line and line.isprintable() and line == line.strip() for line in lines)
 
 
 def render_block(value: Any, key_col: int) -> list[str]:
