@@ -272,11 +272,12 @@ def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any
     for screened in files:
         if PIPELINE_GROUP.encode() not in screened.data:
             continue
-        import yaml  # only when a file may hold a Pipeline
+        from krm_merge.errors import KrmMergeError  # only when a file may hold a Pipeline
+        from krm_merge.yaml.load import load_all_data
 
         try:
-            docs = list(yaml.load_all(decode(screened.data)[0], Loader=yaml.CSafeLoader))
-        except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
+            docs = load_all_data(decode(screened.data)[0], screened.rel)
+        except (KrmMergeError, UnicodeDecodeError, RecursionError):
             continue  # reported when it also holds markers; otherwise not ours
         found = find_pipeline(docs, ref)
         if found is not None:

@@ -92,26 +92,37 @@ def main(argv: list[str]) -> int:
     if (args.origin is None) != (args.upstream is None):
         sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
         return 2
-    try:
-        if args.origin is not None:
-            local = Path(args.package)
-            plan = plan_update(
-                local, Path(args.origin), Path(args.upstream),
-                strategy=args.strategy or "resource-merge", conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-            )
-        else:
-            from krm_merge.upstream.git import split_package_ref
+    from krm_merge.yaml.load import collecting_duplicate_keys
 
-            path, ref = split_package_ref(args.package)
-            local = Path(path)
-            plan = plan_git_update(
-                local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-                recursive=not args.no_recursive,
-            )
-    except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
-        return 1
+    with collecting_duplicate_keys() as duplicates:
+        try:
+            if args.origin is not None:
+                local = Path(args.package)
+                plan = plan_update(
+                    local, Path(args.origin), Path(args.upstream),
+                    strategy=args.strategy or "resource-merge", conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+                )
+            else:
+                from krm_merge.upstream.git import split_package_ref
+
+                path, ref = split_package_ref(args.package)
+                local = Path(path)
+                plan = plan_git_update(
+                    local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+                    recursive=not args.no_recursive,
+                )
+        except KrmMergeError as err:
+            _warn_duplicates(duplicates)
+            sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
+            return 1
+    _warn_duplicates(duplicates)
     return _finish(local, plan, args.conflicts, args.dry_run)
+
+
+def _warn_duplicates(duplicates: list[Any]) -> None:
+    """Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each."""
+    for message in dict.fromkeys(dup.message() for dup in duplicates):
+        sys.stderr.write(f"krm-merge update: warning: {message}\n")
 
 
 def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int:

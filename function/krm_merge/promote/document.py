@@ -14,7 +14,9 @@ from typing import Literal
 
 import yaml
 
+from krm_merge.errors import KrmMergeError
 from krm_merge.promote.errors import PromoteError
+from krm_merge.yaml import load
 
 PathPart = str | int
 Role = Literal["key", "value"]
@@ -280,6 +282,11 @@ def parse_document(text: str, focus_keys: Sequence[str] | None = None) -> Docume
     line) when the text is not valid YAML.
     """
     line_starts = _line_starts(text)
+    try:
+        # The one bounded check (size, depth, alias expansion) every YAML read goes through.
+        load.check_bounds(text, "the file")
+    except KrmMergeError as err:
+        raise PromoteError(err.message) from None
     try:
         roots = [root for root in yaml.compose_all(text, Loader=yaml.CSafeLoader) if root is not None]
         indexer = _Indexer(text, _focus(text, line_starts, focus_keys) if focus_keys is not None else None)
