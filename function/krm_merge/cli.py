@@ -8,12 +8,14 @@ imported only when used, so the function path starts fast.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
-import textwrap
-from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the function path never builds the usage: argparse and textwrap load only for it
+    import argparse
+    from types import ModuleType
 
 from krm_merge import __version__
 
@@ -91,6 +93,8 @@ def usage() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line as one parser: each command's own parser as a subcommand."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="krm-merge", description=DESCRIPTION, epilog=_epilog(),
         formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=100),
@@ -109,6 +113,8 @@ def _command(name: str) -> ModuleType:
 
 
 def _epilog() -> str:
+    import textwrap
+
     parts = ["Command usage:"]
     for name in SUBCOMMANDS:
         text = _command(name).parser().format_usage().removeprefix("usage: ").rstrip()
@@ -122,6 +128,8 @@ def _epilog() -> str:
 
 def _modes_table() -> str:
     """The modes, their typed kinds and every functionConfig key each reads."""
+    import textwrap
+
     from krm_merge.config import API_VERSION, MODES
 
     lines = [

@@ -44,10 +44,8 @@ from ..schema.base import OPEN_SCHEMA, SchemaLookupError, SchemaNode
 from ..schema.crd import is_crd
 from ..schema.registry import DeclaredKey, DeclaredKeyError, SchemaRegistry
 from .apply import apply_patch
-from .create import create_three_way_patch, create_two_way_patch
+from .annotations import LAST_APPLIED_ANNOTATION as _LAST_APPLIED
 from .errors import ConflictError, MissingMergeKeyError, SmpError
-from .kubectl_apply import LAST_APPLIED_ANNOTATION as _LAST_APPLIED
-from .kubectl_apply import apply_desired, kubectl_apply_patch
 
 __all__ = [
     "LAST_APPLIED_ANNOTATION",
@@ -270,6 +268,8 @@ def create_two_way(
     ``$retainKeys`` entries Kubernetes generates; ``{}`` when they are equal.
     ``apply(original, patch)`` gives ``modified`` back.
     """
+    from .create import create_two_way_patch
+
     node = _schema(schema)._for(modified, original)
     return create_two_way_patch(_as_map(original, "original"), _as_map(modified, "modified"), node)
 
@@ -293,6 +293,8 @@ def create_three_way(
     field paths) when the patch would change fields that were changed from
     ``original`` to ``current``.
     """
+    from .create import create_three_way_patch
+
     node = _schema(schema)._for(modified, current, original)
     return create_three_way_patch(
         _as_map(original, "original") if original is not None else None,
@@ -320,10 +322,29 @@ def offline_apply(
     annotation.  ``overwrite=False`` is ``kubectl apply --overwrite=false``
     (raises :class:`ConflictError`).
     """
+    from .kubectl_apply import apply_desired
+
     node = _schema(schema)._for(desired, live)
     current = _as_map(live, "live") if live else None
     return apply_desired(current, _as_map(desired, "desired"), node, overwrite=overwrite)
 
 
-# Internal names kept importable for existing callers (not covered by the semver promise).
-_INTERNAL_REEXPORTS = (apply_patch, create_two_way_patch, create_three_way_patch, apply_desired, kubectl_apply_patch)
+# Internal engine names kept importable for existing callers (not covered by the semver
+# promise), loaded on first use: a plain patch (the function's common path) never needs
+# the patch-creation modules.
+_LAZY_ENGINE = {
+    "create_two_way_patch": "create",
+    "create_three_way_patch": "create",
+    "apply_desired": "kubectl_apply",
+    "kubectl_apply_patch": "kubectl_apply",
+}
+_INTERNAL_REEXPORTS = (apply_patch,)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_ENGINE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -29,7 +29,7 @@ from .create import create_three_way_patch
 from .errors import SmpError
 from .values import BOOL, FLOAT, INT, LIST, MAP, NULL, STRING, deep_copy, kind_of
 
-LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+from .annotations import LAST_APPLIED_ANNOTATION
 
 # Go's encoding/json escapes these in strings (HTML-safe output).
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
