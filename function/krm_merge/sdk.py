@@ -457,9 +457,6 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
     import argparse
     from pathlib import Path
 
-    from krm_merge import files
-    from krm_merge.krm import package, yamlio
-
     cut = argv.index("--") if "--" in argv else len(argv)
     own, pairs = argv[:cut], argv[cut + 1 :]
     parser = argparse.ArgumentParser(prog=label, description=f"Run {label} on a package directory.")
@@ -468,23 +465,64 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print a unified diff instead of writing")
     parser.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
     args = parser.parse_args(own)
-    root = Path(args.dir)
+    return run_directory(fn, Path(args.dir), fn_config=args.fn_config, pairs=pairs, dry_run=args.dry_run,
+                         results_file=args.results, name=label, label=label)
+
+
+ReadHook = Callable[[ResourceList, Any], None]
+
+
+def run_directory(
+    fn: FunctionFn,
+    root: Any,
+    *,
+    fn_config: str | None = None,
+    pairs: Sequence[str] = (),
+    dry_run: bool = False,
+    results_file: str | None = None,
+    name: str,
+    label: str,
+    skip_undecodable: Callable[[Any], bool] | None = None,
+    after_read: ReadHook | None = None,
+) -> int:
+    """``kpt fn source | fn | kpt fn sink`` on a directory; returns the exit code.  Internal.
+
+    The one standalone path (``krm-merge run`` and :func:`run` with a
+    directory): reads the package, builds the functionConfig from
+    ``fn_config`` or the ``key=value`` ``pairs``, runs ``fn`` with the
+    exception-to-result rule, prints the results on stderr (and to
+    ``results_file``), then writes back only the changed documents, nothing
+    when an error was reported (``dry_run``: a unified diff on stdout).
+    ``skip_undecodable(config)`` says whether files that are not UTF-8 are left
+    out instead of failing the read; ``after_read(rl, package)`` may add results.
+    ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
+    """
+    from pathlib import Path
+
+    from krm_merge import files
+    from krm_merge.krm import package, yamlio
+
+    root = Path(root)
     try:
-        pkg, inner = package.read_package(root)
-        rl = ResourceList(items=inner.items)  # type: ignore[arg-type]
-        rl.function_config = _adopt(function_config_from_args(args.fn_config, pairs))
-        call_reporting_errors(fn, rl, label)
+        with collecting_duplicate_keys() as duplicates:
+            config = function_config_from_args(fn_config, list(pairs))
+            skip = skip_undecodable(config) if skip_undecodable is not None else False
+            pkg, inner = package.read_package(root, skip_undecodable=skip)
+            rl = ResourceList(items=inner.items, results=inner.results)  # type: ignore[arg-type]
+            rl.function_config = _adopt(config)
+            if after_read is not None:
+                after_read(rl, pkg)
+            call_reporting_errors(fn, rl, name)
+            report_duplicate_keys(rl.results, duplicates)
         for result in rl.results:
             sys.stderr.write(result.display() + "\n")
-        if args.results:
-            files.write_file_atomic(
-                Path(args.results), yamlio.dump_data({"results": [r.to_dict() for r in rl.results]})
-            )
+        if results_file:
+            files.write_file_atomic(results_file, yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
         if rl.results.has_errors:
             sys.stderr.write(f"{label}: errors reported; no file was changed\n")
             return 1
         changes = package.plan_writes(pkg, rl)
-        if args.dry_run:
+        if dry_run:
             sys.stdout.write(package.unified_diff(changes))
         else:
             package.apply_writes(root, changes)
@@ -492,6 +530,6 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
         sys.stderr.write(f"{label}: error: {err.one_line()}\n")
         return 1
     except OSError as err:
-        sys.stderr.write(f"{label}: error: {err.strerror or err}: {err.filename or ''}\n")
+        sys.stderr.write(f"{label}: error: cannot write {err.filename or ''}: {err.strerror or err}\n")
         return 1
     return 0

@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.sdk import function_config_from_args
-from krm_merge.krm.results import File, KrmError
+from krm_merge.krm.results import File
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,42 +67,18 @@ def _is_promote(config: KubeObject | None) -> bool:
 
 
 def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
-    from krm_merge import files
-    from krm_merge.krm import package, yamlio
-    from krm_merge.runner import process, report_duplicate_keys
-    from krm_merge.yaml.load import collecting_duplicate_keys
+    from krm_merge import sdk
+    from krm_merge.runner import NAME, run_mode
 
-    with collecting_duplicate_keys() as duplicates:
-        config = function_config_from_args(fn_config, pairs)
-        promote = _is_promote(config)
-        pkg, rl = package.read_package(root, skip_undecodable=promote)
-        rl.function_config = config
-        if promote:
+    def after_read(rl: sdk.ResourceList, pkg: Any) -> None:
+        if _is_promote(rl.function_config):
             # promote skips files it cannot read, as the promote command does, and says so.
             from krm_merge.modes.promote import unread_file_warnings
 
             for message, rel in unread_file_warnings(str(root), pkg.skipped):
                 rl.results.warning(message, file=File(rel))
-        process(rl)
-        report_duplicate_keys(rl.results, duplicates)
-    for result in rl.results:
-        sys.stderr.write(result.display() + "\n")
-    if results_file:
-        try:
-            files.write_file_atomic(results_file, yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
-        except OSError as err:
-            sys.stderr.write(f"krm-merge run: error: cannot write {results_file}: {err.strerror or err}\n")
-            return 1
-    if rl.results.has_errors:
-        sys.stderr.write("krm-merge run: errors reported; no file was changed\n")
-        return 1
-    try:
-        changes = package.plan_writes(pkg, rl)
-        if dry_run:
-            sys.stdout.write(package.unified_diff(changes))
-        else:
-            package.apply_writes(root, changes)
-    except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge run: error: {err.message}\n")
-        return 1
-    return 0
+
+    return sdk.run_directory(
+        run_mode, root, fn_config=fn_config, pairs=pairs, dry_run=dry_run, results_file=results_file,
+        name=NAME, label="krm-merge run", skip_undecodable=_is_promote, after_read=after_read,
+    )
