@@ -72,7 +72,7 @@ def parse(text: str) -> Parsed | None:
     if result is None:
         return None
     data, root = result
-    return Parsed(data, root, text, parser.comment_after_flow)
+    return Parsed(data, root, text)
 
 
 
@@ -199,7 +199,6 @@ class _Parser:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.n = len(lines)
-        self.comment_after_flow = False
 
     def next_content(self, i: int) -> tuple[int, tuple]:
         """The first line at or after ``i`` that is neither blank nor a comment, and its info."""
@@ -220,6 +219,7 @@ class _Parser:
         data, node, end = self.parse_map(i, 0, -1, info)
         if end != self.n:
             return None
+        node.open = 0
         return data, node
 
     def parse_block(self, i: int, info: tuple) -> tuple[Any, Node, int]:
@@ -233,21 +233,17 @@ class _Parser:
         data: dict[Any, Any] = {}
         node = MapPos(indent, dash_line)
         entries = node.entries
-        previous: Entry | None = None
         key, value_info = info[2], info[3]
         while True:
             if key in data or isinstance(key, float):
                 raise Unsupported("duplicate key")
             value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
-            entry = Entry(i, pos, inline)
-            if previous is not None:
-                previous.stop = i
-            previous = entry
+            entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
             data[key] = value
             entries[key] = entry
             j, info = self.next_content(nxt)
             if j >= self.n or info[0] < indent:
-                entry.stop = j
+                node.end, node.after = entry.end, j
                 return data, node, j
             if info[0] > indent or info[1] != _KEY:
                 raise Unsupported("unexpected line in a mapping")
@@ -257,7 +253,6 @@ class _Parser:
     def parse_seq(self, i: int, indent: int, info: tuple) -> tuple[list, SeqPos, int]:
         data: list[Any] = []
         node = SeqPos(indent)
-        previous: Entry | None = None
         while True:
             inner = info[2]
             pos: Node
@@ -268,20 +263,17 @@ class _Parser:
                 value, pos, nxt, inline = self.parse_value(i, inner, indent, False)
                 if isinstance(pos, MapPos) and pos.dash_line < 0:
                     pos.dash_line = i  # `- # comment` or a bare dash: ruamel ties the line to the first key
-            entry = Entry(i, pos, inline)
-            if previous is not None:
-                previous.stop = i
-            previous = entry
+            entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
             data.append(value)
             node.items.append(entry)
             j, info = self.next_content(nxt)
             if j >= self.n or info[0] < indent:
-                entry.stop = j
+                node.end, node.after = entry.end, j
                 return data, node, j
             if info[0] > indent:
                 raise Unsupported("unexpected indentation")
             if info[1] != _DASH:
-                entry.stop = j
+                node.end, node.after = entry.end, j
                 return data, node, j
             i = j
 
@@ -297,27 +289,52 @@ class _Parser:
             j, nxt = self.next_content(i + 1)
             if j < self.n:
                 ind = nxt[0]
+                block: MapPos | SeqPos | None = None
                 if ind > indent:
-                    value, pos, end = self.parse_block(j, nxt)
-                    return value, pos, end, False
-                if in_map and ind == indent and nxt[1] == _DASH:
-                    value, pos, end = self.parse_seq(j, ind, nxt)
-                    return value, pos, end, False
+                    value, block, end = self.parse_block(j, nxt)
+                elif in_map and ind == indent and nxt[1] == _DASH:
+                    value, block, end = self.parse_seq(j, ind, nxt)
+                if block is not None:
+                    block.open = i + 1
+                    return value, block, end, False
             col = info[1] if info[1] >= 0 else len(self.lines[i])
-            if j > i + 1:
-                self.comment_after_flow = True  # no value token: ruamel ties the comments to the next key
             return None, ScalarPos(i, col, col, "empty", info[1]), i + 1, True
         if kind == _FLOW:
             line = self.lines[i]
             col = info[1]
-            value, end = _FlowParser(line, _resolve_plain).parse(col)
+            try:
+                value, end = _FlowParser(line, _resolve_plain).parse(col)
+            except Unsupported:
+                return self.multi_line_flow(i, col)
             comment = _comment_after(line, end)
-            if i + 1 < self.n and _line_info(self.lines[i + 1]) is _BLANK:
-                self.comment_after_flow = True
             return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
         if kind == _LITERAL:
             return self.literal(i, info, indent)
         raise Unsupported("value")
+
+    def multi_line_flow(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
+        """A flow collection spread over lines (inner comments allowed): kept as written, never edited.
+
+        Its value is read by the bounded loader from exactly its text, so it
+        is what libyaml reads in place.
+        """
+        from krm_merge.yaml import load
+
+        last, close = _flow_extent(self.lines, i, col)
+        comment = _comment_after(self.lines[last], close)
+        body = [self.lines[i][col:]] + self.lines[i + 1 : last] + [self.lines[last][:close]]
+        if any(line.startswith(("---", "...")) for line in body[1:]):
+            raise Unsupported("document marker inside a flow collection")
+        try:
+            with load.collecting_duplicate_keys() as duplicates:
+                value = load.load_data("\n".join(body) + "\n", "flow collection")
+        except load.YamlError:
+            raise Unsupported("flow collection libyaml refuses") from None
+        if duplicates:
+            raise Unsupported("duplicate keys")  # the full reader reports them for the document
+        if not isinstance(value, (dict, list)):
+            raise Unsupported("not a flow collection")
+        return value, ScalarPos(i, col, len(self.lines[i]), "flow", comment), last + 1, True
 
     def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
         _, col, chomp, comment, folded = info
@@ -357,7 +374,36 @@ class _Parser:
         elif chomp == "+":
             value += "\n" * (1 + end - last)
         style = "folded" if folded else "literal"
-        return value, ScalarPos(i, col, len(lines[i]), style, comment), end, True
+        # Blank lines after the content are not part of the entry (unless kept by `+`).
+        stop = end if chomp == "+" else last
+        return value, ScalarPos(i, col, len(lines[i]), style, comment), stop, True
+
+
+def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
+    """The line and column after the bracket closing the flow collection opened at ``lines[i][col]``.
+
+    Quotes must close on their line; ``#`` after a space (or at a line's
+    start) outside quotes starts a comment that runs to the end of the line.
+    """
+    depth = 0
+    for n in range(i, len(lines)):
+        line = lines[n]
+        k = col if n == i else 0
+        while k < len(line):
+            ch = line[k]
+            if ch == "#" and (k == 0 or line[k - 1] == " "):
+                break
+            if ch == "'" or ch == '"':
+                k = _quoted(line, k)[1]
+                continue
+            if ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+                if depth == 0:
+                    return n, k + 1
+            k += 1
+    raise Unsupported("unclosed flow collection")
 
 
 def _quoted(line: str, col: int) -> tuple[str, int]:
