@@ -172,7 +172,7 @@ class ItemViews:
     def rt(self) -> Any:
         """The round-trip tree of the current text (comments kept)."""
         if self._rt is None:
-            self._rt = yamlio.load_rt(self.text, self.owner.what)
+            self._rt = yamlio.load_rt(self.text, self.owner.what, heads_on_elements=True)
             self._wide = yamlio.uses_wide_sequences(self.text)
         return self._rt
 
