@@ -409,19 +409,45 @@ def _comments_to_sequence_slot(seq: Any) -> None:
 _BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
 
 
-def dump_rt(node: Any, wide: bool = False) -> str:
-    """Print a round-trip tree the way kyaml would (``- # comment`` form)."""
+Layout = tuple[int, int, int]  # ruamel's indent(mapping, sequence, offset)
+
+
+def dump_rt(node: Any, wide: bool | Layout = False) -> str:
+    """Print a round-trip tree the way kyaml would (``- # comment`` form).
+
+    ``wide`` is kyaml's wide sequence style, or a :data:`Layout` read from
+    the item's own text by :func:`text_layout`.
+    """
     buf = io.StringIO()
-    new_rt_yaml(wide).dump(node, buf)
+    if isinstance(wide, tuple):
+        rt = new_rt_yaml()
+        mapping, sequence, offset = wide
+        rt.indent(mapping=mapping, sequence=sequence, offset=offset)
+    else:
+        rt = new_rt_yaml(wide)
+    rt.dump(node, buf)
     return _BARE_DASH_COMMENT.sub(r"\1- \2", buf.getvalue())
 
 
-# A block sequence under a key: the dash indented deeper than the key means
-# kpt's "wide" style (its seqindent annotation), level with it "compact".
-_FIRST_BLOCK_SEQUENCE = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)- ", re.M)
+_FIRST_NESTED_KEY = re.compile(r"^[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( +)[^\s#-]", re.M)
+_FIRST_SEQUENCE_LAYOUT = re.compile(
+    r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)-( +)[^\s#]", re.M
+)
 
 
-def uses_wide_sequences(text: str) -> bool:
-    """True when the first block sequence of ``text`` is indented under its key."""
-    m = _FIRST_BLOCK_SEQUENCE.search(text)
-    return m is not None and len(m.group(2)) > len(m.group(1))
+def text_layout(text: str) -> Layout:
+    """The indentation a block YAML text uses, as ruamel's indent settings.
+
+    Mappings: the first nested key's indentation (1, 2, 4 ... spaces).
+    Sequences: the first block sequence's dash offset under its key and the
+    column its content starts after the dash (``-   name:`` → 4).  Unknown
+    parts take kyaml's compact style.
+    """
+    m = _FIRST_NESTED_KEY.search(text)
+    mapping = len(m.group(1)) if m else 2
+    s = _FIRST_SEQUENCE_LAYOUT.search(text)
+    if s is None:
+        return (mapping, 2, 0)
+    offset = max(len(s.group(2)) - len(s.group(1)), 0)
+    content = 1 + len(s.group(3))
+    return (mapping, offset + content, offset)
