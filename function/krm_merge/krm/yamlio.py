@@ -44,7 +44,7 @@ def _load_all_fast(text: str) -> list[Any] | None:
         return None
     if not _DOCUMENT_MARKER.search(text):
         parsed = fastyaml.parse(text)
-        return None if parsed is None else [parsed.data]
+        return None if parsed is None or parsed.aliases else [parsed.data]  # the loader reads aliases itself
     pieces = _split_documents(text)
     if pieces is None:
         return None
@@ -54,7 +54,7 @@ def _load_all_fast(text: str) -> list[Any] | None:
             out.append(None)  # an empty document between markers
             continue
         parsed = fastyaml.parse(piece)
-        if parsed is None:
+        if parsed is None or parsed.aliases:
             return None
         out.append(parsed.data)
     return out

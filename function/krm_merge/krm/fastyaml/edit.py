@@ -27,7 +27,7 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
     lines = parsed.text.split("\n")
     if final_newline:
         lines.pop()
-    editor = _Editor(lines, match)
+    editor = _Editor(lines, match, parsed.anchor_lines)
     try:
         edits = editor.edit_map(parsed.root, old, new)
         lines = _splice(lines, 0, len(lines), edits)
@@ -67,9 +67,15 @@ class _Editor:
     deleted entry takes its position's blank lines too.
     """
 
-    def __init__(self, lines: list[str], match: Matcher) -> None:
+    def __init__(self, lines: list[str], match: Matcher, anchor_lines: tuple[int, ...] = ()) -> None:
         self.lines = lines
         self.match = match
+        self.anchor_lines = anchor_lines
+
+    def keep_anchors(self, lo: int, hi: int) -> None:
+        """Lines ``lo``..``hi`` are about to move or go: not if an anchor is defined there (aliases need it first)."""
+        if any(lo <= line < hi for line in self.anchor_lines):
+            raise Unsupported("an anchor would move or go")
 
     def foot_end(self, lo: int, hi: int, column: int) -> int:
         """Where the comments indented deeper than ``column`` that start the gap ``lo``..``hi`` end."""
@@ -113,6 +119,8 @@ class _Editor:
 
     def edit_value(self, pos: Node, old: Any, new: Any, entry: Entry, key_col: int) -> list[Edit]:
         """Edits turning the value at ``pos`` from ``old`` into ``new``."""
+        if isinstance(pos, (MapPos, SeqPos)) and pos.anchor and not same(old, new):
+            raise Unsupported("anchored collection changed")  # its aliases: the round-trip path decides
         if isinstance(pos, MapPos) and isinstance(new, dict) and new:
             # No deep comparison first: walking the map finds what changed in one pass.
             return self.edit_map(pos, old, new)
@@ -125,7 +133,7 @@ class _Editor:
                 raise Unsupported("list emptied")
             return self.edit_seq(pos, old, new)
         if isinstance(pos, ScalarPos):
-            if pos.style in ("flow", "literal", "folded"):
+            if pos.style in ("flow", "literal", "folded", "alias"):
                 raise Unsupported("flow or block scalar changed")
             if isinstance(new, (dict, list)):
                 return self.scalar_to_block(pos, new, key_col)
@@ -179,6 +187,7 @@ class _Editor:
                 if pos.dash_line >= 0 and k == 0:
                     raise Unsupported("first key of a sequence element deleted")
                 blocks = blocks or self.blocks(pos, list(entries.values()))
+                self.keep_anchors(blocks[0][k], blocks[2][k])
                 edits.append((blocks[0][k], blocks[2][k], []))  # with its spacing, head and foot comments
         # New keys follow the old key they come after in ``new`` (like
         # ruamel's insert after the previous key); _START means "at the start".
@@ -228,6 +237,7 @@ class _Editor:
         # Elements move with their head and foot comments; each position keeps its leading blank lines.
         lines = self.lines
         gaps, heads, feet = self.blocks(pos, items)
+        self.keep_anchors(gaps[0], feet[-1])
         out: list[str] = []
         for at, (value, old_index, group) in enumerate(zip(new, pairs, inner)):
             if at < len(items):

@@ -55,7 +55,7 @@ class MapPos:
     after the mapping (the comment lines before it are the mapping's foot).
     """
 
-    __slots__ = ("indent", "entries", "dash_line", "open", "end", "after")
+    __slots__ = ("indent", "entries", "dash_line", "open", "end", "after", "anchor")
 
     def __init__(self, indent: int, dash_line: int) -> None:
         self.indent = indent
@@ -64,12 +64,13 @@ class MapPos:
         self.open = dash_line
         self.end = 0
         self.after = 0
+        self.anchor = ""  # the anchor name written before it (``labels: &labels``)
 
 
 class SeqPos:
     """A block sequence whose dashes are at column ``indent`` (``open``/``end`` as for :class:`MapPos`)."""
 
-    __slots__ = ("indent", "items", "open", "end", "after")
+    __slots__ = ("indent", "items", "open", "end", "after", "anchor")
 
     def __init__(self, indent: int) -> None:
         self.indent = indent
@@ -77,6 +78,7 @@ class SeqPos:
         self.open = 0
         self.end = 0
         self.after = 0
+        self.anchor = ""
 
 
 Node = ScalarPos | MapPos | SeqPos
@@ -85,14 +87,19 @@ Node = ScalarPos | MapPos | SeqPos
 class Parsed:
     """The result of :func:`parse`: plain data, its positions and the text they refer to."""
 
-    __slots__ = ("data", "root", "text")
+    __slots__ = ("data", "root", "text", "anchor_lines", "aliases")
 
-    def __init__(self, data: Any, root: MapPos, text: str) -> None:
+    def __init__(
+        self, data: Any, root: MapPos, text: str, anchor_lines: tuple[int, ...] = (), aliases: bool = False
+    ) -> None:
         self.data = data
         self.root = root
         # The text, not its lines: items stay parsed until edited, and the lines
         # would cost more memory than the text; splitting again is cheap.
         self.text = text
+        # Lines defining anchors (the editor never moves or deletes them), and whether aliases share values.
+        self.anchor_lines = anchor_lines
+        self.aliases = aliases
 
 
 class Unsupported(Exception):

@@ -72,14 +72,20 @@ def parse(text: str) -> Parsed | None:
     if result is None:
         return None
     data, root = result
-    return Parsed(data, root, text)
+    return Parsed(data, root, text, tuple(parser.anchor_lines), parser.alias_nodes > 0)
 
 
 
 
 # Line kinds (the second field of a line's info) and value kinds.
 _KEY, _DASH = 0, 1
-_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP = 0, 1, 2, 3, 4
+_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP, _ANCHOR, _ALIAS = 0, 1, 2, 3, 4, 5, 6
+# Anchor names libyaml accepts (its scanner allows only these characters).
+_ANCHOR_NAME = re.compile(r"[A-Za-z0-9_-]+")
+# Nodes (keys counted) that aliases may add to the data in total: a tenth of the
+# bounded loader's MAX_ALIAS_EXPANSION, so the fast reader never accepts what the
+# loader refuses; larger expansions are left to the loader, which decides.
+_MAX_ALIAS_NODES = 100_000
 _BLANK: tuple = ()
 
 
@@ -146,6 +152,8 @@ def _value_info(line: str, col: int) -> tuple:
         return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
     if first in "[{":
         return (_FLOW, col)
+    if first == "&" or first == "*":
+        return _anchor_info(line, col)
     if first == "|" or first == ">":
         return _literal_header(line, col)
     if first in _PLAIN_BAD_FIRST or (first in "-?:" and (len(rest) == 1 or rest[1] == " ")):
@@ -157,6 +165,16 @@ def _value_info(line: str, col: int) -> tuple:
         raise Unsupported("colon in plain scalar")
     comment = -1 if hash_at < 0 else col + hash_at + 1
     return (_SCALAR, _resolve_plain(text), col, col + len(text), "plain", comment)
+
+
+def _anchor_info(line: str, col: int) -> tuple:
+    """``&name`` opening a block collection on the next lines, or an alias ``*name``; nothing else after it."""
+    m = _ANCHOR_NAME.match(line, col + 1)
+    if m is None:
+        raise Unsupported("anchor name")
+    end = m.end()
+    comment = _comment_after(line, end)
+    return (_ANCHOR if line[col] == "&" else _ALIAS, m.group(0), col, end, comment)
 
 
 def _comment_after(line: str, end: int) -> int:
@@ -199,6 +217,10 @@ class _Parser:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.n = len(lines)
+        # Anchored collections: name → (value, its node count); aliases share the value, as libyaml's do.
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.alias_nodes = 0
+        self.anchor_lines: list[int] = []
 
     def next_content(self, i: int) -> tuple[int, tuple]:
         """The first line at or after ``i`` that is neither blank nor a comment, and its info."""
@@ -310,7 +332,34 @@ class _Parser:
             return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
         if kind == _LITERAL:
             return self.literal(i, info, indent)
+        if kind == _ANCHOR:
+            return self.anchored(i, info, indent, in_map)
+        if kind == _ALIAS:
+            return self.alias(i, info)
         raise Unsupported("value")
+
+    def anchored(self, i: int, info: tuple, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
+        """``key: &name`` and its block collection: read like any block, remembered for aliases."""
+        _, name, col, end, comment = info
+        value, pos, nxt, inline = self.parse_value(i, (_EMPTY, comment if comment >= 0 else end), indent, in_map)
+        if not isinstance(pos, (MapPos, SeqPos)):
+            raise Unsupported("anchored scalar")
+        if _has_shared(value, {id(v) for v, _ in self.anchors.values()}):
+            raise Unsupported("alias inside an anchored collection")  # keeps the expansion bound linear
+        pos.anchor = name
+        self.anchors[name] = (value, _node_count(value))
+        self.anchor_lines.append(i)
+        return value, pos, nxt, inline
+
+    def alias(self, i: int, info: tuple) -> tuple[Any, Node, int, bool]:
+        _, name, col, end, comment = info
+        if name not in self.anchors:
+            raise Unsupported("alias of an unknown anchor")
+        value, count = self.anchors[name]
+        self.alias_nodes += count
+        if self.alias_nodes > _MAX_ALIAS_NODES:
+            raise Unsupported("aliases expand too far")  # the bounded loader refuses it with a message
+        return value, ScalarPos(i, col, end, "alias", comment), i + 1, True
 
     def multi_line_flow(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
         """A flow collection spread over lines (inner comments allowed): kept as written, never edited.
@@ -377,6 +426,25 @@ class _Parser:
         # Blank lines after the content are not part of the entry (unless kept by `+`).
         stop = end if chomp == "+" else last
         return value, ScalarPos(i, col, len(lines[i]), style, comment), stop, True
+
+
+def _node_count(value: Any) -> int:
+    """Nodes in ``value`` as the loader counts them (keys included)."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + _node_count(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_node_count(v) for v in value)
+    return 1
+
+
+def _has_shared(value: Any, anchored: set[int]) -> bool:
+    """True when ``value`` holds one of the anchored collections (an alias)."""
+    if isinstance(value, (dict, list)):
+        if id(value) in anchored:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        return any(_has_shared(v, anchored) for v in children)
+    return False
 
 
 def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
