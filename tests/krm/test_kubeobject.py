@@ -300,3 +300,19 @@ def test_closing_comments_survive_the_deletion_of_the_last_entry() -> None:
     del data["spec"]
     obj.set_data(data)
     assert obj.text.endswith("  name: web\n# [END gke_web]\n")
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: Pod\nmetadata:\n    name: p\nspec:\n    containers:\n        -   name: a\n"
+    "            image: a:1 # pinned\n            ports:\n                -   containerPort: 80\n",
+    "apiVersion: v1\nkind: Pod\nmetadata:\n name: p\nspec:\n containers:\n - name: a\n   image: a:1 # pinned\n",
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: a\n      image: a:1 # pinned\n",
+])
+def test_the_round_trip_printer_keeps_the_files_indentation(text: str) -> None:
+    obj = KubeObject(text)
+    _ = obj.rt  # a round-trip tree already built: the edit goes through ruamel
+    data = obj.copy_data()
+    data["spec"]["containers"][0]["image"] = "a:2"
+    obj.set_data(data)
+    assert obj.has_tree
+    assert obj.text == text.replace("a:1", "a:2")

@@ -4,8 +4,8 @@ A small line scanner for the corpus's own files (block style, any indentation,
 compact or indented sequences, flow collections spread over lines): every line
 gets the path of the field it belongs to, list elements named by an identity
 key (``containers[name=app]``) so a reordered element keeps its path.  A
-comment line belongs to the next content line (a head comment), or to the
-previous one when nothing follows in its document (a foot comment).  Used to
+comment line belongs to the next content line (a head comment), or to its
+document when nothing follows in the document (a foot comment).  Used to
 check that untouched lines come back byte-identical and that every comment
 stays attached to the same element or key.
 """
@@ -131,7 +131,8 @@ def locate(text: str) -> list[Line]:
             after = next((paths[m] for m in range(n + 1, len(lines)) if paths[m] is not None), None)
             before = next((paths[m] for m in range(n - 1, -1, -1) if paths[m] is not None), None)
             same_doc = after is not None and not lines[_next_content(lines, paths, n)].startswith("---")
-            path = after if same_doc else (before or "doc0")
+            # Nothing follows in its document: a foot comment of the document itself.
+            path = after if same_doc else re.split(r"[.\[]", before or "doc0")[0]
         comment = None
         stripped = raw.strip()
         if stripped.startswith("#"):

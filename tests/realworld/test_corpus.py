@@ -42,9 +42,6 @@ from tests.realworld.locate import comments, under, untouched_lines
 
 CORPUS = Path(__file__).parent / "corpus"
 
-CORE_COMMENTS = "issue #14 item 1: comments travel with moved elements, fixed in the YAML core (helper core)"
-CORE_LAYOUT = "issue #14 item 2: flow sequences, region comments, trailing spaces: fixed in the YAML core (helper core)"
-
 
 @dataclass(frozen=True)
 class SmpCase:
@@ -96,12 +93,12 @@ SMP_CASES = [
     SmpCase(
         "region-add-replicas", "hello-app-regions.yaml",
         _deploy("hello-app", {"replicas": 3}),
-        ("doc0.spec.replicas",), xfail=CORE_LAYOUT, last_line="# [END gke_hello_app_deployment]",
+        ("doc0.spec.replicas",), last_line="# [END gke_hello_app_deployment]",
     ),
     SmpCase(
         "region-flow-reorder", "hello-app-regions.yaml",
         _deploy("hello-app", _pod({"$setElementOrder/containers": [{"name": "istio-proxy"}, {"name": "hello-app"}]})),
-        (), xfail=CORE_LAYOUT, last_line="# [END gke_hello_app_deployment]",
+        (), last_line="# [END gke_hello_app_deployment]",
     ),
     SmpCase(
         "anchor-labels", "argocd-guestbook-anchors.yaml",
@@ -120,14 +117,14 @@ SMP_CASES = [
             "containers": [{"name": "server", "$setElementOrder/env": [
                 {"name": "CURRENCY_SERVICE_ADDR"}, {"name": "PRODUCT_CATALOG_SERVICE_ADDR"}]}],
         })),
-        (), xfail=CORE_COMMENTS,
+        (),
     ),
     SmpCase(
         "port-added-in-front", "microservices-frontend.yaml",
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "frontend"},
          "spec": {"$setElementOrder/ports": [{"port": 443}, {"port": 80}],
                   "ports": [{"name": "https", "port": 443, "targetPort": 8443}]}},
-        ("doc1.spec.ports[port=443]",), xfail=CORE_COMMENTS,
+        ("doc1.spec.ports[name=https]",),
     ),
     SmpCase(
         "head-comments-image", "microservices-frontend.yaml",

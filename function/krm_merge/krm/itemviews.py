@@ -33,7 +33,7 @@ class ItemViews:
     """The text of one item and its cached views; ``owner`` names the item in errors."""
 
     __slots__ = (
-        "text", "changed", "input_bytes", "header", "_data", "_fast", "_rt", "_wide", "_copy_origin",
+        "text", "changed", "input_bytes", "header", "_data", "_fast", "_rt", "_layout", "_copy_origin",
         "rt_repaired", "owner",
     )
 
@@ -45,7 +45,7 @@ class ItemViews:
         self._data: Any = UNSET
         self._fast: Any = None  # the fast parser's result for the current text
         self._rt: Any = None
-        self._wide = False  # whether the text indents block sequences under their key (kpt's "wide")
+        self._layout: yamlio.Layout = (2, 2, 0)  # the text's own indentation, which the round-trip printer follows
         self._copy_origin: dict[int, Any] | None = None
         self.rt_repaired = False  # the ruamel printer needed the comment repair (for tests)
         self.owner = owner
@@ -151,12 +151,12 @@ class ItemViews:
         above the dash) and the tree is printed again.  Output that still does
         not read back is refused rather than written.
         """
-        text = yamlio.dump_rt(rt, self._wide)
+        text = yamlio.dump_rt(rt, self._layout)
         if _reads_back(text, new):
             return text
         yamlio.restore_seq_item_comments(rt)
         self.rt_repaired = True
-        text = yamlio.dump_rt(rt, self._wide)
+        text = yamlio.dump_rt(rt, self._layout)
         if _reads_back(text, new):
             return text
         anchors = sorted(set(_ANCHOR.findall(self.text)))
@@ -172,8 +172,8 @@ class ItemViews:
     def rt(self) -> Any:
         """The round-trip tree of the current text (comments kept)."""
         if self._rt is None:
-            self._rt = yamlio.load_rt(self.text, self.owner.what)
-            self._wide = yamlio.uses_wide_sequences(self.text)
+            self._rt = yamlio.load_rt(self.text, self.owner.what, heads_on_elements=True)
+            self._layout = yamlio.text_layout(self.text)
         return self._rt
 
     def commit_rt(self) -> None:
@@ -181,7 +181,7 @@ class ItemViews:
         if self._rt is None:
             return
         rt = self._rt
-        new_text = yamlio.dump_rt(rt, self._wide)
+        new_text = yamlio.dump_rt(rt, self._layout)
         kept = keep_trailing_space(self.text, new_text)
         if kept != new_text and _reads_back(kept, yamlio.load_data(new_text)):
             new_text = kept

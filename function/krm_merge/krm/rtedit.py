@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from krm_merge.krm import yamlio
 from krm_merge.krm.values import same
 from krm_merge.yaml import scalars
 
@@ -125,6 +126,10 @@ class _Edit:
         return private
 
     def _apply_map(self, rt: Any, old: dict, new: dict) -> None:
+        # Comments closing the map stay at its end when keys are added after its last one.
+        last = next(reversed(rt), None) if len(rt) else None
+        appends = last is not None and last in new and any(k not in rt for k in list(new)[list(new).index(last) + 1 :])
+        foot = yamlio.detach_foot(rt) if appends else []
         for key in [k for k in rt if k not in new]:
             del rt[key]
         previous: Any = None
@@ -139,9 +144,14 @@ class _Edit:
                 position = 0 if previous is None else list(rt).index(previous) + 1
                 rt.insert(position, rt_key(key), to_rt(value))
             previous = key
+        if foot:
+            yamlio.attach_foot(rt, foot)
 
     def _apply_seq(self, rt: Any, old: list, new: list) -> None:
         pairs = self.match(old, new)
+        moves = pairs != list(range(len(old)))
+        # Comments closing the list stay at its end, whichever element ends up last.
+        foot = yamlio.detach_foot(rt) if moves and len(rt) else []
         old_comments = dict(rt.ca.items)
         items: list[Any] = []
         comments: dict[int, Any] = {}
@@ -156,6 +166,8 @@ class _Edit:
         rt.extend(items)
         rt.ca.items.clear()
         rt.ca.items.update(comments)
+        if foot:
+            yamlio.attach_foot(rt, foot)
 
     def reshare(self, root: Any) -> Any:
         """Share again what every site of an anchor ended up equal in: one node, the anchor kept."""

@@ -44,7 +44,7 @@ def _load_all_fast(text: str) -> list[Any] | None:
         return None
     if not _DOCUMENT_MARKER.search(text):
         parsed = fastyaml.parse(text)
-        return None if parsed is None else [parsed.data]
+        return None if parsed is None or parsed.aliases else [parsed.data]  # the loader reads aliases itself
     pieces = _split_documents(text)
     if pieces is None:
         return None
@@ -54,7 +54,7 @@ def _load_all_fast(text: str) -> list[Any] | None:
             out.append(None)  # an empty document between markers
             continue
         parsed = fastyaml.parse(piece)
-        if parsed is None:
+        if parsed is None or parsed.aliases:
             return None
         out.append(parsed.data)
     return out
@@ -135,12 +135,20 @@ def dump_data(data: Any) -> str:
 new_rt_yaml = load.new_rt_yaml
 
 
-def load_rt(text: str, what: str = "input") -> Any:
-    """Load one document as a ruamel round-trip tree (comments kept) through the bounded loader."""
+def load_rt(text: str, what: str = "input", heads_on_elements: bool = False) -> Any:
+    """Load one document as a ruamel round-trip tree (comments kept) through the bounded loader.
+
+    ``heads_on_elements``: the comment lines above a sequence element are put
+    in that element's own slot (:func:`_heads_to_elements`), so they move with
+    it when an edit reorders the list.  The 3-way merges keep ruamel's own
+    slots, which their comment rules are written for.
+    """
     with _as_krm_error():
         node = load.load_rt(text, what)
     try:
         _move_seq_item_comments(node)
+        if heads_on_elements:
+            _heads_in_tree(node, 0)
     except KrmError as err:
         raise KrmError(f"{what}: {err.message}") from None
     return node
@@ -155,6 +163,195 @@ def _move_seq_item_comments(node: Any) -> None:
     key it prints as ``-`` / ``  # c``, which :func:`dump_rt` joins back.
     """
     _each_sequence(node, _comments_to_first_key)
+
+
+def _heads_in_tree(node: Any, depth: int) -> None:
+    """:func:`_heads_to_elements` on every sequence; a key holding a sequence forgets
+    the first element's head (ruamel keeps it on the key too)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if depth > MAX_DEPTH:
+        return
+    if isinstance(node, CommentedMap):
+        for key, value in node.items():
+            if isinstance(value, CommentedSeq):
+                moved = _heads_to_elements(value)
+                slot = node.ca.items.get(key)
+                if moved and slot and len(slot) > 3 and slot[3]:
+                    slot[3] = [t for t in slot[3] if not any(t is m for m in moved)] or None
+            _heads_in_tree(value, depth + 1)
+    elif isinstance(node, CommentedSeq):
+        for value in node:
+            if isinstance(value, CommentedSeq):
+                _heads_to_elements(value)
+            _heads_in_tree(value, depth + 1)
+
+
+def _heads_to_elements(seq: Any) -> list[Any]:
+    """Give each element of a sequence the comment lines above its dash (its head comments).
+
+    ruamel keeps the comment lines between two elements as the tail of the
+    earlier one (on its last scalar) and those above the first element on
+    the sequence; an edit that moves elements would leave them behind.  The
+    lines at the dash's column or left of it move to the element's own slot,
+    printed above its dash; deeper-indented lines stay: the earlier
+    element's foot.
+    """
+    if not len(seq):
+        return []
+    column = _dash_column(seq)
+    if column is None:
+        return []
+    moved: list[Any] = []
+    first = seq.ca.comment[1] if seq.ca.comment and len(seq.ca.comment) > 1 else None
+    lead = 0
+    while first and lead < len(first) and not first[lead].value.strip():
+        lead += 1  # blank lines before the head stay where they are
+    if first and lead < len(first) and all(
+        not t.value.strip() or (t.column <= column and t.value.lstrip(" ").startswith("#")) for t in first
+    ):
+        moved = list(first[lead:])
+        seq.ca.comment[1] = list(first[:lead]) or None
+        slot = seq.ca.items.setdefault(0, [None, None, None, None])
+        slot[1] = moved + list(slot[1] or [])
+    key_comment = seq.ca.comment[0] if seq.ca.comment else None
+    if key_comment is not None and "\n" in key_comment.value.rstrip("\n"):
+        # `key: # c` followed by head lines of the first element: one token for both (shared with the key).
+        keep, head = _split_tail(key_comment.value, column)
+        if head:
+            key_comment.value = keep
+            slot = seq.ca.items.setdefault(0, [None, None, None, None])
+            slot[1] = [_head_token(line) for line in head] + list(slot[1] or [])
+    for k in range(1, len(seq)):
+        tail = _tail_slot(seq[k - 1], 0)
+        if tail is None:
+            continue
+        holder, index = tail
+        token = holder[index]
+        keep, head = _split_tail(token.value, column)
+        if not head:
+            continue
+        holder[index] = _comment_token(keep, token.column) if keep.strip(" \n") or keep.count("\n") > 1 else None
+        slot = seq.ca.items.setdefault(k, [None, None, None, None])
+        slot[1] = [_head_token(line) for line in head] + list(slot[1] or [])
+    return moved
+
+
+def detach_foot(node: Any) -> list[str]:
+    """Take the comment lines after a collection's last entry that belong to the collection
+    (at its dash's or keys' column or left of it: a closing ``# [END x]``), so they stay at its end."""
+    from ruamel.yaml.comments import CommentedMap
+
+    if not len(node):
+        return []
+    if isinstance(node, CommentedMap):
+        column = _key_column(node)
+    else:
+        column = _dash_column(node)
+    tail = _tail_slot(node, 0)
+    if column is None:
+        return []
+    if tail is None:
+        return []
+    holder, index = tail
+    token = holder[index]
+    keep, foot = _split_tail(token.value, column or 0)
+    if foot:
+        holder[index] = _comment_token(keep, token.column) if keep.strip(" \n") or keep.count("\n") > 1 else None
+    return foot
+
+
+def attach_foot(seq: Any, lines: list[str]) -> None:
+    """Put comment lines (from :func:`detach_foot`) after a sequence's last element."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    node = seq
+    for _ in range(MAX_DEPTH):
+        if isinstance(node, CommentedMap) and len(node):
+            key = next(reversed(node))
+            slot, index, child = node.ca.items.setdefault(key, [None, None, None, None]), 2, node[key]
+        elif isinstance(node, CommentedSeq) and len(node):
+            slot, index, child = node.ca.items.setdefault(len(node) - 1, [None, None, None, None]), 0, node[-1]
+        else:
+            return
+        if not isinstance(child, (CommentedMap, CommentedSeq)) or not len(child):
+            break
+        node = child
+    token = slot[index]
+    text = "\n".join(lines) + "\n"
+    slot[index] = _comment_token((token.value if token else "\n") + text, token.column if token else 0)
+
+
+def _key_column(node: Any) -> int | None:
+    try:
+        col = node.lc.key(next(iter(node)))[1]
+    except (AttributeError, KeyError, TypeError, IndexError, StopIteration):
+        return None
+    return col if isinstance(col, int) else None
+
+
+def _dash_column(seq: Any) -> int | None:
+    """The column of a sequence's dashes (ruamel records its elements' positions)."""
+    try:
+        line, col = seq.lc.item(0)
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return None
+    return col - 2 if isinstance(col, int) and col >= 2 else None
+
+
+def _tail_slot(node: Any, depth: int) -> tuple[list[Any], int] | None:
+    """Where ruamel keeps the comment lines that follow ``node``: its last scalar's slot."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(node, CommentedMap) and len(node):
+        key = next(reversed(node))
+        if _nonempty_collection(node[key]):
+            return _tail_slot(node[key], depth + 1)  # the key's own slot holds its line's comment
+        slot = node.ca.items.get(key)
+        return (slot, 2) if slot and len(slot) > 2 and slot[2] is not None else None
+    if isinstance(node, CommentedSeq) and len(node):
+        if _nonempty_collection(node[-1]):
+            return _tail_slot(node[-1], depth + 1)
+        slot = node.ca.items.get(len(node) - 1)
+        return (slot, 0) if slot and slot[0] is not None else None
+    return None
+
+
+def _nonempty_collection(value: Any) -> bool:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    return isinstance(value, (CommentedMap, CommentedSeq)) and len(value) > 0
+
+
+def _split_tail(value: str, column: int) -> tuple[str, list[str]]:
+    """A tail comment's text split into what stays (end-of-line comment, deeper lines) and head lines."""
+    body = value[:-1] if value.endswith("\n") else value
+    parts = body.split("\n")
+    first, others = parts[0], parts[1:]
+    for j, line in enumerate(others):
+        stripped = line.lstrip(" ")
+        if stripped and len(line) - len(stripped) <= column:
+            if not stripped.startswith("#"):
+                return value, []
+            head = others[j:]
+            if any(part.strip() and not part.lstrip(" ").startswith("#") for part in head):
+                return value, []
+            return "\n".join([first] + others[:j]) + "\n", head
+    return value, []
+
+
+def _head_token(line: str) -> Any:
+    stripped = line.lstrip(" ")
+    return _comment_token(stripped + "\n", len(line) - len(stripped))
+
+
+def _comment_token(value: str, column: int) -> Any:
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    return CommentToken(value, CommentMark(column), None)
 
 
 def restore_seq_item_comments(node: Any) -> None:
@@ -212,19 +409,45 @@ def _comments_to_sequence_slot(seq: Any) -> None:
 _BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
 
 
-def dump_rt(node: Any, wide: bool = False) -> str:
-    """Print a round-trip tree the way kyaml would (``- # comment`` form)."""
+Layout = tuple[int, int, int]  # ruamel's indent(mapping, sequence, offset)
+
+
+def dump_rt(node: Any, wide: bool | Layout = False) -> str:
+    """Print a round-trip tree the way kyaml would (``- # comment`` form).
+
+    ``wide`` is kyaml's wide sequence style, or a :data:`Layout` read from
+    the item's own text by :func:`text_layout`.
+    """
     buf = io.StringIO()
-    new_rt_yaml(wide).dump(node, buf)
+    if isinstance(wide, tuple):
+        rt = new_rt_yaml()
+        mapping, sequence, offset = wide
+        rt.indent(mapping=mapping, sequence=sequence, offset=offset)
+    else:
+        rt = new_rt_yaml(wide)
+    rt.dump(node, buf)
     return _BARE_DASH_COMMENT.sub(r"\1- \2", buf.getvalue())
 
 
-# A block sequence under a key: the dash indented deeper than the key means
-# kpt's "wide" style (its seqindent annotation), level with it "compact".
-_FIRST_BLOCK_SEQUENCE = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)- ", re.M)
+_FIRST_NESTED_KEY = re.compile(r"^[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( +)[^\s#-]", re.M)
+_FIRST_SEQUENCE_LAYOUT = re.compile(
+    r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)-( +)[^\s#]", re.M
+)
 
 
-def uses_wide_sequences(text: str) -> bool:
-    """True when the first block sequence of ``text`` is indented under its key."""
-    m = _FIRST_BLOCK_SEQUENCE.search(text)
-    return m is not None and len(m.group(2)) > len(m.group(1))
+def text_layout(text: str) -> Layout:
+    """The indentation a block YAML text uses, as ruamel's indent settings.
+
+    Mappings: the first nested key's indentation (1, 2, 4 ... spaces).
+    Sequences: the first block sequence's dash offset under its key and the
+    column its content starts after the dash (``-   name:`` → 4).  Unknown
+    parts take kyaml's compact style.
+    """
+    m = _FIRST_NESTED_KEY.search(text)
+    mapping = len(m.group(1)) if m else 2
+    s = _FIRST_SEQUENCE_LAYOUT.search(text)
+    if s is None:
+        return (mapping, 2, 0)
+    offset = max(len(s.group(2)) - len(s.group(1)), 0)
+    content = 1 + len(s.group(3))
+    return (mapping, offset + content, offset)

@@ -27,7 +27,7 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
     lines = parsed.text.split("\n")
     if final_newline:
         lines.pop()
-    editor = _Editor(lines, match, parsed.comment_after_flow)
+    editor = _Editor(lines, match, parsed.anchor_lines)
     try:
         edits = editor.edit_map(parsed.root, old, new)
         lines = _splice(lines, 0, len(lines), edits)
@@ -55,20 +55,72 @@ _START: Any = Nothing()
 
 
 class _Editor:
-    def __init__(self, lines: list[str], match: Matcher, fixed_blocks: bool) -> None:
+    """Computes line edits; comment lines go with the entry they belong to.
+
+    In the gap between two siblings, the comment lines indented deeper than
+    the siblings' column are the earlier sibling's foot (``- name: a`` /
+    ``  # about a``); from the first comment at the siblings' column or left
+    of it, the lines are the later sibling's head.  Blank lines leading a
+    head stay where they are, as the spacing of that position.  Comments
+    after a container's last entry, up to its column, are the container's
+    foot and stay at its end.  An entry moves with its head and foot; a
+    deleted entry takes its position's blank lines too.
+    """
+
+    def __init__(self, lines: list[str], match: Matcher, anchor_lines: tuple[int, ...] = ()) -> None:
         self.lines = lines
         self.match = match
-        self.fixed_blocks = fixed_blocks
+        self.anchor_lines = anchor_lines
 
-    def structural(self) -> None:
-        """Entries are about to be removed, added or moved: allowed unless blocks are unclear."""
-        if self.fixed_blocks:
-            raise Unsupported("comment after a flow collection")
+    def keep_anchors(self, lo: int, hi: int) -> None:
+        """Lines ``lo``..``hi`` are about to move or go: not if an anchor is defined there (aliases need it first)."""
+        if any(lo <= line < hi for line in self.anchor_lines):
+            raise Unsupported("an anchor would move or go")
+
+    def foot_end(self, lo: int, hi: int, column: int) -> int:
+        """Where the comments indented deeper than ``column`` that start the gap ``lo``..``hi`` end."""
+        lines = self.lines
+        end = k = lo
+        while k < hi:
+            line = lines[k]
+            stripped = line.lstrip(" ")
+            if stripped:
+                if len(line) - len(stripped) <= column:
+                    break
+                end = k + 1
+            k += 1
+        return end
+
+    def blocks(self, pos: MapPos | SeqPos, entries: list[Entry]) -> tuple[list[int], list[int], list[int]]:
+        """For each entry: where the gap before it starts, where its head starts, where its foot ends."""
+        lines = self.lines
+        dash_line = pos.dash_line if isinstance(pos, MapPos) else -1
+        gaps: list[int] = []
+        heads: list[int] = []
+        feet: list[int] = []
+        previous_end = pos.open
+        for k, entry in enumerate(entries):
+            if k == 0 and dash_line >= 0:
+                gap = head = entry.start  # the first key shares the dash's line
+            else:
+                gap = previous_end if k == 0 else self.foot_end(previous_end, entry.start, pos.indent)
+                gap = head = min(gap, entry.start)
+                while head < entry.start and not lines[head].strip(" "):
+                    head += 1
+            if k:
+                feet.append(gap)
+            gaps.append(gap)
+            heads.append(head)
+            previous_end = entry.end
+        feet.append(self.foot_end(previous_end, max(pos.after, previous_end), pos.indent))
+        return gaps, heads, feet
 
     # values ----------------------------------------------------------------------
 
     def edit_value(self, pos: Node, old: Any, new: Any, entry: Entry, key_col: int) -> list[Edit]:
         """Edits turning the value at ``pos`` from ``old`` into ``new``."""
+        if isinstance(pos, (MapPos, SeqPos)) and pos.anchor and not same(old, new):
+            raise Unsupported("anchored collection changed")  # its aliases: the round-trip path decides
         if isinstance(pos, MapPos) and isinstance(new, dict) and new:
             # No deep comparison first: walking the map finds what changed in one pass.
             return self.edit_map(pos, old, new)
@@ -81,7 +133,7 @@ class _Editor:
                 raise Unsupported("list emptied")
             return self.edit_seq(pos, old, new)
         if isinstance(pos, ScalarPos):
-            if pos.style in ("flow", "literal", "folded"):
+            if pos.style in ("flow", "literal", "folded", "alias"):
                 raise Unsupported("flow or block scalar changed")
             if isinstance(new, (dict, list)):
                 return self.scalar_to_block(pos, new, key_col)
@@ -127,14 +179,16 @@ class _Editor:
     def edit_map(self, pos: MapPos, old: dict, new: dict) -> list[Edit]:
         entries = pos.entries
         edits: list[Edit] = []
-        for key, entry in entries.items():
+        blocks: tuple[list[int], list[int], list[int]] | None = None
+        for k, (key, entry) in enumerate(entries.items()):
             if key not in new:
                 if not isinstance(key, str):
                     raise Unsupported("non-string key")
-                self.structural()
-                if pos.dash_line >= 0 and entry is next(iter(entries.values())):
+                if pos.dash_line >= 0 and k == 0:
                     raise Unsupported("first key of a sequence element deleted")
-                edits.append((entry.start, entry.stop, []))
+                blocks = blocks or self.blocks(pos, list(entries.values()))
+                self.keep_anchors(blocks[0][k], blocks[2][k])
+                edits.append((blocks[0][k], blocks[2][k], []))  # with its spacing, head and foot comments
         # New keys follow the old key they come after in ``new`` (like
         # ruamel's insert after the previous key); _START means "at the start".
         inserts: dict[Any, list[tuple[Any, Any]]] = {}
@@ -148,19 +202,22 @@ class _Editor:
                 if not isinstance(key, str):
                     raise Unsupported("non-string key")
                 inserts.setdefault(anchor, []).append((key, value))
+        if inserts:
+            blocks = blocks or self.blocks(pos, list(entries.values()))
+            index = {key: k for k, key in enumerate(entries)}
         for anchor_key, new_entries in inserts.items():
-            self.structural()
             lines: list[str] = []
             for key, value in new_entries:
                 lines.extend(render_entry(key, value, pos.indent))
             if anchor_key is _START:
-                first = next(iter(entries.values()))
                 if pos.dash_line >= 0:
                     raise Unsupported("insert before the first key of a sequence element")
-                edits.append((first.start, first.start, lines))
+                # Above the first key's head comments; a document's leading comments stay on top.
+                at = next(iter(entries.values())).start if pos.open == 0 else blocks[1][0]
             else:
-                at = entries[anchor_key].stop
-                edits.append((at, at, lines))
+                # After the previous entry and its foot: before comments that head the next one or close the map.
+                at = blocks[2][index[anchor_key]]
+            edits.append((at, at, lines))
         return edits
 
     # sequences ---------------------------------------------------------------------
@@ -177,13 +234,18 @@ class _Editor:
             inner.append(self.edit_value(entry.value, old[old_index], value, entry, pos.indent))
         if len(new) == len(old) and all(p == k for k, p in enumerate(pairs)):
             return [e for group in inner for e in group]
-        self.structural()
-        lo, hi = items[0].start, items[-1].stop
+        # Elements move with their head and foot comments; each position keeps its leading blank lines.
+        lines = self.lines
+        gaps, heads, feet = self.blocks(pos, items)
+        self.keep_anchors(gaps[0], feet[-1])
         out: list[str] = []
-        for value, old_index, group in zip(new, pairs, inner):
+        for at, (value, old_index, group) in enumerate(zip(new, pairs, inner)):
+            if at < len(items):
+                out.extend(lines[gaps[at] : heads[at]])
             if old_index is None:
                 out.extend(render_item(value, pos.indent))
             else:
                 entry = items[old_index]
-                out.extend(_splice(self.lines, entry.start, entry.stop, group))
-        return [(lo, hi, out)]
+                out.extend(lines[heads[old_index] : entry.start])
+                out.extend(_splice(lines, entry.start, feet[old_index], group))
+        return [(gaps[0], feet[-1], out)]

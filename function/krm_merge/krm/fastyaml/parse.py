@@ -72,14 +72,20 @@ def parse(text: str) -> Parsed | None:
     if result is None:
         return None
     data, root = result
-    return Parsed(data, root, text, parser.comment_after_flow)
+    return Parsed(data, root, text, tuple(parser.anchor_lines), parser.alias_nodes > 0)
 
 
 
 
 # Line kinds (the second field of a line's info) and value kinds.
 _KEY, _DASH = 0, 1
-_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP = 0, 1, 2, 3, 4
+_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP, _ANCHOR, _ALIAS = 0, 1, 2, 3, 4, 5, 6
+# Anchor names libyaml accepts (its scanner allows only these characters).
+_ANCHOR_NAME = re.compile(r"[A-Za-z0-9_-]+")
+# Nodes (keys counted) that aliases may add to the data in total: a tenth of the
+# bounded loader's MAX_ALIAS_EXPANSION, so the fast reader never accepts what the
+# loader refuses; larger expansions are left to the loader, which decides.
+_MAX_ALIAS_NODES = 100_000
 _BLANK: tuple = ()
 
 
@@ -146,6 +152,8 @@ def _value_info(line: str, col: int) -> tuple:
         return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
     if first in "[{":
         return (_FLOW, col)
+    if first == "&" or first == "*":
+        return _anchor_info(line, col)
     if first == "|" or first == ">":
         return _literal_header(line, col)
     if first in _PLAIN_BAD_FIRST or (first in "-?:" and (len(rest) == 1 or rest[1] == " ")):
@@ -157,6 +165,16 @@ def _value_info(line: str, col: int) -> tuple:
         raise Unsupported("colon in plain scalar")
     comment = -1 if hash_at < 0 else col + hash_at + 1
     return (_SCALAR, _resolve_plain(text), col, col + len(text), "plain", comment)
+
+
+def _anchor_info(line: str, col: int) -> tuple:
+    """``&name`` opening a block collection on the next lines, or an alias ``*name``; nothing else after it."""
+    m = _ANCHOR_NAME.match(line, col + 1)
+    if m is None:
+        raise Unsupported("anchor name")
+    end = m.end()
+    comment = _comment_after(line, end)
+    return (_ANCHOR if line[col] == "&" else _ALIAS, m.group(0), col, end, comment)
 
 
 def _comment_after(line: str, end: int) -> int:
@@ -199,7 +217,10 @@ class _Parser:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.n = len(lines)
-        self.comment_after_flow = False
+        # Anchored collections: name → (value, its node count); aliases share the value, as libyaml's do.
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.alias_nodes = 0
+        self.anchor_lines: list[int] = []
 
     def next_content(self, i: int) -> tuple[int, tuple]:
         """The first line at or after ``i`` that is neither blank nor a comment, and its info."""
@@ -220,6 +241,7 @@ class _Parser:
         data, node, end = self.parse_map(i, 0, -1, info)
         if end != self.n:
             return None
+        node.open = 0
         return data, node
 
     def parse_block(self, i: int, info: tuple) -> tuple[Any, Node, int]:
@@ -233,21 +255,17 @@ class _Parser:
         data: dict[Any, Any] = {}
         node = MapPos(indent, dash_line)
         entries = node.entries
-        previous: Entry | None = None
         key, value_info = info[2], info[3]
         while True:
             if key in data or isinstance(key, float):
                 raise Unsupported("duplicate key")
             value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
-            entry = Entry(i, pos, inline)
-            if previous is not None:
-                previous.stop = i
-            previous = entry
+            entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
             data[key] = value
             entries[key] = entry
             j, info = self.next_content(nxt)
             if j >= self.n or info[0] < indent:
-                entry.stop = j
+                node.end, node.after = entry.end, j
                 return data, node, j
             if info[0] > indent or info[1] != _KEY:
                 raise Unsupported("unexpected line in a mapping")
@@ -257,7 +275,6 @@ class _Parser:
     def parse_seq(self, i: int, indent: int, info: tuple) -> tuple[list, SeqPos, int]:
         data: list[Any] = []
         node = SeqPos(indent)
-        previous: Entry | None = None
         while True:
             inner = info[2]
             pos: Node
@@ -268,20 +285,17 @@ class _Parser:
                 value, pos, nxt, inline = self.parse_value(i, inner, indent, False)
                 if isinstance(pos, MapPos) and pos.dash_line < 0:
                     pos.dash_line = i  # `- # comment` or a bare dash: ruamel ties the line to the first key
-            entry = Entry(i, pos, inline)
-            if previous is not None:
-                previous.stop = i
-            previous = entry
+            entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
             data.append(value)
             node.items.append(entry)
             j, info = self.next_content(nxt)
             if j >= self.n or info[0] < indent:
-                entry.stop = j
+                node.end, node.after = entry.end, j
                 return data, node, j
             if info[0] > indent:
                 raise Unsupported("unexpected indentation")
             if info[1] != _DASH:
-                entry.stop = j
+                node.end, node.after = entry.end, j
                 return data, node, j
             i = j
 
@@ -297,27 +311,79 @@ class _Parser:
             j, nxt = self.next_content(i + 1)
             if j < self.n:
                 ind = nxt[0]
+                block: MapPos | SeqPos | None = None
                 if ind > indent:
-                    value, pos, end = self.parse_block(j, nxt)
-                    return value, pos, end, False
-                if in_map and ind == indent and nxt[1] == _DASH:
-                    value, pos, end = self.parse_seq(j, ind, nxt)
-                    return value, pos, end, False
+                    value, block, end = self.parse_block(j, nxt)
+                elif in_map and ind == indent and nxt[1] == _DASH:
+                    value, block, end = self.parse_seq(j, ind, nxt)
+                if block is not None:
+                    block.open = i + 1
+                    return value, block, end, False
             col = info[1] if info[1] >= 0 else len(self.lines[i])
-            if j > i + 1:
-                self.comment_after_flow = True  # no value token: ruamel ties the comments to the next key
             return None, ScalarPos(i, col, col, "empty", info[1]), i + 1, True
         if kind == _FLOW:
             line = self.lines[i]
             col = info[1]
-            value, end = _FlowParser(line, _resolve_plain).parse(col)
+            try:
+                value, end = _FlowParser(line, _resolve_plain).parse(col)
+            except Unsupported:
+                return self.multi_line_flow(i, col)
             comment = _comment_after(line, end)
-            if i + 1 < self.n and _line_info(self.lines[i + 1]) is _BLANK:
-                self.comment_after_flow = True
             return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
         if kind == _LITERAL:
             return self.literal(i, info, indent)
+        if kind == _ANCHOR:
+            return self.anchored(i, info, indent, in_map)
+        if kind == _ALIAS:
+            return self.alias(i, info)
         raise Unsupported("value")
+
+    def anchored(self, i: int, info: tuple, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
+        """``key: &name`` and its block collection: read like any block, remembered for aliases."""
+        _, name, col, end, comment = info
+        value, pos, nxt, inline = self.parse_value(i, (_EMPTY, comment if comment >= 0 else end), indent, in_map)
+        if not isinstance(pos, (MapPos, SeqPos)):
+            raise Unsupported("anchored scalar")
+        if _has_shared(value, {id(v) for v, _ in self.anchors.values()}):
+            raise Unsupported("alias inside an anchored collection")  # keeps the expansion bound linear
+        pos.anchor = name
+        self.anchors[name] = (value, _node_count(value))
+        self.anchor_lines.append(i)
+        return value, pos, nxt, inline
+
+    def alias(self, i: int, info: tuple) -> tuple[Any, Node, int, bool]:
+        _, name, col, end, comment = info
+        if name not in self.anchors:
+            raise Unsupported("alias of an unknown anchor")
+        value, count = self.anchors[name]
+        self.alias_nodes += count
+        if self.alias_nodes > _MAX_ALIAS_NODES:
+            raise Unsupported("aliases expand too far")  # the bounded loader refuses it with a message
+        return value, ScalarPos(i, col, end, "alias", comment), i + 1, True
+
+    def multi_line_flow(self, i: int, col: int) -> tuple[Any, Node, int, bool]:
+        """A flow collection spread over lines (inner comments allowed): kept as written, never edited.
+
+        Its value is read by the bounded loader from exactly its text, so it
+        is what libyaml reads in place.
+        """
+        from krm_merge.yaml import load
+
+        last, close = _flow_extent(self.lines, i, col)
+        comment = _comment_after(self.lines[last], close)
+        body = [self.lines[i][col:]] + self.lines[i + 1 : last] + [self.lines[last][:close]]
+        if any(line.startswith(("---", "...")) for line in body[1:]):
+            raise Unsupported("document marker inside a flow collection")
+        try:
+            with load.collecting_duplicate_keys() as duplicates:
+                value = load.load_data("\n".join(body) + "\n", "flow collection")
+        except load.YamlError:
+            raise Unsupported("flow collection libyaml refuses") from None
+        if duplicates:
+            raise Unsupported("duplicate keys")  # the full reader reports them for the document
+        if not isinstance(value, (dict, list)):
+            raise Unsupported("not a flow collection")
+        return value, ScalarPos(i, col, len(self.lines[i]), "flow", comment), last + 1, True
 
     def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
         _, col, chomp, comment, folded = info
@@ -357,7 +423,55 @@ class _Parser:
         elif chomp == "+":
             value += "\n" * (1 + end - last)
         style = "folded" if folded else "literal"
-        return value, ScalarPos(i, col, len(lines[i]), style, comment), end, True
+        # Blank lines after the content are not part of the entry (unless kept by `+`).
+        stop = end if chomp == "+" else last
+        return value, ScalarPos(i, col, len(lines[i]), style, comment), stop, True
+
+
+def _node_count(value: Any) -> int:
+    """Nodes in ``value`` as the loader counts them (keys included)."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + _node_count(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_node_count(v) for v in value)
+    return 1
+
+
+def _has_shared(value: Any, anchored: set[int]) -> bool:
+    """True when ``value`` holds one of the anchored collections (an alias)."""
+    if isinstance(value, (dict, list)):
+        if id(value) in anchored:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        return any(_has_shared(v, anchored) for v in children)
+    return False
+
+
+def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
+    """The line and column after the bracket closing the flow collection opened at ``lines[i][col]``.
+
+    Quotes must close on their line; ``#`` after a space (or at a line's
+    start) outside quotes starts a comment that runs to the end of the line.
+    """
+    depth = 0
+    for n in range(i, len(lines)):
+        line = lines[n]
+        k = col if n == i else 0
+        while k < len(line):
+            ch = line[k]
+            if ch == "#" and (k == 0 or line[k - 1] == " "):
+                break
+            if ch == "'" or ch == '"':
+                k = _quoted(line, k)[1]
+                continue
+            if ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+                if depth == 0:
+                    return n, k + 1
+            k += 1
+    raise Unsupported("unclosed flow collection")
 
 
 def _quoted(line: str, col: int) -> tuple[str, int]:
