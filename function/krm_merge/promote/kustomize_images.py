@@ -152,13 +152,14 @@ def _render(value: str, in_flow: bool) -> str:
     return scalars.render_inline(value, scalars.PLAIN, in_flow=in_flow)
 
 
+def _at(data: Any, path: tuple[PathPart, ...]) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
 def _set_keys(path: tuple[PathPart, ...], values: dict[str, str]) -> Callable[[Any], None]:
-    def update(data: Any) -> None:
-        target = data
-        for part in path:
-            target = target[part]
-        target.update(values)
-    return update
+    return lambda data: _at(data, path).update(values)
 
 
 def _add_keys(doc: Document, item: Entry, values: dict[str, str]) -> list[ImageEdit]:
@@ -186,12 +187,7 @@ def _entry_lines(image: str, values: dict[str, str], dash: str, indent: str, nl:
 
 
 def _append_to(path: tuple[PathPart, ...], value: dict[str, str]) -> Callable[[Any], None]:
-    def update(data: Any) -> None:
-        target = data
-        for part in path:
-            target = target[part]
-        target.append(value)
-    return update
+    return lambda data: _at(data, path).append(value)
 
 
 def _append_entry(doc: Document, images: Entry, image: str, values: dict[str, str]) -> ImageEdit:

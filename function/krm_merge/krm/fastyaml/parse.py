@@ -563,15 +563,7 @@ class _FlowParser:
                 raise Unsupported("collection key")
             return self.collection(pos, depth + 1)
         if ch == "'":
-            j = pos + 1
-            while True:
-                k = line.find("'", j)
-                if k < 0:
-                    raise Unsupported("open quote")
-                if k + 1 < len(line) and line[k + 1] == "'":
-                    j = k + 2
-                    continue
-                return line[pos + 1 : k].replace("''", "'"), k + 1
+            return _quoted(line, pos)
         if ch == '"':
             k = line.find('"', pos + 1)
             if k < 0 or "\\" in line[pos + 1 : k]:
