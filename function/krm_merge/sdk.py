@@ -394,13 +394,24 @@ def read_input(text: str | bytes) -> tuple[ResourceList, bool]:
     return rl, False
 
 
-def run_text_with_results(fn: FunctionFn, text: str | bytes, name: str) -> tuple[str, int, Results]:
-    """:func:`run_text` plus the results (the krm-merge CLI logs them). Internal."""
+def run_resource_list(fn: FunctionFn, read: Callable[[], str | bytes], name: str) -> ResourceList:
+    """Read the input ``read()`` returns, run ``fn`` on it, report duplicate keys. Internal.
+
+    The one sequence of every function entry point.  The input comes from a
+    callable so that only :func:`read_input` holds it: a caller streaming a
+    large input keeps no copy alive while ``fn`` runs.
+    """
     with collecting_duplicate_keys() as duplicates:
-        rl, readable = read_input(text)
+        rl, readable = read_input(read())
         if readable:
             call_reporting_errors(fn, rl, name)
         report_duplicate_keys(rl.results, duplicates)
+    return rl
+
+
+def run_text_with_results(fn: FunctionFn, text: str | bytes, name: str) -> tuple[str, int, Results]:
+    """:func:`run_text` plus the results (the krm-merge CLI logs them). Internal."""
+    rl = run_resource_list(fn, lambda: text, name)
     return write_resource_list(rl), rl.results.exit_code(), rl.results
 
 
