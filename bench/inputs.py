@@ -188,35 +188,6 @@ metadata:
     bench.example.com/touched: "true"
 """
 
-PROMOTE_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app-{n}
-  namespace: team-{team}
-spec:
-  replicas: 2
-  template:
-    spec:
-      containers:
-      - name: app
-        image: registry.example.net/app-{n}:1.0.{n}{marker}
-        ports:
-        - containerPort: 8080
-"""
-
-
-def write_promote_tree(root: Path, files: int, markers: int) -> None:
-    """``files`` YAML files in 50 team folders; ``markers`` of them carry a promotion marker."""
-    every = max(1, files // markers)
-    for n in range(files):
-        marked = n % every == 0 and n // every < markers
-        marker = ' # {"$promotion": "default:podinfo:prod"}' if marked else ""
-        folder = root / f"team-{n % 50}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"app-{n}.yaml").write_text(PROMOTE_DEPLOYMENT.format(n=n, team=n % 50, marker=marker))
-
-
 def named_patch(n: int) -> str:
     """:data:`PATCH` naming its own target, Deployment ``n`` (kustomize's patchesStrategicMerge form)."""
     head = f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{n}\n  namespace: team-{n % 20}\n"

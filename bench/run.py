@@ -438,51 +438,10 @@ def case_passthrough(work: Path, megabytes: list[float], runs: int, big_target: 
 # --- 5. promote vs grep -rl ----------------------------------------------------------------------
 
 
-def case_promote(work: Path, files: int, runs: int) -> list[Row]:
-    root = work / "promote"
-    inputs.write_promote_tree(root, files, 50)
-    original = {p: p.read_text() for p in root.rglob("*.yaml")}
-    size = sum(len(t) for t in original.values()) / 1e6
-    grep = ["grep", "-rl", "$promotion", str(root)]
-    counter = iter(range(10**6))
-    last = [""]
-
-    def ours() -> Sample:
-        # A new value each run, so every run rewrites the 50 marked files.
-        last[0] = f"2.0.{next(counter)}"
-        return run_measured([KRM_MERGE, "promote", str(root), "--pipeline", "default/podinfo",
-                             "--environment", "prod", "--value", last[0]])
-
-    def check() -> str:
-        marked = 0
-        for path, text in original.items():
-            now = path.read_text()
-            if "$promotion" in text:
-                marked += 1
-                old = re.search(r"image: (\S+) #", text).group(1)  # type: ignore[union-attr]
-                want = text.replace(f"image: {old} #", f"image: {last[0]} #")
-                if now != want:
-                    raise WrongAnswer(f"promote: {path.name} is not the original with only the marked value set")
-            elif now != text:
-                raise WrongAnswer(f"promote: unmarked {path.name} changed")
-        return f"{marked} marked files changed exactly at the marker, {len(original) - marked} unchanged"
-
-    row = Row("promote", f"{files:,} files", files, size, "grep -rl '$promotion'", target=Target(time=3.0))
-    run_measured(grep)
-    ours()
-    row.check = check()
-    alternate(row, runs, lambda: run_measured(grep), ours)
-    check()
-    print_row(row)
-    return [row]
-
-
 def promote_rows(work: Path, quick: bool, runs: int) -> list[Row]:
-    """The promote helper's checked cases (bench/cases_promote.py) when present, else the case above."""
-    try:
-        import cases_promote  # type: ignore[import-not-found]
-    except ImportError:
-        return case_promote(work, 500 if quick else 5000, runs)
+    """The checked promote cases of bench/cases_promote.py, as rows of this bench."""
+    import cases_promote  # type: ignore[import-not-found]  # beside this script, on sys.path
+
     cases_promote.ENV = OURS_ENV
     size = dict(files=500, markers=40, pipelines=20) if quick else {}
     r = cases_promote.case_grep(work, runs=runs, **size)

@@ -21,9 +21,6 @@ from krm_merge.krm.results import File
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        if message.startswith("unrecognized arguments") and "=" in message:
-            # `run DIR mode=promote`: kpt-style key=value arguments need the `--` first.
-            message += "; put key=value arguments after `--`: krm-merge run DIR -- mode=promote ..."
         self.exit(2, f"krm-merge run: error: {message}\n")
 
 

@@ -477,14 +477,14 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
     """Write the plan all-or-nothing (stage every file, then rename; then delete)."""
     root = root.resolve()
     for write in plan.writes:
-        _check_target(root, write.path)
+        files.check_target(root, write.path)
     writes: list[tuple[Path, bytes]] = []
     for write in plan.writes:
         if write.data is None:
             continue
         target = root / write.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        _check_target(root, write.path)
+        files.check_target(root, write.path)
         writes.append((target, write.data))
     # Staged then renamed, with the previous bytes restored if a rename fails.
     files.write_files_atomic(writes)
@@ -496,10 +496,6 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
             (root / rel).rmdir()
         except OSError:
             pass  # not empty after all (e.g. ignored files): keep it
-
-
-def _check_target(root: Path, rel: str) -> None:
-    files.check_target(root, rel)
 
 
 def render_plan(plan: UpdatePlan) -> str:

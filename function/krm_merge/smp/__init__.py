@@ -35,7 +35,7 @@ module still imports from them for existing callers (``apply_patch``,
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -338,7 +338,6 @@ _LAZY_ENGINE = {
     "apply_desired": "kubectl_apply",
     "kubectl_apply_patch": "kubectl_apply",
 }
-_INTERNAL_REEXPORTS = (apply_patch,)
 
 
 def __getattr__(name: str) -> Any:
