@@ -19,28 +19,13 @@ from hypothesis import strategies as st
 from krm_merge import smp
 from krm_merge.schema import builtin_schema
 from krm_merge.smp.apply import apply_patch
-from tests.smp_differential.smpdiff_kubectl import KUBECTL, kubectl_patch
+from tests.smp_differential.smpdiff_kubectl import KUBECTL, canonical, kubectl_patch
 from tests.smp_differential.smpdiff_model import FOCI, object_and_patch
 
 SETTINGS = dict(
     deadline=None, derandomize=True, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-
-def _go_json(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _go_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_go_json(v) for v in value]
-    return value
-
-
-def canonical(value: Any) -> str:
-    """JSON with sorted keys as Go prints it: equal iff equal as data, list order and types kept."""
-    return json.dumps(_go_json(value), sort_keys=True)
 
 
 def public(obj: dict[str, Any], patch: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:

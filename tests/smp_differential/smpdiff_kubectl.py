@@ -44,3 +44,19 @@ def kubectl_patch(obj: dict[str, Any], patch: dict[str, Any]) -> KubectlResult:
     if done.returncode != 0:
         return KubectlResult(None, done.stderr.strip().removeprefix("error: "))
     return KubectlResult(json.loads(done.stdout), None)
+
+
+def _go_json(value: Any) -> Any:
+    """``value`` as Go's JSON encoder prints it: an integral float64 prints as an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _go_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_go_json(v) for v in value]
+    return value
+
+
+def canonical(value: Any) -> str:
+    """JSON text with sorted keys: equal iff equal as data, types exact, list order kept."""
+    return json.dumps(_go_json(value), sort_keys=True)

@@ -31,7 +31,7 @@ except ImportError:  # the package re-export may not exist yet
     from krm_merge.smp.apply import apply_patch
 from krm_merge.smp.errors import SmpError
 
-from .smpdiff_kubectl import KUBECTL, kubectl_patch
+from .smpdiff_kubectl import KUBECTL, canonical, kubectl_patch
 from .smpdiff_model import FOCI, object_and_patch
 
 EXAMPLES = int(os.environ.get("KRM_MERGE_SMPDIFF_EXAMPLES", "200"))
@@ -44,22 +44,6 @@ if KUBECTL is None:
 
 FOCI_RUN: Counter[str | None] = Counter()  # examples run per focus
 USED: dict[str | None, Counter[str]] = {}  # directives used, per focus
-
-
-def _go_json(value: Any) -> Any:
-    """``value`` as Go's JSON encoder prints it: an integral float64 prints as an integer."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _go_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_go_json(v) for v in value]
-    return value
-
-
-def canonical(value: Any) -> str:
-    """JSON text with sorted keys: equal iff equal as data, types exact, list order kept."""
-    return json.dumps(_go_json(value), sort_keys=True)
 
 
 def ours(obj: dict[str, Any], patch: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
