@@ -14,7 +14,7 @@ from krm_merge.krm.results import KrmError, result_of
 # Control-flow signals that never reach a user (caught where raised).
 INTERNAL = {
     "krm_merge.krm.fastyaml.nodes.Unsupported", "krm_merge.yaml.scalars.UnsupportedScalar", "krm_merge.promote.markers._NotAMarker",
-    "krm_merge.merge3.walker._KindMismatch",
+    "krm_merge.merge3.walker._KindMismatch", "krm_merge.promote.fastpath._GiveUp",
 }
 # Still on their own base (strict: the mark fails once fixed); none left.
 PENDING: dict[str, str] = {}

@@ -260,7 +260,7 @@ def test_focused_index_finds_what_the_full_index_finds(data: dict, where: list[t
                                                       anchors: bool) -> None:
     """The command indexes only the lines around markers; the result must not depend on it."""
     from krm_merge.promote.document import parse_document
-    from krm_merge.promote.engine import promote_document
+    from krm_merge.promote.fullpath import promote_document
 
     text = yaml.safe_dump(data, default_flow_style=None if flow else False, width=60, allow_unicode=True)
     if anchors:

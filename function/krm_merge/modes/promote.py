@@ -24,7 +24,7 @@ from krm_merge.config import ConfigError, check_keys, parse_bool
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
-from krm_merge.promote.edit import Change
+from krm_merge.promote.changes import Change
 from krm_merge.promote.engine import Unit, promote_units
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import find_pipeline

@@ -7,7 +7,6 @@ key or value it belongs to, and lets the editor splice a scalar's exact bytes.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Literal
@@ -15,10 +14,10 @@ from typing import Literal
 import yaml
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.promote.changes import PathPart
 from krm_merge.promote.errors import PromoteError
 from krm_merge.yaml import load
 
-PathPart = str | int
 Role = Literal["key", "value"]
 
 
@@ -55,19 +54,6 @@ class Entry:
         if isinstance(self.node, yaml.SequenceNode):
             return "flow sequence" if self.node.flow_style else "sequence"
         return "scalar"
-
-
-def format_path(path: tuple[PathPart, ...]) -> str:
-    """Render a data path as ``spec.containers[1].image`` (odd keys in ``["..."]``)."""
-    out: list[str] = []
-    for part in path:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif part and all(c.isalnum() or c in "-_$/" for c in part):
-            out.append(("." if out else "") + part)
-        else:
-            out.append('["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]')
-    return "".join(out)
 
 
 class Document:
@@ -300,31 +286,3 @@ def parse_document(text: str, focus_keys: Sequence[str] | None = None) -> Docume
     except RecursionError:
         raise PromoteError("YAML nesting too deep to process") from None
     return Document(text, roots, indexer.entries, indexer.dashes, indexer.protected, line_starts)
-
-
-_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.|%)", re.M)
-
-
-def split_stream(text: str) -> list[tuple[int, str]] | None:
-    """The documents of a YAML stream as (start index, text) chunks, split at ``---`` lines.
-
-    Splitting lets a file of many documents be parsed (and verified) only where a marker is.
-    A ``---`` at column 0 always ends a document (even inside a block scalar), so a line scan
-    is exact.  None when the stream is not safe to split this simply: directives (``%``),
-    document end markers (``...``), or content after ``---`` on its line.
-    """
-    chunks: list[tuple[int, str]] = []
-    pos = 0
-    for m in _DOCUMENT_MARKER.finditer(text):
-        start = m.start()
-        if text[start] != "-":
-            return None
-        end = text.find("\n", start)
-        end = len(text) if end == -1 else end + 1
-        rest = text[start + 3 : end].strip(" \t\r\n")
-        if text[start + 3 : start + 4] not in ("", " ", "\t", "\r", "\n") or (rest and not rest.startswith("#")):
-            return None
-        chunks.append((pos, text[pos:start]))
-        pos = end
-    chunks.append((pos, text[pos:]))
-    return chunks

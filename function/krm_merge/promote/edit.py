@@ -15,23 +15,11 @@ import yaml
 from yaml import MappingNode, ScalarNode
 
 from krm_merge.promote import scalars
-from krm_merge.promote.document import Document, Entry, format_path
+from krm_merge.promote.changes import Change, format_path
+from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
 
 STR_TAG = "tag:yaml.org,2002:str"
-
-
-class Change(NamedTuple):
-    """One field set by a promotion (for the info result / command output)."""
-
-    doc: int  # index of the YAML document in the text
-    path: str  # field path inside the document, e.g. "spec.chart.spec.version"
-    line: int  # 1-based line of the value in the original text
-    old: str | None  # None when the field was added (kustomize images)
-    new: str
-    marker: str | None = None
-    source: str = ""  # what set it: the marker or strategy (for reports)
-    resource: str = ""  # kind/name of the document, e.g. "HelmRelease/podinfo"
 
 
 class Splice(NamedTuple):

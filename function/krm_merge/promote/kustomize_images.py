@@ -17,8 +17,9 @@ from typing import Any, NamedTuple
 import yaml
 
 from krm_merge.promote import scalars
-from krm_merge.promote.document import Document, Entry, PathPart, format_path
-from krm_merge.promote.edit import Change, Splice, plan_scalar_edit, resource_name, splice, with_sources
+from krm_merge.promote.changes import Change, PathPart, format_path
+from krm_merge.promote.document import Document, Entry
+from krm_merge.promote.edit import Splice, plan_scalar_edit, resource_name, splice, with_sources
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef
 from krm_merge.promote.request import KUSTOMIZATION_NAMES, Resolved

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the report is built on every run; the YAML code only loads when a file is edited
-    from krm_merge.promote.edit import Change
+    from krm_merge.promote.changes import Change
     from krm_merge.promote.request import Promotion
 
 

@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple, Protocol
 
-from krm_merge.promote.document import Document, Entry, PathPart
+from krm_merge.promote.changes import PathPart
+from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
 
 # (API group, kind) -> the field a promotion sets.

@@ -9,9 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from krm_merge.promote.edit import Change
+    from krm_merge.promote.changes import Change
     from krm_merge.promote.errors import PromoteError
     from krm_merge.promote.locate import MalformedMarker
+
+
+Setter = tuple["str | None", tuple[int, ...], str]  # (value, promotion indices, marker); None: cannot serve
 
 
 class Unit(NamedTuple):
@@ -47,3 +50,17 @@ class Outcome(NamedTuple):
 def empty_outcome(promotions: int) -> Outcome:
     """The outcome of a run that had no unit to look at."""
     return Outcome([], [], [0] * promotions)
+
+
+class TextOutcome(NamedTuple):
+    """The result of promoting one text."""
+
+    text: str  # the new text (the same object when nothing changed)
+    changes: list[Change]
+    matched: int  # marked fields whose marker has a setter (already-current ones included)
+    malformed: list[MalformedMarker]
+
+    @property
+    def changed(self) -> bool:
+        """True when the text differs from the input."""
+        return bool(self.changes)

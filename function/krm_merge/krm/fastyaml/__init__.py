@@ -32,7 +32,7 @@ scalar resolution lives with the other scalar rules in
 from __future__ import annotations
 
 from krm_merge.krm.fastyaml.edit import Matcher, edit
-from krm_merge.krm.fastyaml.nodes import Entry, MapPos, Node, Parsed, ScalarPos, SeqPos
-from krm_merge.krm.fastyaml.parse import parse
+from krm_merge.krm.fastyaml.nodes import NOTHING, Entry, MapPos, Node, Parsed, ScalarPos, SeqPos
+from krm_merge.krm.fastyaml.parse import parse, reread_scalar_line
 
-__all__ = ["Entry", "MapPos", "Matcher", "Node", "Parsed", "ScalarPos", "SeqPos", "edit", "parse"]
+__all__ = ["NOTHING", "Entry", "MapPos", "Matcher", "Node", "Parsed", "ScalarPos", "SeqPos", "edit", "parse", "reread_scalar_line"]

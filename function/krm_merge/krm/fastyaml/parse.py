@@ -76,6 +76,41 @@ def parse(text: str) -> Parsed | None:
 
 
 
+def reread_scalar_line(old_line: str, new_line: str) -> Any:
+    """The value ``new_line`` holds if it reads exactly as ``old_line`` but for a one-line scalar.
+
+    Returns ``NOTHING`` unless both lines are structure lines (a key, a dash, or a dash and a
+    key) with the same indentation, kind and key whose value is a one-line scalar.  The reader
+    interprets such a line from its text alone, and a one-line scalar value never changes how
+    the lines after it are read; so a text this reader accepted, with ``old_line`` replaced by
+    ``new_line``, reads as the same data but for this one value, which is returned.  (A
+    checked edit then costs one line, not a second parse of the document.)
+    """
+    if "\n" in new_line or _outside_charset(new_line):
+        return NOTHING
+    try:
+        old, new = _line_info(old_line), _line_info(new_line)
+    except (Unsupported, RecursionError, ValueError, OverflowError):
+        return NOTHING
+    if old is _BLANK or new is _BLANK or old[:2] != new[:2]:
+        return NOTHING
+    if old[1] == _KEY:
+        same_key = type(old[2]) is type(new[2]) and old[2] == new[2]
+        old_value, new_value = old[3], new[3]
+    else:
+        old_value, new_value = old[2], new[2]
+        same_key = True
+        if old_value[0] == _INLINE_MAP or new_value[0] == _INLINE_MAP:
+            if old_value[0] != new_value[0] or old_value[1] != new_value[1]:
+                return NOTHING
+            same_key = type(old_value[2]) is type(new_value[2]) and old_value[2] == new_value[2]
+            old_value, new_value = old_value[3], new_value[3]
+    if not same_key or old_value[0] != _SCALAR or new_value[0] != _SCALAR:
+        return NOTHING
+    return new_value[1]
+
+
+
 
 # Line kinds (the second field of a line's info) and value kinds.
 _KEY, _DASH = 0, 1

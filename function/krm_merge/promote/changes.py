@@ -1,0 +1,67 @@
+"""What a promotion changed, how a field path is written, and where a stream's documents are.
+
+Text-level and free of YAML library imports: the fast path (:mod:`krm_merge.promote.fastpath`)
+and the full, libyaml-backed path share these, and a run whose documents all take the fast
+path never loads the YAML library.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+PathPart = str | int
+
+
+class Change(NamedTuple):
+    """One field set by a promotion (for the info result / command output)."""
+
+    doc: int  # index of the YAML document in the text
+    path: str  # field path inside the document, e.g. "spec.chart.spec.version"
+    line: int  # 1-based line of the value in the original text
+    old: str | None  # None when the field was added (kustomize images)
+    new: str
+    marker: str | None = None
+    source: str = ""  # what set it: the marker or strategy (for reports)
+    resource: str = ""  # kind/name of the document, e.g. "HelmRelease/podinfo"
+
+
+def format_path(path: tuple[PathPart, ...]) -> str:
+    """Render a data path as ``spec.containers[1].image`` (odd keys in ``["..."]``)."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif part and all(c.isalnum() or c in "-_$/" for c in part):
+            out.append(("." if out else "") + part)
+        else:
+            out.append('["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]')
+    return "".join(out)
+
+
+_DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.|%)", re.M)
+
+
+def split_stream(text: str) -> list[tuple[int, str]] | None:
+    """The documents of a YAML stream as (start index, text) chunks, split at ``---`` lines.
+
+    Splitting lets a file of many documents be parsed (and verified) only where a marker is.
+    A ``---`` at column 0 always ends a document (even inside a block scalar), so a line scan
+    is exact.  None when the stream is not safe to split this simply: directives (``%``),
+    document end markers (``...``), or content after ``---`` on its line.
+    """
+    chunks: list[tuple[int, str]] = []
+    pos = 0
+    for m in _DOCUMENT_MARKER.finditer(text):
+        start = m.start()
+        if text[start] != "-":
+            return None
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end + 1
+        rest = text[start + 3 : end].strip(" \t\r\n")
+        if text[start + 3 : start + 4] not in ("", " ", "\t", "\r", "\n") or (rest and not rest.startswith("#")):
+            return None
+        chunks.append((pos, text[pos:start]))
+        pos = end
+    chunks.append((pos, text[pos:]))
+    return chunks
