@@ -1,7 +1,5 @@
 """``python -m krm_merge`` entry point."""
 
-import sys
+from krm_merge.cli import entry
 
-from krm_merge.cli import main
-
-sys.exit(main())
+entry()

@@ -59,3 +59,23 @@ def test_run_hints_at_the_double_dash(capsys: pytest.CaptureFixture[str], tmp_pa
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "go after `--`" in err and f"krm-merge run {tmp_path} -- mode=promote value=1" in err
+
+
+def test_the_console_entry_flushes_everything_and_keeps_the_exit_code() -> None:
+    """``cli.entry`` skips the interpreter's teardown: nothing written may be lost, no code changed."""
+    import subprocess
+    import sys
+
+    items = "".join(f"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm-{n}\n" for n in range(3000))
+    resource_list = ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + items
+                     + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data:\n    mode: nonsense\n")
+    done = subprocess.run([sys.executable, "-m", "krm_merge"], input=resource_list, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 1
+    import yaml
+
+    out = yaml.safe_load(done.stdout)
+    assert len(out["items"]) == 3000 and out["results"][0]["severity"] == "error"
+    done = subprocess.run([sys.executable, "-m", "krm_merge", "promote", "--no-such-option"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 2 and "--no-such-option" in done.stderr

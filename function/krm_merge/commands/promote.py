@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from krm_merge.promote.errors import PromoteError
@@ -194,7 +195,7 @@ def plan(root: str, promotions: list[Promotion]) -> _Run:
     needs_pipeline = any(p.pipeline is not None for p in promotions)
     tokens = tuple(k.encode() for k in keys) + ((PIPELINE_GROUP.encode(),) if needs_pipeline else ())
     files = screen(root, tokens) if tokens else []
-    resolved = resolve(promotions, lambda ref: _find_pipeline(files, ref))
+    resolved = resolve(promotions, _pipeline_finder(files))
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
     units: list[tuple[str, str, Any]] = []
@@ -268,21 +269,32 @@ def _with_kustomizations(root: str, files: list[ScreenedFile], rels: set[str]) -
     return sorted(files + extra, key=lambda f: f.rel)
 
 
-def _find_pipeline(files: list[ScreenedFile], ref: PipelineRef) -> dict[str, Any] | None:
-    for screened in files:
-        if PIPELINE_GROUP.encode() not in screened.data:
-            continue
-        from krm_merge.errors import KrmMergeError  # only when a file may hold a Pipeline
-        from krm_merge.yaml.load import load_all_data
+def _pipeline_finder(files: list[ScreenedFile]) -> Callable[[PipelineRef], dict[str, Any] | None]:
+    """Look Pipelines up among the files that may hold one; each such file is read once."""
+    group = PIPELINE_GROUP.encode()
+    candidates = [screened for screened in files if group in screened.data]
+    documents: list[list[Any]] = []
 
-        try:
-            docs = load_all_data(decode(screened.data)[0], screened.rel)
-        except (KrmMergeError, UnicodeDecodeError, RecursionError):
-            continue  # reported when it also holds markers; otherwise not ours
-        found = find_pipeline(docs, ref)
-        if found is not None:
-            return found
-    return None
+    def find(ref: PipelineRef) -> dict[str, Any] | None:
+        if candidates and not documents:
+            documents.extend(_documents(screened) for screened in candidates)
+        for docs in documents:
+            found = find_pipeline(docs, ref)
+            if found is not None:
+                return found
+        return None
+
+    return find
+
+
+def _documents(screened: ScreenedFile) -> list[Any]:
+    from krm_merge.errors import KrmMergeError  # only when a file may hold a Pipeline
+    from krm_merge.yaml.load import load_all_data
+
+    try:
+        return load_all_data(decode(screened.data)[0], screened.rel)
+    except (KrmMergeError, UnicodeDecodeError, RecursionError):
+        return []  # reported when it also holds markers; otherwise not ours
 
 
 def _diff(writes: list[PlannedWrite]) -> str:
