@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path, PurePosixPath
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# pathlib is imported only by the functions that write (it pulls in urllib.parse and
+# ipaddress: milliseconds every command would pay at start-up, dry runs included).
 
 
 class UnsafePathError(KrmMergeError):
@@ -53,8 +58,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
 
 def check_relative(rel: str) -> None:
     """Refuse a package-relative path that is empty, absolute or climbs out with ``..``."""
-    p = PurePosixPath(rel)
-    if not rel or p.is_absolute() or ".." in p.parts:
+    if not rel or rel.startswith("/") or ".." in rel.split("/"):
         raise UnsafePathError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
 
 
@@ -66,6 +70,8 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
     (what ``kpt fn sink`` does) resolved to its target, which must itself be
     inside ``root``.
     """
+    from pathlib import Path
+
     check_relative(rel)
     root = Path(root)
     target = root / rel
@@ -92,6 +98,8 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
 
 def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
     """Write several files all-or-nothing (see the module docstring).  Raises ``OSError``."""
+    from pathlib import Path
+
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in writes:
