@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path, PurePosixPath
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# pathlib is imported only by the functions that write (it pulls in urllib.parse and
+# ipaddress: milliseconds every command would pay at start-up, dry runs included).
 
 
 class UnsafePathError(KrmMergeError):
@@ -53,8 +58,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
 
 def check_relative(rel: str) -> None:
     """Refuse a package-relative path that is empty, absolute or climbs out with ``..``."""
-    p = PurePosixPath(rel)
-    if not rel or p.is_absolute() or ".." in p.parts:
+    if not rel or rel.startswith("/") or ".." in rel.split("/"):
         raise UnsafePathError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
 
 
@@ -66,6 +70,8 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
     (what ``kpt fn sink`` does) resolved to its target, which must itself be
     inside ``root``.
     """
+    from pathlib import Path
+
     check_relative(rel)
     root = Path(root)
     target = root / rel
@@ -92,6 +98,8 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
 
 def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
     """Write several files all-or-nothing (see the module docstring).  Raises ``OSError``."""
+    from pathlib import Path
+
     staged: list[tuple[str, Path]] = []
     try:
         for path, data in writes:
@@ -159,16 +167,95 @@ def unified_diff(changes: Iterable[tuple[str, str | None, str | None]]) -> str:
 
     None on either side is a file that does not exist there (``/dev/null``);
     a last line without a newline is marked ``\\ No newline at end of file``.
+    Three lines of context, hunks as :func:`difflib.unified_diff` makes them.
     """
-    import difflib  # only for --dry-run
-
     out: list[str] = []
     for path, before, after in changes:
-        lines = difflib.unified_diff(
-            (before or "").splitlines(keepends=True),
-            (after or "").splitlines(keepends=True),
-            fromfile=f"a/{path}" if before is not None else "/dev/null",
-            tofile=f"b/{path}" if after is not None else "/dev/null",
-        )
+        old = (before or "").splitlines(keepends=True)
+        new = (after or "").splitlines(keepends=True)
+        fromfile = f"a/{path}" if before is not None else "/dev/null"
+        tofile = f"b/{path}" if after is not None else "/dev/null"
+        lines = _same_length_diff(old, new, fromfile, tofile)
+        if lines is None:
+            import difflib  # only for diffs the fast path cannot make
+
+            lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
         out.extend(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     return "".join(out)
+
+
+_CONTEXT = 3  # difflib.unified_diff's default, and git's
+
+
+def _same_length_diff(old: list[str], new: list[str], fromfile: str, tofile: str) -> list[str] | None:
+    """The diff lines difflib would give, made by pairing lines by index; None when that may differ.
+
+    The common edit (promote, a set field) replaces lines in place, where
+    difflib's SequenceMatcher costs far more than the comparison.  Pairing by
+    index is what SequenceMatcher finds when no replaced line (old or new)
+    appears anywhere in the other text, so every match lies in one unchanged
+    run of both, and its longest-match-first search ends on the diagonal; and,
+    for texts of 200 lines or more, when every unchanged run holds a line its
+    "popular line" heuristic (autojunk) does not ignore.  Otherwise: None.
+    """
+    if len(old) != len(new):
+        return None
+    changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    if not changed:
+        return []
+    # A few changed lines are looked up by scanning the lists (in C); many, through sets.
+    old_lines, new_lines = (old, new) if len(changed) <= 8 else (set(old), set(new))
+    if any(old[i] in new_lines or new[i] in old_lines for i in changed):
+        return None
+    runs = _runs(changed)
+    if len(new) >= 200 and not _every_gap_has_unpopular_line(new, runs):
+        return None
+    lines = [f"--- {fromfile}\n", f"+++ {tofile}\n"]
+    for hunk in _hunks(runs):
+        start = max(0, hunk[0][0] - _CONTEXT)
+        stop = min(len(old), hunk[-1][1] + _CONTEXT)
+        span = f"{start + 1}" if stop - start == 1 else f"{start + 1},{stop - start}"
+        lines.append(f"@@ -{span} +{span} @@\n")
+        at = start
+        for first, end in hunk:
+            lines.extend(" " + line for line in old[at:first])
+            lines.extend("-" + line for line in old[first:end])
+            lines.extend("+" + line for line in new[first:end])
+            at = end
+        lines.extend(" " + line for line in old[at:stop])
+    return lines
+
+
+def _runs(changed: list[int]) -> list[tuple[int, int]]:
+    """Consecutive changed line numbers as ``(first, end)`` runs (one replace each)."""
+    runs = [(changed[0], changed[0] + 1)]
+    for i in changed[1:]:
+        if i == runs[-1][1]:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def _hunks(runs: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """Runs grouped into hunks: difflib splits only at more than twice the context unchanged."""
+    hunks = [[runs[0]]]
+    for run in runs[1:]:
+        if run[0] - hunks[-1][-1][1] > 2 * _CONTEXT:
+            hunks.append([run])
+        else:
+            hunks[-1].append(run)
+    return hunks
+
+
+def _every_gap_has_unpopular_line(new: list[str], runs: list[tuple[int, int]]) -> bool:
+    """Whether every unchanged run holds a line SequenceMatcher's autojunk keeps (see above)."""
+    counts: dict[str, int] = {}
+    for line in new:
+        counts[line] = counts.get(line, 0) + 1
+    popular = len(new) // 100 + 1
+    bounds = [0, *(i for run in runs for i in run), len(new)]
+    for lo, hi in zip(bounds[::2], bounds[1::2]):
+        if lo < hi and all(counts[line] > popular for line in new[lo:hi]):
+            return False
+    return True

@@ -508,12 +508,9 @@ def run_directory(
     out instead of failing the read; ``after_read(rl, package)`` may add results.
     ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
     """
-    from pathlib import Path
-
     from krm_merge import files
     from krm_merge.krm import package, yamlio
 
-    root = Path(root)
     try:
         with collecting_duplicate_keys() as duplicates:
             config = function_config_from_args(fn_config, list(pairs))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from krm_merge.errors import KrmMergeError
@@ -49,7 +48,7 @@ def main(argv: list[str]) -> int:
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
     try:
-        return _run(Path(args.dir), args.fn_config, pairs, args.dry_run, args.results)
+        return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results)
     except KrmMergeError as err:
         sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
         return 1
@@ -63,7 +62,7 @@ def _is_promote(config: KubeObject | None) -> bool:
     return data.get("kind") == "Promote" or (isinstance(values, dict) and values.get("mode") == "promote")
 
 
-def _run(root: Path, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
+def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
     from krm_merge import sdk
     from krm_merge.runner import NAME, run_mode
 

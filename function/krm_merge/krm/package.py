@@ -24,13 +24,19 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from krm_merge import files
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject, scan_header
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import File, KrmError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# Paths are strings here: pathlib (with urllib.parse and ipaddress behind it) is imported
+# only to write, so a run's start-up does not pay for it.
 
 YAML_SUFFIXES = (".yaml", ".yml")
 META_FILES = ("Kptfile",)
@@ -61,13 +67,13 @@ class SourceFile:
 class Package:
     """The files of a package directory and the items read from them."""
 
-    root: Path
+    root: str
     files: dict[str, SourceFile] = field(default_factory=dict)
     # Files left unread with the reason (only with read_package(skip_undecodable=True)).
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def read_package(root: Path, *, validate: bool = True,
+def read_package(root: str | os.PathLike[str], *, validate: bool = True,
                  skip_undecodable: bool = False) -> tuple[Package, ResourceList]:
     """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
 
@@ -80,9 +86,11 @@ def read_package(root: Path, *, validate: bool = True,
     that is not UTF-8 is left out (and alone) and listed in
     ``Package.skipped`` instead of failing the read.
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise KrmError(f"{root} is not a directory")
+    root = os.fspath(root)
+    if not os.path.isdir(root):
+        from pathlib import Path  # the message names the folder as before: normalised
+
+        raise KrmError(f"{Path(root)} is not a directory")
     pkg = Package(root)
     rl = ResourceList()
     ignore = _read_krmignore(root)
@@ -112,11 +120,13 @@ def read_package(root: Path, *, validate: bool = True,
     return pkg, rl
 
 
-def _read_krmignore(root: Path) -> list[str]:
-    path = root / ".krmignore"
-    if not path.is_file():
+def _read_krmignore(root: str) -> list[str]:
+    path = os.path.join(root, ".krmignore")
+    if not os.path.isfile(path):
         return []
-    return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    with open(path) as fh:  # as Path.read_text: the locale's encoding
+        text = fh.read()
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 def _ignored(rel: str, patterns: list[str]) -> bool:
@@ -131,7 +141,7 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
 _Walked = list[tuple[str, list[str], list[str]]]
 
 
-def _walk(root: Path, ignore: list[str]) -> _Walked:
+def _walk(root: str, ignore: list[str]) -> _Walked:
     """(relative dir with a trailing slash, linked subdirectories, files) per visited directory."""
     out: _Walked = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -161,14 +171,15 @@ def _package_files(walked: _Walked, ignore: list[str]) -> list[str]:
     return sorted(found)
 
 
-def _read_source(root: Path, rel: str, validate: bool) -> SourceFile:
+def _read_source(root: str, rel: str, validate: bool) -> SourceFile:
+    path = os.path.join(root, rel)
     try:
-        text = files.read_text(root / rel)
+        text = files.read_text(path)
     except UnicodeDecodeError:
         raise KrmError(f"{rel} is not UTF-8 text", file=File(rel)) from None
     except FileNotFoundError:
-        if (root / rel).is_symlink():
-            raise KrmError(f"{rel} is a broken symbolic link (to {os.readlink(root / rel)})", file=File(rel)) from None
+        if os.path.islink(path):
+            raise KrmError(f"{rel} is a broken symbolic link (to {os.readlink(path)})", file=File(rel)) from None
         raise
     except OSError as err:
         raise KrmError(f"cannot read {rel}: {err.strerror or err}", file=File(rel)) from None
@@ -351,8 +362,10 @@ def _default_path(obj: KubeObject) -> str:
     return f"{obj.namespace}/{name}" if obj.namespace else name
 
 
-def apply_writes(root: Path, changes: list[FileChange]) -> None:
+def apply_writes(root: str | os.PathLike[str], changes: list[FileChange]) -> None:
     """Write the planned changes (all files or none); through links only inside the package."""
+    from pathlib import Path
+
     root = Path(root).resolve()
     targets: dict[Path, FileChange] = {}
     writes: list[tuple[Path, str]] = []

@@ -27,8 +27,7 @@ import contextvars
 import functools
 import os
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml import scalars
@@ -48,9 +47,12 @@ class YamlError(KrmMergeError):
     """A text that is not valid YAML, or that breaks one of the bounds."""
 
 
-@dataclass(frozen=True)
-class DuplicateKey:
-    """A mapping key written twice; the later value is the one read."""
+class DuplicateKey(NamedTuple):
+    """A mapping key written twice; the later value is the one read.
+
+    A NamedTuple, not a dataclass: importing ``dataclasses`` (which imports
+    ``inspect``, ``ast``, ``dis``...) costs the commands several milliseconds.
+    """
 
     key: str
     what: str

@@ -61,41 +61,51 @@ _NUMBER_FIRST: Final = frozenset("-+0123456789.")
 _INT_FIRST: Final = frozenset("-+0123456789")
 _BOOL: Final = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
 
+# The patterns below are compiled on first use (``functools.cache``): the
+# resolvers above serve every run, these only some commands, and compiling all
+# of them at import cost each command ~3 ms of start-up (the Unicode classes most).
+
+
 # Plain scalars that are not strings for *some* reader: YAML 1.2 core/JSON
 # numbers (go-yaml v3, kyaml), YAML 1.1 words (go-yaml v2), the merge key and
 # the value indicator, dates and timestamps.
-_NON_STRING_ANY_READER: Final = re.compile(
-    r"""^(?:
-        [-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?   # ints, floats, 1e3
-      | [-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-      | 0o[0-7_]+ | 0x[0-9a-fA-F_]+ | 0b[01_]+
-      | [-+]?\.(?:inf|Inf|INF) | \.(?:nan|NaN|NAN)
-      | y|Y|n|N|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF
-      | true|True|TRUE|false|False|FALSE|null|Null|NULL|~
-      | = | <<
-      | [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*                        # timestamps and dates
-    )$""",
-    re.VERBOSE,
-)
+@functools.cache
+def _non_string_any_reader() -> re.Pattern[str]:
+    return re.compile(
+        r"""^(?:
+            [-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?   # ints, floats, 1e3
+          | [-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+          | 0o[0-7_]+ | 0x[0-9a-fA-F_]+ | 0b[01_]+
+          | [-+]?\.(?:inf|Inf|INF) | \.(?:nan|NaN|NAN)
+          | y|Y|n|N|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF
+          | true|True|TRUE|false|False|FALSE|null|Null|NULL|~
+          | = | <<
+          | [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*                        # timestamps and dates
+        )$""",
+        re.VERBOSE,
+    )
+
 
 # Strings kyaml double-quotes when it writes them as new values: what a YAML
 # 1.1 reader (Kubernetes, go-yaml v2) would not read back as a string.
-_KYAML_NON_STRING: Final = re.compile(
-    r"""^(?:
-        y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
-      | ~|null|Null|NULL|
-      | [-+]?0b[0-1_]+
-      | [-+]?0o?[0-7_]+
-      | [-+]?(?:0|[1-9][0-9_]*)
-      | [-+]?0x[0-9a-fA-F_]+
-      | [-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
-      | [-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-      | [-+]?[0-9][0-9_]*(?:[eE][-+]?[0-9]+)
-      | [-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
-      | \d{4}-\d{1,2}-\d{1,2}(?:[Tt ].*)?
-    )$""",
-    re.X,
-)
+@functools.cache
+def _kyaml_non_string() -> re.Pattern[str]:
+    return re.compile(
+        r"""^(?:
+            y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
+          | ~|null|Null|NULL|
+          | [-+]?0b[0-1_]+
+          | [-+]?0o?[0-7_]+
+          | [-+]?(?:0|[1-9][0-9_]*)
+          | [-+]?0x[0-9a-fA-F_]+
+          | [-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+
+          | [-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+          | [-+]?[0-9][0-9_]*(?:[eE][-+]?[0-9]+)
+          | [-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
+          | \d{4}-\d{1,2}-\d{1,2}(?:[Tt ].*)?
+        )$""",
+        re.X,
+    )
 
 
 class UnsupportedScalar(ValueError):
@@ -181,7 +191,7 @@ def resolves_as_string(value: str) -> bool:
     """True when ``value`` written as a plain scalar would be read as a string by every reader."""
     if value == "":
         return False
-    if _NON_STRING_ANY_READER.match(value):
+    if _non_string_any_reader().match(value):
         return False
     return _yaml11_is_string(value)
 
@@ -202,23 +212,32 @@ INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # ... of which `-x`, `?x`, `:x` are still plain in block context.
 PLAIN_BAD_FIRST: Final = INDICATORS - {"-", "?", ":"}
 _INDICATOR_ONLY: Final = frozenset("-?:")
+
+
 # Flow-context plain scalars every reader agrees on.
-_FLOW_PLAIN: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
+@functools.cache
+def _flow_plain() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
+
 # Strings every emitter (ruamel.yaml, libyaml, go-yaml) prints plain when they
 # are not another type: what a text editor may write without asking an emitter.
 SIMPLE_PLAIN_VALUE: Final = re.compile(r"[A-Za-z0-9_/.$][A-Za-z0-9_./:=+@$,-]*")
 SIMPLE_PLAIN_KEY: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.\/-]*")
 
+
 # Characters a YAML stream may hold verbatim (c-printable) minus every YAML 1.1
 # line break (\r, \n, NEL, LS, PS) and the BOM; anything else must be escaped.
-_ONE_LINE_PRINTABLE: Final = re.compile(
-    "[\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
-)
+# The slowest pattern of the module to compile (1.5 ms): ASCII text never needs it.
+@functools.cache
+def _one_line_printable() -> re.Pattern[str]:
+    return re.compile(
+        "[\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
+    )
 
 
 def needs_double_quotes(value: str) -> bool:
     """True when kyaml would double-quote a new string value (it would read as another type, or plain cannot hold it)."""
-    if value == "" or _KYAML_NON_STRING.match(value):
+    if value == "" or _kyaml_non_string().match(value):
         return True
     return not plain_is_safe(value)
 
@@ -241,7 +260,9 @@ def plain_is_safe(value: str) -> bool:
 
 def is_one_line_printable(value: str) -> bool:
     """True when ``value`` holds no line break and no character that needs an escape."""
-    return _ONE_LINE_PRINTABLE.fullmatch(value) is not None
+    if value.isascii():  # ASCII's printable characters are exactly 0x20-0x7e; tabs are allowed
+        return value.isprintable() or value.replace("\t", " ").isprintable()
+    return _one_line_printable().fullmatch(value) is not None
 
 
 def can_be_plain(value: str, *, in_flow: bool) -> bool:
@@ -260,7 +281,7 @@ def can_be_plain(value: str, *, in_flow: bool) -> bool:
             return False
     if ": " in value or ":\t" in value or " #" in value or "\t#" in value or value.endswith(":"):
         return False
-    if in_flow and not _FLOW_PLAIN.fullmatch(value):
+    if in_flow and not _flow_plain().fullmatch(value):
         return False  # readers disagree on `?`, `:`, `#` inside flow collections: stay simple
     if value in ("---", "...") or value.startswith(("--- ", "... ")):
         return False
@@ -318,9 +339,15 @@ _DOUBLE_ESCAPES: Final = {
     "\u2028": "\\L",
     "\u2029": "\\P",
 }
+
+
 # What go-yaml escapes: quotes, backslashes, and everything outside YAML's
 # printable set (C0/C1 controls, DEL, line separators, BOM, surrogates, non-characters).
-_NEEDS_ESCAPE: Final = re.compile('[\\\\"\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]')
+@functools.cache
+def _needs_escape() -> re.Pattern[str]:
+    return re.compile('[\\\\"\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]')
+
+
 # The reading side: every escape YAML 1.1/1.2 defines.
 _UNESCAPES: Final = {
     "0": "\0", "a": "\x07", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\x0b",
@@ -328,7 +355,11 @@ _UNESCAPES: Final = {
     "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
 }
 _HEX_ESCAPES: Final = {"x": 2, "u": 4, "U": 8}
-_ESCAPE_RX: Final = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
+
+
+@functools.cache
+def _escape_rx() -> re.Pattern[str]:
+    return re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
 
 
 def _escape_char(match: re.Match[str]) -> str:
@@ -344,7 +375,9 @@ def _escape_char(match: re.Match[str]) -> str:
 
 def double_quoted(value: str) -> str:
     """``value`` as a one-line double-quoted scalar (go-yaml's escapes); ValueError for a lone surrogate."""
-    return '"' + _NEEDS_ESCAPE.sub(_escape_char, value) + '"'
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'  # nothing to escape (the usual case), no pattern needed
+    return '"' + _needs_escape().sub(_escape_char, value) + '"'
 
 
 def single_quoted(value: str) -> str | None:
@@ -365,4 +398,6 @@ def unescape_double(inner: str) -> str:
             return _UNESCAPES[code]
         raise UnsupportedScalar(f"unknown escape \\{code}")
 
-    return _ESCAPE_RX.sub(one, inner)
+    if "\\" not in inner:
+        return inner
+    return _escape_rx().sub(one, inner)
