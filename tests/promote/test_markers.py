@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from krm_merge.promote.document import parse_document
 from krm_merge.promote.engine import promote_text
@@ -191,3 +193,37 @@ def test_single_quoted_kept(value: str, single_out: str) -> None:
 
 def test_double_quoted_escapes() -> None:
     assert _set(f'v: "old" {M}\n', 'C:\\x "q"\n\u2028😀') == f'v: "C:\\\\x \\"q\\"\\n\\L😀" {M}\n'
+
+
+def _json_reading(comment: str) -> dict[str, str] | None:
+    """The marker grammar by json.loads alone: the reference the one-pair shortcut must match."""
+    import json
+
+    def strings_only(pairs: list[tuple[str, object]]) -> dict[str, str]:
+        if not all(isinstance(v, str) for _, v in pairs):
+            raise ValueError
+        return dict(pairs)  # type: ignore[arg-type]
+
+    try:
+        parsed = json.loads(comment.lstrip("#"), object_pairs_hook=strings_only)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+
+_pieces = st.sampled_from(['{', '}', '"', ':', ',', ' ', '\t', '\r', '\n', '#', '\\', '\\"', '\\u0041', '\x01',
+                           '\x7f', '$promotion', 'ns:app:prod', 'é', '1', 'true', 'null', '[', ']', "'"])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(
+    st.lists(_pieces, max_size=14).map("".join),
+    st.tuples(st.sampled_from(["#", "# ", "##", "#\t"]), st.sampled_from(["", " ", "\t", "\n"]),
+              st.text(max_size=12), st.text(max_size=12), st.sampled_from(["", " ", "\r", " x"])).map(
+        lambda t: f'{t[0]}{t[1]}{{"{t[2]}": "{t[3]}"}}{t[4]}'),
+))
+def test_the_one_pair_shortcut_reads_markers_as_json_does(comment: str) -> None:
+    from krm_merge.promote.markers import parse_marker_object
+
+    assert parse_marker_object(comment) == _json_reading(comment)

@@ -12,6 +12,9 @@ from typing import NamedTuple
 
 PathPart = str | int
 
+# Keys written bare in a path: letters and digits of any script (re's \w is str.isalnum or "_"), "-", "$", "/".
+_NAME = re.compile(r"[\w$/-]+")
+
 
 class Change(NamedTuple):
     """One field set by a promotion (for the info result / command output)."""
@@ -32,7 +35,7 @@ def format_path(path: tuple[PathPart, ...]) -> str:
     for part in path:
         if isinstance(part, int):
             out.append(f"[{part}]")
-        elif part and all(c.isalnum() or c in "-_$/" for c in part):
+        elif _NAME.fullmatch(part):
             out.append(("." if out else "") + part)
         else:
             out.append('["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]')

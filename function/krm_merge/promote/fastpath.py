@@ -174,7 +174,10 @@ def _apply(parsed: fastyaml.Parsed, text: str, lines: list[str],
     matches = [setter[1] for _, _, _, setter in targets]
     if not new_lines:
         return FastChunk(text, [], matches)
-    return FastChunk("\n".join(new_lines.get(i, line) for i, line in enumerate(lines)), changes, matches)
+    edited = lines.copy()
+    for number, new_line in new_lines.items():
+        edited[number] = new_line
+    return FastChunk("\n".join(edited), changes, matches)
 
 
 def _resource_name(data: Any) -> str:

@@ -30,20 +30,29 @@ class ScreenedFile(NamedTuple):
 
 
 def _read(path: str) -> bytes:
-    """The bytes of a file (raw syscalls: this loop is the whole cost of a large run)."""
-    fd = os.open(path, os.O_RDONLY)
+    """The bytes of a file (raw syscalls)."""
+    fd = os.open(path, _READ_FLAGS)
     try:
-        chunks = [os.read(fd, _CHUNK)]
-        while len(chunks[-1]) == _CHUNK:
-            chunks.append(os.read(fd, _CHUNK))
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return _read_fd(fd)
     finally:
         os.close(fd)
+
+
+def _read_fd(fd: int) -> bytes:
+    data = os.read(fd, _CHUNK)
+    if len(data) < _CHUNK:
+        return data
+    chunks = [data]
+    while len(chunks[-1]) == _CHUNK:
+        chunks.append(os.read(fd, _CHUNK))
+    return b"".join(chunks)
 
 
 # Below malloc's mmap threshold: a 1 MiB buffer per file costs an mmap/munmap pair each
 # time and doubled the run time of the whole walk.
 _CHUNK = 1 << 16
+# O_NONBLOCK: a FIFO named like a YAML file fails its read instead of hanging the walk.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def screen(root: str, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
@@ -55,31 +64,44 @@ def screen(root: str, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
     stack = [(root, "")]
     found: list[ScreenedFile] = []
     suffixes, extra_names, skip_dirs = YAML_SUFFIXES, EXTRA_NAMES, SKIP_DIRS
-    # This loop runs once per file of the tree: keep it flat (no helper calls per entry).
+    open_, read, close, scandir = os.open, _read_fd, os.close, os.scandir
+    # This loop runs once per file of the tree and is most of a large run's time: it is kept
+    # flat, and a YAML name is opened without asking first whether it is a directory (rare,
+    # and the read then says so).
     while stack:
         directory, prefix = stack.pop()
         try:
-            with os.scandir(directory) as it:
-                for entry in it:
-                    name = entry.name
-                    if name.endswith(suffixes) or name in extra_names:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append((entry.path, prefix + name + "/"))
-                            continue
-                        try:
-                            data = _read(entry.path)
-                        except (FileNotFoundError, IsADirectoryError):
-                            continue  # dangling symlink, or a symlink to a directory
-                        except OSError as err:
-                            raise PromoteError(f"cannot read {prefix + name}: {err.strerror}") from None
-                        for token in tokens:
-                            if token in data:
-                                found.append(_screened(entry, prefix + name, data))
-                                break
-                    elif name not in skip_dirs and entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, prefix + name + "/"))
+            entries = scandir(directory)
         except OSError as err:
             raise PromoteError(f"cannot read directory {directory}: {err.strerror}") from None
+        try:
+            for entry in entries:
+                name = entry.name
+                if name.endswith(suffixes) or name in extra_names:
+                    try:
+                        fd = open_(entry.path, _READ_FLAGS)
+                    except FileNotFoundError:
+                        continue  # a dangling symlink
+                    except OSError as err:
+                        raise PromoteError(f"cannot read {prefix + name}: {err.strerror}") from None
+                    try:
+                        data = read(fd)
+                    except IsADirectoryError:
+                        if entry.is_dir(follow_symlinks=False):  # a folder named x.yaml; links are not followed
+                            stack.append((entry.path, prefix + name + "/"))
+                        continue
+                    except OSError as err:
+                        raise PromoteError(f"cannot read {prefix + name}: {err.strerror}") from None
+                    finally:
+                        close(fd)
+                    for token in tokens:
+                        if token in data:
+                            found.append(_screened(entry, prefix + name, data))
+                            break
+                elif name not in skip_dirs and entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, prefix + name + "/"))
+        finally:
+            entries.close()
     found.sort(key=lambda f: f.rel)
     return found
 

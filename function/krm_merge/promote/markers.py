@@ -8,6 +8,7 @@ Extra string keys are allowed; whitespace around JSON tokens is tolerated; anyth
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 PROMOTION_KEY: Final = "$promotion"
@@ -27,14 +28,26 @@ def _string_pairs_only(pairs: list[tuple[str, object]]) -> dict[str, str]:
     return result
 
 
+# The usual marker, one key and one value without escapes: read without the json module,
+# exactly as json.loads reads it (JSON whitespace around tokens; no control characters,
+# quotes or backslashes inside the strings).  Anything else goes to json.loads.
+_WS = r"[ \t\r\n]*"
+_STRING = r'"([^"\\\x00-\x1f]*)"'
+_ONE_PAIR = re.compile(rf"{_WS}\{{{_WS}{_STRING}{_WS}:{_WS}{_STRING}{_WS}\}}{_WS}")
+
+
 def parse_marker_object(comment: str) -> dict[str, str] | None:
     """Parse a comment (``#...``) into its JSON object of strings, or None if it is not one."""
-    import json  # only files holding a marker get here; keeps the command's start fast
+    text = comment.lstrip("#")
+    simple = _ONE_PAIR.fullmatch(text)
+    if simple is not None:
+        return {simple.group(1): simple.group(2)}
+    import json  # only unusual markers get here; keeps the command's start fast
 
     try:
         # json.loads skips only JSON whitespace (space, tab, CR, LF) around the object and
         # rejects trailing text, exactly like Go's json.Unmarshal.
-        parsed = json.loads(comment.lstrip("#"), object_pairs_hook=_string_pairs_only)
+        parsed = json.loads(text, object_pairs_hook=_string_pairs_only)
     except (ValueError, _NotAMarker, RecursionError):
         return None
     return parsed if isinstance(parsed, dict) else None
