@@ -143,3 +143,15 @@ def test_deeply_nested_file_is_an_error_not_a_crash(tmp_path: Path, capsys: pyte
     assert main([str(tmp_path), *ARGS]) == 1
     err = capsys.readouterr().err
     assert "nested deeper than" in err and "Traceback" not in err
+
+
+def test_duplicate_keys_of_a_marked_document_are_warned_with_the_files_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = f"kind: A\nv: 1\n---\nkind: B\ndata:\n  v: 6.2.0 {M}\n  a: 1\n  a: 2\n---\nkind: C\nb: 1\nb: 2\n"
+    path = write(tmp_path, "multi.yaml", text)
+    assert main([str(tmp_path), *ARGS]) == 0
+    assert path.read_text() == text.replace("v: 6.2.0", "v: 6.3.0")
+    err = capsys.readouterr().err
+    # Line 8 of the file (the marked document starts on line 4); the unmarked third document is not read.
+    assert "warning: multi.yaml: key 'a' appears twice in one mapping (line 8)" in err
+    assert "'b'" not in err

@@ -212,10 +212,13 @@ def plan(root: str, promotions: list[Promotion]) -> _Run:
     from krm_merge.promote.units import Unit, empty_outcome
 
     if units:
-        # Imported only now: a tree without marked files never loads the YAML library.
+        # Imported only now: a tree without marked files never loads the engine.
         from krm_merge.promote.engine import promote_units
+        from krm_merge.yaml.load import collecting_duplicate_keys
 
-        outcome = promote_units([Unit(*u) for u in units], resolved)
+        with collecting_duplicate_keys() as duplicates:
+            outcome = promote_units([Unit(*u) for u in units], resolved)
+        warnings.extend(dup.message() for dup in duplicates)
     else:
         outcome = empty_outcome(len(resolved))
     run = _Run(resolved, outcome)

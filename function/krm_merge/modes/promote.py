@@ -101,7 +101,7 @@ def run(rl: ResourceList, config: Config) -> None:
         resolved = resolve(config.promotions, lambda ref: find_pipeline(pipelines, ref))
     except PromoteError as err:
         raise KrmError(err.message, field=err.field) from None
-    units = [Unit(obj.text, obj.path, obj) for obj in rl.items]
+    units = [Unit(obj.text, obj.path, obj, obj.what) for obj in rl.items]
     outcome = promote_units(units, resolved)
     for unit, err in outcome.errors:
         _report_error(rl, unit.handle, err)

@@ -260,12 +260,14 @@ def _focus(text: str, line_starts: list[int], keys: Sequence[str]) -> list[tuple
     return ranges
 
 
-def parse_document(text: str, focus_keys: Sequence[str] | None = None) -> Document:
+def parse_document(text: str, focus_keys: Sequence[str] | None = None, *, what: str = "the file",
+                   line_offset: int = 0) -> Document:
     """Compose every YAML document of ``text`` and index its nodes.
 
     With ``focus_keys`` only the nodes near the lines holding those keys are indexed (enough
     to find and set marked fields; not for path lookups).  Raises PromoteError (with the
-    line) when the text is not valid YAML.
+    line) when the text is not valid YAML.  Duplicate keys are noted as every read notes
+    them (named by ``what``, lines shifted by ``line_offset``).
     """
     line_starts = _line_starts(text)
     try:
@@ -275,6 +277,7 @@ def parse_document(text: str, focus_keys: Sequence[str] | None = None) -> Docume
         raise PromoteError(err.message) from None
     try:
         roots = [root for root in yaml.compose_all(text, Loader=yaml.CSafeLoader) if root is not None]
+        load.note_duplicate_keys(roots, what, line_offset)
         indexer = _Indexer(text, _focus(text, line_starts, focus_keys) if focus_keys is not None else None)
         for doc, root in enumerate(roots):
             indexer.add(root, "value", (), doc, False, 0)

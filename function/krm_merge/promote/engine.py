@@ -122,8 +122,8 @@ def _promote_unit(unit: Unit, keys: list[str], setters: _Setters, others: list[R
                 for index in indices:
                     matched[index] += 1
         else:
-            new_chunk, doc_changes, doc_malformed, documents = _promote_fully(chunk, keys, setters, others,
-                                                                              matched, line_offset)
+            new_chunk, doc_changes, doc_malformed, documents = _promote_fully(
+                chunk, keys, setters, others, matched, line_offset, unit.what or unit.path or "input")
         malformed.extend(m._replace(line=m.line + line_offset) for m in doc_malformed)
         changes.extend(c._replace(line=c.line + line_offset, doc=c.doc + doc_index) for c in doc_changes)
         doc_index += documents
@@ -140,7 +140,7 @@ def _promote_unit(unit: Unit, keys: list[str], setters: _Setters, others: list[R
 
 
 def _promote_fully(chunk: str, keys: list[str], setters: _Setters, others: list[Resolved], matched: list[int],
-                   line_offset: int) -> tuple[str, list[Change], list[MalformedMarker], int]:
+                   line_offset: int, what: str) -> tuple[str, list[Change], list[MalformedMarker], int]:
     # Imported here: a run whose documents all take the fast path never loads libyaml.
     from krm_merge.promote import fullpath
     from krm_merge.promote.document import parse_document
@@ -148,7 +148,7 @@ def _promote_fully(chunk: str, keys: list[str], setters: _Setters, others: list[
     try:
         # Marker-only chunks index just the lines around the markers; strategies and
         # kustomize images look fields up by path and need the whole index.
-        doc = parse_document(chunk, None if others else keys)
+        doc = parse_document(chunk, None if others else keys, what=what, line_offset=line_offset)
         new_chunk, changes, malformed = fullpath.promote_chunk(doc, keys, setters, others, matched)
     except PromoteError as err:
         raise _shifted(err, line_offset) from None

@@ -23,6 +23,7 @@ class Unit(NamedTuple):
     text: str
     path: str | None  # relative file path (kpt's path annotation for items), for templates
     handle: Any = None  # the caller's object (a KubeObject, a screened file)
+    what: str = ""  # how messages name it ("item 2"); the path when empty
 
 
 class UnitResult(NamedTuple):

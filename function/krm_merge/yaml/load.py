@@ -287,6 +287,17 @@ def compose_all(text: str, what: str = "input") -> list[Any]:
     """
     check_bounds(text, what)
     roots = _compose_unbounded(text, what)
+    note_duplicate_keys(roots, what)
+    return roots
+
+
+def note_duplicate_keys(roots: list[Any], what: str, line_offset: int = 0) -> None:
+    """Note the duplicate mapping keys of composed node trees, as every read notes them.
+
+    For readers that compose with libyaml themselves (promote's index): the keys go to the
+    collection of :func:`collecting_duplicate_keys`, their lines shifted by ``line_offset``
+    (the document's first line in its file).
+    """
     from krm_merge.yaml.libyaml import Loader, yaml
 
     noter = Loader("")
@@ -303,8 +314,7 @@ def compose_all(text: str, what: str = "input") -> list[Any]:
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
     noter.dispose()
-    _note_duplicates(noter.duplicates, what)
-    return roots
+    _note_duplicates([(key, line + line_offset) for key, line in noter.duplicates], what)
 
 
 # --- round-trip trees (ruamel.yaml) ---------------------------------------------------
