@@ -85,6 +85,25 @@ def resolve(function_config: KubeObject | None) -> Invocation:
     )
 
 
+def mode_name(function_config: KubeObject | None) -> str | None:
+    """The mode a functionConfig names, without reading its config (None if it names none).
+
+    The same routing as :func:`resolve`, for callers that only need to know the mode
+    (``krm-merge run`` treats a promote run's unreadable files as the command does).
+    """
+    data = function_config.data if function_config is not None else None
+    if not isinstance(data, dict):
+        return None
+    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
+    if kind == "ConfigMap" and api_version == "v1":
+        values = data.get("data")
+        name = values.get("mode") if isinstance(values, dict) else None
+        return name if isinstance(name, str) and name in MODES else None
+    if api_version in API_VERSIONS:
+        return KIND_TO_MODE.get(kind)
+    return None
+
+
 def _as_strings(text: str, typed: dict[str, Any]) -> dict[str, Any]:
     """The ConfigMap with every scalar as written: ``1.10`` stays ``"1.10"``, not ``1.1``.
 

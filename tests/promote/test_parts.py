@@ -121,3 +121,20 @@ def test_verification_catches_wrong_edits() -> None:
                         ('a: "x"\nc: &y z\n', "x")):  # structure lost
         with pytest.raises(PromoteError, match="internal error"):
             verify(old, wrong, {id(node): want})
+
+
+@pytest.mark.parametrize(("text", "old", "new"), [
+    ('\ufeffa: 1.0 # {"$promotion": "a:b:c"}\n', "1.0", "6.3.0"),
+    # Found by the fuzzer: the splice landed one character early, before the colon.
+    ('\ufeff!:\n(:\t# {"$promotion": "a:b:c"}\n', "(:", "(: 6.3.0"),
+    ('x: 1\n---\n\ufeffa: 1.0 # {"$promotion": "a:b:c"}\n', "1.0", "6.3.0"),
+])
+def test_a_byte_order_mark_is_kept_and_does_not_shift_the_splice(text: str, old: str, new: str) -> None:
+    """libyaml counts its marks from after a stream's leading BOM; the full path puts it back."""
+    from krm_merge.promote.engine import Unit, promote_units
+    from krm_merge.promote.request import parse_set, resolve
+
+    resolved = resolve([parse_set("a:b:c=6.3.0")], lambda ref: None)
+    outcome = promote_units([Unit(text, "f.yaml")], resolved)
+    assert not outcome.errors, outcome.errors
+    assert outcome.results[0].text == text.replace(old, new)

@@ -58,3 +58,25 @@ def test_other_unknown_options_get_no_such_hint(tmp_path, capsys):
     with pytest.raises(SystemExit):
         run.main([str(tmp_path), "--bogus"])
     assert "`--`" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("config_text", "expected"), [
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  mode: promote\n", "promote"),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  mode: reorder-merge\n", "reorder-merge"),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  mode: promotion\n", None),  # a typo names no mode
+    ("apiVersion: v1\nkind: ConfigMap\n", None),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec: {}\n", "promote"),
+    ("apiVersion: fn.krm-merge.dev/v9\nkind: Promote\n", None),  # resolve refuses the version too
+    ("apiVersion: example.com/v1\nkind: Promote\n", None),  # another group's Promote is not ours
+])
+def test_mode_name_routes_as_resolve_does(config_text: str, expected: str | None) -> None:
+    from krm_merge.config import ConfigError, mode_name, resolve
+    from krm_merge.krm.kubeobject import KubeObject
+
+    config = KubeObject(config_text)
+    assert mode_name(config) == expected
+    if expected is not None:
+        try:
+            assert resolve(config).mode.name == expected
+        except ConfigError as err:  # a config resolve refuses for its content still names the mode
+            assert "data.mode" not in str(err) and "unknown" not in str(err)

@@ -55,11 +55,9 @@ def main(argv: list[str]) -> int:
 
 
 def _is_promote(config: KubeObject | None) -> bool:
-    data = config.data if config is not None else None
-    if not isinstance(data, dict):
-        return False
-    values = data.get("data")
-    return data.get("kind") == "Promote" or (isinstance(values, dict) and values.get("mode") == "promote")
+    from krm_merge.config import mode_name
+
+    return mode_name(config) == "promote"
 
 
 def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:

@@ -143,16 +143,12 @@ def _promote_fully(chunk: str, keys: list[str], setters: _Setters, others: list[
                    line_offset: int, what: str) -> tuple[str, list[Change], list[MalformedMarker], int]:
     # Imported here: a run whose documents all take the fast path never loads libyaml.
     from krm_merge.promote import fullpath
-    from krm_merge.promote.document import parse_document
 
     try:
-        # Marker-only chunks index just the lines around the markers; strategies and
-        # kustomize images look fields up by path and need the whole index.
-        doc = parse_document(chunk, None if others else keys, what=what, line_offset=line_offset)
-        new_chunk, changes, malformed = fullpath.promote_chunk(doc, keys, setters, others, matched)
+        return fullpath.promote_chunk_text(chunk, keys, setters, others, matched, what=what,
+                                           line_offset=line_offset)
     except PromoteError as err:
         raise _shifted(err, line_offset) from None
-    return new_chunk, changes, malformed, len(doc.roots)
 
 
 def _count_documents_cheaply(chunk: str) -> int:

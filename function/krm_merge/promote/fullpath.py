@@ -21,6 +21,9 @@ from krm_merge.promote.request import Resolved
 from krm_merge.promote.units import Setter, TextOutcome
 
 
+_BOM = "\ufeff"
+
+
 def promote_text(text: str, marker_key: str, setters: Mapping[str, str | None]) -> TextOutcome:
     """Set every field of ``text`` carrying a ``marker_key`` marker whose value is in ``setters``.
 
@@ -30,8 +33,30 @@ def promote_text(text: str, marker_key: str, setters: Mapping[str, str | None]) 
     """
     if marker_key not in text:
         return TextOutcome(text, [], 0, [])
-    doc = parse_document(text, (marker_key,))
-    return promote_document(doc, marker_key, setters)
+    bom, body = _split_bom(text)
+    outcome = promote_document(parse_document(body, (marker_key,)), marker_key, setters)
+    return outcome if outcome.text is body else outcome._replace(text=bom + outcome.text)
+
+
+def promote_chunk_text(chunk: str, keys: list[str], setters: Mapping[str, Mapping[str, Setter]],
+                       others: list[Resolved], matched: list[int], *, what: str,
+                       line_offset: int) -> tuple[str, list[Change], list[MalformedMarker], int]:
+    """Index one ``---`` chunk and promote it: (new text, changes, malformed markers, documents).
+
+    The text is the input object when nothing changed.
+    """
+    bom, body = _split_bom(chunk)
+    # Marker-only chunks index just the lines around the markers; strategies and
+    # kustomize images look fields up by path and need the whole index.
+    doc = parse_document(body, None if others else keys, what=what, line_offset=line_offset)
+    new_body, changes, malformed = promote_chunk(doc, keys, setters, others, matched)
+    return (chunk if new_body is body else bom + new_body), changes, malformed, len(doc.roots)
+
+
+def _split_bom(text: str) -> tuple[str, str]:
+    # libyaml drops a stream's leading byte order mark and counts its marks from after it:
+    # index the text without it (it is on no line of its own) and put it back.
+    return (_BOM, text[1:]) if text.startswith(_BOM) else ("", text)
 
 
 def promote_document(doc: Document, marker_key: str, setters: Mapping[str, str | None]) -> TextOutcome:
