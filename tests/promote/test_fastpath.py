@@ -22,7 +22,8 @@ from krm_merge.krm import fastyaml
 from krm_merge.promote import fastpath, fullpath
 from krm_merge.promote.document import parse_document
 from krm_merge.promote.errors import PromoteError
-from tests.promote.test_properties import INJECTIONS, OLD_FORMS, _data, _doc, _keys, _nasty, _text
+from tests.promote.test_properties import (INJECTIONS, OLD_FORMS, _data, _doc, _keys, _nasty, _text,
+                                           add_marker_comments, assume_valid_yaml)
 
 KEY = "$promotion"
 OTHER = "$imagepolicy"
@@ -164,19 +165,10 @@ def test_injections_agree(form: str, value: str) -> None:
 def test_generated_documents_agree(data: dict, value: str, where: list[tuple[int, str]], indent: int) -> None:
     text = yaml.safe_dump(data, default_flow_style=False, width=10_000, indent=indent, allow_unicode=True,
                           sort_keys=False)
-    lines = text.splitlines(keepends=True)
-    for n, how in where:
-        i = n % len(lines)
-        if how == "head":
-            lines.insert(i, '# {"$promotion": "ns:app:prod"}\n')
-        else:
-            marker = "ns:app:prod" if how == "line" else "ns:other:prod"
-            lines[i] = lines[i].rstrip("\n") + f' # {{"$promotion": "{marker}"}}\n'
-    marked = "".join(lines)
-    try:
-        yaml.safe_load(marked)
-    except yaml.YAMLError:
-        assume(False)
+    markers = {"line": '{"$promotion": "ns:app:prod"}', "head": '{"$promotion": "ns:app:prod"}',
+               "other": '{"$promotion": "ns:other:prod"}'}
+    marked = add_marker_comments(text, [(n, how == "head", markers[how]) for n, how in where])
+    assume_valid_yaml(marked)
     _agree(marked, [KEY], _setters({"ns:app:prod": value, "ns:other:prod": "other"}))
 
 

@@ -128,6 +128,7 @@ def test_verification_catches_wrong_edits() -> None:
     # Found by the fuzzer: the splice landed one character early, before the colon.
     ('\ufeff!:\n(:\t# {"$promotion": "a:b:c"}\n', "(:", "(: 6.3.0"),
     ('x: 1\n---\n\ufeffa: 1.0 # {"$promotion": "a:b:c"}\n', "1.0", "6.3.0"),
+    ('\ufeff\ufeff!:\n(:\t# {"$promotion": "a:b:c"}\n', "(:", "(: 6.3.0"),  # two of them (the fuzzer again)
 ])
 def test_a_byte_order_mark_is_kept_and_does_not_shift_the_splice(text: str, old: str, new: str) -> None:
     """libyaml counts its marks from after a stream's leading BOM; the full path puts it back."""

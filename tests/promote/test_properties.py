@@ -202,6 +202,27 @@ def _set_same_leaf(data: object, root: yaml.Node, node_at: int, value: str) -> N
     assert walk(root, data)
 
 
+def add_marker_comments(text: str, places: list[tuple[int, bool, str]]) -> str:
+    """``text`` with a marker comment for each (line, head, marker) place: alone on a new line
+    above that line when ``head``, else at the line's end (lines taken modulo the count)."""
+    lines = text.splitlines(keepends=True)
+    for n, head, marker in places:
+        i = n % len(lines)
+        if head:
+            lines.insert(i, f"# {marker}\n")
+        else:
+            lines[i] = lines[i].rstrip("\n") + f" # {marker}\n"
+    return "".join(lines)
+
+
+def assume_valid_yaml(text: str) -> None:
+    """Drop the example when a comment landed inside a multi-line scalar and broke the text."""
+    try:
+        yaml.safe_load(text)
+    except yaml.YAMLError:
+        assume(False)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.dictionaries(_keys, _data, min_size=1, max_size=5),
@@ -214,20 +235,10 @@ def test_markers_anywhere_never_crash(data: dict, value: str, where: list[tuple[
                                       crlf: bool) -> None:
     """Markers dropped on arbitrary lines: either a clean PromoteError or a correct edit."""
     text = yaml.safe_dump(data, default_flow_style=None if flow else False, width=60, allow_unicode=True)
-    lines = text.splitlines(keepends=True)
-    for n, head in where:
-        i = n % len(lines)
-        if head:
-            lines.insert(i, f"# {MARK}\n")
-        else:
-            lines[i] = lines[i].rstrip("\n") + f" # {MARK}\n"
-    marked = "".join(lines)
+    marked = add_marker_comments(text, [(n, head, MARK) for n, head in where])
     if crlf:
         marked = marked.replace("\n", "\r\n")
-    try:
-        yaml.safe_load(marked)
-    except yaml.YAMLError:
-        assume(False)  # the comment landed inside a multi-line scalar and broke the text
+    assume_valid_yaml(marked)
     try:
         outcome = promote_text(marked, "$promotion", {"ns:app:prod": value})
     except PromoteError as err:
@@ -265,18 +276,8 @@ def test_focused_index_finds_what_the_full_index_finds(data: dict, where: list[t
     text = yaml.safe_dump(data, default_flow_style=None if flow else False, width=60, allow_unicode=True)
     if anchors:
         text = "shared: &s [1, 2]\nsame: *s\nscalar: &v x\nalias: *v\n" + text
-    lines = text.splitlines(keepends=True)
-    for n, head in where:
-        i = n % len(lines)
-        if head:
-            lines.insert(i, f"# {MARK}\n")
-        else:
-            lines[i] = lines[i].rstrip("\n") + f" # {MARK}\n"
-    marked = "".join(lines)
-    try:
-        yaml.safe_load(marked)
-    except yaml.YAMLError:
-        assume(False)
+    marked = add_marker_comments(text, [(n, head, MARK) for n, head in where])
+    assume_valid_yaml(marked)
     setters = {"ns:app:prod": "6.3.0"}
     focused = _outcome_or_error(lambda: promote_text(marked, "$promotion", setters))
     full = _outcome_or_error(lambda: promote_document(parse_document(marked), "$promotion", setters))

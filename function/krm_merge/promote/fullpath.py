@@ -54,9 +54,11 @@ def promote_chunk_text(chunk: str, keys: list[str], setters: Mapping[str, Mappin
 
 
 def _split_bom(text: str) -> tuple[str, str]:
-    # libyaml drops a stream's leading byte order mark and counts its marks from after it:
-    # index the text without it (it is on no line of its own) and put it back.
-    return (_BOM, text[1:]) if text.startswith(_BOM) else ("", text)
+    # libyaml drops a stream's leading byte order mark and counts its marks from after it
+    # (a second one it skips and counts): index the text without them (they are on no line
+    # of their own) and put them back.
+    body = text.lstrip(_BOM)
+    return text[: len(text) - len(body)], body
 
 
 def promote_document(doc: Document, marker_key: str, setters: Mapping[str, str | None]) -> TextOutcome:
