@@ -291,15 +291,25 @@ class _Parser:
         node = MapPos(indent, dash_line)
         entries = node.entries
         key, value_info = info[2], info[3]
+        lines, n = self.lines, self.n
         while True:
             if key in data or isinstance(key, float):
                 raise Unsupported("duplicate key")
-            value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
-            entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
+            if value_info[0] == _SCALAR:  # most entries: parse_value's first case, without the call
+                value = value_info[1]
+                nxt = i + 1
+                entry = Entry(i, ScalarPos(i, value_info[2], value_info[3], value_info[4], value_info[5]), True, nxt)
+            else:
+                value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
+                entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
             data[key] = value
             entries[key] = entry
-            j, info = self.next_content(nxt)
-            if j >= self.n or info[0] < indent:
+            # next_content, inlined for the common case of a content line next
+            info = _line_info(lines[nxt]) if nxt < n else _BLANK
+            j = nxt
+            if info is _BLANK:
+                j, info = self.next_content(nxt)
+            if j >= n or info[0] < indent:
                 node.end, node.after = entry.end, j
                 return data, node, j
             if info[0] > indent or info[1] != _KEY:
@@ -310,10 +320,14 @@ class _Parser:
     def parse_seq(self, i: int, indent: int, info: tuple) -> tuple[list, SeqPos, int]:
         data: list[Any] = []
         node = SeqPos(indent)
+        lines, n = self.lines, self.n
         while True:
             inner = info[2]
             pos: Node
-            if inner[0] == _INLINE_MAP:
+            if inner[0] == _SCALAR:  # parse_value's first case, without the call
+                value, nxt, inline = inner[1], i + 1, True
+                pos = ScalarPos(i, inner[2], inner[3], inner[4], inner[5])
+            elif inner[0] == _INLINE_MAP:
                 value, pos, nxt = self.parse_map(i, inner[1], i, inner)
                 inline = True
             else:
@@ -323,8 +337,11 @@ class _Parser:
             entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
             data.append(value)
             node.items.append(entry)
-            j, info = self.next_content(nxt)
-            if j >= self.n or info[0] < indent:
+            info = _line_info(lines[nxt]) if nxt < n else _BLANK
+            j = nxt
+            if info is _BLANK:
+                j, info = self.next_content(nxt)
+            if j >= n or info[0] < indent:
                 node.end, node.after = entry.end, j
                 return data, node, j
             if info[0] > indent:
