@@ -54,9 +54,10 @@ def promote_chunk_text(chunk: str, keys: list[str], setters: Mapping[str, Mappin
 
 
 def _split_bom(text: str) -> tuple[str, str]:
-    # libyaml drops a stream's leading byte order mark and counts its marks from after it
-    # (a second one it skips and counts): index the text without them (they are on no line
-    # of their own) and put them back.
+    # libyaml drops a stream's leading byte order mark and counts its marks from after it,
+    # so the index would be one character early (and one more for each further mark the
+    # text starts with, once one is set aside): index the text without them all (they are
+    # on no line of their own) and put them back.
     body = text.lstrip(_BOM)
     return text[: len(text) - len(body)], body
 
