@@ -8,6 +8,7 @@ path never loads the YAML library.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 PathPart = str | int
@@ -40,6 +41,27 @@ def format_path(path: tuple[PathPart, ...]) -> str:
         else:
             out.append('["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]')
     return "".join(out)
+
+
+def resource_label(kind: str, name: str, namespace: str) -> str:
+    """``Kind/name`` (with ``namespace/`` before the name when set) for reports; "" with neither."""
+    if not kind and not name:
+        return ""
+    return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"
+
+
+def lines_holding(text: str, keys: Sequence[str]) -> list[int]:
+    """The (0-based) numbers of the lines where any of ``keys`` occurs, in order."""
+    found: set[int] = set()
+    for key in keys:
+        line = counted = 0
+        pos = text.find(key)
+        while pos != -1:
+            line += text.count("\n", counted, pos)
+            counted = pos
+            found.add(line)
+            pos = text.find(key, pos + len(key))
+    return sorted(found)
 
 
 _DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.|%)", re.M)

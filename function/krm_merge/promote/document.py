@@ -14,7 +14,7 @@ from typing import Literal
 import yaml
 
 from krm_merge.errors import KrmMergeError
-from krm_merge.promote.changes import PathPart
+from krm_merge.promote.changes import PathPart, lines_holding
 from krm_merge.promote.errors import PromoteError
 from krm_merge.yaml import load
 
@@ -239,15 +239,9 @@ def _focus(text: str, line_starts: list[int], keys: Sequence[str]) -> list[tuple
     """Character ranges around every line holding one of ``keys``: that line and the next
     ones up to the first line with content (a head comment's target), and the line before
     (a multi-line head comment disqualifies a marker)."""
-    lines: set[int] = set()
-    for key in keys:
-        pos = text.find(key)
-        while pos != -1:
-            lines.add(bisect_right(line_starts, pos) - 1)
-            pos = text.find(key, pos + len(key))
     ranges: list[tuple[int, int]] = []
     last = len(line_starts) - 1
-    for line in sorted(lines):
+    for line in lines_holding(text, keys):
         lo = line_starts[max(0, line - 1)]
         nxt = line + 1
         while nxt < last and not text[line_starts[nxt] : line_starts[nxt + 1]].strip(" \t\r\n-"):

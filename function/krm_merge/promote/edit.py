@@ -15,7 +15,7 @@ import yaml
 from yaml import MappingNode, ScalarNode
 
 from krm_merge.promote import scalars
-from krm_merge.promote.changes import Change, format_path
+from krm_merge.promote.changes import Change, format_path, resource_label
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
 
@@ -222,7 +222,4 @@ def resource_name(doc: Document, index: int) -> str:
     root = doc.roots[index] if index < len(doc.roots) else None
     metadata = _child(root, "metadata")
     kind, name, namespace = (_child(root, "kind"), _child(metadata, "name"), _child(metadata, "namespace"))
-    kind, name, namespace = (n.value if isinstance(n, ScalarNode) else "" for n in (kind, name, namespace))
-    if not kind and not name:
-        return ""
-    return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"
+    return resource_label(*(n.value if isinstance(n, ScalarNode) else "" for n in (kind, name, namespace)))

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import fastyaml
 from krm_merge.krm.fastyaml import MapPos, ScalarPos, SeqPos
-from krm_merge.promote.changes import Change, PathPart, format_path
+from krm_merge.promote.changes import Change, PathPart, format_path, lines_holding, resource_label
 from krm_merge.promote.markers import marker_value
 from krm_merge.promote.scalars import render_inline
 from krm_merge.promote.units import Setter
@@ -75,7 +75,7 @@ def promote_chunk(text: str, keys: list[str], setters: Mapping[str, Mapping[str,
 def _promote(parsed: fastyaml.Parsed, text: str, keys: list[str],
              setters: Mapping[str, Mapping[str, Setter]]) -> FastChunk:
     lines = text.split("\n")
-    marked = _lines_holding(text, keys)
+    marked = lines_holding(text, keys)
     scalars = _one_line_scalars(parsed, marked)
     for number in marked:
         found = scalars.get(number)
@@ -105,17 +105,6 @@ def _promote(parsed: fastyaml.Parsed, text: str, keys: list[str],
     if not targets:
         return FastChunk(text, [], [])
     return _apply(parsed, text, lines, targets)
-
-
-def _lines_holding(text: str, keys: list[str]) -> list[int]:
-    """The (0-based) numbers of the lines where any of ``keys`` occurs, in order."""
-    found: set[int] = set()
-    for key in keys:
-        pos = text.find(key)
-        while pos != -1:
-            found.add(text.count("\n", 0, pos))
-            pos = text.find(key, pos + len(key))
-    return sorted(found)
 
 
 def _one_line_scalars(parsed: fastyaml.Parsed, lines: list[int]) -> dict[int, _Scalar | None]:
@@ -187,7 +176,4 @@ def _resource_name(data: Any) -> str:
     parts = [(data, "kind"), (metadata, "name"), (metadata, "namespace")]
     if any(key in mapping and not isinstance(mapping[key], str) for mapping, key in parts):
         raise _GiveUp  # the full path names it by the value's text (`kind: null` is "null")
-    kind, name, namespace = (mapping.get(key, "") for mapping, key in parts)
-    if not kind and not name:
-        return ""
-    return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"
+    return resource_label(*(mapping.get(key, "") for mapping, key in parts))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+from krm_merge.promote.changes import lines_holding
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.markers import looks_like_marker, marker_value
 
@@ -109,16 +110,9 @@ def _unless_hidden(doc: Document, entry: Entry | None, key: str) -> Entry | None
 def find_marked_fields(doc: Document, key: str) -> tuple[list[MarkedField], list[MalformedMarker]]:
     """Every field of ``doc`` marked with a ``key`` marker, plus malformed marker-like comments."""
     text = doc.text
-    lines: list[int] = []
-    pos = text.find(key)
-    while pos != -1:
-        line = doc.line_of(pos)
-        if not lines or lines[-1] != line:
-            lines.append(line)
-        pos = text.find(key, pos + len(key))
     found: list[MarkedField] = []
     malformed: list[MalformedMarker] = []
-    for line in lines:
+    for line in lines_holding(text, (key,)):
         comment = doc.comment_start(line)
         if comment is None:
             continue
