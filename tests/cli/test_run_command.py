@@ -105,6 +105,19 @@ def test_invalid_yaml_file_is_a_one_line_error(tmp_path: Path) -> None:
     assert (pkg / "multi.yaml").read_text() == MULTI
 
 
+def test_broken_value_below_a_readable_header_is_refused(tmp_path: Path) -> None:
+    """The header scan alone would pass this file on; the whole file must be valid YAML."""
+    pkg = make_pkg(tmp_path)
+    broken = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  a: [1, 2\n  b: x: y\n"
+    (pkg / "sub" / "broken.yaml").write_text("# lead\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                             "  name: fine\n---\n" + broken)
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "error: sub/broken.yaml is not valid YAML at line 14" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (pkg / "multi.yaml").read_text() == MULTI
+
+
 def test_missing_directory_and_bad_args(tmp_path: Path) -> None:
     proc = subprocess.run([*KRM_MERGE, str(tmp_path / "nope"), "--", "mode=promote"], capture_output=True, text=True)
     assert proc.returncode == 1 and "not a directory" in proc.stderr

@@ -201,6 +201,10 @@ def _read_source(root: str, rel: str, validate: bool) -> SourceFile:
         obj.file_path, obj.file_index = rel, index
         source.items.append(obj)
         index += 1
+    if validate and index:
+        # The header scan reads a few lines of each document: without this check a broken
+        # value further down passed through unnoticed, where kpt fn source refuses the package.
+        yamlio.check_syntax(lf_text, rel)
     return source
 
 
