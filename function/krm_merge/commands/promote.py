@@ -67,7 +67,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--value", help="the new value of a single --pipeline or --image-policy promotion")
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write a change report: FORMAT json or markdown ('-' for stdout)")
-    p.add_argument("--dry-run", action="store_true", help="print the changes, a diff and the report; write nothing")
+    # A report is output the caller asked for (a pull request body), not a change to the
+    # repository: a dry run still writes it, so a CI job can preview a release with its report.
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the changes, a diff and the report; change no file under DIR "
+                        "(a --report FILE is still written)")
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
