@@ -118,6 +118,32 @@ def test_broken_value_below_a_readable_header_is_refused(tmp_path: Path) -> None
     assert (pkg / "multi.yaml").read_text() == MULTI
 
 
+def test_a_successful_run_says_what_it_changed_in_one_line(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    (pkg / "list.yaml").write_text("- op: add\n  path: /x\n  value: 1\n")  # one info result, no warning
+    args = [*KRM_MERGE, str(pkg)]
+    dry = subprocess.run([*args, "--dry-run", "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr.splitlines()[-1] == (
+        "krm-merge run: 1 file would change (1 item), 0 warnings; nothing written (dry run)")
+    proc = subprocess.run([*args, "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "krm-merge run: 1 file changed (1 item), 0 warnings"
+    again = subprocess.run([*args, "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert again.stderr.splitlines()[-1] == "krm-merge run: 0 files changed (0 items), 0 warnings"
+    quiet = subprocess.run([*args, "--quiet", "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert quiet.returncode == 0 and "files changed" not in quiet.stderr and "[info]" in quiet.stderr
+
+
+def test_summary_counts_warnings(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    (pkg / "dup.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: x\n  a: y\n")
+    patch = "patch=apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  b: z\n"
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", patch], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "[warning]" in proc.stderr and proc.stderr.splitlines()[-1].endswith("(1 item), 1 warning")
+
+
 def test_missing_directory_and_bad_args(tmp_path: Path) -> None:
     proc = subprocess.run([*KRM_MERGE, str(tmp_path / "nope"), "--", "mode=promote"], capture_output=True, text=True)
     assert proc.returncode == 1 and "not a directory" in proc.stderr
