@@ -547,7 +547,9 @@ def run_directory(
             return 1
         changes = package.plan_writes(pkg, rl)
         if dry_run:
-            sys.stdout.write(package.unified_diff(changes))
+            # File by file: the whole diff as one string cost a dry run more memory than the write.
+            for chunk in files.iter_unified_diff((c.path, c.before, c.text) for c in changes):
+                sys.stdout.write(chunk)
         else:
             package.apply_writes(root, changes)
         if summary:
