@@ -212,8 +212,10 @@ def _changed_window(before: str, after: str) -> tuple[int, str, str]:
     """(lines skipped, before, after): the texts cut to their differing lines plus the context.
 
     Large texts only; the cut is at line starts, keeping ``_CONTEXT`` common lines on
-    each side, so the hunks are those of the whole texts with their line numbers
-    shifted by the lines skipped.
+    each side, and hunk line numbers are shifted back by the lines skipped.  This is
+    difflib's diff of the whole texts whenever difflib keeps the common ends matched
+    (every case in ``tests/krm/test_diff_window.py``); where repeated lines would let
+    it pair differently, the window's diff is still a correct one, as git's is.
     """
     if max(len(before), len(after)) <= _WINDOW_ABOVE or before == after:
         return 0, before, after
