@@ -144,6 +144,17 @@ def test_summary_counts_warnings(tmp_path: Path) -> None:
     assert "[warning]" in proc.stderr and proc.stderr.splitlines()[-1].endswith("(1 item), 1 warning")
 
 
+def test_dry_run_writes_the_results_file_as_its_help_says(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    results = tmp_path / "results.yaml"
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--dry-run", "--results", str(results), "--", "mode=reorder-merge",
+                           PATCH], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (pkg / "multi.yaml").read_text() == MULTI and yaml.safe_load(results.read_text()) == {"results": []}
+    helped = subprocess.run([*KRM_MERGE, "--help"], capture_output=True, text=True)
+    assert "(a --results FILE is still written)" in " ".join(helped.stdout.split())
+
+
 def test_missing_directory_and_bad_args(tmp_path: Path) -> None:
     proc = subprocess.run([*KRM_MERGE, str(tmp_path / "nope"), "--", "mode=promote"], capture_output=True, text=True)
     assert proc.returncode == 1 and "not a directory" in proc.stderr

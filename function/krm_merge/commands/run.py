@@ -28,7 +28,8 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="krm-merge run", description="Run a krm-merge mode on a package directory.")
     p.add_argument("dir", help="the package directory")
     p.add_argument("--fn-config", metavar="FILE", help="a file holding the functionConfig")
-    p.add_argument("--dry-run", action="store_true", help="print a unified diff instead of writing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print a unified diff instead of changing the package (a --results FILE is still written)")
     p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no summary line on stderr after a successful run (results are still printed)")
