@@ -155,6 +155,22 @@ def test_dry_run_writes_the_results_file_as_its_help_says(tmp_path: Path) -> Non
     assert "(a --results FILE is still written)" in " ".join(helped.stdout.split())
 
 
+def test_content_after_a_separator_is_checked_too(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    (pkg / "sep.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sep\n--- {a: [}\n")
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 1 and "sep.yaml is not valid YAML at line 5" in proc.stderr, proc.stderr
+
+
+def test_small_valid_packages_are_checked_without_loading_pyyaml(tmp_path: Path) -> None:
+    """PyYAML's import would cost a small run more than the check: the fast reader checks small files."""
+    pkg = make_pkg(tmp_path)
+    code = ("import sys\nfrom krm_merge.krm.package import read_package\n"
+            f"read_package({str(pkg)!r})\nprint('yaml' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
+
+
 def test_missing_directory_and_bad_args(tmp_path: Path) -> None:
     proc = subprocess.run([*KRM_MERGE, str(tmp_path / "nope"), "--", "mode=promote"], capture_output=True, text=True)
     assert proc.returncode == 1 and "not a directory" in proc.stderr
