@@ -14,46 +14,42 @@
 # tools/build-image.sh passes --build-arg BASE_IMAGE=localhost/krm-merge-base:bookworm
 # (a debootstrapped Debian 12 with python3 and python3-venv).
 ARG BASE_IMAGE=docker.io/library/python:3.11-slim-bookworm
-# lock (from an index, the default) or wheelhouse (offline); stages of the
-# other way are not built.
-ARG INSTALL_FROM=lock
 
-FROM ${BASE_IMAGE} AS venv
+FROM ${BASE_IMAGE} AS build
+# lock (from an index, the default) or wheelhouse (offline).
+ARG INSTALL_FROM=lock
+ARG PIP_INDEX_URL=https://pypi.org/simple
 # Lets tools/build-image.sh prune its own superseded images and no others.
 LABEL dev.krm-merge.image=true
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
-RUN python3 -m venv /opt/krm-merge
-COPY requirements/lock-runtime.txt /src/requirements/lock-runtime.txt
-
-FROM venv AS install-lock
-ARG PIP_INDEX_URL=https://pypi.org/simple
-# Wheels only: the image has no compiler, and the lock names every wheel's hash.
-RUN /opt/krm-merge/bin/python -m pip install --quiet --require-hashes --only-binary :all: \
-        -r /src/requirements/lock-runtime.txt
+# One stage for both ways, not a stage per way chosen by FROM install-${INSTALL_FROM}:
+# buildah does not resolve such a FROM from an ARG's default. The glob lets
+# the copy find no wheelhouse (a plain build has none).
+COPY requirements/lock-runtime.txt build/image/wheelhous[e] /wheelhouse/
 COPY pyproject.toml README.md /src/
 COPY function/ /src/function/
-RUN /opt/krm-merge/bin/python -m pip install --quiet --no-deps /src
-
-FROM venv AS install-wheelhouse
-ARG WHEELHOUSE=build/image/wheelhouse
-COPY ${WHEELHOUSE}/ /wheelhouse/
-RUN /opt/krm-merge/bin/python -m pip install --quiet --no-index --find-links /wheelhouse \
-        --require-hashes -r /src/requirements/lock-runtime.txt \
- && /opt/krm-merge/bin/python -m pip install --quiet --no-index --find-links /wheelhouse --no-deps krm-merge
-
-# pip and setuptools are not needed at run time.
+# Wheels only, hash-checked: the image has no compiler, and the lock names
+# every wheel's hash. pip and setuptools are not needed at run time.
 # Bytecode is compiled here with unchecked hashes: the function runs as
 # nobody and cannot write __pycache__, and the image is immutable, so
 # skipping the per-import source stat is safe.
-FROM install-${INSTALL_FROM} AS build
-RUN /opt/krm-merge/bin/python -m pip uninstall --quiet --yes pip setuptools \
- && find /opt/krm-merge -name '__pycache__' -type d -prune -exec rm -rf {} + \
- && /opt/krm-merge/bin/python -m compileall -q -j 0 \
-        --invalidation-mode unchecked-hash /opt/krm-merge/lib \
- && /opt/krm-merge/bin/krm-merge --help >/dev/null
+RUN set -e; \
+    python3 -m venv /opt/krm-merge; \
+    pip="/opt/krm-merge/bin/python -m pip install --quiet"; \
+    case "$INSTALL_FROM" in \
+      lock) $pip --require-hashes --only-binary :all: -r /wheelhouse/lock-runtime.txt; \
+            $pip --no-deps /src ;; \
+      wheelhouse) $pip --no-index --find-links /wheelhouse --require-hashes -r /wheelhouse/lock-runtime.txt; \
+            $pip --no-index --find-links /wheelhouse --no-deps krm-merge ;; \
+      *) echo "INSTALL_FROM must be lock or wheelhouse, not $INSTALL_FROM" >&2; exit 1 ;; \
+    esac; \
+    /opt/krm-merge/bin/python -m pip uninstall --quiet --yes pip setuptools; \
+    find /opt/krm-merge -name '__pycache__' -type d -prune -exec rm -rf {} +; \
+    /opt/krm-merge/bin/python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/krm-merge/lib; \
+    /opt/krm-merge/bin/krm-merge --help >/dev/null
 
 FROM ${BASE_IMAGE}
 ARG VERSION=unknown

@@ -174,8 +174,7 @@ free_port() {
 # podman build: offline from the wheelhouse, or from the lock through a local index.
 build_image() {
     local base=$1 version=$2 tag=$3 py_version=$4 machine=$5
-    local -a way=(--network none --build-arg INSTALL_FROM=wheelhouse
-        --build-arg "WHEELHOUSE=build/image/wheelhouse")
+    local -a way=(--network none --build-arg INSTALL_FROM=wheelhouse)
     if [[ $INSTALL_FROM == lock ]]; then
         build_index "$py_version" "$machine"
         local port server
@@ -184,8 +183,8 @@ build_image() {
         server=$!
         # shellcheck disable=SC2064  # expand now: the pid is fixed
         trap "kill $server 2>/dev/null || true" RETURN EXIT
-        way=(--network host --build-arg INSTALL_FROM=lock
-            --build-arg "PIP_INDEX_URL=http://127.0.0.1:$port/simple/")
+        # No INSTALL_FROM: the Dockerfile's defaults, as in a plain docker build.
+        way=(--network host --build-arg "PIP_INDEX_URL=http://127.0.0.1:$port/simple/")
     elif [[ $INSTALL_FROM != wheelhouse ]]; then
         die "INSTALL_FROM must be wheelhouse or lock, not $INSTALL_FROM"
     fi
