@@ -263,7 +263,7 @@ def _plan_one_git_package(
     if not target.ref:
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
-    commit = cache.resolve(target.repo, target.ref)
+    lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
@@ -271,7 +271,7 @@ def _plan_one_git_package(
             cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
         cache.extract(target.repo, commit, target.directory, upstream_dir)
         plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts, fallback_keys=fallback_keys)
-    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy))
+    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
 
 

@@ -157,6 +157,25 @@ class GitCache:
                 continue
         raise KrmError(f"ref {ref!r} not found in {repo}")
 
+    def resolve_package_ref(self, repo: str, directory: str, ref: str) -> tuple[str, str]:
+        """kpt's resolution of ``ref`` for the package at ``directory``: (the ref kpt locks, its commit).
+
+        A repository can version several packages independently with tags
+        prefixed by their directory (``pkg/v1``), while the Kptfile's
+        ``upstream.git.ref`` says ``v1``.  Like kpt's fetcher, the tag
+        ``DIR/REF`` is tried for the package directory and then each parent
+        directory, and only then ``REF`` itself; the ref found is what kpt
+        records in ``upstreamLock.git.ref``.
+        """
+        mirror = self.mirror(repo)
+        for tag in package_tags(directory, ref):
+            try:
+                commit = self._run(["rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"], "", mirror)
+            except KrmError:
+                continue
+            return tag, str(commit)
+        return ref, self.resolve(repo, ref)
+
     def _ensure_commit(self, mirror: Path, repo: str, commit: str) -> None:
         try:
             self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", mirror)
@@ -183,6 +202,12 @@ class GitCache:
                 tar.extractall(dest, filter="data")
 
 
+def package_tags(directory: str, ref: str) -> list[str]:
+    """The directory-prefixed tags kpt tries for ``ref``, innermost directory first (``a/b/v1``, ``a/v1``)."""
+    parts = [p for p in directory.split("/") if p]
+    return [f"{'/'.join(parts[:n])}/{ref}" for n in range(len(parts), 0, -1)]
+
+
 def _untar_with_tar(data: bytes, dest: Path) -> bool:
     """Unpack with the system's tar (several times faster than tarfile for thousands of files).
 
@@ -204,9 +229,12 @@ def _untar_with_tar(data: bytes, dest: Path) -> bool:
     return True
 
 
-def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None) -> str:
+def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None,
+                lock_ref: str | None = None) -> str:
     """The root Kptfile after an update: ``upstream.git.ref``, ``updateStrategy`` and ``upstreamLock`` as kpt writes them.
 
+    ``lock_ref`` is the ref the fetch resolved (a directory-prefixed tag,
+    see :meth:`GitCache.resolve_package_ref`), default ``upstream.ref``.
     Only those fields change; the rest of the file keeps its layout and comments.
     """
     from krm_merge.merge3.text import dump_like, load
@@ -219,7 +247,7 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
     if up is not None and strategy is not None:
         up["updateStrategy"] = strategy
     lock = _ordered_map([("type", "git"), ("git", _ordered_map([
-        ("repo", upstream.repo), ("directory", upstream.directory), ("ref", upstream.ref), ("commit", commit),
+        ("repo", upstream.repo), ("directory", upstream.directory), ("ref", lock_ref or upstream.ref), ("commit", commit),
     ]))])
     if "upstreamLock" in tree:
         tree["upstreamLock"] = lock
@@ -244,4 +272,4 @@ def _mirror_name(repo: str) -> str:
     return f"{readable}-{hashlib.sha256(repo.encode('utf-8')).hexdigest()[:16]}.git"
 
 
-__all__ = ["GitCache", "GitLock", "GitUpstream", "cache_root", "find_git", "read_upstream", "record_lock", "split_package_ref"]
+__all__ = ["GitCache", "GitLock", "GitUpstream", "cache_root", "find_git", "package_tags", "read_upstream", "record_lock", "split_package_ref"]
