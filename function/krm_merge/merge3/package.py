@@ -558,8 +558,35 @@ def _comparable(data: Any, kptfile: bool) -> Any:
         meta.pop("name", None)
         out.pop("upstream", None)
         out.pop("upstreamLock", None)
+        # Written by `kpt fn render` and controllers, not by the user: kpt's current
+        # rule (beta.56 still counted it, so a rendered package could not fast-forward).
+        out.pop("status", None)
     out["metadata"] = meta
     return out
+
+
+RENDERED_CONDITION = "Rendered"
+
+
+def without_render_status(kptfile: dict[str, Any]) -> None:
+    """Drop what ``kpt fn render`` records in a Kptfile's ``status`` (it describes another copy's render).
+
+    ``status.renderStatus`` and conditions of type ``Rendered`` go; other
+    conditions stay; an emptied ``conditions`` or ``status`` goes too.
+    """
+    status = kptfile.get("status")
+    if not isinstance(status, dict):
+        return
+    status.pop("renderStatus", None)
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        kept = [c for c in conditions if not (isinstance(c, dict) and c.get("type") == RENDERED_CONDITION)]
+        if kept:
+            status["conditions"] = kept
+        else:
+            status.pop("conditions")
+    if not status:
+        kptfile.pop("status")
 
 
 def _is_bookkeeping(key: str) -> bool:
@@ -664,4 +691,5 @@ def _set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
     ordered.update({k: v for k, v in keep.items() if k not in ordered})
     if name is not None:
         ordered.setdefault("metadata", {})["name"] = name
+    without_render_status(ordered)  # upstream's render is not this copy's (kpt clears it)
     obj.set_data(ordered)
