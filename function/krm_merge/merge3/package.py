@@ -213,7 +213,7 @@ class PackageMerger:
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
                 if not is_kptfile(obj):
-                    obj.set_text(with_kpt_merge_comment(obj.text, identity_of(obj)))
+                    _add_identity_markers(obj)
         return result
 
     # -- package rules ---------------------------------------------------------------
@@ -624,12 +624,58 @@ def _take_upstream(obj: KubeObject, up: KubeObject) -> None:
 
 
 _TOP_METADATA = re.compile(r"^metadata:[ \t]*(#[^\n]*)?\n", re.M)
+UPSTREAM_IDENTIFIER = "internal.kpt.dev/upstream-identifier"
+
+
+def upstream_identifier(identity: Identity) -> str:
+    """kpt's ``internal.kpt.dev/upstream-identifier`` value: ``group|Kind|namespace|name``.
+
+    kpt writes ``default`` for an empty namespace, cluster-scoped kinds included.
+    """
+    return f"{identity.group}|{identity.kind}|{identity.namespace or 'default'}|{identity.name}"
+
+
+def _add_identity_markers(obj: KubeObject) -> None:
+    """kpt's ``# kpt-merge`` comment and upstream-identifier annotation, where kpt writes them, when missing."""
+    identity = identity_of(obj)
+    obj.set_text(with_kpt_merge_comment(obj.text, identity))
+    try:
+        present = UPSTREAM_IDENTIFIER in obj.annotations
+    except KrmError:
+        return  # not a readable resource: nothing to mark
+    if present or not identity.name or not isinstance(obj.data, dict):
+        return
+    value = upstream_identifier(identity)
+    text = _with_annotations_text(obj.text, {UPSTREAM_IDENTIFIER: value})
+    if text is not None:
+        obj.set_text(text)
+        return
+    data = obj.copy_data()
+    meta = data.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations", {}), dict):
+        meta.setdefault("annotations", {})[UPSTREAM_IDENTIFIER] = value
+        obj.set_data(data)
+
+
+def _block_end(text: str, start: int, parent_indent: int) -> int:
+    """Offset after the last non-blank line of the block starting at ``start`` (lines indented deeper than the parent)."""
+    end = pos = start
+    for line in text[start:].splitlines(keepends=True):
+        stripped = line.lstrip(" ")
+        if stripped.strip():
+            if len(line) - len(stripped) <= parent_indent:
+                break
+            end = pos + len(line)
+        pos += len(line)
+    return end
 
 
 def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None:
     """``text`` with ``annotations`` added under a block ``metadata:`` (None when the layout is not simple).
 
-    The result is checked to read back as the text's data plus the annotations.
+    Placed as kpt places them: after the last entry of ``annotations``, or
+    a new ``annotations:`` after the last entry of ``metadata``.  The result
+    is checked to read back as the text's data plus the annotations.
     """
     m = _TOP_METADATA.search(text)
     if m is None:
@@ -642,25 +688,22 @@ def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None
             return None
         lines.append(f"{k}: {v}")
     start = m.end()
-    block_end = start
-    for line in text[start:].splitlines(keepends=True):
-        if line.strip() and not line.startswith((" ", "#")):
-            break
-        block_end += len(line)
-    block = text[start:block_end]
-    ann = re.search(r"^( +)annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
+    block = text[start:_block_end(text, start, 0)]
+    first = re.match(r"\s*?^( +)\S", block, re.M)
+    if first is None:
+        return None
+    indent = first.group(1)
+    ann = re.search(rf"^{indent}annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
     if ann is not None:
         child = re.match(r"( +)\S", block[ann.end():])
-        indent = child.group(1) if child and len(child.group(1)) > len(ann.group(1)) else ann.group(1) + "  "
-        insert_at = start + ann.end()
-        added = "".join(f"{indent}{line}\n" for line in lines)
+        child_indent = child.group(1) if child and len(child.group(1)) > len(indent) else indent + "  "
+        insert_at = _block_end(text, start + ann.end(), len(indent))
+        added = "".join(f"{child_indent}{line}\n" for line in lines)
     else:
-        first = re.match(r"( +)\S", block)
-        if first is None:
-            return None
-        indent = first.group(1)
-        insert_at = start
+        insert_at = _block_end(text, start, 0)
         added = f"{indent}annotations:\n" + "".join(f"{indent}  {line}\n" for line in lines)
+    if not text[:insert_at].endswith("\n"):
+        added = "\n" + added  # the block ends the text without a newline
     out = text[:insert_at] + added + text[insert_at:]
     try:
         before, after = yamlio.load_data(text), yamlio.load_data(out)
