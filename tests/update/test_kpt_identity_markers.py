@@ -6,7 +6,8 @@ kpt appends the annotation after the last entry of ``metadata`` (or of
 ``name``; resources added upstream or locally, and every resource of
 fast-forward and force-delete-replace, get both markers.  Every file written
 must equal kpt's except where a documented rule keeps local's bytes (a
-``metadata:`` line carrying a user's comment keeps it: docs/merge.md).
+``metadata:`` line carrying a user's comment keeps it: docs/merge.md).  Explicit
+nulls go from every resource taken from upstream, as kpt's merge drops them.
 Contents are drawn from fixed seeds.
 """
 
@@ -45,6 +46,9 @@ def versions(rng: random.Random) -> tuple[dict[str, str | None], dict[str, str |
     """v1 and v2: changed resources, one changed only in a comment, one multi-document file, one added."""
     specs = [("ConfigMap" if i % 2 else "Deployment", f"r{i}", rng.choice(["", "ns1"])) for i in range(5)]
     v1 = {f"r{i}.yaml": resource(random.Random(rng.random()), k, n, ns, "1") for i, (k, n, ns) in enumerate(specs[:3])}
+    # kpt drops explicit nulls from the resources it merges (r0 and r1 change upstream)
+    for rel in ("r0.yaml", "r1.yaml"):
+        v1[rel] = v1[rel].replace("metadata:\n", "metadata:\n  creationTimestamp: null\n", 1)
     v1["multi.yaml"] = "---\n".join(resource(random.Random(i), k, n, ns, "1") for i, (k, n, ns) in enumerate(specs[3:]))
     v2: dict[str, str | None] = {
         "r0.yaml": v1["r0.yaml"].replace(": 1\n", ": 2\n").replace('"1"', '"2"'),

@@ -464,6 +464,7 @@ class PackageMerger:
             oc = content_text(base.text)
             if lc == oc:
                 _take_upstream(obj, up)
+                _drop_nulls(obj)
                 return True
             if uc == oc:
                 return True
@@ -593,6 +594,33 @@ def _is_bookkeeping(key: str) -> bool:
     from .identity import BOOKKEEPING
 
     return bool(BOOKKEEPING.match(key))
+
+
+def _drop_nulls(obj: KubeObject) -> None:
+    """Remove mapping entries whose value is null, as kpt's merge does in every resource it writes.
+
+    (An explicit null deletes the field: docs/merge.md.)  Untouched resources
+    are never written, so theirs stay.
+    """
+    if not isinstance(obj.data, dict) or not _has_null(obj.data):
+        return
+    obj.set_data(_without_nulls(obj.copy_data()))
+
+
+def _has_null(data: Any) -> bool:
+    if isinstance(data, dict):
+        return any(v is None or _has_null(v) for v in data.values())
+    if isinstance(data, list):
+        return any(_has_null(v) for v in data)
+    return False
+
+
+def _without_nulls(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _without_nulls(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [_without_nulls(v) for v in data]
+    return data
 
 
 def _drop_bookkeeping(obj: KubeObject) -> None:
