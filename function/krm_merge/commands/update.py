@@ -264,6 +264,11 @@ def _plan_one_git_package(
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
     lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    if effective == "resource-merge" and _at_commit(lock, target, commit):
+        # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
+        plan = UpdatePlan()
+        _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+        return plan
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
@@ -273,6 +278,11 @@ def _plan_one_git_package(
         plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts, fallback_keys=fallback_keys)
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
+
+
+def _at_commit(lock: Any, target: Any, commit: str) -> bool:
+    """Whether the package is already locked at ``commit`` of the same repository and directory."""
+    return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
 
 
 def remote_subpackages(root: Path) -> list[str]:

@@ -455,7 +455,8 @@ class PackageMerger:
     def _merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         """Merge into ``obj``; False when the merge deletes it."""
         if is_kptfile(obj):
-            self._merge_kptfile(obj, base, up, result)
+            if not self._kptfile_unchanged_upstream(obj, base, up):
+                self._merge_kptfile(obj, base, up, result)
             return True
         lc, uc = content_text(obj.text), content_text(up.text)
         if lc == uc:
@@ -485,6 +486,17 @@ class PackageMerger:
             return False
         obj.set_text(dump_like(merged, obj.text))
         return True
+
+    def _kptfile_unchanged_upstream(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> bool:
+        """Upstream's Kptfile is origin's, so the merge is local's (a nested one also keeps its upstream info)."""
+        if base is None or content_text(up.text) != content_text(base.text):
+            return False
+        if "/" not in self.rel_path(obj):
+            return True
+        mine, theirs = obj.data, up.data
+        return isinstance(mine, dict) and isinstance(theirs, dict) and all(
+            theirs.get(key) is None or same(mine.get(key), theirs.get(key)) for key in ("upstream", "upstreamLock")
+        )
 
     def _merge_kptfile(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
         merge_kptfile = self.options.kptfile_merge
