@@ -7,6 +7,7 @@ it skips (no ``git archive``, no Kptfile merge), never for its time.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,23 @@ def test_an_unchanged_upstream_kptfile_is_not_merged(tmp_path: Path, monkeypatch
     update.apply_plan(local, plan)
     assert (local / "Kptfile").read_text() == local_kptfile
     assert yaml.safe_load((local / "a.yaml").read_text())["data"] == {"a": "2"}
+
+
+def test_a_no_op_update_reads_no_round_trip_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second update to the same ref parses nothing with ruamel (it is not even imported)."""
+    require_binary("git")
+    world = World(tmp_path, monkeypatch)
+    commit = world.commit({"a.yaml": cm("a", "1")}, tag="v1")
+    world.our_pkg.mkdir(parents=True)
+    git = f"    repo: file://{world.up}\n    directory: /pkg\n    ref: v1\n"
+    text = kptfile("local", f"upstream:  # from kpt\n  type: git\n  git:\n{git}  updateStrategy: resource-merge\n"
+                            f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n")
+    (world.our_pkg / "Kptfile").write_text(text)
+    (world.our_pkg / "a.yaml").write_text(cm("a", "mine"))
+    script = ("import sys\nfrom krm_merge.commands import update\n"
+              f"code = update.main([{str(world.our_pkg) + '@v1'!r}])\n"
+              "print(code, any(m.startswith('ruamel') for m in sys.modules))\n")
+    env = dict(world.env)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+    assert (world.our_pkg / "Kptfile").read_text() == text

@@ -259,6 +259,8 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
     see :meth:`GitCache.resolve_package_ref`), default ``upstream.ref``.
     Only those fields change; the rest of the file keeps its layout and comments.
     """
+    if _records(kptfile_text, upstream, commit, strategy, lock_ref or upstream.ref):
+        return kptfile_text  # already says so (an update to where the package is): no round trip
     from krm_merge.merge3.text import dump_like, load
 
     tree = load(kptfile_text, "Kptfile")
@@ -278,6 +280,20 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
         at = keys.index("upstream") + 1 if "upstream" in keys else len(keys)
         tree.insert(at, "upstreamLock", lock)
     return str(dump_like(tree, kptfile_text))
+
+
+def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None, lock_ref: str) -> bool:
+    """Whether the Kptfile already records this ref, strategy and lock."""
+    from krm_merge.krm.yamlio import load_data
+
+    data = load_data(kptfile_text, "Kptfile")
+    up = data.get("upstream") if isinstance(data, dict) else None
+    if not isinstance(up, dict) or not isinstance(up.get("git"), dict) or up["git"].get("ref") != upstream.ref:
+        return False
+    if strategy is not None and up.get("updateStrategy") != strategy:
+        return False
+    lock = {"repo": upstream.repo, "directory": upstream.directory, "ref": lock_ref, "commit": commit}
+    return data.get("upstreamLock") == {"type": "git", "git": lock}
 
 
 def _ordered_map(pairs: list[tuple[str, Any]]) -> Any:
