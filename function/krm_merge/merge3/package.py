@@ -506,6 +506,7 @@ class PackageMerger:
             self._full_merge(obj, base, up, result)
             return
         l_tree = yamlio.load_rt(obj.text, obj.display())
+        unedited = copy.deepcopy(l_tree)
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
         nested = "/" in self.rel_path(obj)
@@ -514,7 +515,7 @@ class PackageMerger:
         except Merge3Error as err:
             raise KrmError(err.message, obj, err.path or None) from None
         result.conflicts.extend((obj, c) for c in conflicts)
-        obj.set_text(dump_like(merged, obj.text))
+        obj.set_text(dump_like(merged, obj.text, unedited))
 
     # -- schemas -------------------------------------------------------------------
 

@@ -261,25 +261,29 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
     """
     if _records(kptfile_text, upstream, commit, strategy, lock_ref or upstream.ref):
         return kptfile_text  # already says so (an update to where the package is): no round trip
-    from krm_merge.merge3.text import dump_like, load
+    from krm_merge.krm.kubeobject import KubeObject
 
-    tree = load(kptfile_text, "Kptfile")
-    up = tree.get("upstream")
-    up_git = up.get("git") if up is not None else None
-    if up_git is not None:
-        up_git["ref"] = upstream.ref
-    if up is not None and strategy is not None:
+    # KubeObject's editors splice the changed lines into the text (comments and layout stay).
+    obj = KubeObject(kptfile_text)
+    data = obj.copy_data()
+    up = data.get("upstream")
+    if isinstance(up, dict) and isinstance(up.get("git"), dict):
+        up["git"]["ref"] = upstream.ref
+    if isinstance(up, dict) and strategy is not None:
         up["updateStrategy"] = strategy
-    lock = _ordered_map([("type", "git"), ("git", _ordered_map([
-        ("repo", upstream.repo), ("directory", upstream.directory), ("ref", lock_ref or upstream.ref), ("commit", commit),
-    ]))])
-    if "upstreamLock" in tree:
-        tree["upstreamLock"] = lock
-    else:
-        keys = list(tree.keys())
-        at = keys.index("upstream") + 1 if "upstream" in keys else len(keys)
-        tree.insert(at, "upstreamLock", lock)
-    return str(dump_like(tree, kptfile_text))
+    lock = {"type": "git", "git": {"repo": upstream.repo, "directory": upstream.directory,
+                                   "ref": lock_ref or upstream.ref, "commit": commit}}
+    if "upstreamLock" in data or "upstream" not in data:
+        data["upstreamLock"] = lock
+    else:  # kpt's place: right after upstream
+        ordered: dict[str, Any] = {}
+        for key, value in data.items():
+            ordered[key] = value
+            if key == "upstream":
+                ordered["upstreamLock"] = lock
+        data = ordered
+    obj.set_data(data)
+    return obj.text
 
 
 def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None, lock_ref: str) -> bool:
@@ -294,15 +298,6 @@ def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: st
         return False
     lock = {"repo": upstream.repo, "directory": upstream.directory, "ref": lock_ref, "commit": commit}
     return data.get("upstreamLock") == {"type": "git", "git": lock}
-
-
-def _ordered_map(pairs: list[tuple[str, Any]]) -> Any:
-    from ruamel.yaml.comments import CommentedMap
-
-    node = CommentedMap()
-    for key, value in pairs:
-        node[key] = value
-    return node
 
 
 def _mirror_name(repo: str) -> str:
