@@ -361,6 +361,8 @@ def plan_update(
         new.file_path, new.file_index = up.file_path, up.file_index
     for obj, index in result.moved_index:
         obj.file_index = index
+    for obj, up in result.moved_file:
+        obj.file_path, obj.file_index = up.file_path, up.file_index
     items = sorted(result.items, key=lambda o: o.file_index)
     lrl.items = items
     for change in package.plan_writes(lpkg, lrl):

@@ -115,6 +115,8 @@ class PackageMergeResult:
     conflicts: list[tuple[KubeObject, Conflict]] = field(default_factory=list)
     warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
     moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
+    # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
+    moved_file: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
     subpackages: dict[str, Subpackage] = field(default_factory=dict)
     strategies: dict[str, Strategy] = field(default_factory=dict)  # subpackages merged by their own strategy
 
@@ -209,7 +211,7 @@ class PackageMerger:
             result = self._resource_merge(li, oi, ui)
         result.subpackages = decided.subpackages
         result.strategies = decided.strategies
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file"):
             setattr(result, name, getattr(decided, name) + getattr(result, name))
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
@@ -285,7 +287,7 @@ class PackageMerger:
         sub = PackageMerger(options, self.rel_path, self.other_files_changed, root_dir=directory)
         inside = self._inside(directory)
         result = sub.merge([o for o in local if inside(o)], [o for o in origin if inside(o)], [o for o in upstream if inside(o)])
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file"):
             getattr(out, name).extend(getattr(result, name))
         out.subpackages.update(result.subpackages)
         out.strategies[directory] = strategy
@@ -439,8 +441,18 @@ class PackageMerger:
         return result
 
     def _merge_index(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
-        """Follow upstream's re-ordering inside a file when local kept origin's order."""
-        if base is None or obj.index != base.index or up.index == base.index:
+        """Follow upstream's file layout where local kept origin's: another file, or another place in it.
+
+        kpt keeps every resource in local's file (and adds a duplicate when
+        upstream moved it); the place is 3-way merged like a field instead.
+        """
+        if base is None:
+            return
+        here, there = self.rel_path(obj), self.rel_path(up)
+        if here == self.rel_path(base) and there != here and not is_kptfile(obj):
+            result.moved_file.append((obj, up))
+            return
+        if obj.index != base.index or up.index == base.index:
             return
         if self.rel_path(obj) == self.rel_path(base) == self.rel_path(up):
             result.moved_index.append((obj, up.index))
