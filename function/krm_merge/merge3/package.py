@@ -443,8 +443,9 @@ class PackageMerger:
     def _merge_index(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
         """Follow upstream's file layout where local kept origin's: another file, or another place in it.
 
-        kpt keeps every resource in local's file (and adds a duplicate when
-        upstream moved it); the place is 3-way merged like a field instead.
+        kpt keeps a resource local changed in local's file and adds
+        upstream's copy in the new file (a duplicate); the place is 3-way
+        merged like a field instead.
         """
         if base is None:
             return
