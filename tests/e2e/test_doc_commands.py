@@ -32,6 +32,7 @@ NOT_RUN: list[tuple[str, str]] = [
     (r"^python3 -m venv|^pip (install|download)", "installs software (CI's setup does: .ci/run)"),
     (r"^(python -m )?pytest\b", "runs a test suite (this suite)"),
     (r"setup-podman|build-image", "installs podman or builds the image (CI does: .ci/run)"),
+    (r"^(docker|podman) build\b", "pulls a base image from a registry (CI builds the same Dockerfile the plain way through a local index: INSTALL_FROM=lock tools/build-image.sh)"),
     (r"\bIMAGE\b|podman run|kpt fn doc", "a placeholder for the image or a container run (tests/e2e_image runs these)"),
     (r"^pdoc ", "builds the API reference (tests/api/test_docs.py does, warnings as errors)"),
     (r"^python bench/", "benchmarks take minutes (bench/README.md)"),
