@@ -171,8 +171,7 @@ def scan_untrusted_tree(root: str | os.PathLike[str], what: str) -> UntrustedTre
 
 def _check_name(name: str, rel: str, what: str) -> None:
     if name in ("", ".", "..") or "/" in name or "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise UntrustedTreeError(f"{what}: {rel!r}: a file name with a control character, a slash or '..'; refused",
-                                 file=repr(rel))
+        raise UntrustedTreeError(f"{what}: {rel!r}: a file name with a control character, a slash or '..'; refused")
 
 
 def _check_totals(count: int, total: int, what: str) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 from krm_merge import files
 from krm_merge.krm import yamlio
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import File, KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
 POLICIES = ("upstream-wins", "local-wins", "fail")
@@ -168,16 +168,16 @@ class _Recursion:
         """The state one level down, or a KrmError for a cycle or a chain too deep."""
         names = " -> ".join(_describe(k) for k in (*self.chain, key))
         if key in self.chain:
-            raise KrmError(f"{where}: remote subpackages form a cycle: {names}; refused", file=where)
+            raise KrmError(f"{where}: remote subpackages form a cycle: {names}; refused", file=File(where))
         if len(self.chain) >= MAX_SUBPACKAGE_DEPTH:
-            raise KrmError(f"{where}: remote subpackages nested more than {MAX_SUBPACKAGE_DEPTH} deep: {names}", file=where)
+            raise KrmError(f"{where}: remote subpackages nested more than {MAX_SUBPACKAGE_DEPTH} deep: {names}", file=File(where))
         return _Recursion((*self.chain, key), self.visited)
 
     def count(self, where: str) -> None:
         """One more remote subpackage, or a KrmError past :data:`MAX_SUBPACKAGES`."""
         self.visited[0] += 1
         if self.visited[0] > MAX_SUBPACKAGES:
-            raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=where)
+            raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
 
 
 def _describe(key: UpstreamKey) -> str:
