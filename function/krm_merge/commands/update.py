@@ -13,6 +13,11 @@ directories emptied because upstream removed them are removed.  After a git
 update the root Kptfile records the new ``upstream.git.ref`` and
 ``upstreamLock`` as kpt does.
 
+Origin and upstream are content from elsewhere: they are taken through
+:func:`krm_merge.files.prune_untrusted_tree` / :func:`~krm_merge.files.copy_untrusted_tree`
+(no symbolic link followed, names and sizes checked), and remote subpackages
+are followed with cycles refused and depth bounded (docs/security.md).
+
 Writes are all-or-nothing: every new file is first written to a temporary
 file next to its target, and only when all were written are they renamed
 into place.  Paths never leave the package and symlinks are never written
@@ -413,7 +418,7 @@ def plan_update(
     first copied by :func:`files.copy_untrusted_tree`, so no link in them is
     followed and each one left out is named in a warning.
     """
-    for label, root in (("origin", origin), ("upstream", upstream)):
+    for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
         if not root.is_dir():
             raise KrmError(f"{label} package {root} is not a directory")
     if checked:
@@ -434,9 +439,6 @@ def _plan_checked(
     from krm_merge.merge3.package import Strategy
     from krm_merge.modes import resource_merge
 
-    for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
-        if not root.is_dir():
-            raise KrmError(f"{label} package {root} is not a directory")
     lpkg, lrl = read_copy(local)
     opkg, orl = read_copy(origin)
     upkg, url = read_copy(upstream)
