@@ -284,6 +284,7 @@ def test_malicious_kptfile_fields_of_a_remote_subpackage_are_refused(
     err = capsys.readouterr().err
     assert rc == 1 and elapsed < HANG_GUARD_S
     assert message in err and "Traceback" not in err, err
+    assert f"{world.our_pkg}/sub/Kptfile" in err  # where the user finds it, not the scratch copy
     assert not marker.exists()
     assert not (world.our_pkg / "sub").exists()
 
@@ -406,7 +407,7 @@ def test_the_number_of_remote_subpackages_is_bounded(
     repo = root_repo(world)
     world.commit({f"s{i}/Kptfile": remote_sub(repo, "/pkg/leaf", "leaf") for i in range(3)}, tag="v2")
     assert update.main([f"{world.our_pkg}@v2"]) == 1
-    assert "more than 2 remote subpackages" in capsys.readouterr().err
+    assert f"{world.our_pkg}/s2/Kptfile: more than 2 remote subpackages" in capsys.readouterr().err
     assert not (world.our_pkg / "s0").exists()
 
 

@@ -223,7 +223,7 @@ def _plan_git_tree(
     local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
     cache: Any, recursive: bool, walk: _Recursion, where: str,
 ) -> UpdatePlan:
-    kptfile_text, upstream, lock = _read_root_kptfile(local)
+    kptfile_text, upstream, lock = _read_root_kptfile(local, where)
     walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
     plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache)
     if not recursive or not _has_remote_subpackages(local, plan):
@@ -237,15 +237,17 @@ def _plan_git_tree(
         apply_plan(scratch, plan)
         messages, conflicts_found = list(plan.messages), plan.conflicts
         for sub in remote_subpackages(scratch):
-            walk.count(f"{sub}/Kptfile")
-            _, sub_up, _ = _read_root_kptfile(scratch / sub)
+            # Named where the user finds it, not in the scratch copy.
+            sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
+            walk.count(sub_where)
+            _, sub_up, _ = _read_root_kptfile(scratch / sub, sub_where)
             follows = (
                 sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
                 and _clean(sub_up.directory).startswith(_clean(upstream.directory))
             )
             sub_plan = _plan_git_tree(
                 scratch / sub, ref if follows else None, strategy if follows else None,
-                conflicts, fallback_keys, cache, True, walk, f"{sub}/Kptfile",
+                conflicts, fallback_keys, cache, True, walk, sub_where,
             )
             apply_plan(scratch / sub, sub_plan)
             messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
@@ -313,7 +315,8 @@ def _clean(directory: str) -> str:
     return PurePosixPath("/" + directory.strip("/")).as_posix()
 
 
-def _read_root_kptfile(local: Path) -> tuple[str, Any, Any]:
+def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, Any]:
+    """The Kptfile of ``local`` with its upstream and lock; ``name`` is how messages call it."""
     from krm_merge.upstream.git import read_upstream
 
     kptfile = local / "Kptfile"
@@ -322,7 +325,8 @@ def _read_root_kptfile(local: Path) -> tuple[str, Any, Any]:
     if not kptfile.is_file():
         raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
     text = files.read_text(kptfile)
-    upstream, lock = read_upstream(yamlio.load_data(text, str(kptfile)), str(kptfile))
+    name = name or str(kptfile)
+    upstream, lock = read_upstream(yamlio.load_data(text, name), name)
     return text, upstream, lock
 
 
