@@ -10,7 +10,11 @@ The one place that knows how krm-merge touches files:
   anything is replaced), then all are renamed into place, and if a rename
   fails the files already replaced get their previous bytes back; modes are
   kept and a reader never sees half a file;
-* ``--dry-run`` output is one unified diff format.
+* ``--dry-run`` output is one unified diff format;
+* a tree written by someone else (an upstream or origin version of a
+  package) is taken only through :func:`prune_untrusted_tree` or
+  :func:`copy_untrusted_tree`: no symbolic link is followed, copied or read,
+  and names, file count and total size are checked first (docs/security.md).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from krm_merge.errors import KrmMergeError
@@ -32,6 +37,10 @@ if TYPE_CHECKING:
 
 class UnsafePathError(KrmMergeError):
     """A write that would leave the package or follow a symbolic link."""
+
+
+class UntrustedTreeError(KrmMergeError):
+    """A tree from elsewhere (upstream, origin) that is refused before any of it is read."""
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -92,6 +101,113 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
             file=rel,
         )
     return real
+
+
+# --- trees written by someone else ------------------------------------------------------
+
+# An upstream author decides how many files and bytes an update reads; these bound it
+# (each file is also bounded by the input size limit, yaml.load.max_input_bytes).
+MAX_TREE_FILES = 100_000
+MAX_TREE_BYTES = 2 * 1024 * 1024 * 1024
+
+
+@dataclass
+class UntrustedTree:
+    """What a check of a tree found: its regular files and what was left out (relative paths)."""
+
+    files: list[str] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+
+    def warnings(self, what: str) -> list[str]:
+        """One line per entry left out, naming it (kpt pkg update skips links silently)."""
+        return [f"warning: {what}: {rel}: a symbolic link; not read and not copied (content from elsewhere "
+                "is never read through a link; docs/security.md)" for rel in self.links] + [
+                f"warning: {what}: {rel}: not a regular file or folder; not read and not copied" for rel in self.others]
+
+
+def scan_untrusted_tree(root: str | os.PathLike[str], what: str) -> UntrustedTree:
+    """Check the tree below ``root`` without following any symbolic link; raise ``UntrustedTreeError``.
+
+    Refused: a name with a control character, ``..`` or a ``/``; two names in
+    one folder that are the same on a case-insensitive file system; more than
+    :data:`MAX_TREE_FILES` files; more than :data:`MAX_TREE_BYTES` in all; a
+    file above the input size limit.  ``.git`` folders are not part of a
+    package and are not entered.
+    """
+    tree = UntrustedTree()
+    total = 0
+    pending = [""]
+    while pending:
+        rel_dir = pending.pop()
+        seen: dict[str, str] = {}
+        with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                rel = rel_dir + entry.name
+                _check_name(entry.name, rel, what)
+                earlier = seen.setdefault(entry.name.casefold(), entry.name)
+                if earlier != entry.name:
+                    raise UntrustedTreeError(f"{what}: {rel_dir + earlier} and {rel} are the same file on a "
+                                             "case-insensitive file system; refused", file=rel)
+                if entry.is_symlink():
+                    tree.links.append(rel)
+                elif entry.is_dir(follow_symlinks=False):
+                    if entry.name != ".git":
+                        tree.dirs.append(rel)
+                        pending.append(rel + "/")
+                elif entry.is_file(follow_symlinks=False):
+                    size = entry.stat(follow_symlinks=False).st_size
+                    check_size(size, f"{what}: {rel}")
+                    total += size
+                    tree.files.append(rel)
+                    _check_totals(len(tree.files), total, what)
+                else:
+                    tree.others.append(rel)
+    tree.files.sort()
+    tree.links.sort()
+    return tree
+
+
+def _check_name(name: str, rel: str, what: str) -> None:
+    if name in ("", ".", "..") or "/" in name or "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise UntrustedTreeError(f"{what}: {rel!r}: a file name with a control character, a slash or '..'; refused")
+
+
+def _check_totals(count: int, total: int, what: str) -> None:
+    if count > MAX_TREE_FILES:
+        raise UntrustedTreeError(f"{what}: more than {MAX_TREE_FILES} files; refused")
+    if total > MAX_TREE_BYTES:
+        raise UntrustedTreeError(f"{what}: more than {MAX_TREE_BYTES} bytes in all; refused")
+
+
+def prune_untrusted_tree(root: str | os.PathLike[str], what: str) -> list[str]:
+    """Check a tree krm-merge unpacked itself (see :func:`scan_untrusted_tree`) and delete every link and
+    special file in it; returns one warning per entry deleted."""
+    tree = scan_untrusted_tree(root, what)
+    for rel in tree.links + tree.others:
+        os.unlink(os.path.join(root, rel))
+    return tree.warnings(what)
+
+
+def copy_untrusted_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str], what: str) -> list[str]:
+    """Copy the regular files and folders of ``src`` into the new folder ``dest`` (see
+    :func:`scan_untrusted_tree`); returns one warning per entry left out.
+
+    Each file is opened with ``O_NOFOLLOW``, so a file swapped for a link after
+    the check is still not read through.
+    """
+    tree = scan_untrusted_tree(src, what)
+    os.makedirs(dest, exist_ok=False)
+    for rel in tree.dirs:
+        os.makedirs(os.path.join(dest, rel), exist_ok=True)
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    for rel in tree.files:
+        target = os.path.join(dest, rel)
+        fd = os.open(os.path.join(src, rel), os.O_RDONLY | nofollow)
+        with os.fdopen(fd, "rb") as fh, open(target, "wb") as out:
+            out.write(fh.read())
+    return tree.warnings(what)
 
 
 # --- writing ----------------------------------------------------------------------------

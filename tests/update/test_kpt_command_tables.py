@@ -143,6 +143,10 @@ def prepare(case: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, monk
             replace_data(pkg, {p: repos.resolve(t) for p, t in case["localChanges"].items()})
         _PREPARED[case["name"]] = (pkg, repos)
     World(tmp_path_factory.mktemp("env"), monkeypatch)  # isolated git cache and config for our update
+    # kpt's tables add remote subpackages whose repos are local paths; the user allows that
+    # transport for URLs from upstream content explicitly (docs/security.md).
+    for key, value in (("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "protocol.file.allow"), ("GIT_CONFIG_VALUE_0", "always")):
+        monkeypatch.setenv(key, value)
     return _PREPARED[case["name"]]
 
 

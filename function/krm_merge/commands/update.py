@@ -13,6 +13,11 @@ directories emptied because upstream removed them are removed.  After a git
 update the root Kptfile records the new ``upstream.git.ref`` and
 ``upstreamLock`` as kpt does.
 
+Origin and upstream are content from elsewhere: they are taken through
+:func:`krm_merge.files.prune_untrusted_tree` / :func:`~krm_merge.files.copy_untrusted_tree`
+(no symbolic link followed, names and sizes checked), and remote subpackages
+are followed with cycles refused and depth bounded (docs/security.md).
+
 Writes are all-or-nothing: every new file is first written to a temporary
 file next to its target, and only when all were written are they renamed
 into place.  Paths never leave the package and symlinks are never written
@@ -34,7 +39,7 @@ from typing import Any
 from krm_merge import files
 from krm_merge.krm import yamlio
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import File, KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
 POLICIES = ("upstream-wins", "local-wins", "fail")
@@ -149,6 +154,42 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
 # --- git upstreams ----------------------------------------------------------------------
 
 
+# Remote subpackages name their own upstreams, so an upstream author decides how deep and
+# how wide the recursion goes: both are bounded, and a cycle is refused before any fetch.
+MAX_SUBPACKAGE_DEPTH = 16
+MAX_SUBPACKAGES = 256
+
+UpstreamKey = tuple[str, str, str]  # (repo, directory, ref): where a package's update comes from
+
+
+@dataclass
+class _Recursion:
+    """Where a recursive update is: the chain of upstreams above, and how many subpackages it has visited."""
+
+    chain: tuple[UpstreamKey, ...] = ()
+    visited: list[int] = field(default_factory=lambda: [0])  # shared by the whole walk
+
+    def enter(self, key: UpstreamKey, where: str) -> _Recursion:
+        """The state one level down, or a KrmError for a cycle or a chain too deep."""
+        names = " -> ".join(_describe(k) for k in (*self.chain, key))
+        if key in self.chain:
+            raise KrmError(f"{where}: remote subpackages form a cycle: {names}; refused", file=File(where))
+        if len(self.chain) >= MAX_SUBPACKAGE_DEPTH:
+            raise KrmError(f"{where}: remote subpackages nested more than {MAX_SUBPACKAGE_DEPTH} deep: {names}", file=File(where))
+        return _Recursion((*self.chain, key), self.visited)
+
+    def count(self, where: str) -> None:
+        """One more remote subpackage, or a KrmError past :data:`MAX_SUBPACKAGES`."""
+        self.visited[0] += 1
+        if self.visited[0] > MAX_SUBPACKAGES:
+            raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
+
+
+def _describe(key: UpstreamKey) -> str:
+    repo, directory, ref = key
+    return f"{repo}{directory}@{ref}"
+
+
 def plan_git_update(
     local: Path,
     ref: str | None,
@@ -167,12 +208,23 @@ def plan_git_update(
     behaviour) every remote subpackage — a subpackage whose Kptfile has its
     own ``upstream.git`` — is then updated from its own upstream, parent
     first; it follows ``ref`` and ``strategy`` only when it tracks the same
-    repository, directory tree and ref as the root (kpt's rule).
+    repository, directory tree and ref as the root (kpt's rule).  A cycle of
+    remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH` or
+    more than :data:`MAX_SUBPACKAGES` of them is refused.
     """
     from krm_merge.upstream.git import GitCache
 
     cache = cache or GitCache()
-    kptfile_text, upstream, lock = _read_root_kptfile(local)
+    cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
+    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, _Recursion(), str(local / "Kptfile"))
+
+
+def _plan_git_tree(
+    local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
+    cache: Any, recursive: bool, walk: _Recursion, where: str,
+) -> UpdatePlan:
+    kptfile_text, upstream, lock = _read_root_kptfile(local, where)
+    walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
     plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache)
     if not recursive or not _has_remote_subpackages(local, plan):
         return plan
@@ -185,14 +237,17 @@ def plan_git_update(
         apply_plan(scratch, plan)
         messages, conflicts_found = list(plan.messages), plan.conflicts
         for sub in remote_subpackages(scratch):
-            _, sub_up, _ = _read_root_kptfile(scratch / sub)
+            # Named where the user finds it, not in the scratch copy.
+            sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
+            walk.count(sub_where)
+            _, sub_up, _ = _read_root_kptfile(scratch / sub, sub_where)
             follows = (
                 sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
                 and _clean(sub_up.directory).startswith(_clean(upstream.directory))
             )
-            sub_plan = plan_git_update(
-                scratch / sub, ref if follows else None, strategy=strategy if follows else None,
-                conflicts=conflicts, fallback_keys=fallback_keys, cache=cache, recursive=True,
+            sub_plan = _plan_git_tree(
+                scratch / sub, ref if follows else None, strategy if follows else None,
+                conflicts, fallback_keys, cache, True, walk, sub_where,
             )
             apply_plan(scratch / sub, sub_plan)
             messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
@@ -200,6 +255,26 @@ def plan_git_update(
         final = diff_trees(local, scratch)
     final.messages, final.conflicts = messages, conflicts_found
     return final
+
+
+def _repos_named_by(local: Path) -> set[str]:
+    """Every repository the Kptfiles of the user's package name (upstream and lock)."""
+    from krm_merge.upstream.git import read_upstream
+
+    repos: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(local):
+        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
+        kptfile = os.path.join(dirpath, "Kptfile")
+        if "Kptfile" not in filenames or os.path.islink(kptfile):
+            continue
+        try:
+            up, lock = read_upstream(yamlio.load_data(files.read_text(kptfile), kptfile), kptfile)
+        except (KrmMergeError, OSError, UnicodeDecodeError):
+            continue  # no upstream, or unreadable: the update reports it where it matters
+        repos.add(up.repo)
+        if lock is not None:
+            repos.add(lock.repo)
+    return repos
 
 
 def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
@@ -240,7 +315,8 @@ def _clean(directory: str) -> str:
     return PurePosixPath("/" + directory.strip("/")).as_posix()
 
 
-def _read_root_kptfile(local: Path) -> tuple[str, Any, Any]:
+def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, Any]:
+    """The Kptfile of ``local`` with its upstream and lock; ``name`` is how messages call it."""
     from krm_merge.upstream.git import read_upstream
 
     kptfile = local / "Kptfile"
@@ -249,7 +325,8 @@ def _read_root_kptfile(local: Path) -> tuple[str, Any, Any]:
     if not kptfile.is_file():
         raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
     text = files.read_text(kptfile)
-    upstream, lock = read_upstream(yamlio.load_data(text, str(kptfile)), str(kptfile))
+    name = name or str(kptfile)
+    upstream, lock = read_upstream(yamlio.load_data(text, name), name)
     return text, upstream, lock
 
 
@@ -275,7 +352,12 @@ def _plan_one_git_package(
         if lock is not None:  # without a lock kpt's origin is empty: everything counts as added upstream
             cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
         cache.extract(target.repo, commit, target.directory, upstream_dir)
-        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts, fallback_keys=fallback_keys)
+        # Our own extraction: links are deleted in place instead of copying the rest.
+        files.prune_untrusted_tree(origin_dir, "origin")
+        warnings = files.prune_untrusted_tree(upstream_dir, "upstream")
+        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
+                           fallback_keys=fallback_keys, checked=True)
+        plan.messages[:0] = warnings
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
 
@@ -331,16 +413,36 @@ def plan_update(
     strategy: str = "resource-merge",
     conflicts: str = "upstream-wins",
     fallback_keys: str | None = None,
+    checked: bool = False,
 ) -> UpdatePlan:
-    """Compute the update of ``local`` without writing anything."""
+    """Compute the update of ``local`` without writing anything.
+
+    ``origin`` and ``upstream`` are content from elsewhere: unless ``checked``
+    (they already went through :func:`files.prune_untrusted_tree`), they are
+    first copied by :func:`files.copy_untrusted_tree`, so no link in them is
+    followed and each one left out is named in a warning.
+    """
+    for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
+        if not root.is_dir():
+            raise KrmError(f"{label} package {root} is not a directory")
+    if checked:
+        return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys)
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        files.copy_untrusted_tree(origin, Path(tmp) / "origin", "origin")
+        warnings = files.copy_untrusted_tree(upstream, Path(tmp) / "upstream", "upstream")
+        plan = _plan_checked(local, Path(tmp) / "origin", Path(tmp) / "upstream", strategy, conflicts, fallback_keys)
+    plan.messages[:0] = warnings
+    return plan
+
+
+def _plan_checked(
+    local: Path, origin: Path, upstream: Path, strategy: str, conflicts: str, fallback_keys: str | None,
+) -> UpdatePlan:
     from krm_merge.krm import package
     from krm_merge.merge3.conflicts import ConflictPolicy
     from krm_merge.merge3.package import Strategy
     from krm_merge.modes import resource_merge
 
-    for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
-        if not root.is_dir():
-            raise KrmError(f"{label} package {root} is not a directory")
     lpkg, lrl = read_copy(local)
     opkg, orl = read_copy(origin)
     upkg, url = read_copy(upstream)

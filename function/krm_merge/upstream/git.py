@@ -7,6 +7,14 @@ at (``upstreamLock.git.commit``).  The user's own ``git`` does the fetching
 repository is kept as a bare mirror under ``$XDG_CACHE_HOME/krm-merge/git/``
 and only fetched again on the next update.  A package directory is extracted
 at a commit with ``git archive``.
+
+What a Kptfile names is checked before git sees it (:func:`read_upstream`):
+no value can become a git option, a directory cannot climb out of the
+repository, a commit is a commit id.  A repository that only upstream content
+names (a remote subpackage that arrived with an update) is fetched under git's
+rules for URLs that do not come from the user (``GIT_PROTOCOL_FROM_USER=0``,
+``ext::`` never): a local path or ``file://`` needs the user's own
+``protocol.file.allow=always`` (docs/security.md).
 """
 
 from __future__ import annotations
@@ -26,8 +34,11 @@ from typing import Any
 from krm_merge.krm.results import KrmError
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_COMMIT_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 GIT_TIMEOUT = 600
 SMALL_ARCHIVE = 1 << 20  # bytes of tar below which tarfile beats starting the system's tar
+MAX_FIELD_LENGTH = 4096
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,7 @@ def read_upstream(kptfile: Any, where: str = "Kptfile") -> tuple[GitUpstream, Gi
     git = upstream["git"]
     repo = _text(git, "repo", f"{where}: upstream.git.repo")
     up = GitUpstream(repo, str(git.get("directory") or "/"), str(git.get("ref") or ""))
+    check_fields(up.repo, up.directory, up.ref, f"{where}: upstream.git")
     lock_node = kptfile.get("upstreamLock")
     lock = None
     if isinstance(lock_node, dict) and isinstance(lock_node.get("git"), dict):
@@ -70,7 +82,29 @@ def read_upstream(kptfile: Any, where: str = "Kptfile") -> tuple[GitUpstream, Gi
         commit = str(lg.get("commit") or "")
         if commit:
             lock = GitLock(str(lg.get("repo") or repo), str(lg.get("directory") or up.directory), str(lg.get("ref") or ""), commit)
+            check_fields(lock.repo, lock.directory, lock.ref, f"{where}: upstreamLock.git")
+            if not _COMMIT_ID.match(commit):
+                raise KrmError(f"{where}: upstreamLock.git.commit {commit[:80]!r} is not a commit id (40 or 64 hex digits)",
+                               field="upstreamLock.git.commit")
     return up, lock
+
+
+def check_fields(repo: str, directory: str, ref: str, where: str) -> None:
+    """Refuse a repo, directory or ref git could read as an option, or a directory that leaves the repository.
+
+    These values are written by whoever wrote the Kptfile, upstream authors included.
+    """
+    for key, value in (("repo", repo), ("directory", directory), ("ref", ref)):
+        if len(value) > MAX_FIELD_LENGTH or _CONTROL.search(value):
+            raise KrmError(f"{where}.{key}: longer than {MAX_FIELD_LENGTH} characters or holds a control character",
+                           field=f"{where}.{key}")
+    for key, value in (("repo", repo), ("ref", ref)):
+        if value.startswith("-"):
+            raise KrmError(f"{where}.{key} {value!r} begins with '-' (git would read it as an option)", field=f"{where}.{key}")
+    if ".." in directory.replace("\\", "/").split("/"):
+        raise KrmError(f"{where}.directory {directory!r} holds '..' (it would leave the repository)", field=f"{where}.directory")
+    if repo.lower().startswith("ext::"):
+        raise KrmError(f"{where}.repo {repo!r}: git's ext:: transport runs a command; refused", field=f"{where}.repo")
 
 
 def _text(node: dict[str, Any], key: str, field: str) -> str:
@@ -87,6 +121,8 @@ def split_package_ref(arg: str) -> tuple[str, str | None]:
     path, _, ref = arg.rpartition("@")
     if not ref:
         raise KrmError(f"{arg}: empty ref after '@'")
+    if ref.startswith("-") or _CONTROL.search(ref):
+        raise KrmError(f"{arg}: the ref after '@' begins with '-' or holds a control character")
     return path, ref
 
 
@@ -112,11 +148,34 @@ class GitCache:
         self.root = root or cache_root()
         self.git = git or find_git()
         self._fetched: dict[str, Path] = {}
+        self.trusted: set[str] = set()
 
-    def _run(self, args: list[str], what: str, git_dir: Path | None = None, stdout_bytes: bool = False) -> Any:
+    def trust(self, repos: Any) -> None:
+        """Repositories the user named (their package's Kptfiles): fetched under the user's git rules."""
+        self.trusted.update(repos)
+
+    def _transport(self, repo: str) -> tuple[list[str], dict[str, str] | None]:
+        """git options and environment for fetching ``repo``: git's rules for URLs not from the user,
+        unless the user's package names it."""
+        if repo in self.trusted:
+            return [], None
+        return ["-c", "protocol.ext.allow=never"], {**os.environ, "GIT_PROTOCOL_FROM_USER": "0"}
+
+    def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None) -> None:
+        options, env = self._transport(repo)
+        try:
+            self._run(options + args, what, git_dir, env=env)
+        except KrmError as err:
+            if env is not None and "not allowed" in err.message:
+                raise KrmError(f"{err.message} ({repo} is named only by upstream content, so git's rules for "
+                               "URLs that do not come from the user apply; see docs/security.md)") from None
+            raise
+
+    def _run(self, args: list[str], what: str, git_dir: Path | None = None, stdout_bytes: bool = False,
+             env: dict[str, str] | None = None) -> Any:
         cmd = [self.git] + (["--git-dir", str(git_dir)] if git_dir else []) + args
         try:
-            proc = subprocess.run(cmd, capture_output=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(cmd, capture_output=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL, env=env)
         except OSError as err:
             raise KrmError(f"cannot run git: {err}") from None
         except subprocess.TimeoutExpired:
@@ -132,12 +191,12 @@ class GitCache:
             return self._fetched[repo]
         path = self.root / _mirror_name(repo)
         if (path / "HEAD").is_file():
-            self._run(["fetch", "--quiet", "--prune", "--force", "--tags", "origin"], f"fetching {repo}", path)
+            self._fetch(["fetch", "--quiet", "--prune", "--force", "--tags", "origin"], f"fetching {repo}", repo, path)
         else:
             self.root.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=self.root))
             try:
-                self._run(["clone", "--quiet", "--mirror", "--", repo, str(tmp / "m")], f"cloning {repo}")
+                self._fetch(["clone", "--quiet", "--mirror", "--", repo, str(tmp / "m")], f"cloning {repo}", repo)
                 if not path.exists():  # else another run cloned it meanwhile: use that one
                     os.replace(tmp / "m", path)
             finally:
@@ -182,7 +241,7 @@ class GitCache:
             self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", mirror)
         except KrmError:
             # Not reachable from any ref (e.g. force-pushed away): ask for it by id.
-            self._run(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", mirror)
+            self._fetch(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", repo, mirror)
 
     def extract(self, repo: str, commit: str, directory: str, dest: Path) -> None:
         """Write the package ``directory`` at ``commit`` into the empty directory ``dest``."""
@@ -305,4 +364,5 @@ def _mirror_name(repo: str) -> str:
     return f"{readable}-{hashlib.sha256(repo.encode('utf-8')).hexdigest()[:16]}.git"
 
 
-__all__ = ["GitCache", "GitLock", "GitUpstream", "cache_root", "find_git", "package_tags", "read_upstream", "record_lock", "split_package_ref"]
+__all__ = ["GitCache", "GitLock", "GitUpstream", "cache_root", "check_fields", "find_git", "package_tags", "read_upstream", "record_lock",
+           "split_package_ref"]
