@@ -46,18 +46,25 @@ def case(work: Path, count: int, runs: int, with_kpt: bool) -> run.Row:
     run._edit_some(local, count, 20, 1, "7")  # 5% changed locally
     run._edit_some(up / "pkg", count, 20, 2, "9")  # 5% changed upstream
     run._git(["commit", "-qam", "updated"], up, env)
+    expected = run.expected_merge(local, count)
     run_dir = root / "ws" / "run"
 
     def fresh() -> None:
         shutil.rmtree(run_dir, ignore_errors=True)
         shutil.copytree(local, run_dir)
 
+    def checked(cmd: list[str], what: str, **kwargs: object) -> run.Sample:
+        sample = run.run_measured(cmd, env=env, prepare=fresh, **kwargs)  # type: ignore[arg-type]
+        run.check_update(run_dir, expected, f"{what} at {count}")
+        return sample
+
     kpt = ["kpt", "pkg", "update", "run@main", "--strategy", "resource-merge"]
     ours = [run.KRM_MERGE, "update", f"{run_dir}@main", "--strategy", "resource-merge"]
-    row = run.Row("update PKG@REF", f"{count} res", written / 1e6, target="ratio <= 0.02 (git included)")
+    row = run.Row("update PKG@REF", f"{count} res", count, written / 1e6, "kpt pkg update",
+                  target=run.Target(time=0.02), check="every resource equals the expected merge, each run")
     run.alternate(row, runs,
-                  lambda: run.run_measured(kpt, cwd=root / "ws", env=env, prepare=fresh),
-                  lambda: run.run_measured(ours, env=env, prepare=fresh),
+                  lambda: checked(kpt, "kpt pkg update", cwd=root / "ws"),
+                  lambda: checked(ours, "krm-merge update"),
                   reference_runs=1 if with_kpt else 0)
     return row
 
@@ -76,7 +83,7 @@ def main(argv: list[str]) -> int:
                 ref_wall, ref_cpu = row.median("reference", "wall"), row.median("reference", "cpu")
                 print(f"{row.case} {row.size}: kpt {ref_wall:.2f} s wall / {ref_cpu:.2f} s cpu; "
                       f"krm-merge {ours_wall:.2f} s / {ours_cpu:.2f} s; ratio wall {ours_wall / ref_wall:.4f}, "
-                      f"cpu {ours_cpu / ref_cpu:.4f} ({row.target})", flush=True)
+                      f"cpu {ours_cpu / ref_cpu:.4f} ({row.target.describe()}; {row.check})", flush=True)
             else:
                 print(f"{row.case} {row.size}: krm-merge {ours_wall:.2f} s wall / {ours_cpu:.2f} s cpu", flush=True)
     return 0

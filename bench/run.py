@@ -488,7 +488,7 @@ def _package_data(root: Path) -> dict[str, Any]:
             for p in sorted(root.rglob("*.yaml")) if p.name != "Kptfile"}
 
 
-def _check_update(run_dir: Path, expected: dict[str, Any], what: str) -> str:
+def check_update(run_dir: Path, expected: dict[str, Any], what: str) -> str:
     got = _package_data(run_dir)
     if set(got) != set(expected):
         raise WrongAnswer(f"{what}: files differ: {sorted(set(got) ^ set(expected))[:5]}")
@@ -496,6 +496,19 @@ def _check_update(run_dir: Path, expected: dict[str, Any], what: str) -> str:
         if got[rel] != data:
             raise WrongAnswer(f"{what}: {rel} is not the expected merge:\n{json.dumps(got[rel])[:600]}\n{json.dumps(data)[:600]}")
     return f"{len(expected)} resources equal the expected merge"
+
+
+def expected_merge(local: Path, count: int) -> dict[str, Any]:
+    """The update's answer when upstream changed every 20th resource from the 3rd and local from the 2nd.
+
+    The two edits touch different resources: the merge is local's files (with
+    kpt's bookkeeping annotations) with upstream's edit made to them.
+    """
+    expected = _package_data(local)
+    for n in range(2, count, 20):
+        path = next(local.glob(f"team-*/res-{n}.yaml"))
+        expected[path.relative_to(local).as_posix()] = yaml.load(_edited(path.read_text(), "9"), Loader=LOADER)
+    return expected
 
 
 def case_update(work: Path, sizes: list[int], kpt_sizes: set[int], runs: int) -> list[Row]:
@@ -521,12 +534,7 @@ def case_update(work: Path, sizes: list[int], kpt_sizes: set[int], runs: int) ->
         _edit_some(up / "pkg", count, 20, 2, "9")  # 5% changed upstream
         _git(["commit", "-qam", "updated"], up, env)
         upstream = up / "pkg"
-        # The two edits touch different resources: the merge is local's files
-        # (with kpt's bookkeeping annotations) with upstream's edit made to them.
-        expected = _package_data(local)
-        for n in range(2, count, 20):
-            path = next(local.glob(f"team-*/res-{n}.yaml"))
-            expected[path.relative_to(local).as_posix()] = yaml.load(_edited(path.read_text(), "9"), Loader=LOADER)
+        expected = expected_merge(local, count)
         run_dir = root / "ws" / "run"
 
         def fresh() -> None:
@@ -539,16 +547,16 @@ def case_update(work: Path, sizes: list[int], kpt_sizes: set[int], runs: int) ->
                   target=Target(time=0.02) if count >= 2000 else Target())
         checks = []
         run_measured(ours_cmd, prepare=fresh)
-        checks.append(_check_update(run_dir, expected, f"krm-merge update at {count}"))
+        checks.append(check_update(run_dir, expected, f"krm-merge update at {count}"))
         with_kpt = count in kpt_sizes
         if with_kpt:  # kpt's run is slow: the checked run is also the timed one
             row.reference.append(run_measured(kpt, cwd=root / "ws", env=env, prepare=fresh))
-            _check_update(run_dir, expected, f"kpt pkg update at {count}")
+            check_update(run_dir, expected, f"kpt pkg update at {count}")
             checks.append("kpt's result too")
 
         def ours() -> Sample:
             sample = run_measured(ours_cmd, prepare=fresh)
-            _check_update(run_dir, expected, f"krm-merge update at {count}")
+            check_update(run_dir, expected, f"krm-merge update at {count}")
             return sample
 
         alternate(row, runs, None, ours)
