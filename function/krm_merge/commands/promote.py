@@ -77,12 +77,21 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in ("json", "markdown"):
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    from krm_merge import txn
+    from krm_merge.errors import KrmMergeError
+
     try:
-        return _main(args)
+        # Held from the screen to the write: a second writer is refused, not silently overwritten.
+        with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
+            for message in lock.messages:
+                sys.stderr.write(f"{PROG}: warning: {message}\n")
+            return _main(args)
     except UsageError as err:
         arg_parser.error(err.message)
     except PromoteError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
+    except KrmMergeError as err:
+        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
     except OSError as err:
         sys.stderr.write(f"{PROG}: error: {err.filename or ''}: {err.strerror or err}\n")
     return 1
