@@ -29,6 +29,7 @@ The one writer of a package (``run``, the SDK's ``run`` on a directory,
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -347,7 +348,11 @@ def _roll_forward(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
         elif op["op"] == "rmdir":
             try:
                 os.rmdir(target)
-            except OSError:
+            except FileNotFoundError:
+                pass
+            except OSError as err:
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
                 continue  # not empty after all (e.g. ignored files): kept
         touched.add(os.path.dirname(target))
     for directory in sorted(touched, key=len, reverse=True):
