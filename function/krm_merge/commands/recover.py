@@ -12,6 +12,7 @@ import os
 import sys
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.krm.results import File, Results, result_of
 
 PROG = "krm-merge recover"
 
@@ -25,6 +26,7 @@ def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
     p = _Parser(prog=PROG, description="Finish or roll back an interrupted write of a package (the lock is taken).")
     p.add_argument("package", metavar="PKG", help="the package directory")
+    p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE (kpt's format)")
     return p
 
 
@@ -33,17 +35,23 @@ def main(argv: list[str]) -> int:
     from krm_merge import txn
 
     args = parser().parse_args(argv)
+    results = Results()
     if not os.path.isdir(args.package):
-        sys.stderr.write(f"{PROG}: error: {args.package} is not a directory\n")
-        return 1
-    try:
-        with txn.PackageLock(args.package, PROG) as lock:
-            messages = lock.messages
-    except KrmMergeError as err:
-        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
-        return 1
-    for message in messages:
-        sys.stderr.write(f"{PROG}: {message}\n")
-    if not messages:
+        results.error(f"{args.package} is not a directory", file=File(args.package))
+    else:
+        try:
+            with txn.PackageLock(args.package, PROG) as lock:
+                for message in lock.messages:
+                    results.warning(message, file=File(args.package))
+        except KrmMergeError as err:
+            results.append(result_of(err))
+    for result in results:
+        sys.stderr.write(f"{PROG}: {result.display()}\n")
+    if args.results:
+        from krm_merge import files
+        from krm_merge.krm import yamlio
+
+        files.write_file_atomic(args.results, yamlio.dump_data({"results": [r.to_dict() for r in results]}))
+    if not results:
         sys.stdout.write(f"{args.package}: no interrupted write to recover\n")
-    return 0
+    return results.exit_code()
