@@ -33,7 +33,6 @@ import errno
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from typing import Any, NamedTuple, Sequence
@@ -134,14 +133,13 @@ class PackageLock:
         os.close(fd)
 
     def _install_handlers(self) -> None:
-        import threading
-
-        if threading.current_thread() is not threading.main_thread():
-            return  # signal handlers can only be set from the main thread
         for signo in _SIGNALS:
             if signal.getsignal(signo) in (signal.SIG_IGN, None):
                 continue  # e.g. nohup: the caller asked for the signal to be ignored
-            self._old_handlers[signo] = signal.signal(signo, _raise_interrupted)
+            try:
+                self._old_handlers[signo] = signal.signal(signo, _raise_interrupted)
+            except ValueError:
+                return  # not the main thread: only it may set handlers
 
 
 def _raise_interrupted(signo: int, _frame: Any) -> None:
@@ -194,7 +192,7 @@ def _read_holder(fd: int) -> dict[str, Any]:
 
 
 def _write_holder(fd: int, command: str) -> None:
-    holder = {"pid": os.getpid(), "command": command, "started": _now(), "host": socket.gethostname()}
+    holder = {"pid": os.getpid(), "command": command, "started": _now(), "host": os.uname().nodename}
     raw = json.dumps(holder).encode("utf-8")
     os.ftruncate(fd, 0)
     os.pwrite(fd, raw, 0)
@@ -414,9 +412,29 @@ def _make_parents(root: str, directory: str) -> list[str]:
 
 
 def _discard(txn: str) -> None:
-    import shutil
+    """Remove the transaction folder (flat: staged files and the journal).
 
-    shutil.rmtree(txn, ignore_errors=True)
+    The journal goes first, durably: a journal left beside some of its staged
+    files would have recovery roll forward a transaction that was dropped.
+    """
+    try:
+        names = os.listdir(txn)
+    except FileNotFoundError:
+        return
+    if _JOURNAL in names:
+        os.unlink(os.path.join(txn, _JOURNAL))
+        names.remove(_JOURNAL)
+        if names:
+            _fsync_dir(txn)
+    for name in names:
+        try:
+            os.unlink(os.path.join(txn, name))
+        except FileNotFoundError:
+            pass
+    try:
+        os.rmdir(txn)
+    except FileNotFoundError:
+        pass
 
 
 def _fsync_dir(path: str) -> None:
