@@ -159,7 +159,7 @@ def _acquire(root: str, command: str, messages: list[str]) -> int:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = _describe(_read_holder(fd))
+            holder = _describe(_wait_for_holder(fd))
             os.close(fd)
             raise PackageLockedError(
                 f"package {root} is locked by another krm-merge command ({holder}); "
@@ -181,6 +181,16 @@ def _same_file(fd: int, path: str) -> bool:
         return os.fstat(fd).st_ino == os.stat(path, follow_symlinks=False).st_ino
     except FileNotFoundError:
         return False
+
+
+def _wait_for_holder(fd: int) -> dict[str, Any]:
+    """The holder's record; it writes it just after locking, so an empty file is read again briefly."""
+    for _ in range(50):
+        holder = _read_holder(fd)
+        if holder:
+            return holder
+        time.sleep(0.002)
+    return {}
 
 
 def _read_holder(fd: int) -> dict[str, Any]:
