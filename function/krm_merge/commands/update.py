@@ -13,10 +13,9 @@ directories emptied because upstream removed them are removed.  After a git
 update the root Kptfile records the new ``upstream.git.ref`` and
 ``upstreamLock`` as kpt does.
 
-Writes are all-or-nothing: every new file is first written to a temporary
-file next to its target, and only when all were written are they renamed
-into place.  Paths never leave the package and symlinks are never written
-through.  Nothing is written with ``--dry-run`` or when a conflict is found
+Writes are one transaction of :mod:`krm_merge.txn` under the package lock
+(all-or-nothing even when the process is killed).  Paths never leave the
+package and symlinks are never written through.  Nothing is written with ``--dry-run`` or when a conflict is found
 under ``--conflicts fail``.
 """
 
