@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from krm_merge.commands.reporting import RESULTS_HELP
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.files import PlannedWrite, ScreenedFile, decode, encode, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
@@ -68,6 +69,7 @@ def parser() -> argparse.ArgumentParser:
                    help="write a change report: FORMAT json or markdown ('-' for stdout)")
     p.add_argument("--dry-run", action="store_true", help="print the changes, a diff and the report; write nothing")
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     return p
 
 
@@ -77,6 +79,12 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in ("json", "markdown"):
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    from krm_merge.commands.reporting import run_with_results
+
+    return run_with_results(PROG, args.results, lambda: _locked_main(args, arg_parser))
+
+
+def _locked_main(args: argparse.Namespace, arg_parser: argparse.ArgumentParser) -> int:
     from krm_merge import txn
     from krm_merge.errors import KrmMergeError
 

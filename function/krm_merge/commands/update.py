@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from krm_merge import files
+from krm_merge.commands.reporting import RESULTS_HELP, run_with_results
 from krm_merge.krm import yamlio
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import KrmError
@@ -63,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-recursive", action="store_true",
                    help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     return p
 
 
@@ -91,6 +93,10 @@ def main(argv: list[str]) -> int:
     if (args.origin is None) != (args.upstream is None):
         sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
         return 2
+    return run_with_results("krm-merge update", args.results, lambda: _locked_update(args))
+
+
+def _locked_update(args: argparse.Namespace) -> int:
     from krm_merge import txn
     from krm_merge.upstream.git import split_package_ref
 
