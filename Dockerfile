@@ -1,8 +1,14 @@
 # krm-merge KRM function image.
 #
-# Build with tools/build-image.sh, which prepares the wheelhouse (the
-# project's wheel and its dependencies' wheels, built on the host) and picks
-# the base. The build itself never touches the network.
+#   docker build -t krm-merge .          (or podman build; needs a registry and PyPI)
+#
+# installs the runtime dependencies pinned and hash-checked in
+# requirements/lock-runtime.txt from PyPI (PIP_INDEX_URL changes the index),
+# then the project from this directory.
+#
+# tools/build-image.sh builds without any network instead
+# (--build-arg INSTALL_FROM=wheelhouse): it prepares the wheelhouse on the host
+# (the project's wheel and the locked dependencies' wheels) and picks the base.
 #
 # Default base: the official slim Python 3.11 image. Without a registry,
 # tools/build-image.sh passes --build-arg BASE_IMAGE=localhost/krm-merge-base:bookworm
@@ -10,26 +16,40 @@
 ARG BASE_IMAGE=docker.io/library/python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS build
-ARG WHEELHOUSE=build/image/wheelhouse
+# lock (from an index, the default) or wheelhouse (offline).
+ARG INSTALL_FROM=lock
+ARG PIP_INDEX_URL=https://pypi.org/simple
 # Lets tools/build-image.sh prune its own superseded images and no others.
 LABEL dev.krm-merge.image=true
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
-COPY ${WHEELHOUSE}/ /wheelhouse/
-# Offline install into a venv; pip and setuptools are not needed at run time.
+# One stage for both ways, not a stage per way chosen by FROM install-${INSTALL_FROM}:
+# buildah does not resolve such a FROM from an ARG's default. The glob lets
+# the copy find no wheelhouse (a plain build has none).
+COPY requirements/lock-runtime.txt build/image/wheelhous[e] /wheelhouse/
+COPY pyproject.toml README.md /src/
+COPY function/ /src/function/
+# Wheels only, hash-checked: the image has no compiler, and the lock names
+# every wheel's hash. pip and setuptools are not needed at run time.
 # Bytecode is compiled here with unchecked hashes: the function runs as
 # nobody and cannot write __pycache__, and the image is immutable, so
 # skipping the per-import source stat is safe.
-RUN python3 -m venv /opt/krm-merge \
- && /opt/krm-merge/bin/python -m pip install --quiet --no-index \
-        --find-links /wheelhouse krm-merge \
- && /opt/krm-merge/bin/python -m pip uninstall --quiet --yes pip setuptools \
- && find /opt/krm-merge -name '__pycache__' -type d -prune -exec rm -rf {} + \
- && /opt/krm-merge/bin/python -m compileall -q -j 0 \
-        --invalidation-mode unchecked-hash /opt/krm-merge/lib \
- && /opt/krm-merge/bin/krm-merge --help >/dev/null
+RUN set -e; \
+    python3 -m venv /opt/krm-merge; \
+    pip="/opt/krm-merge/bin/python -m pip install --quiet"; \
+    case "$INSTALL_FROM" in \
+      lock) $pip --require-hashes --only-binary :all: -r /wheelhouse/lock-runtime.txt; \
+            $pip --no-deps /src ;; \
+      wheelhouse) $pip --no-index --find-links /wheelhouse --require-hashes -r /wheelhouse/lock-runtime.txt; \
+            $pip --no-index --find-links /wheelhouse --no-deps krm-merge ;; \
+      *) echo "INSTALL_FROM must be lock or wheelhouse, not $INSTALL_FROM" >&2; exit 1 ;; \
+    esac; \
+    /opt/krm-merge/bin/python -m pip uninstall --quiet --yes pip setuptools; \
+    find /opt/krm-merge -name '__pycache__' -type d -prune -exec rm -rf {} +; \
+    /opt/krm-merge/bin/python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/krm-merge/lib; \
+    /opt/krm-merge/bin/krm-merge --help >/dev/null
 
 FROM ${BASE_IMAGE}
 ARG VERSION=unknown

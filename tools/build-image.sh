@@ -2,6 +2,7 @@
 # Build the krm-merge OCI image with podman, without a registry.
 #
 #   tools/build-image.sh [TAG]
+#   INSTALL_FROM=lock tools/build-image.sh [TAG]
 #
 # Produces localhost/krm-merge:TAG and localhost/krm-merge:VERSION, where
 # VERSION is __version__ from function/krm_merge/__init__.py (TAG defaults to
@@ -13,14 +14,20 @@
 #      python3 + python3-venv, made with debootstrap and cached as
 #      localhost/krm-merge-base:bookworm (REBUILD_BASE=1 forces a rebuild).
 #   2. Wheelhouse on the host (build/image/wheelhouse): the project's wheel
-#      plus binary wheels of its dependencies for the base image's Python, so
-#      the image build itself downloads nothing (containers here do not trust
-#      the host's TLS interception).
-#   3. podman build --network none with the Dockerfile.
+#      plus the binary wheels of requirements/lock-runtime.txt (hash-checked)
+#      for the base image's Python, so the image build itself downloads
+#      nothing (containers here do not trust the host's TLS interception).
+#   3. podman build --network none with the Dockerfile (INSTALL_FROM=wheelhouse).
+#
+# INSTALL_FROM=lock builds the way a plain `docker build .` does instead (the
+# Dockerfile's default: the lock installed from an index, the project from the
+# source), with the index served from the wheelhouse (plus setuptools, the
+# build backend) on 127.0.0.1 and podman build --network host: this is how CI
+# tests the plain build without a registry.
 #
 # Environment: PYTHON (host interpreter with pip, default python3),
 # BASE_IMAGE, DEBIAN_MIRROR, IMAGE_NAME (default localhost/krm-merge),
-# REBUILD_BASE.
+# REBUILD_BASE, INSTALL_FROM (wheelhouse, the default, or lock).
 set -euo pipefail
 
 readonly ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +37,8 @@ readonly LOCAL_BASE=localhost/krm-merge-base:bookworm
 readonly DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 readonly OUT_DIR=$ROOT/build/image
 readonly WHEELHOUSE=$OUT_DIR/wheelhouse
+readonly INDEX_DIR=$OUT_DIR/index
+readonly INSTALL_FROM=${INSTALL_FROM:-wheelhouse}
 
 log() { printf 'build-image: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -115,14 +124,76 @@ build_wheelhouse() {
     snapshot_source "$src"
     log "building the project wheel"
     "$PYTHON" -m pip wheel --quiet --no-deps --wheel-dir "$WHEELHOUSE" "$src" >&2
-    log "fetching dependency wheels for CPython $py_version on $machine"
+    log "fetching the locked dependency wheels for CPython $py_version on $machine"
+    download_wheels "$py_version" "$machine" "$WHEELHOUSE" --require-hashes -r "$ROOT/requirements/lock-runtime.txt"
+    ls "$WHEELHOUSE" | sed 's/^/build-image:   /' >&2
+}
+
+# Binary wheels for the base image's Python: download_wheels VERSION MACHINE DEST PIP_ARGS...
+download_wheels() {
+    local py_version=$1 machine=$2 dest=$3
+    shift 3
     local abi="cp${py_version/./}"
     "$PYTHON" -m pip download --quiet --only-binary=:all: \
         --implementation cp --python-version "$py_version" --abi "$abi" --abi abi3 --abi none \
         --platform "manylinux2014_$machine" --platform "manylinux_2_17_$machine" \
         --platform "manylinux_2_28_$machine" --platform any \
-        --dest "$WHEELHOUSE" "$WHEELHOUSE"/krm_merge-*.whl >&2
-    ls "$WHEELHOUSE" | sed 's/^/build-image:   /' >&2
+        --dest "$dest" "$@" >&2
+}
+
+# A PEP 503 simple index of the wheelhouse and the build backend, for INSTALL_FROM=lock.
+build_index() {
+    local py_version=$1 machine=$2
+    rm -rf "$INDEX_DIR"
+    mkdir -p "$INDEX_DIR/files"
+    cp "$WHEELHOUSE"/*.whl "$INDEX_DIR/files/"
+    rm -f "$INDEX_DIR"/files/krm_merge-*.whl  # the plain build installs the project from its source
+    download_wheels "$py_version" "$machine" "$INDEX_DIR/files" \
+        "$(sed -n 's/^requires = \["\([^"]*\)"\]/\1/p' "$ROOT/pyproject.toml")"
+    "$PYTHON" - "$INDEX_DIR" <<'PY'
+import hashlib, html, pathlib, re, sys
+root = pathlib.Path(sys.argv[1])
+projects: dict[str, list[pathlib.Path]] = {}
+for wheel in sorted((root / "files").glob("*.whl")):
+    name = re.sub(r"[-_.]+", "-", wheel.name.split("-")[0]).lower()
+    projects.setdefault(name, []).append(wheel)
+for name, wheels in projects.items():
+    page = root / "simple" / name / "index.html"
+    page.parent.mkdir(parents=True)
+    links = "".join(
+        f'<a href="../../files/{html.escape(w.name)}#sha256={hashlib.sha256(w.read_bytes()).hexdigest()}">'
+        f"{html.escape(w.name)}</a>\n" for w in wheels)
+    page.write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+PY
+}
+
+free_port() {
+    "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# podman build: offline from the wheelhouse, or from the lock through a local index.
+build_image() {
+    local base=$1 version=$2 tag=$3 py_version=$4 machine=$5
+    local -a way=(--network none --build-arg INSTALL_FROM=wheelhouse)
+    if [[ $INSTALL_FROM == lock ]]; then
+        build_index "$py_version" "$machine"
+        local port server
+        port=$(free_port)
+        "$PYTHON" -m http.server --bind 127.0.0.1 --directory "$INDEX_DIR" "$port" >"$OUT_DIR/index.log" 2>&1 &
+        server=$!
+        # shellcheck disable=SC2064  # expand now: the pid is fixed
+        trap "kill $server 2>/dev/null || true" RETURN EXIT
+        # No INSTALL_FROM: the Dockerfile's defaults, as in a plain docker build.
+        way=(--network host --build-arg "PIP_INDEX_URL=http://127.0.0.1:$port/simple/")
+    elif [[ $INSTALL_FROM != wheelhouse ]]; then
+        die "INSTALL_FROM must be wheelhouse or lock, not $INSTALL_FROM"
+    fi
+    log "podman build $IMAGE_NAME:$tag (base $base, version $version, from the $INSTALL_FROM)"
+    podman build --quiet --pull=never "${way[@]}" \
+        --build-arg "BASE_IMAGE=$base" \
+        --build-arg "VERSION=$version" \
+        --tag "$IMAGE_NAME:$tag" --tag "$IMAGE_NAME:$version" \
+        --file "$ROOT/Dockerfile" "$ROOT" >/dev/null
 }
 
 main() {
@@ -138,13 +209,8 @@ main() {
     # shellcheck disable=SC2086  # "3.11 x86_64" -> two arguments
     build_wheelhouse $target
 
-    log "podman build $IMAGE_NAME:$tag (base $base, version $version)"
-    podman build --quiet --network none --pull=never \
-        --build-arg "BASE_IMAGE=$base" \
-        --build-arg "VERSION=$version" \
-        --build-arg "WHEELHOUSE=build/image/wheelhouse" \
-        --tag "$IMAGE_NAME:$tag" --tag "$IMAGE_NAME:$version" \
-        --file "$ROOT/Dockerfile" "$ROOT" >/dev/null
+    # shellcheck disable=SC2086  # "3.11 x86_64" -> two arguments
+    build_image "$base" "$version" "$tag" $target
     # Superseded builds of this image and the build stage are left dangling.
     podman image prune --force --filter label=dev.krm-merge.image=true >/dev/null || true
     local size

@@ -16,8 +16,9 @@ The one place that knows how krm-merge touches files:
 from __future__ import annotations
 
 import os
+import re
 import stat
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size
@@ -169,19 +170,109 @@ def unified_diff(changes: Iterable[tuple[str, str | None, str | None]]) -> str:
     a last line without a newline is marked ``\\ No newline at end of file``.
     Three lines of context, hunks as :func:`difflib.unified_diff` makes them.
     """
-    out: list[str] = []
+    return "".join(iter_unified_diff(changes))
+
+
+def iter_unified_diff(changes: Iterable[tuple[str, str | None, str | None]]) -> Iterator[str]:
+    """:func:`unified_diff` one file at a time, for writing as it is made (a dry run's output).
+
+    A large file is diffed on the lines between its common leading and trailing
+    lines (plus the context), as git does, so a dry run holds the lines of the
+    changed region rather than two line lists of the whole file.
+    """
     for path, before, after in changes:
-        old = (before or "").splitlines(keepends=True)
-        new = (after or "").splitlines(keepends=True)
         fromfile = f"a/{path}" if before is not None else "/dev/null"
         tofile = f"b/{path}" if after is not None else "/dev/null"
-        lines = _same_length_diff(old, new, fromfile, tofile)
-        if lines is None:
-            import difflib  # only for diffs the fast path cannot make
+        yield "".join(_file_diff(before or "", after or "", fromfile, tofile))
 
-            lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
-        out.extend(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-    return "".join(out)
+
+def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]:
+    first_line, before, after = _changed_window(before, after)
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    lines = _same_length_diff(old, new, fromfile, tofile)
+    if lines is None:
+        import difflib  # only for diffs the fast path cannot make
+
+        lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
+    if first_line:
+        lines = [_shift_hunk(line, first_line) if line.startswith("@@ ") else line for line in lines]
+    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
+
+
+# Below this size both texts are diffed whole (and the diff is exactly difflib's).
+_WINDOW_ABOVE = 1 << 20
+_CHUNK_CHARS = 1 << 16
+# Line breaks other than \n that str.splitlines honours: with one of them the window's
+# line numbers (counted by \n) could be off, so such a text is diffed whole.
+_OTHER_BREAKS = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _changed_window(before: str, after: str) -> tuple[int, str, str]:
+    """(lines skipped, before, after): the texts cut to their differing lines plus the context.
+
+    Large texts only; the cut is at line starts, keeping ``_CONTEXT`` common lines on
+    each side, and hunk line numbers are shifted back by the lines skipped.  This is
+    difflib's diff of the whole texts whenever difflib keeps the common ends matched
+    (every case in ``tests/krm/test_diff_window.py``); where repeated lines would let
+    it pair differently, the window's diff is still a correct one, as git's is.
+    """
+    if max(len(before), len(after)) <= _WINDOW_ABOVE or before == after:
+        return 0, before, after
+    if _OTHER_BREAKS.search(before) or _OTHER_BREAKS.search(after):
+        return 0, before, after
+    common = _common_prefix_length(before, after)
+    start = before.rfind("\n", 0, common) + 1
+    tail = _common_suffix_length(before, after, min(len(before), len(after)) - start)
+    newline = before.find("\n", len(before) - tail) if tail else -1
+    tail = len(before) - (newline + 1) if newline >= 0 else 0
+    for _ in range(_CONTEXT):
+        if start == 0:
+            break
+        start = before.rfind("\n", 0, start - 1) + 1
+    keep = 0
+    for _ in range(_CONTEXT):
+        if keep >= tail:
+            break
+        newline = before.find("\n", len(before) - tail + keep)
+        keep = (newline + 1 - (len(before) - tail)) if newline >= 0 else tail
+    cut = tail - keep
+    return before.count("\n", 0, start), before[start:len(before) - cut], after[start:len(after) - cut]
+
+
+def _common_prefix_length(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share (compared a chunk at a time, in C)."""
+    n = min(len(a), len(b))
+    at = 0
+    while at < n and a[at:at + _CHUNK_CHARS] == b[at:at + _CHUNK_CHARS]:
+        at += _CHUNK_CHARS
+    end = min(n, at + _CHUNK_CHARS)
+    while at < end and a[at] == b[at]:
+        at += 1
+    return min(at, n)
+
+
+def _common_suffix_length(a: str, b: str, limit: int) -> int:
+    """How many trailing characters ``a`` and ``b`` share, at most ``limit``."""
+    la, lb = len(a), len(b)
+    done = 0
+    while done + _CHUNK_CHARS <= limit and a[la - done - _CHUNK_CHARS:la - done] == b[lb - done - _CHUNK_CHARS:lb - done]:
+        done += _CHUNK_CHARS
+    while done < limit and a[la - done - 1] == b[lb - done - 1]:
+        done += 1
+    return done
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _shift_hunk(header: str, by: int) -> str:
+    """A hunk header of the window as one of the whole file (its starts moved down ``by`` lines)."""
+    m = _HUNK.match(header)
+    assert m is not None
+    old_start, old_len, new_start, new_len = m.groups()
+    return (f"@@ -{int(old_start) + by}{old_len or ''} +{int(new_start) + by}{new_len or ''} @@"
+            + header[m.end():])
 
 
 _CONTEXT = 3  # difflib.unified_diff's default, and git's

@@ -483,6 +483,19 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
 ReadHook = Callable[[ResourceList, Any], None]
 
 
+def _run_summary(rl: ResourceList, files_changed: int, dry_run: bool) -> str:
+    """One line saying what a directory run changed (or would change) and how many warnings it gave."""
+    items = sum(1 for item in rl.items if getattr(item, "changed", False))
+    warnings = sum(1 for result in rl.results if result.severity == "warning")
+    verb = "would change" if dry_run else "changed"
+    return (f"{_count(files_changed, 'file')} {verb} ({_count(items, 'item')}), {_count(warnings, 'warning')}"
+            + ("; nothing written (dry run)" if dry_run else ""))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def run_directory(
     fn: FunctionFn,
     root: Any,
@@ -495,6 +508,7 @@ def run_directory(
     label: str,
     skip_undecodable: Callable[[Any], bool] | None = None,
     after_read: ReadHook | None = None,
+    summary: bool = False,
 ) -> int:
     """``kpt fn source | fn | kpt fn sink`` on a directory; returns the exit code.  Internal.
 
@@ -507,6 +521,8 @@ def run_directory(
     ``skip_undecodable(config)`` says whether files that are not UTF-8 are left
     out instead of failing the read; ``after_read(rl, package)`` may add results.
     ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
+    ``summary`` adds one line on stderr after a successful run (files and items
+    changed, warnings), so a run that changed nothing says so.
     """
     from krm_merge import txn
 
@@ -514,7 +530,7 @@ def run_directory(
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
             return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, results_file, name,
-                                         label, skip_undecodable, after_read)
+                                         label, skip_undecodable, after_read, summary)
     except KrmMergeError as err:
         sys.stderr.write(f"{label}: error: {err.one_line()}\n")
         return 1
@@ -523,7 +539,7 @@ def run_directory(
 def _run_locked_directory(
     fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
     results_file: str | None, name: str, label: str, skip_undecodable: Callable[[Any], bool] | None,
-    after_read: ReadHook | None,
+    after_read: ReadHook | None, summary: bool,
 ) -> int:
     from krm_merge import files
     from krm_merge.krm import package, yamlio
@@ -550,9 +566,13 @@ def _run_locked_directory(
             return 1
         changes = package.plan_writes(pkg, rl)
         if dry_run:
-            sys.stdout.write(package.unified_diff(changes))
+            # File by file: the whole diff as one string cost a dry run more memory than the write.
+            for chunk in files.iter_unified_diff((c.path, c.before, c.text) for c in changes):
+                sys.stdout.write(chunk)
         else:
             package.apply_writes(root, changes)
+        if summary:
+            sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
     except KrmMergeError as err:
         sys.stderr.write(f"{label}: error: {err.one_line()}\n")
         return 1

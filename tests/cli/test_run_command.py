@@ -105,6 +105,72 @@ def test_invalid_yaml_file_is_a_one_line_error(tmp_path: Path) -> None:
     assert (pkg / "multi.yaml").read_text() == MULTI
 
 
+def test_broken_value_below_a_readable_header_is_refused(tmp_path: Path) -> None:
+    """The header scan alone would pass this file on; the whole file must be valid YAML."""
+    pkg = make_pkg(tmp_path)
+    broken = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  a: [1, 2\n  b: x: y\n"
+    (pkg / "sub" / "broken.yaml").write_text("# lead\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                             "  name: fine\n---\n" + broken)
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "error: sub/broken.yaml is not valid YAML at line 14" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (pkg / "multi.yaml").read_text() == MULTI
+
+
+def test_a_successful_run_says_what_it_changed_in_one_line(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    (pkg / "list.yaml").write_text("- op: add\n  path: /x\n  value: 1\n")  # one info result, no warning
+    args = [*KRM_MERGE, str(pkg)]
+    dry = subprocess.run([*args, "--dry-run", "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr.splitlines()[-1] == (
+        "krm-merge run: 1 file would change (1 item), 0 warnings; nothing written (dry run)")
+    proc = subprocess.run([*args, "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "krm-merge run: 1 file changed (1 item), 0 warnings"
+    again = subprocess.run([*args, "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert again.stderr.splitlines()[-1] == "krm-merge run: 0 files changed (0 items), 0 warnings"
+    quiet = subprocess.run([*args, "--quiet", "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert quiet.returncode == 0 and "files changed" not in quiet.stderr and "[info]" in quiet.stderr
+
+
+def test_summary_counts_warnings(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    (pkg / "dup.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: x\n  a: y\n")
+    patch = "patch=apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  b: z\n"
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", patch], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "[warning]" in proc.stderr and proc.stderr.splitlines()[-1].endswith("(1 item), 1 warning")
+
+
+def test_dry_run_writes_the_results_file_as_its_help_says(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    results = tmp_path / "results.yaml"
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--dry-run", "--results", str(results), "--", "mode=reorder-merge",
+                           PATCH], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (pkg / "multi.yaml").read_text() == MULTI and yaml.safe_load(results.read_text()) == {"results": []}
+    helped = subprocess.run([*KRM_MERGE, "--help"], capture_output=True, text=True)
+    assert "(a --results FILE is still written)" in " ".join(helped.stdout.split())
+
+
+def test_content_after_a_separator_is_checked_too(tmp_path: Path) -> None:
+    pkg = make_pkg(tmp_path)
+    (pkg / "sep.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sep\n--- {a: [}\n")
+    proc = subprocess.run([*KRM_MERGE, str(pkg), "--", "mode=reorder-merge", PATCH], capture_output=True, text=True)
+    assert proc.returncode == 1 and "sep.yaml is not valid YAML at line 5" in proc.stderr, proc.stderr
+
+
+def test_small_valid_packages_are_checked_without_loading_pyyaml(tmp_path: Path) -> None:
+    """PyYAML's import would cost a small run more than the check: the fast reader checks small files."""
+    pkg = make_pkg(tmp_path)
+    code = ("import sys\nfrom krm_merge.krm.package import read_package\n"
+            f"read_package({str(pkg)!r})\nprint('yaml' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
+
+
 def test_missing_directory_and_bad_args(tmp_path: Path) -> None:
     proc = subprocess.run([*KRM_MERGE, str(tmp_path / "nope"), "--", "mode=promote"], capture_output=True, text=True)
     assert proc.returncode == 1 and "not a directory" in proc.stderr

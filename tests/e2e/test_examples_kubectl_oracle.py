@@ -35,7 +35,9 @@ def _patches(example: Path) -> list[tuple[str, str, dict[str, Any]]]:
 
 def _objects(root: Path) -> dict[tuple[str, str], tuple[Path, dict[str, Any]]]:
     out = {}
-    for path in sorted(root.glob("*.yaml")):
+    krmignore = root / ".krmignore"
+    ignored = set(krmignore.read_text().split()) if krmignore.exists() else set()  # not package files
+    for path in sorted(p for p in root.glob("*.yaml") if p.name not in ignored):
         for doc in yaml.safe_load_all(path.read_text()):
             if isinstance(doc, dict) and "kind" in doc and doc.get("metadata", {}).get("name"):
                 out[(doc["kind"], doc["metadata"]["name"])] = (path, doc)

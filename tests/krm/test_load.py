@@ -65,3 +65,24 @@ def test_the_line_is_kpts(name: str, tmp_path: Path) -> None:
     with pytest.raises(load.YamlError) as err:
         load.load_data(CASES[name], "f.yaml")
     assert _line(err.value.message) == _line(kpt.stderr), (err.value.message, kpt.stderr)
+
+
+DEEP = {  # each nests 3,000 levels; the level that breaks the bound starts on the line given
+    "flow sequences": ("a: 1\nd: " + "[" * 3000 + "]" * 3000 + "\n", 2),
+    "flow mappings": ("a: 1\nd: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", 2),
+    "block mappings": ("".join(" " * i + "a:\n" for i in range(3000)) + " " * 3000 + "b\n", 1000),
+    "block sequences": ("d:\n" + "".join("  " * (i + 1) + "-\n" for i in range(3000)), 1000),
+}
+
+
+@pytest.mark.parametrize("reader", [load.load_data, load.load_strings, load.compose_all])
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_too_deep_input_gets_the_bounds_message_whichever_libyaml(shape: str, reader: object) -> None:
+    # libyaml 0.2.6 (PyYAML 6.0.4) refuses such input itself before the bound's own count does,
+    # 0.2.5 (PyYAML <= 6.0.3) does not: CI runs this with both (tools/check-deps.sh).
+    text, line = DEEP[shape]
+    with pytest.raises(load.YamlError) as err:
+        reader(text, "deep.yaml")  # type: ignore[operator]
+    message = err.value.message
+    assert re.fullmatch(r"deep\.yaml is nested deeper than 1000 levels at line \d+, column \d+", message), message
+    assert abs(_line(message) - line) <= 1, message  # libyaml 0.2.6 stops a block level early

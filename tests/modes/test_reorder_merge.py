@@ -112,6 +112,27 @@ def test_local_config_is_patched_when_named_explicitly() -> None:
                                                 "patch": {"info": {"description": "changed"}}}]})
     rm.run(rl, config)
     assert rl.items[3].get("info.description") == "changed"
+    warnings = [r for r in rl.results if r.severity == "warning"]
+    assert len(warnings) == 1 and "matches only local-config items (Kptfile/pkg" in warnings[0].message
+
+
+def test_a_functionconfig_passed_as_its_own_patch_is_reported() -> None:
+    """`patch=$(cat fn-config.yaml)` from inside the package matches that file only: said, not silent."""
+    fn_config = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n"
+                 "    config.kubernetes.io/local-config: \"true\"\ndata:\n  mode: reorder-merge\n"
+                 "  patch: |\n    kind: Deployment\n")
+    rl = package()
+    rl.items.append(KubeObject(fn_config))
+    rm.run(rl, rm.config_from_configmap({"patch": fn_config}))
+    [warning] = [r for r in rl.results if r.severity == "warning"]
+    assert "patch 1 matches only local-config items (ConfigMap/fn" in warning.message
+    assert "--fn-config" in warning.message
+
+
+def test_a_patch_reaching_a_deployed_item_gives_no_local_config_warning() -> None:
+    rl = package()
+    rm.run(rl, rm.config_from_configmap({"patch": ORDER_PATCH}))
+    assert not [r for r in rl.results if "local-config" in r.message]
 
 
 def test_no_match_lists_near_misses() -> None:

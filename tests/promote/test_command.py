@@ -61,13 +61,25 @@ def test_already_current_exits_zero_without_writing(tmp_path: Path, capsys: pyte
     assert "already at" in capsys.readouterr().out
 
 
-def test_invalid_yaml_reported_and_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_marked_yaml_is_an_error_naming_file_and_line(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(tmp_path, "bad.yaml", f"v: 1 {M}\n\tw: 2\n")
+    good = write(tmp_path, "good.yaml", f"v: 1 {M}\n")
+    assert main([str(tmp_path), *ARGS]) == 1
+    err = capsys.readouterr().err
+    assert "error: bad.yaml:2: not valid YAML" in err and "--skip-unreadable" in err and "nothing written" in err
+    assert bad.read_text() == f"v: 1 {M}\n\tw: 2\n"
+    assert good.read_text() == f"v: 1 {M}\n"
+
+
+def test_skip_unreadable_reports_and_leaves_bad_files_alone(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
     bad = write(tmp_path, "bad.yaml", f"v: 1 {M}\nw: [\n")
     binary = write(tmp_path, "bin.yaml", b"\xff\xfe" + f"v: 1 {M}\n".encode())
     good = write(tmp_path, "good.yaml", f"v: 1 {M}\n")
-    assert main([str(tmp_path), *ARGS]) == 0
+    assert main([str(tmp_path), *ARGS, "--skip-unreadable"]) == 0
     err = capsys.readouterr().err
-    assert "bad.yaml:" in err and "not valid YAML" in err and "bin.yaml: not UTF-8" in err
+    assert "warning: bad.yaml:" in err and "not valid YAML" in err and "bin.yaml: not UTF-8" in err
     assert bad.read_text() == f"v: 1 {M}\nw: [\n"
     assert binary.read_bytes().startswith(b"\xff\xfe")
     assert good.read_text() == f"v: 6.3.0 {M}\n"

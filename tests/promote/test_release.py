@@ -77,6 +77,15 @@ def test_dry_run_prints_diff_and_markdown_report(tmp_path: Path, capsys: pytest.
     assert text in out
 
 
+def test_help_says_what_a_dry_run_writes() -> None:
+    """--dry-run --report FILE writes FILE (above); the help must not promise otherwise."""
+    from krm_merge.commands.promote import parser
+
+    help_text = " ".join(parser().format_help().split())
+    assert "change no file under DIR (a --report FILE is still written)" in help_text
+    assert "write nothing" not in help_text
+
+
 def test_conflicting_values_for_the_same_marker_name_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = copy_tree(TREES / "release" / "input", tmp_path / "repo")
     code = main([str(root), "--set", "default:podinfo:prod=6.3.0", "--set", "default:podinfo:prod=6.4.0"])

@@ -325,6 +325,14 @@ UPDATE_CASES = [
 ]
 
 
+def without_kpt_markers(written: str) -> tuple[str, int]:
+    """``written`` without kpt's identity markers, and how many resources carry both."""
+    after, commented = re.subn(r"^(metadata:) # kpt-merge: [^\n]*$", r"\1", written, flags=re.M)
+    after, annotated = re.subn(r"^ +internal\.kpt\.dev/upstream-identifier: [^\n]*\n", "", after, flags=re.M)
+    after = re.sub(r"^( +)annotations:\n(?!\1 )", "", after, flags=re.M)  # the block only the marker was in
+    return after, min(commented, annotated)
+
+
 @pytest.mark.parametrize("case", [c.param for c in UPDATE_CASES])
 def test_update(case: UpdateCase, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = (CORPUS / case.file).read_text()
@@ -340,8 +348,9 @@ def test_update(case: UpdateCase, tmp_path: Path, capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert code == 0, err
     written = (dirs["local"] / name).read_text()
-    # kpt pkg update marks every resulting resource `metadata: # kpt-merge: ns/name` (docs/merge.md).
-    after, marked = re.subn(r"^(metadata:) # kpt-merge: [^\n]*$", r"\1", written, flags=re.M)
+    # kpt pkg update marks every resulting resource `metadata: # kpt-merge: ns/name` and with its
+    # upstream-identifier annotation (docs/merge.md).
+    after, marked = without_kpt_markers(written)
     if name != "Kptfile":
         assert marked == len(_documents(before)), written
     # Untouched lines are local's; comments are upstream's (a function it added brings its own).
@@ -385,7 +394,7 @@ def test_resource_merge_through_run(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert run.main([str(work), "--", "mode=resource-merge"]) == 0, capsys.readouterr().err
     before = (CORPUS / "microservices-frontend.yaml").read_text()
     written = (work / "local" / "app.yaml").read_text()
-    after, marked = re.subn(r"^(metadata:) # kpt-merge: [^\n]*$", r"\1", written, flags=re.M)
+    after, marked = without_kpt_markers(written)
     assert marked == 2
     check_edit(before, after, (f"{CONTAINERS}[name=proxy].image",))
     assert after == (work / "upstream" / "app.yaml").read_text()

@@ -56,25 +56,27 @@ class Measured:
     stderr: bytes
     seconds: float
     max_rss_mb: float
+    cpu_seconds: float  # user + system time of the console script: what load on other cores barely moves
 
 
 _WRAPPER = (
     "import resource, subprocess, sys\n"
     "code = subprocess.call(sys.argv[1:])\n"
-    "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "sys.stderr.write(f'\\n@@rss_kb={rss}\\n')\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "sys.stderr.write(f'\\n@@rss_kb={usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}\\n')\n"
     "sys.exit(code)\n"
 )
 
 
 def measure(stdin: bytes, args: list[str] | None = None, timeout: float = 300) -> Measured:
-    """Run the console script; wall time and its own peak RSS (through a one-child wrapper)."""
+    """Run the console script; wall time, its own CPU time and peak RSS (through a one-child wrapper)."""
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, KRM_MERGE, *(args or [])], input=stdin,
                           capture_output=True, timeout=timeout)
     seconds = time.monotonic() - start
     err, _, tail = proc.stderr.rpartition(b"\n@@rss_kb=")
-    return Measured(proc.returncode, proc.stdout, err, seconds, int(tail.strip() or 0) / 1024.0)
+    rss_kb, _, cpu = tail.strip().partition(b" ")
+    return Measured(proc.returncode, proc.stdout, err, seconds, int(rss_kb or 0) / 1024.0, float(cpu or 0))
 
 
 def rl(items: str, fc: str | None = None) -> bytes:
@@ -82,3 +84,13 @@ def rl(items: str, fc: str | None = None) -> bytes:
 
 
 ENV_SECONDS_FACTOR = float(os.environ.get("KRM_MERGE_TIME_FACTOR", "1"))
+
+
+def hang_guard(expected_seconds: float) -> float:
+    """A wall-clock limit that only a hang (or work out of all proportion) breaks.
+
+    Ten times the time the run takes on a quiet machine: the suite runs on busy
+    2-core machines, where a run is often several times slower.  A bound that
+    matters is asserted on counted work or CPU time instead.
+    """
+    return 10 * expected_seconds * ENV_SECONDS_FACTOR

@@ -4,14 +4,16 @@ Every case runs the real console script in a subprocess and checks the
 answer (a clean error result, or a correct output), the wall time and the
 process's own peak RSS against the bounds documented in docs/reliability.md:
 
-* refusals (alias bombs, nesting deeper than the limit) answer in < 5 s and
-  < 800 MB even for the 100 MB deep-nesting text;
-* accepted inputs take time proportional to their size (checked as a ratio
-  between a 10x smaller and the full input) and peak RSS
+* refusals (alias bombs, nesting deeper than the limit) stay < 800 MB even
+  for the 100 MB deep-nesting text;
+* accepted inputs take CPU time proportional to their size (checked as a
+  ratio between a 10x smaller and the full input) and peak RSS
   <= 150 MB + 15 x input bytes + 400 bytes per parsed YAML node.
 
-``KRM_MERGE_TIME_FACTOR`` scales the time limits on slow machines.  The 100 MB
-case is marked ``slow`` (about 25 s here).
+Wall-clock limits are hang guards only (:func:`bigdata.hang_guard`, ten times
+the time on a quiet machine): the suite runs on busy 2-core machines.
+``KRM_MERGE_TIME_FACTOR`` scales them further.  The 100 MB case is marked
+``slow`` (about 25 s on a quiet machine).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from .bigdata import (
-    ENV_SECONDS_FACTOR, alias_bomb, deep_block_maps, deep_flow, long_list, many_items, measure, reorder_fc, rl,
+    alias_bomb, deep_block_maps, deep_flow, hang_guard, long_list, many_items, measure, reorder_fc, rl,
     target_item,
 )
 from .harness import check_output, configmap, load_output
@@ -56,7 +58,7 @@ def test_alias_bomb_is_refused_quickly(where: str) -> None:
     out = _clean(m, data)
     assert m.code == 1
     assert any("aliases that expand" in e or "not an object" in e for e in out.errors), out.errors
-    assert m.seconds < 5 * ENV_SECONDS_FACTOR
+    assert m.seconds < hang_guard(0.5)  # expanding the aliases would take hours
     assert m.max_rss_mb < _bound_rss(len(data)), m.max_rss_mb
 
 
@@ -76,7 +78,7 @@ def test_ten_thousand_deep_nesting_is_refused(shape: str) -> None:
     out = _clean(m, data)
     assert m.code == 1
     assert any("nested" in e and "deep" in e for e in out.errors), out.errors
-    assert m.seconds < 10 * ENV_SECONDS_FACTOR
+    assert m.seconds < hang_guard(5)  # the 100 MB block case; parsing a deep flow to its end is quadratic
     assert m.max_rss_mb < 800, m.max_rss_mb
 
 
@@ -94,7 +96,7 @@ def test_deep_nesting_in_an_untouched_item_passes_through_byte_identical() -> No
     m = measure(data)
     assert m.code == 0, m.stdout[-2000:]
     assert other.encode() in m.stdout
-    assert m.seconds < 5 * ENV_SECONDS_FACTOR
+    assert m.seconds < hang_guard(0.5)
 
 
 def test_million_item_list_is_linear() -> None:
@@ -104,12 +106,12 @@ def test_million_item_list_is_linear() -> None:
         m = measure(data)
         out = _clean(m, data)
         assert m.code == 0, out.errors
-        times[n] = m.seconds
+        times[n] = m.cpu_seconds
         assert m.max_rss_mb < _bound_rss(len(data), n), (n, m.max_rss_mb)
     doc = load_output(m.stdout.decode())
     web = doc["items"][0]
     assert len(web["list"]) == 1_000_000 and web["data"] == {"patched": "yes"}
-    assert times[1_000_000] < 30 * ENV_SECONDS_FACTOR
+    assert m.seconds < hang_guard(4)
     assert times[1_000_000] < 20 * max(times[100_000], 0.2), times  # 10x the input, not 100x the time
 
 
@@ -119,7 +121,7 @@ def test_hundred_thousand_items_are_linear() -> None:
         data = rl(many_items(n) + target_item(""))
         m = measure(data)
         assert m.code == 0, m.stdout[-2000:]
-        times[n] = m.seconds
+        times[n] = m.cpu_seconds
         assert m.max_rss_mb < _bound_rss(len(data)), (n, m.max_rss_mb)
     assert m.stdout.count(b"\n- apiVersion: v1\n") == 100_001  # and the target
     assert times[100_000] < 20 * max(times[10_000], 0.2), times
@@ -134,7 +136,7 @@ def test_hundred_megabyte_input() -> None:
     # Untouched items keep their bytes; only the target changed.
     assert m.stdout.startswith(data[: data.index(b"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: web\n")])
     assert b'patched: "yes"' in m.stdout
-    assert m.seconds < 90 * ENV_SECONDS_FACTOR
+    assert m.seconds < hang_guard(25)
     assert m.max_rss_mb < _bound_rss(len(data)), m.max_rss_mb
 
 
@@ -154,4 +156,4 @@ def test_configmap_functionconfig_with_huge_key_count() -> None:
     m = measure(given)
     out = _clean(m, given)
     assert m.code == 1 and any("unknown key" in e for e in out.errors)
-    assert m.seconds < 10 * ENV_SECONDS_FACTOR
+    assert m.seconds < hang_guard(1)

@@ -2,12 +2,13 @@
 
 Each command (``run``, ``diff``, ``update``, ``promote``) and the function
 (stdin), on an object holding an alias bomb, a depth bomb or too much text:
-one clear error line (or error result), exit 1, within a second, never a
-traceback or a hang.  A key written twice is read last-wins and reported as
+one clear error line (or error result), exit 1, never a traceback or a hang
+(about a third of a second on a quiet machine; the wall-clock limit is a hang
+guard of ten times that, as the suite runs on busy machines).  A key written twice is read last-wins and reported as
 a warning naming the key and its line.
 
 ``KRM_MERGE_MAX_INPUT_MB`` lowers the size limit so the huge-input case stays
-small; ``KRM_MERGE_TIME_FACTOR`` scales the time limit on slow machines.
+small; ``KRM_MERGE_TIME_FACTOR`` scales the hang guard on slow machines.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Callable
 
 import pytest
 
-from .bigdata import ENV_SECONDS_FACTOR, alias_bomb
+from .bigdata import alias_bomb, hang_guard
 from .harness import KRM_MERGE, RL_HEAD, configmap
 from .strategies import PIPELINE
 
@@ -132,7 +133,7 @@ def test_bombs_are_refused_fast_with_a_clear_error(entry: str, bomb: str, tmp_pa
     assert code == 1, output[-2000:]
     assert "Traceback" not in output and "internal error" not in output, output[-2000:]
     assert EXPECTED[bomb] in output, output[-2000:]
-    assert seconds < 1.0 * ENV_SECONDS_FACTOR, seconds
+    assert seconds < hang_guard(0.3), seconds  # without the bounds: hours, or out of memory
 
 
 DUPLICATE = HEAD + "data:\n" + MARKED + "  a: '1'\n  a: '2'\n"

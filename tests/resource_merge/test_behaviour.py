@@ -185,3 +185,15 @@ def test_mode_subpackage_added_on_both_sides_is_an_error() -> None:
     case = {"original": {}, "local": {"sub/Kptfile": SUB_KPTFILE}, "updated": {"sub/Kptfile": SUB_KPTFILE}}
     with pytest.raises(KrmError, match='subpackage "sub" added in both upstream and local'):
         run_mode(case)
+
+
+def test_mode_resource_follows_upstream_to_its_new_file_unless_local_moved_it() -> None:
+    a = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: '1'\n"
+    b = a.replace("name: a", "name: b")
+    mine_a = a.replace("'1'", "'local'")  # changed locally, still in origin's file
+    rl = run({"both.yaml": mine_a, "kept-by-me.yaml": b}, {"both.yaml": a + "---\n" + b},
+             {"split/a.yaml": a, "split/b.yaml": b})
+    placed = {o.data["metadata"]["name"]: o.path for o in rl.items if o.path.startswith("local/")
+              and o.kind == "ConfigMap"}
+    assert placed == {"a": "local/split/a.yaml", "b": "local/kept-by-me.yaml"}
+    assert next(o for o in rl.items if o.path == "local/split/a.yaml").data["data"] == {"k": "local"}

@@ -127,7 +127,7 @@ def read_tree(root: Path) -> dict[str, Any]:
 
 
 def normalise(data: Any) -> Any:
-    """Drop kpt's upstream-identifier annotation (we write only the kpt-merge comment)."""
+    """Drop kpt's upstream-identifier annotation (its place is checked byte for byte in test_kpt_identity_markers)."""
     if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
         return data
     meta = dict(data["metadata"])

@@ -2,7 +2,7 @@
 
     krm-merge promote DIR [--set NS:PIPELINE:ENV=VALUE]... [--image-policy NS:NAME=IMAGE_REF]...
                           [--kustomize-image DIR:NAME=IMAGE_REF]... [--environment E]
-                          [--report json|markdown FILE] [--dry-run] [--allow-no-match]
+                          [--report json|markdown FILE] [--dry-run] [--allow-no-match] [--skip-unreadable]
     krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V
     krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST]
 
@@ -10,8 +10,9 @@ The command builds its inputs from files and runs the promote mode's engine
 (:mod:`krm_merge.promote.engine`) on them: only files whose bytes contain a marker key (or
 the Pipeline API group, to find Pipelines) are decoded and parsed, plus the kustomization
 files of ``--kustomize-image``.  A changed file differs from the original only in the set
-scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 or
-not valid YAML are reported and left alone.  All files are written at once or none.
+scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 are
+skipped with a warning; a marked file that is not valid YAML is an error (a warning and
+skipped with ``--skip-unreadable``).  All files are written at once or none.
 Exit code 0 when fields were set (or already current, or nothing matched with
 ``--allow-no-match``), 1 on any error, 2 on bad usage.
 """
@@ -67,9 +68,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--value", help="the new value of a single --pipeline or --image-policy promotion")
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write a change report: FORMAT json or markdown ('-' for stdout)")
-    p.add_argument("--dry-run", action="store_true", help="print the changes, a diff and the report; write nothing")
+    # A report is output the caller asked for (a pull request body), not a change to the
+    # repository: a dry run still writes it, so a CI job can preview a release with its report.
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the changes, a diff and the report; change no file under DIR "
+                        "(a --report FILE is still written)")
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
     p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--skip-unreadable", action="store_true",
+                   help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
     return p
 
 
@@ -150,7 +157,7 @@ def _main(args: argparse.Namespace) -> int:
     if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
     promotions = promotions_from_args(args)
-    run = plan(root, promotions)
+    run = plan(root, promotions, skip_unreadable=args.skip_unreadable)
     for warning in run.warnings:
         sys.stderr.write(f"{PROG}: warning: {warning}\n")
     if run.errors:
@@ -203,8 +210,12 @@ class _Run:
         self.warnings: list[str] = []
 
 
-def plan(root: str, promotions: list[Promotion]) -> _Run:
-    """Read the files the promotions can touch, run the engine, plan the writes."""
+def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) -> _Run:
+    """Read the files the promotions can touch, run the engine, plan the writes.
+
+    A marked file that is not valid YAML is an error: skipping it silently would let a
+    release pass with one of its promotions missing.  ``skip_unreadable`` makes it a warning.
+    """
     from krm_merge.promote.request import resolve
 
     keys = sorted({PROMOTION_KEY for p in promotions if p.pipeline is not None and p.strategy == "markers"}
@@ -243,7 +254,11 @@ def plan(root: str, promotions: list[Promotion]) -> _Run:
     for unit, err in outcome.errors:
         rel = unit.path or ""
         if err.message.startswith("not valid YAML"):
-            run.warnings.append(f"{rel}" + (f":{err.line}" if err.line else "") + f": {err.message}; skipped")
+            where = f"{rel}" + (f":{err.line}" if err.line else "") + f": {err.message}"
+            if skip_unreadable:
+                run.warnings.append(f"{where}; skipped")
+            else:
+                run.errors.append(f"{where} (use --skip-unreadable to skip it)")
         else:
             run.errors.append(str(err.located(file=rel)))
     for result in outcome.results:

@@ -28,8 +28,11 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="krm-merge run", description="Run a krm-merge mode on a package directory.")
     p.add_argument("dir", help="the package directory")
     p.add_argument("--fn-config", metavar="FILE", help="a file holding the functionConfig")
-    p.add_argument("--dry-run", action="store_true", help="print a unified diff instead of writing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print a unified diff instead of changing the package (a --results FILE is still written)")
     p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no summary line on stderr after a successful run (results are still printed)")
     p.add_argument("pairs", nargs="*", metavar="-- KEY=VALUE",
                    help="the functionConfig as ConfigMap data, as `kpt fn eval` builds it (e.g. mode=promote)")
     return p
@@ -48,7 +51,7 @@ def main(argv: list[str]) -> int:
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
     try:
-        return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results)
+        return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet)
     except KrmMergeError as err:
         sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
         return 1
@@ -60,7 +63,8 @@ def _is_promote(config: KubeObject | None) -> bool:
     return mode_name(config) == "promote"
 
 
-def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None) -> int:
+def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None,
+         summary: bool) -> int:
     from krm_merge import sdk
     from krm_merge.runner import NAME, run_mode
 
@@ -74,5 +78,5 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
 
     return sdk.run_directory(
         run_mode, root, fn_config=fn_config, pairs=pairs, dry_run=dry_run, results_file=results_file,
-        name=NAME, label="krm-merge run", skip_undecodable=_is_promote, after_read=after_read,
+        name=NAME, label="krm-merge run", skip_undecodable=_is_promote, after_read=after_read, summary=summary,
     )

@@ -289,7 +289,12 @@ def _plan_one_git_package(
     if not target.ref:
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
-    commit = cache.resolve(target.repo, target.ref)
+    lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    if effective == "resource-merge" and _at_commit(lock, target, commit):
+        # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
+        plan = UpdatePlan()
+        _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+        return plan
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
@@ -297,8 +302,13 @@ def _plan_one_git_package(
             cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
         cache.extract(target.repo, commit, target.directory, upstream_dir)
         plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts, fallback_keys=fallback_keys)
-    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy))
+    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
+
+
+def _at_commit(lock: Any, target: Any, commit: str) -> bool:
+    """Whether the package is already locked at ``commit`` of the same repository and directory."""
+    return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
 
 
 def remote_subpackages(root: Path) -> list[str]:
@@ -377,6 +387,8 @@ def plan_update(
         new.file_path, new.file_index = up.file_path, up.file_index
     for obj, index in result.moved_index:
         obj.file_index = index
+    for obj, up in result.moved_file:
+        obj.file_path, obj.file_index = up.file_path, up.file_index
     items = sorted(result.items, key=lambda o: o.file_index)
     lrl.items = items
     for change in package.plan_writes(lpkg, lrl):

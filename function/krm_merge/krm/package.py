@@ -23,6 +23,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -201,7 +202,35 @@ def _read_source(root: str, rel: str, validate: bool) -> SourceFile:
         obj.file_path, obj.file_index = rel, index
         source.items.append(obj)
         index += 1
+    if validate and index:
+        # The header scan reads a few lines of each document: without this check a broken
+        # value further down passed through unnoticed, where kpt fn source refuses the package.
+        _check_syntax(source, lf_text)
     return source
+
+
+# libyaml checks a file in C, but importing PyYAML costs more than the fast reader takes for
+# a small file: small files are read by the fast reader while PyYAML is not loaded yet.
+_FAST_CHECK_CHARS = 64 * 1024
+
+
+def _check_syntax(source: SourceFile, lf_text: str) -> None:
+    """Refuse the file unless it is valid YAML (file and line named), building no tree."""
+    if len(lf_text) <= _FAST_CHECK_CHARS and "yaml" not in sys.modules and _fast_reader_accepts(source):
+        return
+    yamlio.check_syntax(lf_text, source.path)
+
+
+def _fast_reader_accepts(source: SourceFile) -> bool:
+    """Whether the fast reader reads every document (it accepts only what libyaml reads alike)."""
+    from krm_merge.krm import fastyaml
+
+    if any(sep.strip() and not _SEPARATOR_ONLY.match(sep) for sep in source.separators):
+        return False  # content after `---` on its line: not part of any document text here
+    return all(fastyaml.parse(doc) is not None for doc, item in zip(source.docs, source.items) if item is not None)
+
+
+_SEPARATOR_ONLY = re.compile(r"^---[ \t]*(#.*)?\n?$")
 
 
 def _is_sequence(obj: KubeObject, rel: str, index: int) -> bool:

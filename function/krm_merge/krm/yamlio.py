@@ -109,6 +109,12 @@ def load_all_data(text: str, what: str = "input") -> list[Any]:
         return load.load_all_data(text, what, _load_all_fast)
 
 
+def check_syntax(text: str, what: str) -> None:
+    """Refuse ``text`` unless it is valid YAML, without building its values (:class:`KrmError`)."""
+    with _as_krm_error():
+        load.check_syntax(text, what)
+
+
 def load_strings(text: str, what: str = "input") -> Any:
     """Load one document with every scalar kept as its string (no type resolution)."""
     with _as_krm_error():

@@ -33,6 +33,7 @@ local's.  Kptfiles go through the pipeline-aware Kptfile merge.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -114,6 +115,8 @@ class PackageMergeResult:
     conflicts: list[tuple[KubeObject, Conflict]] = field(default_factory=list)
     warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
     moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
+    # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
+    moved_file: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
     subpackages: dict[str, Subpackage] = field(default_factory=dict)
     strategies: dict[str, Strategy] = field(default_factory=dict)  # subpackages merged by their own strategy
 
@@ -208,12 +211,12 @@ class PackageMerger:
             result = self._resource_merge(li, oi, ui)
         result.subpackages = decided.subpackages
         result.strategies = decided.strategies
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file"):
             setattr(result, name, getattr(decided, name) + getattr(result, name))
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
                 if not is_kptfile(obj):
-                    obj.set_text(with_kpt_merge_comment(obj.text, identity_of(obj)))
+                    _add_identity_markers(obj)
         return result
 
     # -- package rules ---------------------------------------------------------------
@@ -284,7 +287,7 @@ class PackageMerger:
         sub = PackageMerger(options, self.rel_path, self.other_files_changed, root_dir=directory)
         inside = self._inside(directory)
         result = sub.merge([o for o in local if inside(o)], [o for o in origin if inside(o)], [o for o in upstream if inside(o)])
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file"):
             getattr(out, name).extend(getattr(result, name))
         out.subpackages.update(result.subpackages)
         out.strategies[directory] = strategy
@@ -438,8 +441,19 @@ class PackageMerger:
         return result
 
     def _merge_index(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
-        """Follow upstream's re-ordering inside a file when local kept origin's order."""
-        if base is None or obj.index != base.index or up.index == base.index:
+        """Follow upstream's file layout where local kept origin's: another file, or another place in it.
+
+        kpt keeps a resource local changed in local's file and adds
+        upstream's copy in the new file (a duplicate); the place is 3-way
+        merged like a field instead.
+        """
+        if base is None:
+            return
+        here, there = self.rel_path(obj), self.rel_path(up)
+        if here == self.rel_path(base) and there != here and not is_kptfile(obj):
+            result.moved_file.append((obj, up))
+            return
+        if obj.index != base.index or up.index == base.index:
             return
         if self.rel_path(obj) == self.rel_path(base) == self.rel_path(up):
             result.moved_index.append((obj, up.index))
@@ -455,7 +469,8 @@ class PackageMerger:
     def _merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         """Merge into ``obj``; False when the merge deletes it."""
         if is_kptfile(obj):
-            self._merge_kptfile(obj, base, up, result)
+            if not self._kptfile_unchanged_upstream(obj, base, up):
+                self._merge_kptfile(obj, base, up, result)
             return True
         lc, uc = content_text(obj.text), content_text(up.text)
         if lc == uc:
@@ -464,6 +479,7 @@ class PackageMerger:
             oc = content_text(base.text)
             if lc == oc:
                 _take_upstream(obj, up)
+                _drop_nulls(obj)
                 return True
             if uc == oc:
                 return True
@@ -471,6 +487,7 @@ class PackageMerger:
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         l_tree = yamlio.load_rt(obj.text, obj.display())
+        unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
         options = MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve)
@@ -482,8 +499,19 @@ class PackageMerger:
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         if merged is MISSING:
             return False
-        obj.set_text(dump_like(merged, obj.text))
+        obj.set_text(dump_like(merged, obj.text, unedited))
         return True
+
+    def _kptfile_unchanged_upstream(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> bool:
+        """Upstream's Kptfile is origin's, so the merge is local's (a nested one also keeps its upstream info)."""
+        if base is None or content_text(up.text) != content_text(base.text):
+            return False
+        if "/" not in self.rel_path(obj):
+            return True
+        mine, theirs = obj.data, up.data
+        return isinstance(mine, dict) and isinstance(theirs, dict) and all(
+            theirs.get(key) is None or same(mine.get(key), theirs.get(key)) for key in ("upstream", "upstreamLock")
+        )
 
     def _merge_kptfile(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
         merge_kptfile = self.options.kptfile_merge
@@ -491,6 +519,7 @@ class PackageMerger:
             self._full_merge(obj, base, up, result)
             return
         l_tree = yamlio.load_rt(obj.text, obj.display())
+        unedited = copy.deepcopy(l_tree)
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
         nested = "/" in self.rel_path(obj)
@@ -499,7 +528,7 @@ class PackageMerger:
         except Merge3Error as err:
             raise KrmError(err.message, obj, err.path or None) from None
         result.conflicts.extend((obj, c) for c in conflicts)
-        obj.set_text(dump_like(merged, obj.text))
+        obj.set_text(dump_like(merged, obj.text, unedited))
 
     # -- schemas -------------------------------------------------------------------
 
@@ -558,14 +587,68 @@ def _comparable(data: Any, kptfile: bool) -> Any:
         meta.pop("name", None)
         out.pop("upstream", None)
         out.pop("upstreamLock", None)
+        # Written by `kpt fn render` and controllers, not by the user: kpt's current
+        # rule (beta.56 still counted it, so a rendered package could not fast-forward).
+        out.pop("status", None)
     out["metadata"] = meta
     return out
+
+
+RENDERED_CONDITION = "Rendered"
+
+
+def without_render_status(kptfile: dict[str, Any]) -> None:
+    """Drop what ``kpt fn render`` records in a Kptfile's ``status`` (it describes another copy's render).
+
+    ``status.renderStatus`` and conditions of type ``Rendered`` go; other
+    conditions stay; an emptied ``conditions`` or ``status`` goes too.
+    """
+    status = kptfile.get("status")
+    if not isinstance(status, dict):
+        return
+    status.pop("renderStatus", None)
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        kept = [c for c in conditions if not (isinstance(c, dict) and c.get("type") == RENDERED_CONDITION)]
+        if kept:
+            status["conditions"] = kept
+        else:
+            status.pop("conditions")
+    if not status:
+        kptfile.pop("status")
 
 
 def _is_bookkeeping(key: str) -> bool:
     from .identity import BOOKKEEPING
 
     return bool(BOOKKEEPING.match(key))
+
+
+def _drop_nulls(obj: KubeObject) -> None:
+    """Remove mapping entries whose value is null, as kpt's merge does in every resource it writes.
+
+    (An explicit null deletes the field: docs/merge.md.)  Untouched resources
+    are never written, so theirs stay.
+    """
+    if not isinstance(obj.data, dict) or not _has_null(obj.data):
+        return
+    obj.set_data(_without_nulls(obj.copy_data()))
+
+
+def _has_null(data: Any) -> bool:
+    if isinstance(data, dict):
+        return any(v is None or _has_null(v) for v in data.values())
+    if isinstance(data, list):
+        return any(_has_null(v) for v in data)
+    return False
+
+
+def _without_nulls(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _without_nulls(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [_without_nulls(v) for v in data]
+    return data
 
 
 def _drop_bookkeeping(obj: KubeObject) -> None:
@@ -597,12 +680,58 @@ def _take_upstream(obj: KubeObject, up: KubeObject) -> None:
 
 
 _TOP_METADATA = re.compile(r"^metadata:[ \t]*(#[^\n]*)?\n", re.M)
+UPSTREAM_IDENTIFIER = "internal.kpt.dev/upstream-identifier"
+
+
+def upstream_identifier(identity: Identity) -> str:
+    """kpt's ``internal.kpt.dev/upstream-identifier`` value: ``group|Kind|namespace|name``.
+
+    kpt writes ``default`` for an empty namespace, cluster-scoped kinds included.
+    """
+    return f"{identity.group}|{identity.kind}|{identity.namespace or 'default'}|{identity.name}"
+
+
+def _add_identity_markers(obj: KubeObject) -> None:
+    """kpt's ``# kpt-merge`` comment and upstream-identifier annotation, where kpt writes them, when missing."""
+    identity = identity_of(obj)
+    obj.set_text(with_kpt_merge_comment(obj.text, identity))
+    try:
+        present = UPSTREAM_IDENTIFIER in obj.annotations
+    except KrmError:
+        return  # not a readable resource: nothing to mark
+    if present or not identity.name or not isinstance(obj.data, dict):
+        return
+    value = upstream_identifier(identity)
+    text = _with_annotations_text(obj.text, {UPSTREAM_IDENTIFIER: value})
+    if text is not None:
+        obj.set_text(text)
+        return
+    data = obj.copy_data()
+    meta = data.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations", {}), dict):
+        meta.setdefault("annotations", {})[UPSTREAM_IDENTIFIER] = value
+        obj.set_data(data)
+
+
+def _block_end(text: str, start: int, parent_indent: int) -> int:
+    """Offset after the last non-blank line of the block starting at ``start`` (lines indented deeper than the parent)."""
+    end = pos = start
+    for line in text[start:].splitlines(keepends=True):
+        stripped = line.lstrip(" ")
+        if stripped.strip():
+            if len(line) - len(stripped) <= parent_indent:
+                break
+            end = pos + len(line)
+        pos += len(line)
+    return end
 
 
 def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None:
     """``text`` with ``annotations`` added under a block ``metadata:`` (None when the layout is not simple).
 
-    The result is checked to read back as the text's data plus the annotations.
+    Placed as kpt places them: after the last entry of ``annotations``, or
+    a new ``annotations:`` after the last entry of ``metadata``.  The result
+    is checked to read back as the text's data plus the annotations.
     """
     m = _TOP_METADATA.search(text)
     if m is None:
@@ -615,25 +744,22 @@ def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None
             return None
         lines.append(f"{k}: {v}")
     start = m.end()
-    block_end = start
-    for line in text[start:].splitlines(keepends=True):
-        if line.strip() and not line.startswith((" ", "#")):
-            break
-        block_end += len(line)
-    block = text[start:block_end]
-    ann = re.search(r"^( +)annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
+    block = text[start:_block_end(text, start, 0)]
+    first = re.match(r"\s*?^( +)\S", block, re.M)
+    if first is None:
+        return None
+    indent = first.group(1)
+    ann = re.search(rf"^{indent}annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
     if ann is not None:
         child = re.match(r"( +)\S", block[ann.end():])
-        indent = child.group(1) if child and len(child.group(1)) > len(ann.group(1)) else ann.group(1) + "  "
-        insert_at = start + ann.end()
-        added = "".join(f"{indent}{line}\n" for line in lines)
+        child_indent = child.group(1) if child and len(child.group(1)) > len(indent) else indent + "  "
+        insert_at = _block_end(text, start + ann.end(), len(indent))
+        added = "".join(f"{child_indent}{line}\n" for line in lines)
     else:
-        first = re.match(r"( +)\S", block)
-        if first is None:
-            return None
-        indent = first.group(1)
-        insert_at = start
+        insert_at = _block_end(text, start, 0)
         added = f"{indent}annotations:\n" + "".join(f"{indent}  {line}\n" for line in lines)
+    if not text[:insert_at].endswith("\n"):
+        added = "\n" + added  # the block ends the text without a newline
     out = text[:insert_at] + added + text[insert_at:]
     try:
         before, after = yamlio.load_data(text), yamlio.load_data(out)
@@ -664,4 +790,5 @@ def _set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
     ordered.update({k: v for k, v in keep.items() if k not in ordered})
     if name is not None:
         ordered.setdefault("metadata", {})["name"] = name
+    without_render_status(ordered)  # upstream's render is not this copy's (kpt clears it)
     obj.set_data(ordered)

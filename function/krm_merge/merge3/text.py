@@ -66,12 +66,21 @@ def _join_dash_comments(text: str, width: int) -> str:
     return re.sub(r"^( *)-\n\1" + " " * width + r"(#[^\n]*)$", r"\1- \2", text, flags=re.M)
 
 
-def dump_like(node: Any, reference_text: str | None) -> str:
-    """Print ``node`` in ``reference_text``'s layout; ``reference_text`` itself if that changes nothing."""
+def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None) -> str:
+    """Print ``node`` in ``reference_text``'s layout; ``reference_text`` itself if that changes nothing.
+
+    ``reference_tree``: an unedited tree of ``reference_text`` the caller
+    already has; it spares reading the text again, and printing it at all
+    when its data differ from ``node``'s (then the prints differ too).
+    """
     if reference_text is None:
         return yamlio.dump_rt(node)
     layout = layout_of(reference_text)
     text = dump_in(node, layout)
-    if text == reference_text or dump_in(load(reference_text), layout) != text:
+    if text == reference_text:
+        return text
+    if reference_tree is not None and reference_tree != node:
+        return text
+    if dump_in(load(reference_text) if reference_tree is None else reference_tree, layout) != text:
         return text
     return reference_text  # the merge changed nothing ruamel can see: keep local's bytes

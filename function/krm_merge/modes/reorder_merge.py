@@ -187,10 +187,28 @@ def run(rl: ResourceList, config: Config) -> None:
                 rl.results.warning(message, tags={"patch": patch.label})
                 continue
             raise KrmError(message, tags={"patch": patch.label})
+        if all(obj.is_local_config for obj in targets):
+            _warn_local_config_only(rl, patch, targets)
         for obj in targets:
             _apply_one(obj, patch, registry, config, rl, index)
     if config.desired:
         _apply_desired(rl, config, registry, index)
+
+
+def _warn_local_config_only(rl: ResourceList, patch: Patch, targets: list[KubeObject]) -> None:
+    """Say so when a patch reaches nothing but local-config items.
+
+    The usual cause is a whole functionConfig file passed as ``patch=$(cat FILE)``
+    from inside the package: the "patch" then names that ConfigMap, matches the
+    file itself and changes nothing, which passed without a word.
+    """
+    shown = ", ".join(obj.display() for obj in targets[:3]) + (" and more" if len(targets) > 3 else "")
+    rl.results.warning(
+        f"{patch.label} matches only local-config items ({shown}: config.kubernetes.io/local-config), "
+        "which are not deployed; if this is a functionConfig file, pass it with --fn-config, "
+        "or give the patch itself",
+        targets[0], tags={"patch": patch.label},
+    )
 
 
 def _registry(rl: ResourceList, config: Config) -> Any:

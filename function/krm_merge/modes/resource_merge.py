@@ -125,11 +125,13 @@ def merge(
 
 
 def place_added(result: PackageMergeResult, groups: SourceGroups, local_prefix: str) -> None:
-    """Give resources added upstream the local path matching their upstream path."""
+    """Give resources added upstream, and those following upstream to another file, upstream's path."""
     for new, up in result.added:
         new.set_path(f"{local_prefix}/{groups.rel_path(up)}", up.index)
     for obj, index in result.moved_index:
         obj.set_path(obj.path or f"{local_prefix}/{groups.rel_path(obj)}", index)
+    for obj, up in result.moved_file:
+        obj.set_path(f"{local_prefix}/{groups.rel_path(up)}", up.index)
 
 
 def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: list[KubeObject]) -> list[KubeObject]:

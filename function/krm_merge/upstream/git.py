@@ -27,6 +27,7 @@ from krm_merge.krm.results import KrmError
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 GIT_TIMEOUT = 600
+SMALL_ARCHIVE = 1 << 20  # bytes of tar below which tarfile beats starting the system's tar
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,25 @@ class GitCache:
                 continue
         raise KrmError(f"ref {ref!r} not found in {repo}")
 
+    def resolve_package_ref(self, repo: str, directory: str, ref: str) -> tuple[str, str]:
+        """kpt's resolution of ``ref`` for the package at ``directory``: (the ref kpt locks, its commit).
+
+        A repository can version several packages independently with tags
+        prefixed by their directory (``pkg/v1``), while the Kptfile's
+        ``upstream.git.ref`` says ``v1``.  Like kpt's fetcher, the tag
+        ``DIR/REF`` is tried for the package directory and then each parent
+        directory, and only then ``REF`` itself; the ref found is what kpt
+        records in ``upstreamLock.git.ref``.
+        """
+        mirror = self.mirror(repo)
+        for tag in package_tags(directory, ref):
+            try:
+                commit = self._run(["rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"], "", mirror)
+            except KrmError:
+                continue
+            return tag, str(commit)
+        return ref, self.resolve(repo, ref)
+
     def _ensure_commit(self, mirror: Path, repo: str, commit: str) -> None:
         try:
             self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", mirror)
@@ -171,17 +191,23 @@ class GitCache:
     def extract(self, repo: str, commit: str, directory: str, dest: Path) -> None:
         """Write the package ``directory`` at ``commit`` into the empty directory ``dest``."""
         mirror = self.mirror(repo)
-        self._ensure_commit(mirror, repo, commit)
         sub = directory.strip("/")
         treeish = f"{commit}:{sub}" if sub else commit
-        try:
-            kind = self._run(["cat-file", "-t", treeish], "", mirror)
+        try:  # the common case in one git process; the checks below only explain a failure
+            data = self._run(["archive", "--format=tar", treeish], "", mirror, stdout_bytes=True)
         except KrmError:
-            kind = ""
-        if kind not in ("tree", "commit"):
-            raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}")
-        data = self._run(["archive", "--format=tar", treeish], f"reading {directory} at {commit} of {repo}", mirror, stdout_bytes=True)
+            self._ensure_commit(mirror, repo, commit)
+            try:
+                kind = self._run(["cat-file", "-t", treeish], "", mirror)
+            except KrmError:
+                kind = ""
+            if kind not in ("tree", "commit"):
+                raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}") from None
+            data = self._run(["archive", "--format=tar", treeish], f"reading {directory} at {commit} of {repo}", mirror, stdout_bytes=True)
         dest.mkdir(parents=True, exist_ok=True)
+        # A package of usual size unpacks faster in-process than by starting tar.
+        if len(data) <= SMALL_ARCHIVE and _untar_in_process(data, dest):
+            return
         if not _untar_with_tar(data, dest):
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
                 tar.extractall(dest, filter="data")
@@ -212,6 +238,28 @@ def _remove_unfinished_clones(path: Path) -> None:
         shutil.rmtree(entry, ignore_errors=True)
 
 
+def package_tags(directory: str, ref: str) -> list[str]:
+    """The directory-prefixed tags kpt tries for ``ref``, innermost directory first (``a/b/v1``, ``a/v1``)."""
+    parts = [p for p in directory.split("/") if p]
+    return [f"{'/'.join(parts[:n])}/{ref}" for n in range(len(parts), 0, -1)]
+
+
+def _untar_in_process(data: bytes, dest: Path) -> bool:
+    """Unpack with tarfile's safe filter; False (``dest`` emptied again) on what it refuses, e.g. a link out."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(dest, filter="data")
+    except (tarfile.TarError, OSError):
+        _empty(dest)
+        return False
+    return True
+
+
+def _empty(dest: Path) -> None:
+    for entry in dest.iterdir():
+        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+
+
 def _untar_with_tar(data: bytes, dest: Path) -> bool:
     """Unpack with the system's tar (several times faster than tarfile for thousands of files).
 
@@ -227,45 +275,58 @@ def _untar_with_tar(data: bytes, dest: Path) -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     if proc.returncode != 0:
-        for entry in dest.iterdir():  # start again with tarfile on an empty directory
-            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        _empty(dest)  # start again with tarfile on an empty directory
         return False
     return True
 
 
-def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None) -> str:
+def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None,
+                lock_ref: str | None = None) -> str:
     """The root Kptfile after an update: ``upstream.git.ref``, ``updateStrategy`` and ``upstreamLock`` as kpt writes them.
 
+    ``lock_ref`` is the ref the fetch resolved (a directory-prefixed tag,
+    see :meth:`GitCache.resolve_package_ref`), default ``upstream.ref``.
     Only those fields change; the rest of the file keeps its layout and comments.
     """
-    from krm_merge.merge3.text import dump_like, load
+    if _records(kptfile_text, upstream, commit, strategy, lock_ref or upstream.ref):
+        return kptfile_text  # already says so (an update to where the package is): no round trip
+    from krm_merge.krm.kubeobject import KubeObject
 
-    tree = load(kptfile_text, "Kptfile")
-    up = tree.get("upstream")
-    up_git = up.get("git") if up is not None else None
-    if up_git is not None:
-        up_git["ref"] = upstream.ref
-    if up is not None and strategy is not None:
+    # KubeObject's editors splice the changed lines into the text (comments and layout stay).
+    obj = KubeObject(kptfile_text)
+    data = obj.copy_data()
+    up = data.get("upstream")
+    if isinstance(up, dict) and isinstance(up.get("git"), dict):
+        up["git"]["ref"] = upstream.ref
+    if isinstance(up, dict) and strategy is not None:
         up["updateStrategy"] = strategy
-    lock = _ordered_map([("type", "git"), ("git", _ordered_map([
-        ("repo", upstream.repo), ("directory", upstream.directory), ("ref", upstream.ref), ("commit", commit),
-    ]))])
-    if "upstreamLock" in tree:
-        tree["upstreamLock"] = lock
-    else:
-        keys = list(tree.keys())
-        at = keys.index("upstream") + 1 if "upstream" in keys else len(keys)
-        tree.insert(at, "upstreamLock", lock)
-    return str(dump_like(tree, kptfile_text))
+    lock = {"type": "git", "git": {"repo": upstream.repo, "directory": upstream.directory,
+                                   "ref": lock_ref or upstream.ref, "commit": commit}}
+    if "upstreamLock" in data or "upstream" not in data:
+        data["upstreamLock"] = lock
+    else:  # kpt's place: right after upstream
+        ordered: dict[str, Any] = {}
+        for key, value in data.items():
+            ordered[key] = value
+            if key == "upstream":
+                ordered["upstreamLock"] = lock
+        data = ordered
+    obj.set_data(data)
+    return obj.text
 
 
-def _ordered_map(pairs: list[tuple[str, Any]]) -> Any:
-    from ruamel.yaml.comments import CommentedMap
+def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None, lock_ref: str) -> bool:
+    """Whether the Kptfile already records this ref, strategy and lock."""
+    from krm_merge.krm.yamlio import load_data
 
-    node = CommentedMap()
-    for key, value in pairs:
-        node[key] = value
-    return node
+    data = load_data(kptfile_text, "Kptfile")
+    up = data.get("upstream") if isinstance(data, dict) else None
+    if not isinstance(up, dict) or not isinstance(up.get("git"), dict) or up["git"].get("ref") != upstream.ref:
+        return False
+    if strategy is not None and up.get("updateStrategy") != strategy:
+        return False
+    lock = {"repo": upstream.repo, "directory": upstream.directory, "ref": lock_ref, "commit": commit}
+    return data.get("upstreamLock") == {"type": "git", "git": lock}
 
 
 def _mirror_name(repo: str) -> str:
@@ -273,4 +334,4 @@ def _mirror_name(repo: str) -> str:
     return f"{readable}-{hashlib.sha256(repo.encode('utf-8')).hexdigest()[:16]}.git"
 
 
-__all__ = ["GitCache", "GitLock", "GitUpstream", "cache_root", "find_git", "read_upstream", "record_lock", "split_package_ref"]
+__all__ = ["GitCache", "GitLock", "GitUpstream", "cache_root", "find_git", "package_tags", "read_upstream", "record_lock", "split_package_ref"]

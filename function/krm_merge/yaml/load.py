@@ -7,7 +7,11 @@ Bounds, checked before a library builds anything large:
 * aliases: anchors are legal YAML, but a handful of aliases can expand to
   gigabytes ("billion laughs"); the expanded size is bounded instead of
   forbidding them;
-* depth: nesting deeper than :data:`MAX_DEPTH` is refused.
+* depth: nesting deeper than :data:`MAX_DEPTH` is refused, with one message
+  whichever libyaml is underneath: libyaml 0.2.6 (in PyYAML 6.0.4's wheels)
+  refuses 1,000 flow or block levels itself, and its scanner runs ahead of
+  the events counted here, so it often says so first; its refusal is
+  reported as this bound's, at the line and column where libyaml stopped.
 
 Duplicate mapping keys are read last-wins, as kubectl and kpt read them
 (real manifests have them), and each repeat is reported: the readers note it
@@ -148,11 +152,30 @@ def _check_depth(text: str, what: str) -> None:
             if isinstance(event, opening):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise YamlError(f"{what} is nested deeper than {MAX_DEPTH} levels")
+                    raise YamlError(_too_deep_message(what, event.start_mark))
             elif isinstance(event, closing):
                 depth -= 1
     except yaml.YAMLError as err:
         raise YamlError(_yaml_error_message(err, what)) from None
+
+
+def check_syntax(text: str, what: str) -> None:
+    """Refuse ``text`` unless it is a valid YAML stream within the bounds; build nothing.
+
+    For readers that take only each document's header: libyaml parses the whole
+    stream in C (``raw_parse``: no Python object per event, about a sixth of the
+    cost of reading the events), so a broken file is never passed on silently.
+    """
+    check_bounds(text, what)
+    from krm_merge.yaml.libyaml import Loader, yaml
+
+    loader = Loader(text)
+    try:
+        loader.raw_parse()
+    except yaml.YAMLError as err:
+        raise YamlError(_yaml_error_message(err, what)) from None
+    finally:
+        loader.dispose()
 
 
 def _compose_unbounded(text: str, what: str) -> list[Any]:
@@ -179,7 +202,7 @@ def _check_tree(root: Any, what: str) -> None:
     while stack:
         node, depth, children_done = stack.pop()
         if depth > MAX_DEPTH:
-            raise YamlError(f"{what} is nested deeper than {MAX_DEPTH} levels")
+            raise YamlError(_too_deep_message(what, node.start_mark))
         if isinstance(node, yaml.MappingNode):
             children = [part for pair in node.value for part in pair]
         elif isinstance(node, yaml.SequenceNode):
@@ -200,24 +223,39 @@ def _check_tree(root: Any, what: str) -> None:
             )
 
 
+# libyaml 0.2.6's own depth limit (1,000 flow or block levels; 0.2.5 has none).
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+
+def _too_deep_message(what: str, mark: Any) -> str:
+    return f"{what} is nested deeper than {MAX_DEPTH} levels{_at(mark)}"
+
+
+def _at(mark: Any) -> str:
+    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+
+
 def _yaml_error_message(err: Any, what: str) -> str:
     """``what is not valid YAML at line L, column C: problem``, with kpt's line.
 
     A scanner error (an unfinished key, a stray conflict marker) is placed
     where the construct it could not finish starts, as kpt (go-yaml) places
     it: ``<<<<<<< HEAD`` on line 6 is "line 6", not the line where libyaml
-    gave up.  Other errors are placed where the parser stopped.
+    gave up.  Other errors are placed where the parser stopped.  libyaml's
+    own depth limit reads as the depth bound's message, so that a depth bomb
+    gets the same answer whichever libyaml refused it first.
     """
     problem_mark = getattr(err, "problem_mark", None)
     context_mark = getattr(err, "context_mark", None)
+    if getattr(err, "problem", None) == _LIBYAML_TOO_DEEP:
+        return _too_deep_message(what, problem_mark or context_mark)
     scanner = type(err).__name__ == "ScannerError"
     mark = (context_mark or problem_mark) if scanner else (problem_mark or context_mark)
     problem = getattr(err, "problem", None) or getattr(err, "context", None) or type(err).__name__
     context = getattr(err, "context", None)
     if scanner and context_mark is not None and context and context != problem:
         problem = f"{problem} ({context})"
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-    return f"{what} is not valid YAML{where}: {problem}"
+    return f"{what} is not valid YAML{_at(mark)}: {problem}"
 
 
 # --- plain data (libyaml) -------------------------------------------------------------

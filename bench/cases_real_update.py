@@ -1,0 +1,207 @@
+"""``krm-merge update PKG@REF`` against ``kpt pkg update`` on real public packages.
+
+    python bench/cases_real_update.py --catalog DIR --samples DIR [--runs 3]
+
+``DIR``: a git clone (bare is fine) of nephio-project/catalog and of
+kptdev/kpt-samples.  Nothing of theirs is committed here: each run copies the
+package directory at two of its published (directory-prefixed) tags into a
+throw-away local repository, tagged ``PKG/v1`` and ``PKG/v2`` as upstream
+does, fetches ``@v1`` with ``kpt pkg get`` (kpt's markers, indentation and
+quoting), makes a few local edits (an annotation on two resources, a local
+ConfigMap) and then updates fresh copies ``@v2`` with kpt and with krm-merge,
+alternately.  Each krm-merge answer is checked against kpt's (every file equal
+as data, kpt's identifier annotation included), and the share of files
+byte-identical to kpt's is counted.  A no-op update (``@v2`` again) is timed
+too.  Prints one line a package and the sum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
+
+# (source, package directory, old tag, new tag): several sizes, CRDs, subpackages.
+PACKAGES = [
+    ("catalog", "nephio/core/porch", "v2.0.0", "v3.0.0"),
+    ("catalog", "nephio/core/nephio-operator", "v2.0.0", "v3.0.0"),
+    ("catalog", "nephio/optional/resource-backend", "v2.0.0", "v3.0.0"),
+    ("catalog", "nephio/optional/webui", "v2.0.0", "v3.0.0"),
+    ("catalog", "infra/capi/cluster-capi", "v2.0.0", "v3.0.0"),
+    ("catalog", "workloads/free5gc/free5gc-operator", "v2.0.0", "v3.0.0"),
+    ("samples", "ghost", "v1", "v2"),
+]
+
+
+def git(args: list[str], cwd: Path, env: dict[str, str], out: bool = False) -> Any:
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=True, timeout=300)
+    return proc.stdout if out else None
+
+
+def build_repo(source: Path, directory: str, tags: tuple[str, str], up: Path, env: dict[str, str]) -> None:
+    """A local repository holding only ``directory`` at the two tags, tagged ``directory/v1`` and ``/v2``."""
+    git(["init", "-q", "-b", "main"], up, env)
+    for n, tag in enumerate(tags, 1):
+        target = up / directory
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        data = git(["--git-dir", str(source), "archive", "--format=tar", f"{directory}/{tag}:{directory}"], up, env, out=True)
+        subprocess.run(["tar", "-x", "-C", str(target)], input=data, check=True)
+        git(["add", "-A"], up, env)
+        git(["commit", "-q", "--allow-empty", "-m", f"{directory} {tag}"], up, env)
+        git(["tag", f"{directory}/v{n}"], up, env)
+
+
+def local_edits(pkg: Path) -> None:
+    """An annotation added to two resources (as text, next to kpt's identifier), and a local ConfigMap."""
+    edited = 0
+    for path in sorted(pkg.rglob("*.yaml")):
+        text = path.read_text()
+        marker = "    internal.kpt.dev/upstream-identifier:"
+        if edited < 2 and text.count(marker) == 1:
+            path.write_text(text.replace(marker, "    bench.example/local: \"edited\"\n" + marker, 1))
+            edited += 1
+    (pkg / "bench-local.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bench-local\ndata:\n  mine: \"yes\"\n")
+
+
+def without_nulls(data: Any) -> Any:
+    """kpt drops explicit nulls from every file it writes; krm-merge keeps untouched files (docs/merge.md)."""
+    if isinstance(data, dict):
+        return {k: without_nulls(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [without_nulls(v) for v in data]
+    return data
+
+
+def tree(root: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and ".git" not in path.parts:
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(errors="replace")
+            out[rel] = without_nulls(list(yaml.safe_load_all(text))) if rel.endswith((".yaml", ".yml")) or path.name == "Kptfile" else text
+    return out
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run; CPU (user + system, children included) is less sensitive to a busy machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd}: {proc.stderr}")
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def median(samples: list[tuple[float, float]], which: int) -> float:
+    values = sorted(s[which] for s in samples)
+    return values[len(values) // 2]
+
+
+def case(root: Path, source: Path, directory: str, tags: tuple[str, str], runs: int) -> dict[str, Any]:
+    env = dict(os.environ, HOME=str(root / "home"), TMPDIR=str(root / "tmp"), XDG_CACHE_HOME=str(root / "cache"),
+               GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.invalid", GIT_CONFIG_GLOBAL="/dev/null",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
+    # as installed for a user: compiled modules are cached (an environment that forbids it
+    # would charge every run ~0.1 s of compiling)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for d in ("home", "tmp", "up", "ws", "cache"):
+        (root / d).mkdir(parents=True)
+    up, ws = root / "up", root / "ws"
+    build_repo(source, directory, tags, up, env)
+    subprocess.run(["kpt", "pkg", "get", f"file://{up}.git/{directory}@v1", "local"], cwd=ws, env=env, check=True,
+                   capture_output=True, timeout=300)
+    local = ws / "local"
+    local_edits(local)
+    resources = sum(len([d for d in yaml.safe_load_all(p.read_text()) if d]) for p in local.rglob("*.yaml"))
+    kpt_times, our_times = [], []
+    for _ in range(runs):
+        for who in ("kpt", "ours"):
+            target = ws / who
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(local, target)
+            if who == "kpt":
+                kpt_times.append(timed(["kpt", "pkg", "update", "kpt@v2"], ws, env))
+            else:
+                our_times.append(timed([KRM_MERGE, "update", f"{target}@v2"], ws, env))
+    theirs, ours = tree(ws / "kpt"), tree(ws / "ours")
+    wrong = sorted(rel for rel in set(theirs) | set(ours) if theirs.get(rel) != ours.get(rel))
+    written = [p.relative_to(ws / "ours").as_posix() for p in (ws / "ours").rglob("*")
+               if p.is_file() and (local / p.relative_to(ws / "ours")).is_file()
+               and p.read_bytes() != (local / p.relative_to(ws / "ours")).read_bytes()]
+    written += [rel for rel in ours if not (local / rel).is_file()]
+    identical = [rel for rel in written if (ws / "kpt" / rel).is_file()
+                 and (ws / "kpt" / rel).read_bytes() == (ws / "ours" / rel).read_bytes()]
+    noop = [timed([KRM_MERGE, "update", f"{ws / 'ours'}@v2"], ws, env) for _ in range(runs)]
+    return {"package": directory, "resources": resources, "kpt": median(kpt_times, 0), "ours": median(our_times, 0),
+            "kpt_cpu": median(kpt_times, 1), "ours_cpu": median(our_times, 1),
+            "noop": median(noop, 0), "noop_cpu": median(noop, 1), "wrong": wrong,
+            "written": len(written), "identical": len(identical),
+            "different": sorted(set(written) - set(identical))}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--catalog", required=True, help="git dir of nephio-project/catalog")
+    parser.add_argument("--samples", required=True, help="git dir of kptdev/kpt-samples")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", help="one package directory")
+    parser.add_argument("--markdown", type=Path, help="also write the table for docs/performance.md here")
+    args = parser.parse_args(argv)
+    sources = {"catalog": Path(args.catalog), "samples": Path(args.samples)}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="krm-merge-bench-real-") as tmp:
+        for i, (src, directory, old, new) in enumerate(PACKAGES):
+            if args.only and directory != args.only:
+                continue
+            row = case(Path(tmp) / str(i), sources[src], directory, (old, new), args.runs)
+            rows.append(row)
+            print(f"{directory} ({row['resources']} res): wall kpt {row['kpt']:.2f} s, krm-merge {row['ours']:.2f} s, "
+                  f"ratio {row['ours'] / row['kpt']:.2f}; cpu kpt {row['kpt_cpu']:.2f} s, krm-merge "
+                  f"{row['ours_cpu']:.2f} s, ratio {row['ours_cpu'] / row['kpt_cpu']:.2f}; "
+                  f"no-op {row['noop']:.2f} s ({row['noop_cpu']:.2f} s cpu); "
+                  f"files written {row['written']}, byte-identical to kpt {row['identical']}"
+                  + (f"; differ: {row['different']}" if row["different"] else "")
+                  + (f"; NOT EQUAL AS DATA: {row['wrong']}" if row["wrong"] else ""), flush=True)
+    kpt, ours = sum(r["kpt"] for r in rows), sum(r["ours"] for r in rows)
+    kpt_cpu, ours_cpu = sum(r["kpt_cpu"] for r in rows), sum(r["ours_cpu"] for r in rows)
+    written, identical = sum(r["written"] for r in rows), sum(r["identical"] for r in rows)
+    print(f"sum: wall kpt {kpt:.2f} s, krm-merge {ours:.2f} s, ratio {ours / kpt:.2f}; "
+          f"cpu kpt {kpt_cpu:.2f} s, krm-merge {ours_cpu:.2f} s, ratio {ours_cpu / kpt_cpu:.2f}; "
+          f"files byte-identical {identical}/{written}")
+    if args.markdown:
+        args.markdown.write_text(markdown(rows))
+    return 1 if any(r["wrong"] for r in rows) else 0
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The table docs/performance.md shows (sum first), from one run."""
+    head = ("| package | resources | kpt wall | krm-merge wall | ratio | kpt CPU | krm-merge CPU | ratio "
+            "| no-op wall (CPU) | files written (byte-identical to kpt) |\n" + "|---" * 10 + "|\n")
+
+    def line(name: str, rs: list[dict[str, Any]]) -> str:
+        kpt, ours = sum(r["kpt"] for r in rs), sum(r["ours"] for r in rs)
+        kc, oc = sum(r["kpt_cpu"] for r in rs), sum(r["ours_cpu"] for r in rs)
+        noop = max(r["noop"] for r in rs), max(r["noop_cpu"] for r in rs)
+        written, same = sum(r["written"] for r in rs), sum(r["identical"] for r in rs)
+        return (f"| {name} | {sum(r['resources'] for r in rs)} | {kpt:.2f} s | {ours:.2f} s | **{ours / kpt:.2f}** "
+                f"| {kc:.2f} s | {oc:.2f} s | **{oc / kc:.2f}** | {noop[0]:.2f} s ({noop[1]:.2f} s) | {written} ({same}) |\n")
+
+    return head + line(f"all {len(rows)} (sum; no-op: the slowest)", rows) + "".join(line(r["package"], [r]) for r in rows)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,108 @@
+"""The cheap paths of ``krm-merge update``: an update to the commit the package is at, an unchanged upstream Kptfile.
+
+Each is checked for its answer (what kpt writes, as data) and for the work
+it skips (no ``git archive``, no Kptfile merge), never for its time.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from krm_merge.commands import update
+from krm_merge.merge3 import package
+from krm_merge.upstream import git as gitmod
+from tests.conftest import require_binary
+
+from .world import World, cm, kptfile, read_tree
+
+pytestmark = pytest.mark.e2e
+
+
+def spy_git(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(cmd: list[str], *a: object, **k: object) -> subprocess.CompletedProcess[bytes]:
+        calls.append(cmd)
+        return real_run(cmd, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitmod.subprocess, "run", spy)
+    return calls
+
+
+def test_update_to_the_locked_commit_only_records_the_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    world.commit({"a.yaml": cm("a", "1"), "Kptfile": kptfile("pkg", "info:\n  description: d\n")}, tag="v1")
+    world.git("tag", "same")  # another name of the same commit
+    world.get("v1")
+    world.edit_local({"a.yaml": (world.our_pkg / "a.yaml").read_text().replace('"1"', '"mine"'), "b.yaml": cm("b", "2")})
+    before = {p.name: p.read_bytes() for p in world.our_pkg.iterdir() if p.name != "Kptfile"}
+    calls = spy_git(monkeypatch)
+    assert world.both("same") == (0, 0)
+    assert not any("archive" in c for c in calls)
+    assert {p.name: p.read_bytes() for p in world.our_pkg.iterdir() if p.name != "Kptfile"} == before
+    assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
+    lock = yaml.safe_load((world.our_pkg / "Kptfile").read_text())["upstreamLock"]["git"]
+    assert lock["ref"] == "same"
+
+
+def test_fast_forward_to_the_locked_commit_still_checks_local_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_binary("git")
+    world = World(tmp_path, monkeypatch)
+    commit = world.commit({"a.yaml": cm("a", "1")}, tag="v1")
+    world.our_pkg.mkdir(parents=True)
+    git = f"    repo: file://{world.up}\n    directory: /pkg\n    ref: v1\n"
+    (world.our_pkg / "Kptfile").write_text(kptfile("local", f"upstream:\n  type: git\n  git:\n{git}"
+                                                    f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n"))
+    (world.our_pkg / "a.yaml").write_text(cm("a", "mine"))
+    assert update.main([f"{world.our_pkg}@v1", "--strategy", "fast-forward"]) == 1
+    assert update.main([f"{world.our_pkg}@v1", "--strategy", "force-delete-replace"]) == 0
+    assert yaml.safe_load((world.our_pkg / "a.yaml").read_text())["data"] == {"a": "1"}
+
+
+def test_an_unchanged_upstream_kptfile_is_not_merged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, up, local = (tmp_path / d for d in ("origin", "upstream", "local"))
+    body = "info:\n  description: d\npipeline:\n  mutators:\n    - image: set-labels:v1\n"
+    for root in (base, up, local):
+        (root / "sub").mkdir(parents=True)
+        (root / "Kptfile").write_text(kptfile("pkg", body))
+        (root / "sub" / "Kptfile").write_text(kptfile("sub"))
+        (root / "a.yaml").write_text(cm("a", "2" if root is up else "1"))
+    local_kptfile = kptfile("pkg", "# ours\ninfo:\n  description: mine  # edited\n" + body.split("\n", 2)[2])
+    (local / "Kptfile").write_text(local_kptfile)
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("the Kptfile merge ran")
+
+    monkeypatch.setattr(package.PackageMerger, "_merge_kptfile", refuse)
+    plan = update.plan_update(local, base, up)
+    update.apply_plan(local, plan)
+    assert (local / "Kptfile").read_text() == local_kptfile
+    assert yaml.safe_load((local / "a.yaml").read_text())["data"] == {"a": "2"}
+
+
+def test_a_no_op_update_reads_no_round_trip_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second update to the same ref parses nothing with ruamel (it is not even imported)."""
+    require_binary("git")
+    world = World(tmp_path, monkeypatch)
+    commit = world.commit({"a.yaml": cm("a", "1")}, tag="v1")
+    world.our_pkg.mkdir(parents=True)
+    git = f"    repo: file://{world.up}\n    directory: /pkg\n    ref: v1\n"
+    text = kptfile("local", f"upstream:  # from kpt\n  type: git\n  git:\n{git}  updateStrategy: resource-merge\n"
+                            f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n")
+    (world.our_pkg / "Kptfile").write_text(text)
+    (world.our_pkg / "a.yaml").write_text(cm("a", "mine"))
+    script = ("import sys\nfrom krm_merge.commands import update\n"
+              f"code = update.main([{str(world.our_pkg) + '@v1'!r}])\n"
+              "print(code, any(m.startswith('ruamel') for m in sys.modules))\n")
+    env = dict(world.env)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+    assert (world.our_pkg / "Kptfile").read_text() == text
