@@ -56,3 +56,25 @@ def test_diff_and_recover_report_errors(tmp_path: Path) -> None:
     assert code == 1 and [r["severity"] for r in results] == ["error"]
     code, results, _ = _results(["recover", str(tmp_path / "missing")], tmp_path / "r.yaml")
     assert code == 1 and [r["severity"] for r in results] == ["error"]
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_update_report_names_every_change_and_conflict(tmp_path: Path, dry_run: bool) -> None:
+    import json
+
+    cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: "{}"\n'
+    for name, value in (("origin", "1"), ("upstream", "2"), ("local", "3")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "cm.yaml").write_text(cm.format(value))
+    (tmp_path / "upstream" / "new.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: new\n")
+    argv = [KRM_MERGE, "update", str(tmp_path / "local"), "--origin", str(tmp_path / "origin"),
+            "--upstream", str(tmp_path / "upstream"), "--conflicts", "local-wins",
+            "--report", "json", str(tmp_path / "r.json"), *(["--dry-run"] if dry_run else [])]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["outcome"] == ("dry run: nothing written" if dry_run else "written")
+    assert {"path": "new.yaml", "action": "added"} in report["changes"]
+    assert [c["decided"] for c in report["conflicts"]] == ["local-wins"]
+    assert "data.k" in report["conflicts"][0]["message"]
+    assert (tmp_path / "local" / "new.yaml").exists() is not dry_run

@@ -73,3 +73,54 @@ def run_with_results(prog: str, path: str | None, main: Callable[[], int]) -> in
         sys.stderr = real
     files.write_file_atomic(path, yamlio.dump_data({"results": [r.to_dict() for r in results]}))
     return code
+
+
+def update_report(plan: Any, *, policy: str, dry_run: bool, code: int) -> dict[str, Any]:
+    """What an update did, as data: every file changed, every conflict and how it was decided, the warnings."""
+    changes = [
+        {"path": w.path, "action": "added" if w.before is None else "deleted" if w.data is None else "changed"}
+        for w in plan.writes
+    ]
+    conflicts = [m for m in plan.messages if m.split(": ", 1)[-1].startswith("conflict: ") or m.startswith("conflict: ")]
+    outcome = ("dry run: nothing written" if dry_run and code == 0 else "written" if code == 0
+               else "nothing written")
+    return {
+        "outcome": outcome,
+        "changes": changes,
+        "removedDirectories": list(plan.remove_dirs),
+        "conflicts": [{"message": m, "decided": policy} for m in conflicts],
+        "warnings": [m for m in plan.messages if m not in conflicts],
+    }
+
+
+def update_report_markdown(report: dict[str, Any]) -> str:
+    """The update report as Markdown (a pull request body)."""
+    lines = [f"## krm-merge update: {report['outcome']}", ""]
+    lines += [f"{len(report['changes'])} file(s) changed, {len(report['conflicts'])} conflict(s).", ""]
+    if report["changes"]:
+        lines += ["| file | change |", "| --- | --- |"]
+        lines += [f"| `{c['path']}` | {c['action']} |" for c in report["changes"]]
+        lines.append("")
+    lines += [f"- directory `{d}` removed" for d in report["removedDirectories"]]
+    if report["conflicts"]:
+        lines += ["### Conflicts", ""]
+        lines += [f"- {c['message']} (decided: {c['decided']})" for c in report["conflicts"]]
+        lines.append("")
+    if report["warnings"]:
+        lines += ["### Warnings", ""]
+        lines += [f"- {w}" for w in report["warnings"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(fmt: str, path: str, report: dict[str, Any]) -> None:
+    """Write ``report`` as ``json`` or ``markdown`` to ``path`` ('-': stdout)."""
+    import json
+
+    text = json.dumps(report, indent=2) + "\n" if fmt == "json" else update_report_markdown(report)
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    from krm_merge import files
+
+    files.write_file_atomic(path, text)

@@ -65,6 +65,8 @@ def parser() -> argparse.ArgumentParser:
                    help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
+                   help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
     return p
 
 
@@ -92,6 +94,9 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if (args.origin is None) != (args.upstream is None):
         sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
+        return 2
+    if args.report and args.report[0] not in ("json", "markdown"):
+        sys.stderr.write(f"krm-merge update: error: --report FORMAT must be json or markdown, got {args.report[0]!r}\n")
         return 2
     return run_with_results("krm-merge update", args.results, lambda: _locked_update(args))
 
@@ -137,7 +142,13 @@ def _locked_main(args: argparse.Namespace) -> int:
             sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
             return 1
     _warn_duplicates(duplicates)
-    return _finish(local, plan, args.conflicts, args.dry_run)
+    code = _finish(local, plan, args.conflicts, args.dry_run)
+    if args.report:
+        from krm_merge.commands.reporting import update_report, write_report
+
+        write_report(args.report[0], args.report[1],
+                     update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
+    return code
 
 
 def _warn_duplicates(duplicates: list[Any]) -> None:
