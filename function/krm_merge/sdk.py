@@ -524,6 +524,23 @@ def run_directory(
     ``summary`` adds one line on stderr after a successful run (files and items
     changed, warnings), so a run that changed nothing says so.
     """
+    from krm_merge import txn
+
+    try:
+        # Held from the read to the write: a second writer is refused, not silently overwritten.
+        with txn.PackageLock(root, label, read_only=dry_run) as lock:
+            return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, results_file, name,
+                                         label, skip_undecodable, after_read, summary)
+    except KrmMergeError as err:
+        sys.stderr.write(f"{label}: error: {err.one_line()}\n")
+        return 1
+
+
+def _run_locked_directory(
+    fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
+    results_file: str | None, name: str, label: str, skip_undecodable: Callable[[Any], bool] | None,
+    after_read: ReadHook | None, summary: bool,
+) -> int:
     from krm_merge import files
     from krm_merge.krm import package, yamlio
 
@@ -533,6 +550,8 @@ def run_directory(
             skip = skip_undecodable(config) if skip_undecodable is not None else False
             pkg, inner = package.read_package(root, skip_undecodable=skip)
             rl = ResourceList(items=inner.items, results=inner.results)  # type: ignore[arg-type]
+            for message in recovered:
+                rl.results.warning(message)
             rl.function_config = _adopt(config)
             if after_read is not None:
                 after_read(rl, pkg)

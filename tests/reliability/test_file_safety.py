@@ -1,9 +1,11 @@
 """Files are written safely by ``run``, ``update`` and ``promote``.
 
-Temp file in the same folder + rename (a new inode, no leftovers), the file
-mode kept, paths outside the package refused (``../`` and absolute path
-annotations, symbolic links, a promote path template escaping the root), and
-all-or-nothing: a failure injected midway leaves every file as it was.
+Staged in the package's transaction folder + rename (a new inode, no
+leftovers), the file mode kept, paths outside the package refused (``../``
+and absolute path annotations, symbolic links, a promote path template
+escaping the root), and all-or-nothing: a failure before the commit point
+leaves every file as it was, one after it is finished by the next command
+(every step: tests/reliability/test_transactions.py).
 """
 
 from __future__ import annotations
@@ -109,60 +111,65 @@ class _FailOnNth:
 @pytest.mark.parametrize("nth", [1, 2, 3])
 def test_run_is_all_or_nothing_when_a_write_fails_midway(nth: int, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rename failing after the commit point: the command says so, the next one finishes the write."""
     from krm_merge.commands import run
 
     pkg = _two_file_package(tmp_path)
-    before = _tree(pkg)
     monkeypatch.setattr(os, "replace", _FailOnNth(nth))
     code, _, err = run_command(run.main, [str(pkg), "--fn-config", str(pkg / "fn.yaml")])
-    assert code == 1 and "No space left on device" in err and "no file was changed" in err
-    assert _tree(pkg) == before
+    assert code == 1 and "No space left on device" in err and "the next krm-merge command" in err
     monkeypatch.undo()
     code, _, err = run_command(run.main, [str(pkg), "--fn-config", str(pkg / "fn.yaml")])
     assert code == 0, err
+    assert "finished an interrupted write" in err
     assert all("x: '1'" in (pkg / f"{n}.yaml").read_text() or 'x: "1"' in (pkg / f"{n}.yaml").read_text()
                for n in "abc")
+    assert not [p for p in _tree(pkg) if ".krm-merge" in p]
 
 
 def test_run_is_all_or_nothing_when_staging_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tempfile
-
     from krm_merge.commands import run
 
     pkg = _two_file_package(tmp_path)
     before = _tree(pkg)
-    real, calls = tempfile.mkstemp, []
+    real, calls = os.write, []
 
-    def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def failing(fd: int, data: bytes) -> int:
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == 2:  # the second staged file
             raise OSError(30, "Read-only file system", str(pkg))
-        return real(*args, **kwargs)
+        return real(fd, data)
 
-    monkeypatch.setattr(tempfile, "mkstemp", failing)
+    monkeypatch.setattr(os, "write", failing)
     code, _, err = run_command(run.main, [str(pkg), "--fn-config", str(pkg / "fn.yaml")])
-    assert code == 1 and "Read-only file system" in err
+    assert code == 1 and "Read-only file system" in err and "no file was changed" in err
     assert _tree(pkg) == before
 
 
 def test_promote_is_all_or_nothing_when_a_write_fails_midway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pkg = _copy(PROMOTE, tmp_path)
     (pkg / "apps" / "prod" / "second.yaml").write_text((pkg / "apps" / "prod" / "podinfo.yaml").read_text())
-    before = _tree(pkg)
     monkeypatch.setattr(os, "replace", _FailOnNth(2))
     code, _, err = _promote(pkg)
-    assert code == 1 and "nothing written" in err
-    assert _tree(pkg) == before
+    assert code == 1 and "the next krm-merge command" in err
+    monkeypatch.undo()
+    code, _, err = _promote(pkg)
+    assert code == 0 and "finished an interrupted write" in err
+    assert all("6.4.0" in (pkg / "apps" / "prod" / name).read_text() for name in ("podinfo.yaml", "second.yaml"))
+    assert not [p for p in _tree(pkg) if ".krm-merge" in p]
 
 
 def test_update_is_all_or_nothing_when_a_write_fails_midway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pkg = _copy(UPDATE, tmp_path)
     (pkg / "upstream" / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n")
-    before = _tree(pkg)
     monkeypatch.setattr(os, "replace", _FailOnNth(2))
     code, _, err = _update(pkg)
-    assert code == 1, err
-    assert _tree(pkg) == before
+    assert code == 1 and "the next krm-merge command" in err, err
+    monkeypatch.undo()
+    code, _, err = _update(pkg)
+    assert code == 0 and "finished an interrupted write" in err, err
+    assert (pkg / "local" / "extra.yaml").is_file()
+    assert not [p for p in _tree(pkg) if ".krm-merge" in p]
 
 
 # --- paths outside the package -------------------------------------------------

@@ -19,6 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from ..errors import KrmMergeError
+from .reporting import RESULTS_HELP
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from ..smp.create import create_three_way_patch, create_two_way_patch
 from ..smp.errors import ConflictError, SmpError
@@ -45,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="3-way only: overwrite changes made from ORIGINAL to CURRENT instead of failing on conflicts",
     )
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     return p
 
 
@@ -102,12 +104,17 @@ def one_line(err: SmpError) -> str:
 
 def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``krm-merge diff``; returns the exit status."""
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
     try:
         args = parser().parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    from krm_merge.commands.reporting import run_with_results
+
+    # The stream is chosen inside: with --results, stderr is the copying one by then.
+    return run_with_results("krm-merge diff", args.results, lambda: _main(args, stdout or sys.stdout, stderr or sys.stderr))
+
+
+def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with collecting_duplicate_keys() as duplicates:
         try:
             patch = _patch(args)

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from krm_merge.commands.reporting import RESULTS_HELP
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.files import PlannedWrite, ScreenedFile, decode, encode, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
@@ -73,6 +74,7 @@ def parser() -> argparse.ArgumentParser:
                    help="print the changes, a diff and the report; change no file under DIR "
                         "(a --report FILE is still written)")
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
     return p
@@ -84,12 +86,27 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in ("json", "markdown"):
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    from krm_merge.commands.reporting import run_with_results
+
+    return run_with_results(PROG, args.results, lambda: _locked_main(args, arg_parser))
+
+
+def _locked_main(args: argparse.Namespace, arg_parser: argparse.ArgumentParser) -> int:
+    from krm_merge import txn
+    from krm_merge.errors import KrmMergeError
+
     try:
-        return _main(args)
+        # Held from the screen to the write: a second writer is refused, not silently overwritten.
+        with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
+            for message in lock.messages:
+                sys.stderr.write(f"{PROG}: warning: {message}\n")
+            return _main(args)
     except UsageError as err:
         arg_parser.error(err.message)
     except PromoteError as err:
         sys.stderr.write(f"{PROG}: error: {err}\n")
+    except KrmMergeError as err:
+        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
     except OSError as err:
         sys.stderr.write(f"{PROG}: error: {err.filename or ''}: {err.strerror or err}\n")
     return 1

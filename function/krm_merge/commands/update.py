@@ -18,10 +18,9 @@ Origin and upstream are content from elsewhere: they are taken through
 (no symbolic link followed, names and sizes checked), and remote subpackages
 are followed with cycles refused and depth bounded (docs/security.md).
 
-Writes are all-or-nothing: every new file is first written to a temporary
-file next to its target, and only when all were written are they renamed
-into place.  Paths never leave the package and symlinks are never written
-through.  Nothing is written with ``--dry-run`` or when a conflict is found
+Writes are one transaction of :mod:`krm_merge.txn` under the package lock
+(all-or-nothing even when the process is killed).  Paths never leave the
+package and symlinks are never written through.  Nothing is written with ``--dry-run`` or when a conflict is found
 under ``--conflicts fail``.
 """
 
@@ -37,6 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from krm_merge import files
+from krm_merge.commands.reporting import RESULTS_HELP, run_with_results
 from krm_merge.krm import yamlio
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import File, KrmError
@@ -69,6 +69,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-recursive", action="store_true",
                    help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
+                   help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
     return p
 
 
@@ -97,6 +100,29 @@ def main(argv: list[str]) -> int:
     if (args.origin is None) != (args.upstream is None):
         sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
         return 2
+    if args.report and args.report[0] not in ("json", "markdown"):
+        sys.stderr.write(f"krm-merge update: error: --report FORMAT must be json or markdown, got {args.report[0]!r}\n")
+        return 2
+    return run_with_results("krm-merge update", args.results, lambda: _locked_update(args))
+
+
+def _locked_update(args: argparse.Namespace) -> int:
+    from krm_merge import txn
+    from krm_merge.upstream.git import split_package_ref
+
+    try:
+        package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
+        # Held from the read to the write: a second writer is refused, not silently overwritten.
+        with txn.PackageLock(package_dir, "krm-merge update", read_only=args.dry_run) as lock:
+            for message in lock.messages:
+                sys.stderr.write(f"krm-merge update: warning: {message}\n")
+            return _locked_main(args)
+    except KrmMergeError as err:
+        sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
+        return 1
+
+
+def _locked_main(args: argparse.Namespace) -> int:
     from krm_merge.yaml.load import collecting_duplicate_keys
 
     with collecting_duplicate_keys() as duplicates:
@@ -121,7 +147,13 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
             return 1
     _warn_duplicates(duplicates)
-    return _finish(local, plan, args.conflicts, args.dry_run)
+    code = _finish(local, plan, args.conflicts, args.dry_run)
+    if args.report:
+        from krm_merge.commands.reporting import update_report, write_report
+
+        write_report(args.report[0], args.report[1],
+                     update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
+    return code
 
 
 def _warn_duplicates(duplicates: list[Any]) -> None:
@@ -231,9 +263,11 @@ def _plan_git_tree(
     # kpt updates remote subpackages one after the other, each on the result of the
     # previous step; we do the same on a scratch copy and plan the difference, so
     # the update stays all-or-nothing (and --dry-run shows all of it).
+    from krm_merge import txn
+
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         scratch = Path(tmp) / "pkg"
-        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
         messages, conflicts_found = list(plan.messages), plan.conflicts
         for sub in remote_subpackages(scratch):
@@ -301,10 +335,14 @@ def diff_trees(before: Path, after: Path) -> UpdatePlan:
 
 
 def _all_files(root: Path) -> dict[str, Path]:
+    from krm_merge.txn import RESERVED_NAMES
+
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
         for name in filenames:
+            if name in RESERVED_NAMES:
+                continue
             full = Path(dirpath) / name
             if not full.is_symlink():
                 out[full.relative_to(root).as_posix()] = full
@@ -497,12 +535,17 @@ def _bytes(text: str | None) -> bytes | None:
 
 
 def _other_files(root: Path, krm_files: set[str]) -> dict[str, Path]:
-    """Regular files that are not KRM files of the package (``.git`` excluded, symlinks ignored)."""
+    """Regular files that are not KRM files of the package (``.git`` and krm-merge's lock excluded, symlinks ignored)."""
+    from krm_merge.txn import RESERVED_NAMES
+
     out: dict[str, Path] = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d)))
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in RESERVED_NAMES
+                             and not os.path.islink(os.path.join(dirpath, d)))
         rel_dir = os.path.relpath(dirpath, root)
         for name in filenames:
+            if name in RESERVED_NAMES:
+                continue
             full = Path(dirpath) / name
             rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
             if rel in krm_files or full.is_symlink() or not full.is_file():
@@ -588,28 +631,14 @@ def _emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -
 
 
 def apply_plan(root: Path, plan: UpdatePlan) -> None:
-    """Write the plan all-or-nothing (stage every file, then rename; then delete)."""
-    root = root.resolve()
-    for write in plan.writes:
-        files.check_target(root, write.path)
-    writes: list[tuple[Path, bytes]] = []
-    for write in plan.writes:
-        if write.data is None:
-            continue
-        target = root / write.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        files.check_target(root, write.path)
-        writes.append((target, write.data))
-    # Staged then renamed, with the previous bytes restored if a rename fails.
-    files.write_files_atomic(writes)
-    for write in plan.writes:
-        if write.data is None:
-            (root / write.path).unlink(missing_ok=True)
-    for rel in plan.remove_dirs:
-        try:
-            (root / rel).rmdir()
-        except OSError:
-            pass  # not empty after all (e.g. ignored files): keep it
+    """Write the plan as one transaction (:mod:`krm_merge.txn`): files, deletions, emptied folders.
+
+    Every file must still hold the bytes the plan was made from; symlinks are never written through.
+    """
+    from krm_merge import txn
+
+    changes = [txn.Change(w.path, w.data, w.before) for w in plan.writes]
+    txn.commit(root, changes, remove_dirs=plan.remove_dirs, command="krm-merge update")
 
 
 def render_plan(plan: UpdatePlan) -> str:

@@ -392,15 +392,22 @@ def _default_path(obj: KubeObject) -> str:
 
 
 def apply_writes(root: str | os.PathLike[str], changes: list[FileChange]) -> None:
-    """Write the planned changes (all files or none); through links only inside the package."""
+    """Write the planned changes as one transaction (:mod:`krm_merge.txn`); through links only inside the package.
+
+    Each file must still hold the bytes it was read with: an edit made
+    underneath stops the write, naming the file, and nothing is written.
+    """
     from pathlib import Path
+
+    from krm_merge import txn
 
     root = Path(root).resolve()
     targets: dict[Path, FileChange] = {}
-    writes: list[tuple[Path, str]] = []
+    planned: list[txn.Change] = []
     for change in changes:
         target = files.check_target(root, change.path, through_links=True)
-        if change.text is None:
+        if change.text is None:  # deleting a link deletes the link, not its target
+            planned.append(txn.Change(change.path, None, _encoded(change.before)))
             continue
         earlier = targets.setdefault(target, change)
         if earlier is not change:
@@ -410,20 +417,15 @@ def apply_writes(root: str | os.PathLike[str], changes: list[FileChange]) -> Non
                     "(a symbolic link) and the changes differ"
                 )
             continue
-        writes.append((target, change.text))
+        planned.append(txn.Change(target.relative_to(root).as_posix(), _encoded(change.text), _encoded(change.before)))
     try:
-        for target, _ in writes:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        # All files or none: staged next to their targets, then renamed.
-        files.write_files_atomic(writes)
+        txn.commit(root, planned, command="krm-merge run")
     except OSError as err:
         raise KrmError(f"cannot write {err.filename or root}: {err.strerror or err}; no file was changed") from None
-    for change in changes:
-        if change.text is None:
-            try:
-                (root / change.path).unlink(missing_ok=True)
-            except OSError as err:
-                raise KrmError(f"cannot delete {change.path}: {err.strerror or err}") from None
+
+
+def _encoded(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8")
 
 
 def unified_diff(changes: list[FileChange]) -> str:

@@ -1,4 +1,4 @@
-"""Directory walking, cheap screening and all-or-nothing file writes for ``krm-merge promote``.
+"""Directory walking, cheap screening and transactional file writes for ``krm-merge promote``.
 
 Only files whose bytes contain a token (the marker key, or the Pipeline API group) are ever
 decoded or parsed; the walk itself is a plain ``os.scandir`` loop, so a run over a large
@@ -145,26 +145,21 @@ class PlannedWrite(NamedTuple):
     data: bytes
 
 
-def _check_writable(root: str, write: PlannedWrite) -> None:
-    rel = write.file.rel
-    if write.file.is_symlink or os.path.islink(write.file.path):
-        raise PromoteError(f"refusing to write {rel}: it is a symbolic link")
+def write_all(root: str, writes: list[PlannedWrite]) -> None:
+    """Write every planned file or none, as one transaction (:mod:`krm_merge.txn`).
+
+    Symbolic links are refused; a file whose bytes changed since the screen read them
+    stops the transaction, naming it.
+    """
+    from krm_merge import txn
+
+    for write in writes:
+        if write.file.is_symlink:
+            raise PromoteError(f"refusing to write {write.file.rel}: it is a symbolic link")
     try:
-        files.check_target(root, rel)
+        txn.commit(root, [txn.Change(w.file.rel, w.data, w.file.data) for w in writes], command="krm-merge promote")
     except files.UnsafePathError as err:
         raise PromoteError(err.message) from None
-    info = os.stat(write.file.path, follow_symlinks=False)
-    if info.st_mtime_ns != write.file.mtime_ns or info.st_size != write.file.size:
-        raise PromoteError(f"{rel} changed on disk while promoting; nothing written")
-
-
-def write_all(root: str, writes: list[PlannedWrite]) -> None:
-    """Write every planned file or none: temp files first, then renames (rolled back on failure)."""
-    root = os.path.realpath(root)
-    for write in writes:
-        _check_writable(root, write)
-    try:
-        files.write_files_atomic([(write.file.path, write.data) for write in writes])
     except OSError as err:
         raise PromoteError(f"cannot write {err.filename or root}: {err.strerror or err}; nothing written") from None
 

@@ -190,17 +190,21 @@ class GitCache:
         if repo in self._fetched:
             return self._fetched[repo]
         path = self.root / _mirror_name(repo)
-        if (path / "HEAD").is_file():
-            self._fetch(["fetch", "--quiet", "--prune", "--force", "--tags", "origin"], f"fetching {repo}", repo, path)
-        else:
-            self.root.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=path.name + ".", dir=self.root))
-            try:
-                self._fetch(["clone", "--quiet", "--mirror", "--", repo, str(tmp / "m")], f"cloning {repo}", repo)
-                if not path.exists():  # else another run cloned it meanwhile: use that one
-                    os.replace(tmp / "m", path)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+        # One fetch or clone of a mirror at a time: two updates sharing the cache wait for each other.
+        with _locked(self.root / (path.name + ".lock")):
+            _remove_unfinished_clones(path)
+            if (path / "HEAD").is_file():
+                self._fetch(["fetch", "--quiet", "--prune", "--force", "--tags", "origin"], f"fetching {repo}", repo, path)
+            else:
+                # Cloned aside and renamed into place: a clone killed half-way is never taken for a mirror.
+                tmp = Path(tempfile.mkdtemp(prefix=path.name + _CLONING, dir=self.root))
+                try:
+                    self._fetch(["clone", "--quiet", "--mirror", "--", repo, str(tmp / "m")], f"cloning {repo}", repo)
+                    if not path.exists():  # else another run cloned it meanwhile: use that one
+                        os.replace(tmp / "m", path)
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
         self._fetched[repo] = path
         return path
 
@@ -266,6 +270,31 @@ class GitCache:
         if not _untar_with_tar(data, dest):
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
                 tar.extractall(dest, filter="data")
+
+
+_CLONING = ".cloning."
+
+
+class _locked:
+    """An exclusive ``flock`` on ``path`` for a ``with`` block (released by the kernel if the process dies)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        import fcntl
+
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)  # the lock file stays: removing it would let two waiters lock different files
+
+
+def _remove_unfinished_clones(path: Path) -> None:
+    """Temporary clones of ``path`` left by a killed run (the caller holds the mirror's lock)."""
+    for entry in path.parent.glob(path.name + _CLONING + "*"):
+        shutil.rmtree(entry, ignore_errors=True)
 
 
 def package_tags(directory: str, ref: str) -> list[str]:

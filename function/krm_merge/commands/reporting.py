@@ -1,0 +1,126 @@
+"""``--results FILE`` for the commands that report on stderr (update, promote, diff).
+
+Those commands say what happened in one-line messages on stderr
+(``PROG: error: …``, ``PROG: warning: …``, update's ``conflict: PATH: …``).
+While a command runs, :func:`results_file` copies each such line into a KRM
+result (severity, message, file when the line names one) and writes them,
+in kpt's results format, to FILE at the end — the lines on stderr stay as
+they were.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, TextIO
+
+from krm_merge.krm.results import File, Results
+
+RESULTS_HELP = "also write the results as YAML to FILE (kpt's results format)"
+
+
+class _Tee:
+    """A text stream that passes every write on and keeps the complete lines."""
+
+    def __init__(self, stream: TextIO, on_line: Callable[[str], None]) -> None:
+        self._stream, self._on_line, self._partial = stream, on_line, ""
+
+    def write(self, text: str) -> int:
+        self._partial += text
+        *lines, self._partial = self._partial.split("\n")
+        for line in lines:
+            self._on_line(line)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def result_of_line(prog: str, line: str, results: Results) -> None:
+    """The result one stderr line of ``prog`` stands for (lines of no known form are info)."""
+    if not line.strip():
+        return
+    for severity in ("error", "warning"):
+        for prefix in (f"{prog}: {severity}: ", f"{severity}: "):
+            if line.startswith(prefix):
+                getattr(results, severity)(line[len(prefix):], **_file_of(line[len(prefix):]))
+                return
+    if line.startswith("conflict: "):
+        results.warning(line, **_file_of(line[len("conflict: "):]))
+        return
+    results.info(line.removeprefix(f"{prog}: "))
+
+
+def _file_of(message: str) -> dict[str, File]:
+    head = message.split(": ", 1)[0]
+    if head.endswith((".yaml", ".yml", "Kptfile")) and " " not in head:
+        return {"file": File(head)}
+    return {}
+
+
+def run_with_results(prog: str, path: str | None, main: Callable[[], int]) -> int:
+    """Run ``main``; with ``path``, also write what it said on stderr as results to ``path``."""
+    if not path:
+        return main()
+    from krm_merge import files
+    from krm_merge.krm import yamlio
+
+    results = Results()
+    real = sys.stderr
+    sys.stderr = _Tee(real, lambda line: result_of_line(prog, line, results))  # type: ignore[assignment]
+    try:
+        code = main()
+    finally:
+        sys.stderr = real
+    files.write_file_atomic(path, yamlio.dump_data({"results": [r.to_dict() for r in results]}))
+    return code
+
+
+def update_report(plan: Any, *, policy: str, dry_run: bool, code: int) -> dict[str, Any]:
+    """What an update did, as data: every file changed, every conflict and how it was decided, the warnings."""
+    changes = [
+        {"path": w.path, "action": "added" if w.before is None else "deleted" if w.data is None else "changed"}
+        for w in plan.writes
+    ]
+    conflicts = [m for m in plan.messages if m.split(": ", 1)[-1].startswith("conflict: ") or m.startswith("conflict: ")]
+    outcome = ("dry run: nothing written" if dry_run and code == 0 else "written" if code == 0
+               else "nothing written")
+    return {
+        "outcome": outcome,
+        "changes": changes,
+        "removedDirectories": list(plan.remove_dirs),
+        "conflicts": [{"message": m, "decided": policy} for m in conflicts],
+        "warnings": [m for m in plan.messages if m not in conflicts],
+    }
+
+
+def update_report_markdown(report: dict[str, Any]) -> str:
+    """The update report as Markdown (a pull request body)."""
+    lines = [f"## krm-merge update: {report['outcome']}", ""]
+    lines += [f"{len(report['changes'])} file(s) changed, {len(report['conflicts'])} conflict(s).", ""]
+    if report["changes"]:
+        lines += ["| file | change |", "| --- | --- |"]
+        lines += [f"| `{c['path']}` | {c['action']} |" for c in report["changes"]]
+        lines.append("")
+    lines += [f"- directory `{d}` removed" for d in report["removedDirectories"]]
+    if report["conflicts"]:
+        lines += ["### Conflicts", ""]
+        lines += [f"- {c['message']} (decided: {c['decided']})" for c in report["conflicts"]]
+        lines.append("")
+    if report["warnings"]:
+        lines += ["### Warnings", ""]
+        lines += [f"- {w}" for w in report["warnings"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(fmt: str, path: str, report: dict[str, Any]) -> None:
+    """Write ``report`` as ``json`` or ``markdown`` to ``path`` ('-': stdout)."""
+    import json
+
+    text = json.dumps(report, indent=2) + "\n" if fmt == "json" else update_report_markdown(report)
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    from krm_merge import files
+
+    files.write_file_atomic(path, text)
