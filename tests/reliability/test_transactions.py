@@ -24,21 +24,11 @@ import pytest
 
 from krm_merge import txn
 
+from .killing import tree as _tree
+
 BEFORE = {"a.yaml": b"a: 1\n", "sub/b.yaml": b"b: 1\n", "gone.yaml": b"x: 1\n", "old/only.yaml": b"o: 1\n"}
 AFTER = {"a.yaml": b"a: 2\n", "sub/b.yaml": b"b: 2\n", "new/deep/c.yaml": b"c: 1\n"}
 CALLS = ("write", "fsync", "rename", "replace", "unlink", "rmdir", "mkdir", "open")
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    """Every file below ``root`` (folders too, as ``path/``), so a leftover of any kind shows."""
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = os.path.relpath(dirpath, root)
-        if rel != "." and not dirnames and not filenames:
-            out[rel + "/"] = b""
-        for name in filenames:
-            out[os.path.relpath(os.path.join(dirpath, name), root)] = Path(dirpath, name).read_bytes()
-    return out
 
 
 def _package(root: Path) -> Path:
