@@ -143,3 +143,54 @@ def test_a_text_conflict_counts_under_conflicts_fail(tmp_path: Path, capsys: pyt
     assert update.main([*args, "--files", "merge", "--conflicts", "fail"]) == 1
     assert "1 conflicting field(s); nothing written" in capsys.readouterr().err
     assert (tmp_path / "local" / "run.sh").read_bytes() == b"mine\n"
+
+
+@pytest.mark.e2e
+def test_git_update_merges_what_kpt_keeps_and_agrees_on_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_binary("kpt")
+    from .world import World, cm, read_tree
+
+    world = World(tmp_path, monkeypatch)
+    world.commit({"cm.yaml": cm("cm", "1"), "README.md": "# pkg\n\nintro\n\nusage\n", "run.sh": "echo 1\n"})
+    world.get()
+    world.commit({"cm.yaml": cm("cm", "2"), "README.md": "# pkg\n\nintro\n\nusage v2\n", "run.sh": "echo 2\n"})
+    world.edit_local({"README.md": "# my pkg\n\nintro\n\nusage\n", "run.sh": "echo local\n"})
+    assert world.update_kpt().returncode == 0
+    assert world.update_ours(None, "resource-merge", "--files", "merge") == 0
+    ours, kpts = read_tree(world.our_pkg), read_tree(world.kpt_pkg)
+    assert kpts["README.md"] == "# my pkg\n\nintro\n\nusage\n"  # kpt: local's whole, upstream's change dropped
+    assert ours["README.md"] == "# my pkg\n\nintro\n\nusage v2\n"
+    assert ours["run.sh"] == "<<<<<<< local\necho local\n||||||| origin\necho 1\n=======\necho 2\n>>>>>>> upstream\n"
+    assert {k: v for k, v in ours.items() if k not in ("README.md", "run.sh")} == \
+        {k: v for k, v in kpts.items() if k not in ("README.md", "run.sh")}
+    # A package with markers left in a non-KRM file still renders.
+    world.kpt("fn", "render", str(world.our_pkg))
+
+
+@pytest.mark.e2e
+def test_a_remote_subpackages_files_are_merged_and_named_in_the_user_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    require_binary("kpt")
+    from .world import World, cm
+
+    world = World(tmp_path, monkeypatch)
+    world.commit({"cm.yaml": cm("cm", "1")})
+    world.get()
+    other = world.tmp / "other"
+    (other / "pkg").mkdir(parents=True)
+    world.git("init", "-q", "-b", "main", cwd=other)
+    (other / "pkg" / "o.yaml").write_text(cm("o", "1"))
+    (other / "pkg" / "notes.txt").write_text("a\nb\nc\nd\n")
+    world.git("add", "-A", cwd=other)
+    world.git("commit", "-qm", "o", cwd=other)
+    world.kpt("pkg", "get", f"file://{other}.git/pkg@main", "remote", cwd=world.our_pkg)
+    (other / "pkg" / "notes.txt").write_text("a\nb\nc\nD\n")
+    world.git("commit", "-qam", "o2", cwd=other)
+    world.commit({"cm.yaml": cm("cm", "2")})
+    (world.our_pkg / "remote" / "notes.txt").write_text("A\nb\nc\nd\n")
+    plan = update.plan_git_update(world.our_pkg, None, files_policy="merge")
+    assert [(m.path, m.merged, m.conflicts) for m in plan.merged_files] == [("remote/notes.txt", True, [])]
+    assert "remote: merged: notes.txt: changes of local and upstream combined (git merge-file)" in plan.messages
+    update.apply_plan(world.our_pkg, plan)
+    assert (world.our_pkg / "remote" / "notes.txt").read_text() == "A\nb\nc\nD\n"
