@@ -194,3 +194,22 @@ def test_a_remote_subpackages_files_are_merged_and_named_in_the_user_package(
     assert "remote: merged: notes.txt: changes of local and upstream combined (git merge-file)" in plan.messages
     update.apply_plan(world.our_pkg, plan)
     assert (world.our_pkg / "remote" / "notes.txt").read_text() == "A\nb\nc\nD\n"
+
+
+@pytest.mark.e2e
+def test_plain_yaml_files_are_merged_as_data_with_comments_as_kpt_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A values.yaml or config file without apiVersion/kind is already merged by the resource merge (no flag needed)."""
+    require_binary("kpt")
+    from .world import World, cm
+
+    world = World(tmp_path, monkeypatch)
+    values = "# helm values\nreplicas: 1 # count\nimage:\n  tag: v1\n"
+    world.commit({"cm.yaml": cm("cm", "1"), "values.yaml": values, "config.yaml": "a: 1\nb: 1\n"})
+    world.get()
+    world.commit({"values.yaml": values.replace("v1", "v2"), "config.yaml": "a: 1\nb: 2\n"})
+    world.edit_local({"values.yaml": values.replace("1 #", "3 #"), "config.yaml": "a: 2\nb: 1\n"})
+    assert world.update_kpt().returncode == 0
+    assert world.update_ours(None, "resource-merge", "--files", "merge") == 0
+    for pkg in (world.kpt_pkg, world.our_pkg):
+        assert (pkg / "values.yaml").read_text() == "# helm values\nreplicas: 3 # count\nimage:\n  tag: v2\n"
+        assert (pkg / "config.yaml").read_text() == "a: 2\nb: 2\n"
