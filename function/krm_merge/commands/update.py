@@ -619,7 +619,8 @@ def _plan_other_files(
         elif base is not None and mine == base:
             wanted = theirs  # unmodified locally: upstream's version, or deleted with it
         elif merged_files is not None and textfile.needs_merge(mine, base, theirs):
-            merged = textfile.merge_file(rel, mine, base, theirs)  # type: ignore[arg-type]
+            assert theirs is not None  # needs_merge: both sides have the file
+            merged = textfile.merge_file(rel, mine, base, theirs)
             merged_files.append(merged)
             wanted = merged.data
         else:

@@ -116,12 +116,10 @@ def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file"
     if git is None:
         raise KrmError(f"{what}: update --files merge needs git on PATH (git merge-file merges the file)", file=File(what))
     with tempfile.TemporaryDirectory(prefix="krm-merge-file-") as tmp:
-        names = []
         for label, data in zip(LABELS, (local, origin, upstream)):
-            Path(tmp, label).write_bytes(data)
-            names.append(label)
+            Path(tmp, label).write_bytes(data)  # each version in a file named by its label
         labels = [arg for label in LABELS for arg in ("-L", label)]
-        cmd = [git, "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *labels, *names]
+        cmd = [git, "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *labels, *LABELS]
         try:
             proc = subprocess.run(cmd, cwd=tmp, capture_output=True, stdin=subprocess.DEVNULL,
                                   env=_isolated_env(tmp), timeout=GIT_MERGE_TIMEOUT)
