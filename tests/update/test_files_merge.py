@@ -11,6 +11,7 @@ resource merge runs too.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -106,7 +107,8 @@ def test_merge_follows_the_model(tmp_path_factory: pytest.TempPathFactory, cases
         if warn:
             warned.append(name)
     assert plan.conflicts == conflicts
-    assert sorted(m.split(":")[1].strip() for m in plan.messages if m.startswith("warning:") and "binary file" in m) == sorted(warned)
+    said = [line for merged in plan.merged_files for line in merged.messages()]
+    assert sorted(m.split(":")[1].strip() for m in said if m.startswith("warning:") and "binary file" in m) == sorted(warned)
     assert sum(len(m.conflicts) for m in plan.merged_files) == conflicts
 
 
@@ -133,6 +135,31 @@ def test_command_merges_and_reports_each_file(tmp_path: Path, capsys: pytest.Cap
     assert (tmp_path / "local" / "README.md").read_bytes() == b"A\nb\nC\n"
     assert (tmp_path / "local" / "run.sh").read_text().startswith("<<<<<<< local\nmine\n")
     assert (tmp_path / "local" / "logo.png").read_bytes() == b"\0l"
+
+
+def test_results_and_report_name_each_merged_file_and_conflict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "origin", {"README.md": b"a\nb\nc\n", "bin/run.sh": b"x\n", "logo.png": b"\0a"})
+    write(tmp_path / "upstream", {"README.md": b"a\nb\nC\n", "bin/run.sh": b"theirs\n", "logo.png": b"\0u"})
+    write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "bin/run.sh": b"mine\n", "logo.png": b"\0l"})
+    results, report = tmp_path / "results.yaml", tmp_path / "report.json"
+    assert update.main([str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"),
+                        "--files", "merge", "--results", str(results), "--report", "json", str(report)]) == 0
+    import yaml
+
+    warnings = [r for r in yaml.safe_load(results.read_text())["results"] if r["severity"] == "warning"]
+    assert [(r["file"], r["message"].split(": ")[1]) for r in warnings] == [
+        ({"path": "bin/run.sh"}, "bin/run.sh:1"), ({"path": "logo.png"}, "binary file (NUL byte or not UTF-8 in local, origin, upstream) changed on both sides"),
+    ]
+    data = json.loads(report.read_text())
+    assert data["mergedFiles"] == [
+        {"path": "README.md", "conflicts": []}, {"path": "bin/run.sh", "conflicts": [{"line": 1, "endLine": 7}]},
+    ]
+    assert [c["decided"] for c in data["conflicts"]] == ["diff3 markers left in the file"]
+    assert any(w.startswith("warning: logo.png: binary file") for w in data["warnings"])
+    from krm_merge.commands.reporting import update_report_markdown
+
+    markdown = update_report_markdown(data)
+    assert "### Files merged\n\n- `README.md`\n- `bin/run.sh`: 1 conflict(s) left as diff3 markers\n" in markdown
 
 
 def test_a_text_conflict_counts_under_conflicts_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -191,7 +218,7 @@ def test_a_remote_subpackages_files_are_merged_and_named_in_the_user_package(
     (world.our_pkg / "remote" / "notes.txt").write_text("A\nb\nc\nd\n")
     plan = update.plan_git_update(world.our_pkg, None, files_policy="merge")
     assert [(m.path, m.merged, m.conflicts) for m in plan.merged_files] == [("remote/notes.txt", True, [])]
-    assert "remote: merged: notes.txt: changes of local and upstream combined (git merge-file)" in plan.messages
+    assert plan.merged_files[0].messages() == ["merged: remote/notes.txt: changes of local and upstream combined (git merge-file)"]
     update.apply_plan(world.our_pkg, plan)
     assert (world.our_pkg / "remote" / "notes.txt").read_text() == "A\nb\nc\nD\n"
 

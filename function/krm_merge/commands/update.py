@@ -171,6 +171,9 @@ def _warn_duplicates(duplicates: list[Any]) -> None:
 def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int:
     for message in plan.messages:
         sys.stderr.write(message + "\n")
+    for merged in plan.merged_files:  # said here, not in messages: a subpackage's are named by their full path
+        for message in merged.messages():
+            sys.stderr.write(message + "\n")
     if conflicts == "fail" and plan.conflicts:
         sys.stderr.write(f"krm-merge update: error: {plan.conflicts} conflicting field(s); nothing written\n")
         return 1
@@ -537,9 +540,7 @@ def _plan_checked(
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
     plan.conflicts = len(result.conflicts)
-    for merged in plan.merged_files:
-        plan.messages.extend(merged.messages())
-        plan.conflicts += len(merged.conflicts)
+    plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
     for obj, message in result.warnings:
         plan.messages.append(f"warning: {obj.file_path}: {obj.display()}: {message}")
     return plan
