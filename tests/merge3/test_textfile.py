@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from krm_merge.krm.results import KrmError, Results
+from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import textfile
 
 from tests.conftest import require_binary
@@ -146,17 +146,6 @@ def test_find_markers_takes_any_labels_and_skips_incomplete_regions() -> None:
         textfile.MarkerRegion(9, 11, 13, 15),
     ]
     assert textfile.find_markers("<<<<<<<< eight\n========\n>>>>>>>> eight\n") == []
-
-
-def test_report_names_file_and_line() -> None:
-    results = Results()
-    merged = textfile.merge_file("run.sh", b"mine\n", b"base\n", b"theirs\n")
-    binary = textfile.merge_file("logo.png", b"\0", b"a", b"b")
-    textfile.report(results, [merged, binary])
-    dicts = [r.to_dict() for r in results]
-    assert [d["severity"] for d in dicts] == ["warning", "warning"]
-    assert dicts[0]["file"] == {"path": "run.sh"} and dicts[0]["message"].startswith("run.sh:1: lines changed on both sides")
-    assert dicts[1]["file"] == {"path": "logo.png"} and "binary file" in dicts[1]["message"]
 
 
 LINES = st.sampled_from(["a\n", "b\n", "c\n", "d\n", "e\n", "x\n", "y\n", "\n"])

@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from krm_merge.krm.results import File, KrmError, Results
+from krm_merge.krm.results import File, KrmError
 
 # local = the user's copy (git's "ours"), origin = the version it was fetched from (the base),
 # upstream = the new version ("theirs"): the names the rest of update uses for the three copies.
@@ -170,17 +170,4 @@ def _marker_kind(line: str, size: int) -> str | None:
     return None
 
 
-def report(results: Results, merges: list[FileMerge]) -> None:
-    """One warning result per conflict region left in a file (file and line named) and per binary file kept."""
-    for merge in merges:
-        if merge.warning is not None:
-            results.warning(merge.warning, file=File(merge.path))
-        for region in merge.conflicts:
-            results.warning(
-                f"{merge.path}:{region.start}: lines changed on both sides; diff3 markers left "
-                f"(lines {region.start}-{region.end}, labels {' / '.join(LABELS)})",
-                file=File(merge.path),
-            )
-
-
-__all__ = ["LABELS", "FileMerge", "MarkerRegion", "find_markers", "is_binary", "merge_file", "merge_texts", "needs_merge", "report"]
+__all__ = ["LABELS", "FileMerge", "MarkerRegion", "find_markers", "is_binary", "merge_file", "merge_texts", "needs_merge"]
