@@ -10,6 +10,7 @@ they were.
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, Callable, TextIO
 
@@ -50,10 +51,17 @@ def result_of_line(prog: str, line: str, results: Results) -> None:
     results.info(line.removeprefix(f"{prog}: "))
 
 
+_TEXT_FILE_HEAD = re.compile(r"([^\s:/][^\s:]*)(:\d+)?")  # a relative path, maybe with a line
+
+
 def _file_of(message: str) -> dict[str, File]:
     head = message.split(": ", 1)[0]
     if head.endswith((".yaml", ".yml", "Kptfile")) and " " not in head:
         return {"file": File(head)}
+    # update --files merge names a non-KRM file as PATH:LINE (a conflict) or PATH (a binary file kept)
+    position = _TEXT_FILE_HEAD.fullmatch(head)
+    if position and (position.group(2) or message.startswith(f"{head}: binary file")):
+        return {"file": File(position.group(1))}
     return {}
 
 
@@ -82,14 +90,22 @@ def update_report(plan: Any, *, policy: str, dry_run: bool, code: int) -> dict[s
         for w in plan.writes
     ]
     conflicts = [m for m in plan.messages if m.split(": ", 1)[-1].startswith("conflict: ") or m.startswith("conflict: ")]
+    text_conflicts = [line for m in plan.merged_files for line in m.messages() if line.startswith("conflict: ")]
+    text_warnings = [line for m in plan.merged_files if m.warning is not None for line in m.messages()]
     outcome = ("dry run: nothing written" if dry_run and code == 0 else "written" if code == 0
                else "nothing written")
     return {
         "outcome": outcome,
         "changes": changes,
         "removedDirectories": list(plan.remove_dirs),
-        "conflicts": [{"message": m, "decided": policy} for m in conflicts],
-        "warnings": [m for m in plan.messages if m not in conflicts],
+        "conflicts": [{"message": m, "decided": policy} for m in conflicts]
+        + [{"message": m, "decided": "diff3 markers left in the file"} for m in text_conflicts],
+        "warnings": [m for m in plan.messages if m not in conflicts] + text_warnings,
+        # update --files merge: each non-KRM file merged 3-way, with the conflict regions left in it
+        "mergedFiles": [
+            {"path": m.path, "conflicts": [{"line": r.start, "endLine": r.end} for r in m.conflicts]}
+            for m in plan.merged_files if m.merged
+        ],
     }
 
 
@@ -105,6 +121,11 @@ def update_report_markdown(report: dict[str, Any]) -> str:
     if report["conflicts"]:
         lines += ["### Conflicts", ""]
         lines += [f"- {c['message']} (decided: {c['decided']})" for c in report["conflicts"]]
+        lines.append("")
+    if report.get("mergedFiles"):
+        lines += ["### Files merged", ""]
+        lines += [f"- `{m['path']}`" + (f": {len(m['conflicts'])} conflict(s) left as diff3 markers" if m["conflicts"] else "")
+                  for m in report["mergedFiles"]]
         lines.append("")
     if report["warnings"]:
         lines += ["### Warnings", ""]

@@ -31,7 +31,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -43,6 +43,7 @@ from krm_merge.krm.results import File, KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
 POLICIES = ("upstream-wins", "local-wins", "fail")
+FILE_POLICIES = ("keep-local", "merge")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,6 +62,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", choices=STRATEGIES,
                    help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
     p.add_argument("--conflicts", choices=POLICIES, default="upstream-wins", help="who wins a field changed on both sides")
+    p.add_argument("--files", choices=FILE_POLICIES, default="keep-local",
+                   help="non-KRM files changed on both sides: keep local's (kpt) or merge them as git merge-file does "
+                        "(diff3 markers where both changed the same lines; binary files: local kept)")
     p.add_argument(
         "--fallback-keys",
         metavar="K1,K2",
@@ -92,6 +96,7 @@ class UpdatePlan:
     remove_dirs: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     conflicts: int = 0
+    merged_files: list[Any] = field(default_factory=list)  # merge3.textfile.FileMerge, with --files merge
 
 
 def main(argv: list[str]) -> int:
@@ -132,6 +137,7 @@ def _locked_main(args: argparse.Namespace) -> int:
                 plan = plan_update(
                     local, Path(args.origin), Path(args.upstream),
                     strategy=args.strategy or "resource-merge", conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+                    files_policy=args.files,
                 )
             else:
                 from krm_merge.upstream.git import split_package_ref
@@ -140,7 +146,7 @@ def _locked_main(args: argparse.Namespace) -> int:
                 local = Path(path)
                 plan = plan_git_update(
                     local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-                    recursive=not args.no_recursive,
+                    recursive=not args.no_recursive, files_policy=args.files,
                 )
         except KrmMergeError as err:
             _warn_duplicates(duplicates)
@@ -165,6 +171,9 @@ def _warn_duplicates(duplicates: list[Any]) -> None:
 def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int:
     for message in plan.messages:
         sys.stderr.write(message + "\n")
+    for merged in plan.merged_files:  # said here, not in messages: a subpackage's are named by their full path
+        for message in merged.messages():
+            sys.stderr.write(message + "\n")
     if conflicts == "fail" and plan.conflicts:
         sys.stderr.write(f"krm-merge update: error: {plan.conflicts} conflicting field(s); nothing written\n")
         return 1
@@ -179,8 +188,16 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
     except OSError as err:
         sys.stderr.write(f"krm-merge update: error: {err}\n")
         return 1
-    sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed\n")
+    sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
     return 0
+
+
+def _merged_summary(plan: UpdatePlan) -> str:
+    merged = [m for m in plan.merged_files if m.merged]
+    if not merged:
+        return ""
+    marked = sum(1 for m in merged if m.conflicts)
+    return f", {len(merged)} non-KRM file(s) merged" + (f" ({marked} with conflict markers left)" if marked else "")
 
 
 # --- git upstreams ----------------------------------------------------------------------
@@ -231,6 +248,7 @@ def plan_git_update(
     fallback_keys: str | None = None,
     cache: Any = None,
     recursive: bool = True,
+    files_policy: str = "keep-local",
 ) -> UpdatePlan:
     """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
 
@@ -248,16 +266,18 @@ def plan_git_update(
 
     cache = cache or GitCache()
     cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
-    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, _Recursion(), str(local / "Kptfile"))
+    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, _Recursion(), str(local / "Kptfile"),
+                          files_policy)
 
 
 def _plan_git_tree(
     local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
-    cache: Any, recursive: bool, walk: _Recursion, where: str,
+    cache: Any, recursive: bool, walk: _Recursion, where: str, files_policy: str = "keep-local",
 ) -> UpdatePlan:
     kptfile_text, upstream, lock = _read_root_kptfile(local, where)
     walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
-    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache)
+    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache,
+                                 files_policy)
     if not recursive or not _has_remote_subpackages(local, plan):
         return plan
     # kpt updates remote subpackages one after the other, each on the result of the
@@ -269,7 +289,7 @@ def _plan_git_tree(
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
-        messages, conflicts_found = list(plan.messages), plan.conflicts
+        messages, conflicts_found, merged_files = list(plan.messages), plan.conflicts, list(plan.merged_files)
         for sub in remote_subpackages(scratch):
             # Named where the user finds it, not in the scratch copy.
             sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
@@ -281,13 +301,14 @@ def _plan_git_tree(
             )
             sub_plan = _plan_git_tree(
                 scratch / sub, ref if follows else None, strategy if follows else None,
-                conflicts, fallback_keys, cache, True, walk, sub_where,
+                conflicts, fallback_keys, cache, True, walk, sub_where, files_policy,
             )
             apply_plan(scratch / sub, sub_plan)
             messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
             conflicts_found += sub_plan.conflicts
+            merged_files.extend(replace(m, path=f"{sub}/{m.path}") for m in sub_plan.merged_files)
         final = diff_trees(local, scratch)
-    final.messages, final.conflicts = messages, conflicts_found
+    final.messages, final.conflicts, final.merged_files = messages, conflicts_found, merged_files
     return final
 
 
@@ -370,7 +391,7 @@ def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, 
 
 def _plan_one_git_package(
     local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
-    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any,
+    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any, files_policy: str = "keep-local",
 ) -> UpdatePlan:
     from krm_merge.upstream.git import GitUpstream, record_lock
 
@@ -394,7 +415,7 @@ def _plan_one_git_package(
         files.prune_untrusted_tree(origin_dir, "origin")
         warnings = files.prune_untrusted_tree(upstream_dir, "upstream")
         plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
-                           fallback_keys=fallback_keys, checked=True)
+                           fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
         plan.messages[:0] = warnings
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
@@ -452,29 +473,34 @@ def plan_update(
     conflicts: str = "upstream-wins",
     fallback_keys: str | None = None,
     checked: bool = False,
+    files_policy: str = "keep-local",
 ) -> UpdatePlan:
     """Compute the update of ``local`` without writing anything.
 
     ``origin`` and ``upstream`` are content from elsewhere: unless ``checked``
     (they already went through :func:`files.prune_untrusted_tree`), they are
     first copied by :func:`files.copy_untrusted_tree`, so no link in them is
-    followed and each one left out is named in a warning.
+    followed and each one left out is named in a warning.  ``files_policy``
+    ``"merge"`` merges non-KRM files changed on both sides
+    (:mod:`krm_merge.merge3.textfile`) instead of keeping local's (kpt).
     """
     for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
         if not root.is_dir():
             raise KrmError(f"{label} package {root} is not a directory")
     if checked:
-        return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys)
+        return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         files.copy_untrusted_tree(origin, Path(tmp) / "origin", "origin")
         warnings = files.copy_untrusted_tree(upstream, Path(tmp) / "upstream", "upstream")
-        plan = _plan_checked(local, Path(tmp) / "origin", Path(tmp) / "upstream", strategy, conflicts, fallback_keys)
+        plan = _plan_checked(local, Path(tmp) / "origin", Path(tmp) / "upstream", strategy, conflicts, fallback_keys,
+                             files_policy)
     plan.messages[:0] = warnings
     return plan
 
 
 def _plan_checked(
     local: Path, origin: Path, upstream: Path, strategy: str, conflicts: str, fallback_keys: str | None,
+    files_policy: str = "keep-local",
 ) -> UpdatePlan:
     from krm_merge.krm import package
     from krm_merge.merge3.conflicts import ConflictPolicy
@@ -508,11 +534,13 @@ def _plan_checked(
     for change in package.plan_writes(lpkg, lrl):
         files.check_relative(change.path)
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
-    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result))
+    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result,
+                                         plan.merged_files if files_policy == "merge" else None))
     plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
     plan.conflicts = len(result.conflicts)
+    plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
     for obj, message in result.warnings:
         plan.messages.append(f"warning: {obj.file_path}: {obj.display()}: {message}")
     return plan
@@ -562,13 +590,17 @@ def _is_krm_name(rel: str) -> bool:
 
 
 def _plan_other_files(
-    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Any, result: Any
+    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Any, result: Any,
+    merged_files: list[Any] | None = None,
 ) -> list[FileWrite]:
     """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
 
     Files of a subpackage decided as a whole follow that decision (kept or
-    deleted with it; a subpackage deleted locally gets nothing back).
+    deleted with it; a subpackage deleted locally gets nothing back).  Given
+    ``merged_files`` (``--files merge``), a file local and upstream both
+    changed is merged instead of kept, and the merge is appended there.
     """
+    from krm_merge.merge3 import textfile
     from krm_merge.merge3.package import Strategy, Subpackage
 
     lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
@@ -587,6 +619,11 @@ def _plan_other_files(
             wanted = theirs if base is None else None  # added upstream -> copy; deleted locally -> stays deleted
         elif base is not None and mine == base:
             wanted = theirs  # unmodified locally: upstream's version, or deleted with it
+        elif merged_files is not None and textfile.needs_merge(mine, base, theirs):
+            assert theirs is not None  # needs_merge: both sides have the file
+            merged = textfile.merge_file(rel, mine, base, theirs)
+            merged_files.append(merged)
+            wanted = merged.data
         else:
             wanted = mine  # new or modified locally: kept
         if wanted != mine:
