@@ -35,7 +35,7 @@ Examples:
 
 Exit code: 0 on success, 1 when any error result was reported, 2 for usage errors."""
 
-SUBCOMMANDS = ("run", "diff", "update", "promote", "recover")
+SUBCOMMANDS = ("run", "diff", "update", "promote", "recover", "conflicts", "resolve")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,7 +42,9 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import File, KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
-POLICIES = ("upstream-wins", "local-wins", "fail")
+POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
+CONFLICTS_LEFT = 3
+"""Exit code of an update under ``--conflicts mark`` that wrote markers: merged, conflicts left to decide."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,7 +62,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream", metavar="DIR", help="the new upstream version (a directory; with --origin)")
     p.add_argument("--strategy", choices=STRATEGIES,
                    help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
-    p.add_argument("--conflicts", choices=POLICIES, default="upstream-wins", help="who wins a field changed on both sides")
+    p.add_argument("--conflicts", choices=POLICIES, default="upstream-wins",
+                   help="who wins a field changed on both sides (mark: local's value stays with a "
+                        "'# krm-merge:conflict' comment; exit 3; see krm-merge conflicts/resolve)")
     p.add_argument(
         "--fallback-keys",
         metavar="K1,K2",
@@ -180,6 +184,10 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
         sys.stderr.write(f"krm-merge update: error: {err}\n")
         return 1
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed\n")
+    if conflicts == "mark" and plan.conflicts:
+        sys.stdout.write(f"{plan.conflicts} conflict(s) marked '# krm-merge:conflict': "
+                         f"list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
+        return CONFLICTS_LEFT
     return 0
 
 

@@ -169,6 +169,25 @@ def _set_own_comment(value: CommentedBase, token: Any) -> None:
         value.ca.comment = [token, None]
 
 
+def add_line_comment(container: Any, key: Any, text: str) -> None:
+    """Put ``text`` (``# ...``) at the end of the line of ``container[key]``.
+
+    A comment already on that line is kept and ``text`` follows it: ruamel's
+    own ``yaml_add_eol_comment`` would replace it.  A key whose value is a
+    block map or list gets it on the key's line, where ruamel keeps it.
+    """
+    if not isinstance(container, CommentedBase):
+        return
+    entry = container.ca.items.get(key)
+    token = entry[2] if entry and len(entry) > 2 else None
+    if token is None:
+        container.yaml_add_eol_comment(text, key)
+        return
+    # the token may carry the comment lines that follow: the marker goes before the first newline
+    first, newline, rest = token.value.partition("\n")
+    token.value = f"{first.rstrip()} {text}{newline}{rest}"
+
+
 def drop_key_comment(container: Any, key: Any) -> None:
     """Forget the comments of a key that is being removed."""
     if isinstance(container, CommentedBase):
