@@ -11,11 +11,13 @@ data); ``resolve --take upstream`` of every marker gives the
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,3 +116,117 @@ def test_markers_are_exactly_the_fields_changed_differently_on_both_sides(l: Any
         resolve.write(marked, found, "upstream")
         assert conflicts.find_all(marked) == []
         assert same(data(marked), data(upstream_wins))
+
+
+# -- the commands, end to end ------------------------------------------------------------------
+
+ORIGIN = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: shop
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: app
+        image: app:1 # pinned
+        args: [a]
+"""
+
+
+def package(tmp: Path, local: str, upstream: str) -> Path:
+    for name, text in (("origin", ORIGIN), ("local", local), ("upstream", upstream)):
+        (tmp / name).mkdir()
+        (tmp / name / "app.yaml").write_text(text)
+    return tmp / "local"
+
+
+def both_changed(tmp: Path) -> Path:
+    local = ORIGIN.replace("replicas: 2", "replicas: 5").replace("app:1", "app:9").replace("[a]", "[c]")
+    upstream = ORIGIN.replace("replicas: 2", "replicas: 3").replace("app:1", "app:2").replace("[a]", "[b]")
+    return package(tmp, local, upstream)
+
+
+def run_update(pkg: Path, *extra: str) -> int:
+    return update.main([str(pkg), "--origin", str(pkg.parent / "origin"), "--upstream", str(pkg.parent / "upstream"), *extra])
+
+
+def test_without_the_flag_nothing_changes(tmp_path: Path) -> None:
+    pkg = both_changed(tmp_path)
+    assert run_update(pkg) == 0
+    text = (pkg / "app.yaml").read_text()
+    assert "krm-merge:conflict" not in text and "replicas: 3" in text
+    assert conflicts.main([str(pkg)]) == 0
+
+
+def test_update_exits_3_and_conflicts_lists_file_line_and_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = both_changed(tmp_path)
+    assert run_update(pkg, "--conflicts", "mark") == 3
+    assert "3 conflict(s) marked" in capsys.readouterr().out
+    text = (pkg / "app.yaml").read_text()
+    assert "  replicas: 5  # krm-merge:conflict upstream=3 origin=2\n" in text
+    assert '    image: app:9 # pinned # krm-merge:conflict upstream="app:2" origin="app:1"\n' in text
+    assert re.search(r'\n        args: \[c\] +# krm-merge:conflict upstream=\["b"\] origin=\["a"\]\n', text)
+    assert conflicts.main([str(pkg)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    line = text.split("\n").index("  replicas: 5  # krm-merge:conflict upstream=3 origin=2") + 1
+    assert out[0] == f"app.yaml:{line}: Deployment/shop/app spec.replicas: local=5 upstream=3 origin=2"
+    assert len(out) == 3
+
+
+def test_an_edit_by_hand_resolves(tmp_path: Path) -> None:
+    pkg = both_changed(tmp_path)
+    run_update(pkg, "--conflicts", "mark")
+    path = pkg / "app.yaml"
+    lines = [line.split(" # krm-merge:conflict")[0].split("  # krm-merge:conflict")[0] for line in path.read_text().split("\n")]
+    path.write_text("\n".join(lines).replace("replicas: 5", "replicas: 4"))
+    assert conflicts.main([str(pkg)]) == 0
+
+
+def test_resolve_by_resource_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = both_changed(tmp_path)
+    run_update(pkg, "--conflicts", "mark")
+    # the field as conflicts prints it, or with list indices
+    assert resolve.main([str(pkg), "--take", "upstream", "Deployment/shop/app:spec.template.spec.containers[0].image"]) == 3
+    assert resolve.main([str(pkg), "Deployment/shop/app:spec.template.spec.containers[name=app].args", "--take", "local"]) == 3
+    text = (pkg / "app.yaml").read_text()
+    assert "    image: app:2 # pinned\n" in text and "    args: [c]\n" in text, text
+    assert [m.field for m in conflicts.find_all(pkg)] == ["spec.replicas"]
+    assert resolve.main([str(pkg), "--take", "upstream", "Deployment/shop/app"]) == 0
+    assert "  replicas: 3\n" in (pkg / "app.yaml").read_text()
+    capsys.readouterr()
+
+
+def test_a_selection_matching_nothing_is_an_error_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = both_changed(tmp_path)
+    run_update(pkg, "--conflicts", "mark")
+    before = (pkg / "app.yaml").read_text()
+    assert resolve.main([str(pkg), "--take", "local", "Deployment/shop/app", "Deployment/app"]) == 1
+    assert "no conflict marker matches 'Deployment/app'" in capsys.readouterr().err
+    assert (pkg / "app.yaml").read_text() == before
+
+
+def test_an_unreadable_marker_is_listed_and_only_take_local_removes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = package(tmp_path, ORIGIN.replace("replicas: 2", "replicas: 2 # krm-merge:conflict upstream=oops"), ORIGIN)
+    assert conflicts.main([str(pkg)]) == 3
+    assert "spec.replicas: local=2 upstream=? origin=?" in capsys.readouterr().out
+    assert resolve.main([str(pkg), "--take", "upstream"]) == 1
+    assert "no readable upstream value" in capsys.readouterr().err
+    assert resolve.main([str(pkg), "--take", "local"]) == 0
+    assert (pkg / "app.yaml").read_text() == ORIGIN
+
+
+def test_conflicts_of_a_missing_package_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert conflicts.main([str(tmp_path / "nope")]) == 1
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_a_value_upstream_deleted_is_written_absent_and_taking_it_deletes_the_field(tmp_path: Path) -> None:
+    pkg = package(tmp_path, ORIGIN.replace("replicas: 2", "replicas: 5"), ORIGIN.replace("  replicas: 2\n", ""))
+    assert run_update(pkg, "--conflicts", "mark") == 3
+    assert "replicas: 5  # krm-merge:conflict upstream=<absent> origin=2\n" in (pkg / "app.yaml").read_text()
+    assert resolve.main([str(pkg), "--take", "upstream"]) == 0
+    assert "replicas" not in (pkg / "app.yaml").read_text()
