@@ -96,6 +96,7 @@ class UpdatePlan:
     remove_dirs: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     conflicts: int = 0
+    outcomes: list[dict[str, Any]] = field(default_factory=list)  # each resource and conflict: commands.outcomes
 
 
 def main(argv: list[str]) -> int:
@@ -184,6 +185,10 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
         sys.stderr.write(f"krm-merge update: error: {err}\n")
         return 1
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed\n")
+    if plan.outcomes:
+        from krm_merge.commands import outcomes
+
+        sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")
     if conflicts == "mark" and plan.conflicts:
         sys.stdout.write(f"{plan.conflicts} conflict(s) marked '# krm-merge:conflict': "
                          f"list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
@@ -277,7 +282,7 @@ def _plan_git_tree(
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
-        messages, conflicts_found = list(plan.messages), plan.conflicts
+        messages, conflicts_found, found = list(plan.messages), plan.conflicts, list(plan.outcomes)
         for sub in remote_subpackages(scratch):
             # Named where the user finds it, not in the scratch copy.
             sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
@@ -294,8 +299,9 @@ def _plan_git_tree(
             apply_plan(scratch / sub, sub_plan)
             messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
             conflicts_found += sub_plan.conflicts
+            found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
         final = diff_trees(local, scratch)
-    final.messages, final.conflicts = messages, conflicts_found
+    final.messages, final.conflicts, final.outcomes = messages, conflicts_found, found
     return final
 
 
@@ -517,6 +523,9 @@ def _plan_checked(
         files.check_relative(change.path)
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
     plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result))
+    from krm_merge.commands import outcomes
+
+    plan.outcomes = outcomes.entries(result, lambda obj: obj.file_path or "")
     plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
