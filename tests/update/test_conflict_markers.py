@@ -230,3 +230,12 @@ def test_a_value_upstream_deleted_is_written_absent_and_taking_it_deletes_the_fi
     assert "replicas: 5  # krm-merge:conflict upstream=<absent> origin=2\n" in (pkg / "app.yaml").read_text()
     assert resolve.main([str(pkg), "--take", "upstream"]) == 0
     assert "replicas" not in (pkg / "app.yaml").read_text()
+
+
+@pytest.mark.parametrize(("take", "value"), [("local", "5"), ("upstream", "3")])
+def test_resolve_keeps_a_crlf_file_crlf(tmp_path: Path, take: str, value: str) -> None:
+    marked = ORIGIN.replace("replicas: 2", "replicas: 5 # krm-merge:conflict upstream=3 origin=2")
+    pkg = package(tmp_path, marked.replace("\n", "\r\n"), ORIGIN)
+    assert [m.field for m in conflicts.find_all(pkg)] == ["spec.replicas"]
+    assert resolve.main([str(pkg), "--take", take]) == 0
+    assert (pkg / "app.yaml").read_bytes() == ORIGIN.replace("replicas: 2", f"replicas: {value}").replace("\n", "\r\n").encode()

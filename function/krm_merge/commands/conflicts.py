@@ -193,6 +193,8 @@ def _render(value: Any) -> str:
 
 def resolve_field_markers(rel: str, text: str, markers: list[Marker], take: str) -> str:
     """Remove the markers; with ``take == "upstream"`` also set each field to the marker's upstream value."""
+    if "\r\n" in text:  # the editors work on LF text; a CRLF file is written back CRLF
+        return resolve_field_markers(rel, text.replace("\r\n", "\n"), markers, take).replace("\n", "\r\n")
     separators, docs = split_documents(text)
     line = 0
     out = []
