@@ -84,7 +84,7 @@ def data(pkg: Path) -> Any:
 leaf_values = st.fixed_dictionaries({leaf: LISTS if leaf == "spec.b" else VALUES for leaf in LEAVES})
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(leaf_values, leaf_values, leaf_values)
 def test_markers_are_exactly_the_fields_changed_differently_on_both_sides(l: Any, o: Any, u: Any) -> None:
     with tempfile.TemporaryDirectory() as name:
@@ -239,3 +239,29 @@ def test_resolve_keeps_a_crlf_file_crlf(tmp_path: Path, take: str, value: str) -
     assert [m.field for m in conflicts.find_all(pkg)] == ["spec.replicas"]
     assert resolve.main([str(pkg), "--take", take]) == 0
     assert (pkg / "app.yaml").read_bytes() == ORIGIN.replace("replicas: 2", f"replicas: {value}").replace("\n", "\r\n").encode()
+
+
+def test_a_second_kind_of_marker_is_one_register_call(tmp_path: Path) -> None:
+    """The hook a text merge uses: its finder's markers are listed and its resolver decides them."""
+    pkg = both_changed(tmp_path)
+    run_update(pkg, "--conflicts", "mark")
+    (pkg / "README.md").write_text("a\n<<<<<<< local\nb\n=======\nc\n>>>>>>> upstream\n")
+
+    def find_text(root: Path) -> list[conflicts.Marker]:
+        lines = (root / "README.md").read_text().split("\n")
+        return [conflicts.Marker("text", "README.md", lines.index("<<<<<<< local") + 1, "", "", "b", "c", "a")] \
+            if "<<<<<<< local" in lines else []
+
+    def resolve_text(rel: str, text: str, markers: list[conflicts.Marker], take: str) -> str:
+        return "a\nb\n" if take == "local" else "a\nc\n"
+
+    conflicts.register("text", find_text, resolve_text)
+    try:
+        found = conflicts.find_all(pkg)
+        assert [(m.kind, m.file, m.line) for m in found if m.kind == "text"] == [("text", "README.md", 2)]
+        assert len(found) == 4
+        assert resolve.main([str(pkg), "--take", "upstream"]) == 0
+        assert (pkg / "README.md").read_text() == "a\nc\n"
+        assert conflicts.main([str(pkg)]) == 0
+    finally:
+        del conflicts.FINDERS["text"], conflicts.RESOLVERS["text"]

@@ -223,13 +223,22 @@ def _resolve_doc(rel: str, doc: str, first_line: int, markers: list[Marker], tak
     for marker, value in choices:
         try:
             if value is ABSENT_VALUE:
-                obj.delete(marker.path)
+                _delete(obj, marker.path)
             else:
                 obj.set(marker.path, value)
         except (KrmMergeError, KeyError, IndexError, TypeError) as err:
             raise KrmError(f"{rel}:{marker.line}: cannot set {marker.field} to upstream's value: {err}",
                            obj, marker.field, file=File(rel)) from None
     return obj.text if choices else "\n".join(lines)
+
+
+def _delete(obj: KubeObject, path: DataPath) -> None:
+    """Delete the field and the maps that leaves empty, as the merge drops a map upstream deleted."""
+    obj.delete(path)
+    parent = path[:-1]
+    while parent and not isinstance(parent[-1], int) and obj.get(parent) == {}:
+        obj.delete(parent)
+        parent = parent[:-1]
 
 
 register("field", find_field_markers, resolve_field_markers)
