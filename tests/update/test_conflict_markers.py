@@ -265,3 +265,17 @@ def test_a_second_kind_of_marker_is_one_register_call(tmp_path: Path) -> None:
         assert conflicts.main([str(pkg)]) == 0
     finally:
         del conflicts.FINDERS["text"], conflicts.RESOLVERS["text"]
+
+
+@pytest.mark.parametrize("header", ["", " # the script"])
+def test_a_block_scalar_is_marked_on_its_key_line(tmp_path: Path, header: str) -> None:
+    origin = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  script: |{}\n    one\n    two\n  other: x\n"
+    pkg = package(tmp_path, origin.format(header).replace("two", "local"), origin.format("").replace("two", "upstream"))
+    (tmp_path / "origin" / "app.yaml").write_text(origin.format(""))
+    assert run_update(pkg, "--conflicts", "mark") == 3
+    text = (pkg / "app.yaml").read_text()
+    assert f'  script: |{header} # krm-merge:conflict upstream="one\\nupstream\\n" origin="one\\ntwo\\n"\n    one\n    local\n' in text
+    (marker,) = conflicts.find_all(pkg)
+    assert (marker.field, marker.local) == ("data.script", '"one\\nlocal\\n"')
+    assert resolve.main([str(pkg), "--take", "upstream"]) == 0
+    assert f"  script: |{header}\n    one\n    upstream\n  other: x\n" in (pkg / "app.yaml").read_text()

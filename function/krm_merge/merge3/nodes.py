@@ -179,6 +179,14 @@ def add_line_comment(container: Any, key: Any, text: str) -> None:
     if not isinstance(container, CommentedBase):
         return
     entry = container.ca.items.get(key)
+    value = _value(container, key) if _has(container, key) else None
+    if isinstance(value, (LiteralScalarString, FoldedScalarString)):
+        # After the value the comment would be read as part of the text: it goes after `|` / `>`.
+        own = getattr(value, "comment", None)
+        value.comment = f"{own.rstrip()} {text}" if own else f" {text}"
+        if entry and len(entry) > 3 and entry[3]:
+            entry[3] = [value.comment]  # ruamel keeps a loaded header comment here too
+        return
     token = entry[2] if entry and len(entry) > 2 else None
     if token is None:
         container.yaml_add_eol_comment(text, key)
