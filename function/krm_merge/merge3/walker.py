@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
-from .conflicts import ABSENT_VALUE, Conflict, ConflictPolicy, format_path, marker_comment
+from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, format_path, marker_comment
 from .nodes import (
     MISSING,
     NodeKind,
@@ -267,7 +267,9 @@ class Merger:
         walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver, on_field)
         merged = walker.walk_document(local, origin, upstream, schema)
         for container, key, values in marks:
-            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin)))
+            # a marker an earlier update left on the field gives way to this one
+            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin)),
+                             replacing=f"# {MARKER}")
         return merged
 
     def _conflict_finder(self, marks: list[tuple[Any, Any, Sources]]) -> Callable[[Any, Any, Sources], None]:
