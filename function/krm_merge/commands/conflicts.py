@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
@@ -35,6 +34,7 @@ from krm_merge.krm.package import read_package, split_documents
 from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.merge3.conflicts import ABSENT, ABSENT_VALUE, MARKER, find_marker, format_path, parse_marker
+from krm_merge.merge3.nodes import to_plain_data
 from krm_merge.merge3.rules import FALLBACK_KEYS
 
 CONFLICTS_LEFT = 3
@@ -129,7 +129,7 @@ def _doc_markers(rel: str, doc: str, first_line: int) -> list[Marker]:
         values = parse_marker(text)
         upstream, origin = ("?", "?") if values is None else (_render(values[0]), _render(values[1]))
         path, label = fields.get(number, ((), ()))
-        local = _render(_plain(_at(tree, path))) if path else "?"
+        local = _render(to_plain_data(_at(tree, path))) if path else "?"
         out.append(Marker("field", rel, first_line + number + 1, resource if path else "", format_path(label),
                           local, upstream, origin, path))
     return out
@@ -177,12 +177,6 @@ def _at(tree: Any, path: DataPath) -> Any:
     for part in path:
         node = node[part]
     return node
-
-
-def _plain(node: Any) -> Any:
-    from krm_merge.merge3.nodes import to_plain_data
-
-    return to_plain_data(node)
 
 
 def _render(value: Any) -> str:
@@ -268,6 +262,9 @@ def main(argv: list[str]) -> int:
         found = find_all(Path(args.package))
     except KrmMergeError as err:
         sys.stderr.write(f"krm-merge conflicts: error: {err.one_line()}\n")
+        return 1
+    except OSError as err:
+        sys.stderr.write(f"krm-merge conflicts: error: {err}\n")
         return 1
     if args.output == "json":
         sys.stdout.write(json.dumps([m.as_dict() for m in found], indent=2) + "\n")
