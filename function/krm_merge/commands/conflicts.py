@@ -37,6 +37,9 @@ from krm_merge.merge3.conflicts import ABSENT, ABSENT_VALUE, MARKER, find_marker
 from krm_merge.merge3.nodes import to_plain_data
 from krm_merge.merge3.rules import FALLBACK_KEYS
 
+from .reporting import RESULTS_HELP, run_with_results
+
+PROG = "krm-merge conflicts"
 CONFLICTS_LEFT = 3
 """Exit code while any marker is left (the same code ``update --conflicts mark`` ends with)."""
 
@@ -252,19 +255,30 @@ def parser() -> argparse.ArgumentParser:
                 description="List the conflicts an update left marked in a package; exit 3 while any is left.")
     p.add_argument("package", metavar="PKG", help="the package directory")
     p.add_argument("--output", choices=("text", "json"), default="text", help="one line per conflict, or a JSON list")
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     return p
 
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 none left, 3 some left, 1 error)."""
     args = parser().parse_args(argv)
+    return run_with_results(PROG, args.results, lambda: _main(args))
+
+
+def _main(args: argparse.Namespace) -> int:
+    from krm_merge import txn
+
     try:
-        found = find_all(Path(args.package))
+        # read-only: locks (and recovers) only when a write was interrupted, so a half-written file is never listed
+        with txn.PackageLock(args.package, PROG, read_only=True) as lock:
+            for message in lock.messages:
+                sys.stderr.write(f"{PROG}: warning: {message}\n")
+            found = find_all(Path(args.package))
     except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge conflicts: error: {err.one_line()}\n")
+        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
         return 1
     except OSError as err:
-        sys.stderr.write(f"krm-merge conflicts: error: {err}\n")
+        sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
     if args.output == "json":
         sys.stdout.write(json.dumps([m.as_dict() for m in found], indent=2) + "\n")

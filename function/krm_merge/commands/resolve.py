@@ -8,7 +8,8 @@ removes it.  With no selection every marker is decided; ``RESOURCE`` is
 or with list indices (``spec.containers[0].image``); a field selects the
 markers at or below it.  Each marker is decided by the resolver of its kind
 (:data:`krm_merge.commands.conflicts.RESOLVERS`); all files are written at
-once, or none.
+once, or none: one transaction of :mod:`krm_merge.txn`, under the package
+lock from the read to the write.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import parse_path
 
 from .conflicts import CONFLICTS_LEFT, RESOLVERS, Marker, find_all
+from .reporting import RESULTS_HELP, run_with_results
+
+PROG = "krm-merge resolve"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,13 +42,31 @@ def parser() -> argparse.ArgumentParser:
                    help="local: keep the value in the file; upstream: write the value the marker names")
     p.add_argument("select", metavar="RESOURCE[:FIELD]", nargs="*",
                    help="Kind/name or Kind/namespace/name, optionally :field.path (default: every conflict)")
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     return p
 
 
 def main(argv: list[str]) -> int:
     """Entry point; 0 when no marker is left, 3 when some are (not selected), 1 on error."""
     args = parser().parse_intermixed_args(argv)  # PKG, the selections and --take in any order
+    return run_with_results(PROG, args.results, lambda: _locked_main(args))
+
+
+def _locked_main(args: argparse.Namespace) -> int:
+    from krm_merge import txn
+
     root = Path(args.package)
+    try:
+        with txn.PackageLock(root, PROG) as lock:
+            for message in lock.messages:
+                sys.stderr.write(f"{PROG}: warning: {message}\n")
+            return _main(args, root)
+    except KrmMergeError as err:
+        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
+        return 1
+
+
+def _main(args: argparse.Namespace, root: Path) -> int:
     try:
         found = find_all(root)
         chosen = [m for m in found if not args.select or any(selects(s, m) for s in args.select)]
@@ -53,10 +75,10 @@ def main(argv: list[str]) -> int:
                 raise KrmError(f"no conflict marker matches {selection!r} (list them with krm-merge conflicts {root})")
         write(root, chosen, args.take)
     except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge resolve: error: {err.one_line()}\n")
+        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
         return 1
     except OSError as err:
-        sys.stderr.write(f"krm-merge resolve: error: {err}\n")
+        sys.stderr.write(f"{PROG}: error: {err}\n")
         return 1
     left = len(found) - len(chosen)
     sys.stdout.write(f"resolved {len(chosen)} conflict(s) in {root} (took {args.take}); {left} left\n")
@@ -88,14 +110,16 @@ def write(root: Path, markers: list[Marker], take: str) -> None:
     by_file: dict[str, list[Marker]] = {}
     for marker in markers:
         by_file.setdefault(marker.file, []).append(marker)
-    writes = []
+    from krm_merge import txn
+
+    changes = []
     for rel, mine in sorted(by_file.items()):
-        target = files.check_target(root.resolve(), rel)
-        text = files.read_text(target)
+        before = files.read_bytes(files.check_target(root.resolve(), rel))
+        text = before.decode("utf-8")
         for kind in dict.fromkeys(m.kind for m in mine):
             text = RESOLVERS[kind](rel, text, [m for m in mine if m.kind == kind], take)
-        writes.append((target, text))
-    files.write_files_atomic(writes)
+        changes.append(txn.Change(rel, text.encode("utf-8"), before))
+    txn.commit(root, changes, command=PROG)
 
 
 __all__ = ["main", "parser", "selects", "write"]
