@@ -99,6 +99,18 @@ def find_all(root: Path) -> list[Marker]:
     return sorted(found, key=lambda m: (m.file, m.line, m.kind))
 
 
+def find_reporting_duplicates(prog: str, root: Path) -> list[Marker]:
+    """:func:`find_all`; a key written twice in a marked document is read last-wins and named in a warning."""
+    from krm_merge.yaml.load import collecting_duplicate_keys
+
+    with collecting_duplicate_keys() as duplicates:
+        try:
+            return find_all(root)
+        finally:
+            for message in dict.fromkeys(dup.message() for dup in duplicates):
+                sys.stderr.write(f"{prog}: warning: {message}\n")
+
+
 # --- field markers -------------------------------------------------------------------------
 
 _LABEL_KEYS = ("name", *(k for k in FALLBACK_KEYS if k != "name"))  # how `update` labels most elements
@@ -273,7 +285,7 @@ def _main(args: argparse.Namespace) -> int:
         with txn.PackageLock(args.package, PROG, read_only=True) as lock:
             for message in lock.messages:
                 sys.stderr.write(f"{PROG}: warning: {message}\n")
-            found = find_all(Path(args.package))
+            found = find_reporting_duplicates(PROG, Path(args.package))
     except KrmMergeError as err:
         sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
         return 1
@@ -291,4 +303,5 @@ def _main(args: argparse.Namespace) -> int:
     return CONFLICTS_LEFT if found else 0
 
 
-__all__ = ["CONFLICTS_LEFT", "FINDERS", "RESOLVERS", "Marker", "find_all", "main", "parser", "register"]
+__all__ = ["CONFLICTS_LEFT", "FINDERS", "RESOLVERS", "Marker", "find_all", "find_reporting_duplicates", "main", "parser",
+           "register"]

@@ -23,7 +23,7 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import parse_path
 
-from .conflicts import CONFLICTS_LEFT, RESOLVERS, Marker, find_all
+from .conflicts import CONFLICTS_LEFT, RESOLVERS, Marker, find_reporting_duplicates
 from .reporting import RESULTS_HELP, run_with_results
 
 PROG = "krm-merge resolve"
@@ -68,7 +68,7 @@ def _locked_main(args: argparse.Namespace) -> int:
 
 def _main(args: argparse.Namespace, root: Path) -> int:
     try:
-        found = find_all(root)
+        found = find_reporting_duplicates(PROG, root)
         chosen = [m for m in found if not args.select or any(selects(s, m) for s in args.select)]
         for selection in args.select:
             if not any(selects(selection, m) for m in found):
