@@ -33,9 +33,10 @@ Examples:
   kpt fn eval PKG --image localhost/krm-merge:dev -- mode=promote pipeline=default/podinfo \\
       environment=prod value=6.2.1
 
-Exit code: 0 on success, 1 when any error result was reported, 2 for usage errors."""
+Exit code: 0 on success, 1 when any error result was reported, 2 for usage errors,
+3 when conflicts are left marked (update --conflicts mark, conflicts, resolve)."""
 
-SUBCOMMANDS = ("run", "diff", "update", "promote", "recover")
+SUBCOMMANDS = ("run", "diff", "update", "promote", "recover", "conflicts", "resolve")
 
 
 def main(argv: list[str] | None = None) -> int:

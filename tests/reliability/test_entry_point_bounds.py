@@ -1,6 +1,6 @@
 """Every entry point reads YAML through the one bounded loader.
 
-Each command (``run``, ``diff``, ``update``, ``promote``) and the function
+Each command (``run``, ``diff``, ``update``, ``promote``, ``conflicts``, ``resolve``) and the function
 (stdin), on an object holding an alias bomb, a depth bomb or too much text:
 one clear error line (or error result), exit 1, never a traceback or a hang
 (about a third of a second on a quiet machine; the wall-clock limit is a hang
@@ -82,9 +82,21 @@ def _promote(tmp: Path, body: str) -> Call:
     return Call(["promote", str(pkg), "--pipeline", "default/podinfo", "--environment", "prod", "--value", "2.0"])
 
 
+# conflicts/resolve parse only documents holding a conflict marker: the body gets one.
+CONFLICT = "  marked2: 1 # krm-merge:conflict upstream=2 origin=1\n"
+
+
+def _conflicts(tmp: Path, body: str) -> Call:
+    return Call(["conflicts", str(_package(tmp / "pkg", body + CONFLICT))])
+
+
+def _resolve(tmp: Path, body: str) -> Call:
+    return Call(["resolve", str(_package(tmp / "pkg", body + CONFLICT)), "--take", "upstream"])
+
+
 ENTRY_POINTS: dict[str, Callable[[Path, str], Call]] = {
     "function": _function, "function promote": _function_promote, "run": _run, "diff": _diff,
-    "update": _update, "promote": _promote,
+    "update": _update, "promote": _promote, "conflicts": _conflicts, "resolve": _resolve,
 }
 
 

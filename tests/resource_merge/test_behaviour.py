@@ -197,3 +197,15 @@ def test_mode_resource_follows_upstream_to_its_new_file_unless_local_moved_it() 
               and o.kind == "ConfigMap"}
     assert placed == {"a": "local/split/a.yaml", "b": "local/kept-by-me.yaml"}
     assert next(o for o in rl.items if o.path == "local/split/a.yaml").data["data"] == {"k": "local"}
+
+
+def test_conflicts_mark_keeps_local_with_a_marker_and_a_warning() -> None:
+    rl = run(
+        {"app.yaml": DEPLOY.replace("nginx:1", "nginx:2")},
+        {"app.yaml": DEPLOY},
+        {"app.yaml": DEPLOY.replace("nginx:1", "nginx:3")},
+        conflicts="mark",
+    )
+    assert 'image: nginx:2  # krm-merge:conflict upstream="nginx:3" origin="nginx:1"\n' in local_items(rl)["local/app.yaml#0"].text
+    (result,) = rl.results
+    assert result.severity == "warning" and "local kept, marked" in result.message

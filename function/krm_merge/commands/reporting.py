@@ -94,11 +94,17 @@ def update_report(plan: Any, *, policy: str, dry_run: bool, code: int) -> dict[s
     text_warnings = [line for m in plan.merged_files if m.warning is not None for line in m.messages()]
     outcome = ("dry run: nothing written" if dry_run and code == 0 else "written" if code == 0
                else "nothing written")
+    found = plan.outcomes
+    # the same conflicts in the same order (both come from the merge's list): the fields join the messages
+    fields = [{k: v for k, v in e.items() if k != "kind"} for e in found if e["kind"] == "conflict"]
+    if len(fields) != len(conflicts):
+        fields = [{} for _ in conflicts]
     return {
         "outcome": outcome,
         "changes": changes,
         "removedDirectories": list(plan.remove_dirs),
-        "conflicts": [{"message": m, "decided": policy} for m in conflicts]
+        "resources": [{k: v for k, v in e.items() if k != "kind"} for e in found if e["kind"] == "resource"],
+        "conflicts": [{"message": m, "decided": policy, **f} for m, f in zip(conflicts, fields)]
         + [{"message": m, "decided": "diff3 markers left in the file"} for m in text_conflicts],
         "warnings": [m for m in plan.messages if m not in conflicts] + text_warnings,
         # update --files merge: each non-KRM file merged 3-way, with the conflict regions left in it
@@ -118,6 +124,9 @@ def update_report_markdown(report: dict[str, Any]) -> str:
         lines += [f"| `{c['path']}` | {c['action']} |" for c in report["changes"]]
         lines.append("")
     lines += [f"- directory `{d}` removed" for d in report["removedDirectories"]]
+    from krm_merge.commands import outcomes
+
+    lines += outcomes.markdown(report.get("resources", []))
     if report["conflicts"]:
         lines += ["### Conflicts", ""]
         lines += [f"- {c['message']} (decided: {c['decided']})" for c in report["conflicts"]]

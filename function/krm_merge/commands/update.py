@@ -42,8 +42,10 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import File, KrmError
 
 STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
-POLICIES = ("upstream-wins", "local-wins", "fail")
+POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
 FILE_POLICIES = ("keep-local", "merge")
+CONFLICTS_LEFT = 3
+"""Exit code of an update under ``--conflicts mark`` that wrote markers: merged, conflicts left to decide."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,7 +63,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream", metavar="DIR", help="the new upstream version (a directory; with --origin)")
     p.add_argument("--strategy", choices=STRATEGIES,
                    help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
-    p.add_argument("--conflicts", choices=POLICIES, default="upstream-wins", help="who wins a field changed on both sides")
+    p.add_argument("--conflicts", choices=POLICIES, default="upstream-wins",
+                   help="who wins a field changed on both sides (mark: local's value stays with a "
+                        "'# krm-merge:conflict' comment; exit 3; see krm-merge conflicts/resolve)")
     p.add_argument("--files", choices=FILE_POLICIES, default="keep-local",
                    help="non-KRM files changed on both sides: keep local's (kpt) or merge them as git merge-file does "
                         "(diff3 markers where both changed the same lines; binary files: local kept)")
@@ -97,6 +101,7 @@ class UpdatePlan:
     messages: list[str] = field(default_factory=list)
     conflicts: int = 0
     merged_files: list[Any] = field(default_factory=list)  # merge3.textfile.FileMerge, with --files merge
+    outcomes: list[dict[str, Any]] = field(default_factory=list)  # each resource and conflict: commands.outcomes
 
 
 def main(argv: list[str]) -> int:
@@ -189,6 +194,16 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
         sys.stderr.write(f"krm-merge update: error: {err}\n")
         return 1
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
+    if plan.outcomes:
+        from krm_merge.commands import outcomes
+
+        sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")
+    if conflicts == "mark" and plan.conflicts:
+        in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
+        sys.stdout.write(f"{plan.conflicts - in_files} conflict(s) marked '# krm-merge:conflict'"
+                         + (f" and {in_files} diff3 region(s) left in merged files" if in_files else "")
+                         + f": list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
+        return CONFLICTS_LEFT
     return 0
 
 
@@ -289,7 +304,8 @@ def _plan_git_tree(
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
-        messages, conflicts_found, merged_files = list(plan.messages), plan.conflicts, list(plan.merged_files)
+        messages, conflicts_found = list(plan.messages), plan.conflicts
+        merged_files, found = list(plan.merged_files), list(plan.outcomes)
         for sub in remote_subpackages(scratch):
             # Named where the user finds it, not in the scratch copy.
             sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
@@ -307,8 +323,10 @@ def _plan_git_tree(
             messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
             conflicts_found += sub_plan.conflicts
             merged_files.extend(replace(m, path=f"{sub}/{m.path}") for m in sub_plan.merged_files)
+            found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
         final = diff_trees(local, scratch)
-    final.messages, final.conflicts, final.merged_files = messages, conflicts_found, merged_files
+    final.messages, final.conflicts = messages, conflicts_found
+    final.merged_files, final.outcomes = merged_files, found
     return final
 
 
@@ -536,6 +554,9 @@ def _plan_checked(
         plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
     plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result,
                                          plan.merged_files if files_policy == "merge" else None))
+    from krm_merge.commands import outcomes
+
+    plan.outcomes = outcomes.entries(result, lambda obj: obj.file_path or "")
     plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")

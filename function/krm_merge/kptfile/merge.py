@@ -151,7 +151,7 @@ def merge_kptfile(
         for key in FUNCTION_LISTS
     }
     origin, upstream = _without_local_owned(origin), _without_local_owned(upstream)
-    merger = Merger(MergeOptions(fallback_keys=("name",)), PipelineVisitor(conflicts))
+    merger = Merger(MergeOptions(conflicts, fallback_keys=("name",)), PipelineVisitor(conflicts))
     result = merger.merge_document(local, origin, upstream, _KptfileSchema(rules))
     if result is MISSING:
         result = local

@@ -169,6 +169,42 @@ def _set_own_comment(value: CommentedBase, token: Any) -> None:
         value.ca.comment = [token, None]
 
 
+def add_line_comment(container: Any, key: Any, text: str, replacing: str | None = None) -> None:
+    """Put ``text`` (``# ...``) at the end of the line of ``container[key]``.
+
+    A comment already on that line is kept and ``text`` follows it: ruamel's
+    own ``yaml_add_eol_comment`` would replace it; only the part from
+    ``replacing`` on (an older comment of the same kind) is dropped.  A key
+    whose value is a block map or list gets it on the key's line, where
+    ruamel keeps it.
+    """
+    if not isinstance(container, CommentedBase):
+        return
+    entry = container.ca.items.get(key)
+    value = _value(container, key) if _has(container, key) else None
+    if isinstance(value, (LiteralScalarString, FoldedScalarString)):
+        # After the value the comment would be read as part of the text: it goes after `|` / `>`.
+        own = _cut(getattr(value, "comment", None) or "", replacing).rstrip()
+        value.comment = f"{own} {text}"
+        if entry and len(entry) > 3 and entry[3]:
+            entry[3] = [value.comment]  # ruamel keeps a loaded header comment here too
+        return
+    token = entry[2] if entry and len(entry) > 2 else None
+    if token is None:
+        container.yaml_add_eol_comment(text, key)
+        return
+    # the token may carry the comment lines that follow: the marker goes before the first newline
+    first, newline, rest = token.value.partition("\n")
+    kept = _cut(first, replacing).rstrip()
+    token.value = f"{kept} {text}{newline}{rest}" if kept else f"{text}{newline}{rest}"
+
+
+def _cut(comment: str, replacing: str | None) -> str:
+    """``comment`` up to ``replacing`` (all of it when absent)."""
+    at = comment.find(replacing) if replacing else -1
+    return comment if at < 0 else comment[:at]
+
+
 def drop_key_comment(container: Any, key: Any) -> None:
     """Forget the comments of a key that is being removed."""
     if isinstance(container, CommentedBase):

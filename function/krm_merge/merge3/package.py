@@ -119,6 +119,9 @@ class PackageMergeResult:
     moved_file: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
     subpackages: dict[str, Subpackage] = field(default_factory=dict)
     strategies: dict[str, Strategy] = field(default_factory=dict)  # subpackages merged by their own strategy
+    # What happened to each resource, for the update report: (item, outcome, why); a resource
+    # deleted locally is named by upstream's item.  Outcomes: the OUTCOME_* constants.
+    outcomes: list[tuple[KubeObject, str, str]] = field(default_factory=list)
 
     def subpackage_of(self, rel: str) -> Subpackage:
         """The decision covering a package-relative file path (MERGE outside decided subpackages)."""
@@ -134,6 +137,14 @@ class PackageMergeResult:
             if rel.startswith(directory + "/") and len(directory) > len(best):
                 best, strategy = directory, own
         return strategy
+
+
+OUTCOME_TAKEN = "taken from upstream"
+OUTCOME_MERGED = "merged"
+OUTCOME_KEPT = "kept local"
+OUTCOME_ADDED = "added"
+OUTCOME_DELETED = "deleted"
+OUTCOME_UNCHANGED = "unchanged"
 
 
 def is_kptfile(obj: KubeObject) -> bool:
@@ -211,7 +222,7 @@ class PackageMerger:
             result = self._resource_merge(li, oi, ui)
         result.subpackages = decided.subpackages
         result.strategies = decided.strategies
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file", "outcomes"):
             setattr(result, name, getattr(decided, name) + getattr(result, name))
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
@@ -262,6 +273,9 @@ class PackageMerger:
             if decision is Subpackage.UNFETCHED:  # the Kptfiles stay in the merge
                 inside = (lambda test: lambda obj: test(obj) and not is_kptfile(obj))(inside)
             mine = [o for o in local if inside(o)]
+            if decision is not Subpackage.OWN:
+                outcome = OUTCOME_DELETED if decision is Subpackage.DELETE else OUTCOME_KEPT
+                out.outcomes.extend((o, outcome, f"subpackage {directory}: {decision.value}") for o in mine)
             if decision is Subpackage.OWN:
                 pass
             elif decision is Subpackage.DELETE:
@@ -287,7 +301,7 @@ class PackageMerger:
         sub = PackageMerger(options, self.rel_path, self.other_files_changed, root_dir=directory)
         inside = self._inside(directory)
         result = sub.merge([o for o in local if inside(o)], [o for o in origin if inside(o)], [o for o in upstream if inside(o)])
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file", "outcomes"):
             getattr(out, name).extend(getattr(result, name))
         out.subpackages.update(result.subpackages)
         out.strategies[directory] = strategy
@@ -399,7 +413,9 @@ class PackageMerger:
             up = ui.get(key)
             if up is None:
                 result.deleted.append(obj)
+                result.outcomes.append((obj, OUTCOME_DELETED, f"not upstream ({self.options.strategy.value})"))
                 continue
+            result.outcomes.append((obj, OUTCOME_TAKEN, self.options.strategy.value))
             if up is obj:
                 pass  # root Kptfile, none upstream: local's kept whole
             elif is_kptfile(obj) and self.rel_path(obj) == ROOT_KPTFILE:
@@ -423,13 +439,16 @@ class PackageMerger:
             if up is None:
                 if base is not None and _same_content(obj, base, kptfile=is_kptfile(obj)):
                     result.deleted.append(obj)
+                    result.outcomes.append((obj, OUTCOME_DELETED, "deleted upstream, unchanged locally"))
                     continue
                 if base is not None:
                     result.warnings.append((obj, "deleted upstream but modified locally: kept"))
+                result.outcomes.append((obj, OUTCOME_KEPT, "local only" if base is None else "deleted upstream, changed locally"))
                 result.items.append(obj)
                 continue
             if not self._merge_into(obj, base, up, result):
                 result.deleted.append(obj)
+                result.outcomes.append((obj, OUTCOME_DELETED, "deleted by the merge"))
                 continue
             self._merge_index(obj, base, up, result)
             result.items.append(obj)
@@ -438,6 +457,8 @@ class PackageMerger:
         for key, up in ui.items():
             if key not in li and key not in oi:
                 self._add(result, up)
+            elif key not in li:
+                result.outcomes.append((up, OUTCOME_KEPT, "deleted locally"))
         return result
 
     def _merge_index(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
@@ -463,26 +484,34 @@ class PackageMerger:
         _drop_bookkeeping(new)
         result.items.append(new)
         result.added.append((new, up))
+        result.outcomes.append((new, OUTCOME_ADDED, "added upstream"))
 
     # -- one resource ----------------------------------------------------------------
 
     def _merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         """Merge into ``obj``; False when the merge deletes it."""
         if is_kptfile(obj):
-            if not self._kptfile_unchanged_upstream(obj, base, up):
+            if self._kptfile_unchanged_upstream(obj, base, up):
+                result.outcomes.append((obj, OUTCOME_KEPT, "unchanged upstream"))
+            else:
                 self._merge_kptfile(obj, base, up, result)
+                result.outcomes.append((obj, OUTCOME_MERGED, "Kptfile"))
             return True
         lc, uc = content_text(obj.text), content_text(up.text)
         if lc == uc:
+            result.outcomes.append((obj, OUTCOME_UNCHANGED, "local is upstream's"))
             return True
         if base is not None:
             oc = content_text(base.text)
             if lc == oc:
                 _take_upstream(obj, up)
                 _drop_nulls(obj)
+                result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
                 return True
             if uc == oc:
+                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
                 return True
+        result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
         return self._full_merge(obj, base, up, result)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:

@@ -18,7 +18,7 @@ def report(results: Results, merged: PackageMergeResult, policy: ConflictPolicy)
         kwargs = {"field": conflict.path, "current": conflict.local, "proposed": conflict.upstream}
         if policy is ConflictPolicy.FAIL:
             results.error(f"conflict: {conflict.describe()}", obj, **kwargs)
-        elif conflict.winner == "upstream":
+        elif conflict.winner in ("upstream", "marked"):  # local's change lost, or left to a person
             results.warning(f"conflict: {conflict.describe()}", obj, **kwargs)
         else:
             results.info(f"conflict: {conflict.describe()}", obj, **kwargs)

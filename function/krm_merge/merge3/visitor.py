@@ -94,9 +94,11 @@ class Merge3Visitor:
         """Apply the conflict policy to a rule's outcome."""
         l, o, u = nodes.local, nodes.origin, nodes.upstream
         if decision.conflict:
-            winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.FAIL: "none"}.get(self.policy, "upstream")
+            # mark: local's value stays; Merger writes the marker once the field is settled
+            winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.MARK: "marked",
+                      ConflictPolicy.FAIL: "none"}.get(self.policy, "upstream")
             self.conflicts.append(scalars.conflict_record(format_path(nodes.path), l, o, u, winner))
-            if winner == "local":
+            if winner in ("local", "marked"):
                 return KEEP
         if decision.take == "upstream":
             if u is MISSING or u is None:

@@ -14,13 +14,14 @@ over (upstream's tree is consumed, never copied).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
-from .conflicts import Conflict, ConflictPolicy
+from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, format_path, marker_comment
 from .nodes import (
     MISSING,
     NodeKind,
+    add_line_comment,
     child,
     copy_key_comment,
     drop_key_comment,
@@ -28,6 +29,7 @@ from .nodes import (
     kind_of,
     restore_key_comment,
     save_key_comment,
+    to_plain_data,
 )
 from .rules import FALLBACK_KEYS, INFER_LIST, ListRule, ListStrategy, MergeSchema, SchemaResolver, infer_keys
 from .visit import Action, Decision, Sources, Visitor
@@ -72,6 +74,8 @@ class Walker:
     visitor: Visitor
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
     resolver: SchemaResolver | None = None
+    # Called with (destination map, key, the three values) after each field is settled and still there.
+    on_field: Callable[[Any, Any, Sources], None] | None = None
 
     def walk_document(self, local: Any, origin: Any, upstream: Any, schema: MergeSchema | None) -> Any:
         """Merge three documents; returns the merged local or MISSING."""
@@ -162,6 +166,8 @@ class Walker:
             copy_key_comment(l, key, u, key)
         elif values.local is not result:
             restore_key_comment(l, key, saved)
+        if self.on_field is not None:
+            self.on_field(l, key, values)
 
     def _apply(self, decision: Decision, nodes: Sources) -> Walked:
         if decision.action is Action.KEEP:
@@ -247,10 +253,41 @@ class Merger:
         return self.visitor.conflicts
 
     def merge_document(self, local: Any, origin: Any, upstream: Any, schema: MergeSchema | None) -> Any:
-        """Merge three documents (maps); returns the merged local or MISSING."""
+        """Merge three documents (maps); returns the merged local or MISSING.
+
+        Under ``conflicts: mark`` every field the visitor found changed on
+        both sides keeps local's value and gets :func:`.conflicts.marker_comment`
+        on its line.
+        """
         assert self.visitor is not None
-        walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver)
-        return walker.walk_document(local, origin, upstream, schema)
+        marks: list[tuple[Any, Any, Sources]] = []
+        on_field = None
+        if self.options.conflicts is ConflictPolicy.MARK:
+            on_field = self._conflict_finder(marks)
+        walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver, on_field)
+        merged = walker.walk_document(local, origin, upstream, schema)
+        for container, key, values in marks:
+            # a marker an earlier update left on the field gives way to this one
+            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin)),
+                             replacing=f"# {MARKER}")
+        return merged
+
+    def _conflict_finder(self, marks: list[tuple[Any, Any, Sources]]) -> Callable[[Any, Any, Sources], None]:
+        """An ``on_field`` hook noting each field whose own value the visitor recorded as a conflict."""
+        seen = [0]
+
+        def note(container: Any, key: Any, values: Sources) -> None:
+            found = self.conflicts[seen[0]:]
+            seen[0] = len(self.conflicts)
+            path = format_path(values.path)
+            if any(c.path == path for c in found):
+                marks.append((container, key, values))
+
+        return note
+
+
+def _marker_data(node: Any) -> Any:
+    return ABSENT_VALUE if node is MISSING else to_plain_data(node)
 
 
 __all__ = ["Merge3Error", "MergeOptions", "Merger", "Walker"]

@@ -1,0 +1,125 @@
+"""``krm-merge resolve PKG --take local|upstream [RESOURCE[:FIELD]]...``: decide marked conflicts.
+
+``--take local`` keeps the value in the file and removes the marker;
+``--take upstream`` sets the field to the value the marker names and
+removes it.  With no selection every marker is decided; ``RESOURCE`` is
+``Kind/name`` or ``Kind/namespace/name`` (as ``conflicts`` prints it) and
+``FIELD`` a field path, either as printed (``spec.containers[name=app].image``)
+or with list indices (``spec.containers[0].image``); a field selects the
+markers at or below it.  Each marker is decided by the resolver of its kind
+(:data:`krm_merge.commands.conflicts.RESOLVERS`); all files are written at
+once, or none: one transaction of :mod:`krm_merge.txn`, under the package
+lock from the read to the write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from krm_merge import files
+from krm_merge.errors import KrmMergeError
+from krm_merge.krm.results import KrmError
+from krm_merge.krm.values import parse_path
+
+from .conflicts import CONFLICTS_LEFT, RESOLVERS, Marker, find_reporting_duplicates
+from .reporting import RESULTS_HELP, run_with_results
+
+PROG = "krm-merge resolve"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"krm-merge resolve: error: {message}\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command's argument parser (also shown by `krm-merge --help`)."""
+    p = _Parser(prog="krm-merge resolve", description="Decide conflicts an update left marked, and remove their markers.")
+    p.add_argument("package", metavar="PKG", help="the package directory")
+    p.add_argument("--take", choices=("local", "upstream"), required=True,
+                   help="local: keep the value in the file; upstream: write the value the marker names")
+    p.add_argument("select", metavar="RESOURCE[:FIELD]", nargs="*",
+                   help="Kind/name or Kind/namespace/name, optionally :field.path (default: every conflict)")
+    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; 0 when no marker is left, 3 when some are (not selected), 1 on error."""
+    args = parser().parse_intermixed_args(argv)  # PKG, the selections and --take in any order
+    return run_with_results(PROG, args.results, lambda: _locked_main(args))
+
+
+def _locked_main(args: argparse.Namespace) -> int:
+    from krm_merge import txn
+
+    root = Path(args.package)
+    try:
+        with txn.PackageLock(root, PROG) as lock:
+            for message in lock.messages:
+                sys.stderr.write(f"{PROG}: warning: {message}\n")
+            return _main(args, root)
+    except KrmMergeError as err:
+        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
+        return 1
+
+
+def _main(args: argparse.Namespace, root: Path) -> int:
+    try:
+        found = find_reporting_duplicates(PROG, root)
+        chosen = [m for m in found if not args.select or any(selects(s, m) for s in args.select)]
+        for selection in args.select:
+            if not any(selects(selection, m) for m in found):
+                raise KrmError(f"no conflict marker matches {selection!r} (list them with krm-merge conflicts {root})")
+        write(root, chosen, args.take)
+    except KrmMergeError as err:
+        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
+        return 1
+    except OSError as err:
+        sys.stderr.write(f"{PROG}: error: {err}\n")
+        return 1
+    left = len(found) - len(chosen)
+    sys.stdout.write(f"resolved {len(chosen)} conflict(s) in {root} (took {args.take}); {left} left\n")
+    return CONFLICTS_LEFT if left else 0
+
+
+def selects(selection: str, marker: Marker) -> bool:
+    """Whether ``RESOURCE[:FIELD]`` names ``marker`` (a field also selects the fields below it)."""
+    resource, _, field = selection.partition(":")
+    if resource != marker.resource:
+        return False
+    if not field:
+        return True
+    if _below(marker.field, field):
+        return True
+    try:
+        wanted = parse_path(field)
+    except ValueError:
+        return False  # a printed path with [key=value] labels: compared as text above
+    return marker.path[: len(wanted)] == wanted
+
+
+def _below(path: str, field: str) -> bool:
+    return path == field or path.startswith(field + ".") or path.startswith(field + "[")
+
+
+def write(root: Path, markers: list[Marker], take: str) -> None:
+    """Apply ``take`` to ``markers`` file by file, then write every changed file at once."""
+    by_file: dict[str, list[Marker]] = {}
+    for marker in markers:
+        by_file.setdefault(marker.file, []).append(marker)
+    from krm_merge import txn
+
+    changes = []
+    for rel, mine in sorted(by_file.items()):
+        before = files.read_bytes(files.check_target(root.resolve(), rel))
+        text = before.decode("utf-8")
+        for kind in dict.fromkeys(m.kind for m in mine):
+            text = RESOLVERS[kind](rel, text, [m for m in mine if m.kind == kind], take)
+        changes.append(txn.Change(rel, text.encode("utf-8"), before))
+    txn.commit(root, changes, command=PROG)
+
+
+__all__ = ["main", "parser", "selects", "write"]

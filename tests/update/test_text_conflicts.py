@@ -1,0 +1,82 @@
+"""``conflicts``/``resolve`` on the diff3 regions ``update --files merge`` leaves in non-KRM files.
+
+The regions are the ``text`` kind of marker (``commands.conflicts``): listed with
+file and line, decided by ``resolve --take local|upstream`` with every other line
+(and its line end) kept, and only regions labelled local/origin/upstream count.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from krm_merge.commands import conflicts, resolve, update
+
+from tests.conftest import require_binary
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: '1'\n"
+ORIGIN = "title\none\ntwo\nthree\nfour\nfive\n"
+LOCAL = ORIGIN.replace("two", "local two").replace("five", "five and more")
+UPSTREAM = ORIGIN.replace("two", "upstream two").replace("title", "Title")
+
+
+@pytest.fixture(autouse=True)
+def git() -> None:
+    require_binary("git")
+
+
+def package(tmp: Path, eol: str = "\n") -> Path:
+    for name, text in (("origin", ORIGIN), ("local", LOCAL), ("upstream", UPSTREAM)):
+        (tmp / name).mkdir()
+        (tmp / name / "cm.yaml").write_text(CM)
+        (tmp / name / "NOTES.txt").write_bytes(text.replace("\n", eol).encode())
+    return tmp / "local"
+
+
+def merged(tmp: Path, *extra: str, eol: str = "\n") -> Path:
+    pkg = package(tmp, eol)
+    code = update.main([str(pkg), "--origin", str(tmp / "origin"), "--upstream", str(tmp / "upstream"),
+                        "--files", "merge", *extra])
+    assert code in (0, 3)
+    return pkg
+
+
+def test_conflicts_lists_a_diff3_region_with_file_line_and_the_three_sides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = merged(tmp_path)
+    text = (pkg / "NOTES.txt").read_text()
+    assert "<<<<<<< local\n" in text and "Title\n" in text  # upstream's change elsewhere was combined
+    capsys.readouterr()
+    assert conflicts.main([str(pkg), "--output", "json"]) == 3
+    (found,) = json.loads(capsys.readouterr().out)
+    assert found["kind"] == "text" and found["file"] == "NOTES.txt"
+    assert found["line"] == text.splitlines().index("<<<<<<< local") + 1
+    assert (json.loads(found["local"]), json.loads(found["origin"]), json.loads(found["upstream"])) == (
+        "local two", "two", "upstream two")
+
+
+@pytest.mark.parametrize("take, line", [("local", "local two"), ("upstream", "upstream two")])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_resolve_keeps_one_side_and_every_other_line(tmp_path: Path, take: str, line: str, eol: str) -> None:
+    pkg = merged(tmp_path, eol=eol)
+    assert resolve.main([str(pkg), "--take", take]) == 0
+    expected = ORIGIN.replace("title", "Title").replace("two", line).replace("five", "five and more")
+    assert (pkg / "NOTES.txt").read_bytes() == expected.replace("\n", eol).encode()
+    assert conflicts.main([str(pkg)]) == 0
+
+
+def test_with_mark_an_update_leaving_regions_exits_3_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = package(tmp_path)
+    code = update.main([str(pkg), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"),
+                        "--files", "merge", "--conflicts", "mark"])
+    assert code == 3
+    assert "0 conflict(s) marked '# krm-merge:conflict' and 1 diff3 region(s) left in merged files" in capsys.readouterr().out
+
+
+def test_markers_with_other_labels_are_not_ours(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "cm.yaml").write_text(CM)
+    (pkg / "GIT.md").write_text("<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> branch\n")
+    assert conflicts.main([str(pkg)]) == 0
