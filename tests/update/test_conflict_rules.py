@@ -189,3 +189,31 @@ def test_a_bad_rule_is_an_error_naming_resource_and_rule(tmp_path: Path, capsys:
     assert "Deployment/shop/app: metadata.annotations.krm-merge.dev/conflicts: " in err and message in err
     assert "Traceback" not in err
     assert (pkg / "app.yaml").read_text() == before
+
+
+# -- real kpt reads a package carrying rules ---------------------------------------------------
+
+def test_kpt_updates_and_renders_a_package_carrying_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import require_binary
+
+    from .world import World, cm, kptfile
+
+    require_binary("kpt")
+    require_binary("git")
+    world = World(tmp_path, monkeypatch)
+    world.commit({"Kptfile": kptfile("pkg"), "cm.yaml": cm("settings", "1")}, tag="v1")
+    world.get("v1")
+    rules = "  annotations:\n    krm-merge.dev/conflicts: |\n      ConfigMap:data.a: local-wins\n      \"*\": mark\n"
+    local_kptfile = (world.our_pkg / "Kptfile").read_text()  # kpt's own, with upstream and upstreamLock
+    assert "  name: local\n" in local_kptfile
+    world.edit_local({"Kptfile": local_kptfile.replace("  name: local\n", "  name: local\n" + rules, 1),
+                      "cm.yaml": cm("settings", "5").replace("  name: settings\n", "  name: settings\n" + rules.replace("ConfigMap:", ""))})
+    world.commit({"cm.yaml": cm("settings", "2")}, tag="v2")
+    kpt_run = world.update_kpt("v2")
+    assert kpt_run.returncode == 0, kpt_run.stderr  # kpt reads the annotations without complaint
+    assert world.update_ours("v2") == 0
+    text = (world.our_pkg / "cm.yaml").read_text()
+    assert 'a: "5"\n' in text and "krm-merge:conflict" not in text  # the rule beats "*": mark
+    assert 'a: "2"' in (world.kpt_pkg / "cm.yaml").read_text()  # kpt: upstream wins (the rules are ours)
+    world.kpt("fn", "render", str(world.our_pkg))
+    assert "krm-merge.dev/conflicts" in (world.our_pkg / "Kptfile").read_text()
