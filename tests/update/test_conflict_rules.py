@@ -217,3 +217,33 @@ def test_kpt_updates_and_renders_a_package_carrying_rules(tmp_path: Path, monkey
     assert 'a: "2"' in (world.kpt_pkg / "cm.yaml").read_text()  # kpt: upstream wins (the rules are ours)
     world.kpt("fn", "render", str(world.our_pkg))
     assert "krm-merge.dev/conflicts" in (world.our_pkg / "Kptfile").read_text()
+
+
+def test_the_worked_example(tmp_path: Path) -> None:
+    """examples/update-conflict-rules, as its README runs it (real kpt renders the package with its rules and marker)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import require_binary
+
+    require_binary("git")
+    require_binary("kpt")
+    example = Path(__file__).resolve().parents[2] / "examples" / "update-conflict-rules"
+    tool = str(Path(sys.executable).parent / "krm-merge")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), GIT_CONFIG_GLOBAL="/dev/null", HOME=str(tmp_path), TMPDIR=str(tmp_path))
+    dest = tmp_path / "demo"
+    subprocess.run(["sh", str(example / "setup.sh"), str(dest)], env=env, check=True, capture_output=True, timeout=60)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(list(args), env=env, cwd=dest, capture_output=True, text=True, timeout=120)
+
+    assert run(tool, "update", f"{dest}/local@v2").returncode == 3
+    text = (dest / "local" / "deployment.yaml").read_text()
+    assert "  replicas: 3\n" in text and "image: nginx:1.27\n" in text
+    assert 'value: staging  # krm-merge:conflict upstream="production" origin="prod"\n' in text
+    render = run("kpt", "fn", "render", "local")
+    assert render.returncode == 0, render.stderr
+    assert "# krm-merge:conflict" in (dest / "local" / "deployment.yaml").read_text()
+    assert run(tool, "resolve", str(dest / "local"), "--take", "upstream").returncode == 0
+    assert "value: production\n" in (dest / "local" / "deployment.yaml").read_text()
