@@ -33,7 +33,14 @@ def entries(result: Any, rel_path: Callable[[Any], str]) -> list[Entry]:
         out.append({"kind": "conflict", "resource": obj.ref().display(), "file": rel_path(obj), "field": conflict.path,
                     "local": conflict.local, "upstream": conflict.upstream, "origin": conflict.origin,
                     "decision": DECISIONS.get(conflict.winner, conflict.winner)})
+        if conflict.rule:  # decided by a rule in the package, not by --conflicts
+            out[-1]["reason"] = f"a rule: {conflict.rule}"
     return out
+
+
+def decided(found: Sequence[Entry], winner: str) -> int:
+    """How many conflicts were decided ``winner`` (a ``Conflict.winner``: ``"none"``, ``"marked"``, ...)."""
+    return sum(1 for e in found if e["kind"] == "conflict" and e["decision"] == DECISIONS.get(winner, winner))
 
 
 def summary(found: Sequence[Entry]) -> str:
@@ -59,4 +66,4 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-__all__ = ["DECISIONS", "Entry", "entries", "markdown", "summary"]
+__all__ = ["DECISIONS", "Entry", "decided", "entries", "markdown", "summary"]

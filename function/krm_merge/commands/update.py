@@ -179,8 +179,11 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
     for merged in plan.merged_files:  # said here, not in messages: a subpackage's are named by their full path
         for message in merged.messages():
             sys.stderr.write(message + "\n")
-    if conflicts == "fail" and plan.conflicts:
-        sys.stderr.write(f"krm-merge update: error: {plan.conflicts} conflicting field(s); nothing written\n")
+    from krm_merge.commands import outcomes
+
+    failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
+    if failed:
+        sys.stderr.write(f"krm-merge update: error: {failed} conflicting field(s); nothing written\n")
         return 1
     if dry_run:
         sys.stdout.write(render_plan(plan))
@@ -195,12 +198,11 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
         return 1
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
     if plan.outcomes:
-        from krm_merge.commands import outcomes
-
         sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")
-    if conflicts == "mark" and plan.conflicts:
-        in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
-        sys.stdout.write(f"{plan.conflicts - in_files} conflict(s) marked '# krm-merge:conflict'"
+    in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
+    marked = plan.conflicts - in_files if conflicts == "mark" else outcomes.decided(plan.outcomes, "marked")  # by rules
+    if (conflicts == "mark" and plan.conflicts) or marked:
+        sys.stdout.write(f"{marked} conflict(s) marked '# krm-merge:conflict'"
                          + (f" and {in_files} diff3 region(s) left in merged files" if in_files else "")
                          + f": list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
         return CONFLICTS_LEFT

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Iterable
 
 
 class ConflictPolicy(Enum):
@@ -46,11 +46,14 @@ class Conflict:
     local: str
     upstream: str
     winner: str
+    rule: str = ""  # the package rule that decided it (``Kind:path: policy``); "" for the --conflicts policy
 
     def describe(self) -> str:
         """One-line human description."""
         outcomes = {"none": "not merged (conflicts: fail)", "marked": f"local kept, marked '# {MARKER}'"}
         outcome = outcomes.get(self.winner, f"{self.winner} wins")
+        if self.rule:
+            outcome += f" (a rule: {self.rule})"
         return (
             f"{self.path}: changed locally ({self.origin} -> {self.local}) and upstream "
             f"({self.origin} -> {self.upstream}); {outcome}"
@@ -133,3 +136,119 @@ def parse_marker(line: str) -> tuple[Any, Any] | None:
         except ValueError:
             return None
     return values["upstream"], values["origin"]
+
+
+# --- rules declared in the package -------------------------------------------------------
+
+RULES_ANNOTATION = "krm-merge.dev/conflicts"
+"""Annotation holding conflict rules: on a resource its own, on a Kptfile the package's."""
+
+# One segment of a path as :func:`format_path` writes it: a key, or a list element's label.
+_SEGMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """``[Kind:]path: policy``: the policy deciding conflicts at ``path`` and below it.
+
+    ``path`` is written as :func:`format_path` writes conflicts
+    (``spec.template.spec.containers[name=app].image``); ``*`` stands for any
+    one key, ``[*]`` for any one list element, and ``*`` alone for every field.
+    """
+
+    kind: str
+    segments: tuple[str, ...]
+    policy: ConflictPolicy
+
+    @property
+    def text(self) -> str:
+        """The rule as it is written in the annotation."""
+        path = format_path(self.segments)
+        return f"{self.kind + ':' if self.kind else ''}{path}: {self.policy.value}"
+
+    def matches(self, segments: tuple[str, ...]) -> bool:
+        """The rule covers this field (it names it or one of its parents)."""
+        if len(self.segments) > len(segments):
+            return False
+        return all(_segment_matches(want, got) for want, got in zip(self.segments, segments))
+
+    @property
+    def specificity(self) -> tuple[int, int]:
+        """Longer paths first, then fewer wildcards."""
+        return len(self.segments), -sum(s in ("*", "[*]") for s in self.segments)
+
+
+def _segment_matches(want: str, got: str) -> bool:
+    if want == "[*]":
+        return got.startswith("[")
+    if want == "*":
+        return not got.startswith("[")
+    return want == got
+
+
+def split_path(path: str) -> tuple[str, ...]:
+    """The segments of a path :func:`format_path` wrote; ValueError when it is not one."""
+    segments = tuple(_SEGMENT.findall(path))
+    if not path or format_path(segments) != path:
+        raise ValueError(f"malformed field path {path!r}")
+    return segments
+
+
+def parse_rules(data: Any, *, kinds: bool) -> list[FieldRule]:
+    """Rules from an annotation's parsed value (a map of path -> policy).
+
+    ``kinds``: keys may be prefixed by a Kind (``Deployment:spec.replicas``),
+    as on a Kptfile.  ValueError names the offending key.
+    """
+    if not isinstance(data, dict):
+        raise ValueError("expected a map of field path -> policy")
+    return [_parse_rule(str(key), value, kinds) for key, value in data.items()]
+
+
+_KIND_PREFIX = re.compile(r"([A-Za-z][A-Za-z0-9]*):")
+
+
+def _parse_rule(key: str, value: Any, kinds: bool) -> FieldRule:
+    kind, path = "", key
+    prefixed = _KIND_PREFIX.match(key) if kinds else None
+    if prefixed:
+        kind, path = prefixed.group(1), key[prefixed.end():]
+    try:
+        if not isinstance(value, str):
+            raise ValueError(f"invalid conflicts policy {value!r}: expected one of {', '.join(POLICIES)}")
+        return FieldRule(kind, split_path(path), ConflictPolicy.parse(value))
+    except ValueError as err:
+        raise ValueError(f"rule {key!r}: {err}") from None
+
+
+@dataclass(frozen=True)
+class FieldRules:
+    """The rules applying to one resource: its own first, then its package's for its Kind."""
+
+    own: tuple[FieldRule, ...] = ()
+    package: tuple[FieldRule, ...] = ()
+
+    @classmethod
+    def of(cls, own: Iterable[FieldRule], package: Iterable[FieldRule], kind: str) -> FieldRules:
+        """The rules for a resource of ``kind`` (package rules naming another Kind dropped)."""
+        return cls(tuple(own), tuple(r for r in package if r.kind in ("", kind)))
+
+    def __bool__(self) -> bool:
+        return bool(self.own or self.package)
+
+    @property
+    def marks(self) -> bool:
+        """Some rule asks for markers."""
+        return any(r.policy is ConflictPolicy.MARK for r in self.own + self.package)
+
+    def find(self, path: str) -> FieldRule | None:
+        """The rule deciding the field at ``path``: the most specific of the resource's, else of the package's.
+
+        A package rule naming the Kind beats one that does not, at equal specificity.
+        """
+        segments = tuple(_SEGMENT.findall(path))
+        for rules in (self.own, self.package):
+            found = [r for r in rules if r.matches(segments)]
+            if found:
+                return max(found, key=lambda r: (r.specificity, bool(r.kind)))
+        return None

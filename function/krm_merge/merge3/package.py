@@ -40,13 +40,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
 from krm_merge.yaml import scalars
+from krm_merge.yaml.load import load_data
 
-from .conflicts import Conflict, ConflictPolicy
+from .conflicts import RULES_ANNOTATION, Conflict, ConflictPolicy, FieldRule, FieldRules, parse_rules
 from .identity import Identity, bookkeeping_of, content_text, identity_of, strip_bookkeeping, with_kpt_merge_comment
 from .nodes import MISSING
 from .rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
@@ -147,6 +149,15 @@ OUTCOME_DELETED = "deleted"
 OUTCOME_UNCHANGED = "unchanged"
 
 
+def _rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
+    """The rules of ``obj``'s conflicts annotation; KrmError naming the resource and the rule."""
+    where = f"metadata.annotations.{RULES_ANNOTATION}"
+    try:
+        return parse_rules(load_data(obj.annotations[RULES_ANNOTATION], f"{obj.display()} {where}"), kinds=kinds)
+    except (ValueError, KrmMergeError) as err:
+        raise KrmError(f"{where}: {err}", obj, where) from None
+
+
 def is_kptfile(obj: KubeObject) -> bool:
     return obj.kind == "Kptfile" and obj.group == "kpt.dev"
 
@@ -169,6 +180,30 @@ class PackageMerger:
         self._registry: Any = None
         self._crd_sources: list[KubeObject] = []
         self._package_dirs: set[str] = set()
+        self._own_rules: dict[int, list[FieldRule]] = {}  # id(local item) -> its annotation's rules
+        self._package_rules: dict[str, list[FieldRule]] = {}  # package directory -> its local Kptfile's
+
+    # -- rules declared in the package -------------------------------------------
+
+    def _read_rules(self, local: list[KubeObject]) -> None:
+        """Local's conflict rules, all read (and checked) before anything is merged.
+
+        Only local's copy counts: the package is the user's, and a rule
+        upstream adds or changes must not decide over the user's changes.
+        """
+        for obj in local:
+            if RULES_ANNOTATION not in obj.text or RULES_ANNOTATION not in obj.annotations:
+                continue
+            rules = _rules_of(obj, kinds=is_kptfile(obj))
+            if is_kptfile(obj):
+                self._package_rules[self.rel_path(obj).rpartition("/")[0]] = rules
+            else:
+                self._own_rules[id(obj)] = rules
+
+    def _rules_for(self, obj: KubeObject) -> FieldRules:
+        if not self._own_rules and not self._package_rules:
+            return FieldRules()
+        return FieldRules.of(self._own_rules.get(id(obj), ()), self._package_rules.get(self._package_of(obj), ()), obj.kind)
 
     # -- identities ------------------------------------------------------------
 
@@ -209,6 +244,7 @@ class PackageMerger:
         """Run the configured strategy."""
         self._crd_sources = [o for src in (local, origin, upstream) for o in src if _is_crd(o)]
         self._package_dirs = set().union(*(self._subpackage_dirs(src) for src in (local, origin, upstream)))
+        self._read_rules(local)
         if self.options.strategy is Strategy.FAST_FORWARD:
             self._check_fast_forward(local, origin)
         decided = PackageMergeResult()
@@ -519,7 +555,7 @@ class PackageMerger:
         unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
-        options = MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve)
+        options = MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj))
         merger = Merger(options)
         try:
             merged = merger.merge_document(l_tree, o_tree, u_tree, self._resolve(up.api_version, up.kind))

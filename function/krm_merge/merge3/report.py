@@ -16,7 +16,7 @@ def report(results: Results, merged: PackageMergeResult, policy: ConflictPolicy)
     """
     for obj, conflict in merged.conflicts:
         kwargs = {"field": conflict.path, "current": conflict.local, "proposed": conflict.upstream}
-        if policy is ConflictPolicy.FAIL:
+        if policy is ConflictPolicy.FAIL or conflict.winner == "none":  # a rule may ask to fail for one field
             results.error(f"conflict: {conflict.describe()}", obj, **kwargs)
         elif conflict.winner in ("upstream", "marked"):  # local's change lost, or left to a person
             results.warning(f"conflict: {conflict.describe()}", obj, **kwargs)

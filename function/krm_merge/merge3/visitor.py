@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from krm_merge.errors import KrmMergeError
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import scalars
-from .conflicts import Conflict, ConflictPolicy, format_path
+from .conflicts import Conflict, ConflictPolicy, FieldRules, format_path
 from .nodes import MISSING, kind_of, new_map, new_seq, same
 from .rules import ListRule, ListStrategy, MergeSchema
 from .visit import DELETE, KEEP, Action, Decision, Sources, descend, replace_with
@@ -39,6 +40,7 @@ class Merge3Visitor:
 
     policy: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     conflicts: list[Conflict] = field(default_factory=list)
+    rules: FieldRules = field(default_factory=FieldRules)  # the package's rules, before ``policy``
 
     def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
         """Explicit null deletes; gone locally and upstream stays gone; else merge into local's map."""
@@ -94,10 +96,16 @@ class Merge3Visitor:
         """Apply the conflict policy to a rule's outcome."""
         l, o, u = nodes.local, nodes.origin, nodes.upstream
         if decision.conflict:
+            path = format_path(nodes.path)
+            rule = self.rules.find(path) if self.rules else None
+            policy = rule.policy if rule is not None else self.policy
             # mark: local's value stays; Merger writes the marker once the field is settled
             winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.MARK: "marked",
-                      ConflictPolicy.FAIL: "none"}.get(self.policy, "upstream")
-            self.conflicts.append(scalars.conflict_record(format_path(nodes.path), l, o, u, winner))
+                      ConflictPolicy.FAIL: "none"}.get(policy, "upstream")
+            record = scalars.conflict_record(path, l, o, u, winner)
+            if rule is not None:
+                record = dataclasses.replace(record, rule=rule.text)
+            self.conflicts.append(record)
             if winner in ("local", "marked"):
                 return KEEP
         if decision.take == "upstream":

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
-from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, format_path, marker_comment
+from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldRules, format_path, marker_comment
 from .nodes import (
     MISSING,
     NodeKind,
@@ -233,6 +233,7 @@ class MergeOptions:
     conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
     resolver: SchemaResolver | None = None
+    rules: FieldRules = FieldRules()  # the package's rules, deciding the fields they name before ``conflicts``
 
 
 @dataclass
@@ -244,7 +245,7 @@ class Merger:
 
     def __post_init__(self) -> None:
         if self.visitor is None:
-            self.visitor = Merge3Visitor(self.options.conflicts)
+            self.visitor = Merge3Visitor(self.options.conflicts, rules=self.options.rules)
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -262,7 +263,7 @@ class Merger:
         assert self.visitor is not None
         marks: list[tuple[Any, Any, Sources]] = []
         on_field = None
-        if self.options.conflicts is ConflictPolicy.MARK:
+        if self.options.conflicts is ConflictPolicy.MARK or self.options.rules.marks:
             on_field = self._conflict_finder(marks)
         walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver, on_field)
         merged = walker.walk_document(local, origin, upstream, schema)
@@ -280,7 +281,7 @@ class Merger:
             found = self.conflicts[seen[0]:]
             seen[0] = len(self.conflicts)
             path = format_path(values.path)
-            if any(c.path == path for c in found):
+            if any(c.path == path and c.winner == "marked" for c in found):
                 marks.append((container, key, values))
 
         return note

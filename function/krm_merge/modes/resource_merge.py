@@ -98,7 +98,7 @@ def run(rl: ResourceList, config: Config) -> None:
     before = {id(o): o.text for o in groups.local}
     result = merge(config, groups.local, groups.origin, groups.upstream, groups.rel_path)
     report(rl.results, result, config.conflicts)
-    if config.conflicts is ConflictPolicy.FAIL and result.conflicts:
+    if (config.conflicts is ConflictPolicy.FAIL and result.conflicts) or any(c.winner == "none" for _, c in result.conflicts):
         for obj in groups.local:  # all or nothing: leave local untouched
             obj.set_text(before[id(obj)])
         return

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Builds the example's world in DEST (default: a new temporary directory):
+#   DEST/upstream  a git repository whose pkg/ holds upstream-v1 (tag v1), upstream-v2 (tag v2)
+#   DEST/local     the package as `kpt pkg get file://DEST/upstream.git/pkg@v1 local` leaves it,
+#                  plus this example's local edits (local/)
+# Needs only git.  Prints DEST.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+DEST=${1:-$(mktemp -d)}
+mkdir -p "$DEST/upstream/pkg"
+export GIT_AUTHOR_NAME=example GIT_AUTHOR_EMAIL=example@example.invalid
+export GIT_COMMITTER_NAME=example GIT_COMMITTER_EMAIL=example@example.invalid
+g() { git -C "$DEST/upstream" "$@"; }
+g init -q -b main
+for v in v1 v2; do
+  rm -f "$DEST"/upstream/pkg/*
+  cp "$HERE/upstream-$v"/* "$DEST/upstream/pkg/"
+  g add -A && g commit -qm "$v" && g tag "$v"
+done
+V1=$(g rev-parse v1)
+mkdir -p "$DEST/local"
+cp "$HERE"/local/* "$DEST/local/"
+# the upstream/upstreamLock sections kpt pkg get writes, after metadata
+REPO="file://$DEST/upstream"
+awk -v repo="$REPO" -v commit="$V1" '
+  { print }
+  /^  name: local$/ && !done {
+    print "upstream:\n  type: git\n  git:\n    repo: " repo "\n    directory: /pkg\n    ref: v1\n  updateStrategy: resource-merge"
+    print "upstreamLock:\n  type: git\n  git:\n    repo: " repo "\n    directory: /pkg\n    ref: v1\n    commit: " commit
+    done = 1
+  }' "$HERE/local/Kptfile" > "$DEST/local/Kptfile"
+echo "$DEST"
