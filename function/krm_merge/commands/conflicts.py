@@ -344,8 +344,6 @@ def main(argv: list[str]) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from krm_merge import txn
-
     try:
         # read-only: locks (and recovers) only when a write was interrupted, so a half-written file is never listed
         with txn.PackageLock(args.package, PROG, read_only=True) as lock:
