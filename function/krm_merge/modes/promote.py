@@ -30,6 +30,7 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.request import KEYS as PROMOTION_KEYS
 from krm_merge.promote.request import Promotion, RequestError, no_match_messages, promotion_from_spec, resolve
+from krm_merge.registry import Mode
 
 KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions")
 
@@ -201,3 +202,14 @@ def unread_file_warnings(root: str, skipped: list[tuple[str, str]]) -> list[tupl
                   f"(*.yaml, *.yml, Kptfile) and did not read it{hint}", rel)
                  for rel in unread_marker_files(root))
     return notes
+
+
+MODE: Mode[Config] = Mode(
+    name="promote",
+    kind="Promote",
+    summary="set fields marked for GitOps promotion",
+    keys=KEYS,
+    from_configmap=config_from_configmap,
+    from_typed=config_from_typed,
+    run=run,
+)

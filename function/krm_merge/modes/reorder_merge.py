@@ -19,10 +19,12 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.selectors import ItemIndex, Selector
+from krm_merge.registry import Mode
 
 SERVER_ONLY_CHOICES = ("interleave", "first")
-CONFIGMAP_KEYS = ("patch", "serverOnlyItems", "desired", "mergeKeys")
-TYPED_KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")
+KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")
+# `patches` is a list of patches with targets: a ConfigMap, which holds strings, cannot carry it.
+_CONFIGMAP_KEYS = tuple(key for key in KEYS if key != "patches")
 PATCH_KEYS = ("patch", "target", "optional")
 
 
@@ -59,7 +61,7 @@ class Config:
 
 def config_from_configmap(data: dict[str, str]) -> Config:
     """``patch``/``desired``/``mergeKeys`` hold YAML text; ``serverOnlyItems`` a word."""
-    check_keys(data, CONFIGMAP_KEYS)
+    check_keys(data, _CONFIGMAP_KEYS)
     patches = _patches_from_documents(data.get("patch", ""), "data.patch")
     desired = _objects_from_text(data.get("desired", ""), "data.desired")
     merge_keys = _merge_keys(_load_yaml(data.get("mergeKeys", ""), "data.mergeKeys") or [], "data.mergeKeys")
@@ -69,7 +71,7 @@ def config_from_configmap(data: dict[str, str]) -> Config:
 
 def config_from_typed(spec: dict[str, Any]) -> Config:
     """Typed form: ``patches`` (each with ``patch``, ``target``, ``optional``) and the rest."""
-    check_keys(spec, TYPED_KEYS, "spec")
+    check_keys(spec, KEYS, "spec")
     patches: list[Patch] = []
     if "patch" in spec:
         patches.extend(_patches_from_value(spec["patch"], "spec.patch", len(patches)))
@@ -369,3 +371,14 @@ def _apply_desired(rl: ResourceList, config: Config, registry: Any, index: ItemI
             except SmpError as err:
                 raise KrmError(f"desired object {n + 1}: {err.message}", obj, err.path or None) from None
             _store(obj, result, before, index)
+
+
+MODE: Mode[Config] = Mode(
+    name="reorder-merge",
+    kind="ReorderMerge",
+    summary="apply Kubernetes strategic merge patches exactly as the API server does",
+    keys=KEYS,
+    from_configmap=config_from_configmap,
+    from_typed=config_from_typed,
+    run=run,
+)
