@@ -222,7 +222,7 @@ def call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
     except Exception as err:  # the author's bug: report it, never crash the pipeline
         rl.results.append(Result(f"internal error in {name}: {type(err).__name__}: {err}{_where(err)}", "error"))
         if os.environ.get("KRM_FN_TRACEBACK") == "1":
-            import traceback
+            import traceback  # debugging only: the function path never loads it
 
             traceback.print_exc(file=sys.stderr)
 
@@ -332,7 +332,7 @@ def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None =
 
 def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeObject | None:
     """The functionConfig ``kpt fn eval`` would build from these arguments (internal; the `run` command and :func:`run` use it)."""
-    from krm_merge import files
+    from krm_merge import files  # the function path (stdin) never reads a file: it must not load files.py
 
     if fn_config and pairs:
         raise KrmError("give either --fn-config or key=value arguments, not both")
@@ -355,6 +355,7 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeOb
 
 
 def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
+    # Only an SDK function run on a directory parses arguments: its stdin path loads neither.
     import argparse
     from pathlib import Path
 

@@ -19,7 +19,11 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.selectors import ItemIndex, Selector
+from krm_merge.krm.values import format_path
 from krm_merge.registry import Mode
+from krm_merge.schema import DeclaredKey, DeclaredKeyError, InvalidCrdError, SchemaRegistry, is_crd
+from krm_merge.smp.apply import apply_patch
+from krm_merge.smp.errors import SmpError
 
 SERVER_ONLY_CHOICES = ("interleave", "first")
 KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")
@@ -130,8 +134,6 @@ def _patches_from_documents(text: str, key: str, start: int = 0) -> list[Patch]:
 
 def _check_string_keys(value: Any, key: str, path: tuple[str | int, ...]) -> None:
     """A patch is a JSON object: every key must be a string (``2:``/``~:`` are not)."""
-    from krm_merge.krm.values import format_path
-
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
@@ -214,8 +216,6 @@ def _warn_local_config_only(rl: ResourceList, patch: Patch, targets: list[KubeOb
 
 
 def _registry(rl: ResourceList, config: Config) -> Any:
-    from krm_merge.schema import DeclaredKey, DeclaredKeyError, InvalidCrdError, SchemaRegistry, is_crd
-
     crds = [obj.data for obj in rl.items if obj.kind == "CustomResourceDefinition" and is_crd(obj.data)]
     declared = [DeclaredKey(k.kind, k.path, k.key, k.strategy, k.group) for k in config.merge_keys]
     try:
@@ -290,9 +290,6 @@ def _str_or_none(value: Any) -> str | None:
 
 def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl: ResourceList,
                index: ItemIndex) -> None:
-    from krm_merge.smp.apply import apply_patch
-    from krm_merge.smp.errors import SmpError
-
     schema = registry.for_object(obj.api_version, obj.kind)
     _warn_stand_in(rl, registry, obj, patch.label)
     replaced: list[str] = []
@@ -352,7 +349,7 @@ def _schema_hint(message: str, obj: KubeObject) -> str:
 
 
 def _apply_desired(rl: ResourceList, config: Config, registry: Any, index: ItemIndex) -> None:
-    from krm_merge.smp.errors import SmpError
+    # Only with `desired`: a patch run never loads the patch-creation engine kubectl apply needs.
     from krm_merge.smp.kubectl_apply import apply_desired
 
     for n, desired in enumerate(config.desired):
