@@ -21,7 +21,7 @@ from typing import Any
 from krm_merge.errors import ConfigError
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.registry import API_GROUP, API_VERSION, API_VERSIONS, KINDS, MODES, Mode, ModeEntry, ModeMissing, load_mode
+from krm_merge.registry import API_GROUP, API_VERSION, API_VERSIONS, KINDS, MODES, Mode, ModeEntry, load_mode
 
 __all__ = [
     "API_GROUP", "API_VERSION", "API_VERSIONS", "MODES", "ConfigError", "Invocation", "Route",
@@ -79,10 +79,7 @@ def route(function_config: KubeObject | None) -> Route:
 def resolve(function_config: KubeObject | None) -> Invocation:
     """Route a functionConfig to its mode (imported only now) and parse its config."""
     found = route(function_config)
-    try:
-        mode = load_mode(found.mode)
-    except ModeMissing:
-        raise ConfigError("mode", f"mode {found.mode.name!r} is not implemented in this version") from None
+    mode = load_mode(found.mode)
     parse = mode.from_typed if found.typed else mode.from_configmap
     return Invocation(mode, parse(found.values))
 

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from krm_merge.errors import ConfigError
+
 if TYPE_CHECKING:  # types only: the command line's start-up must not load the krm core or argparse
     import argparse
 
@@ -38,6 +40,8 @@ C = TypeVar("C")
 class Mode(Generic[C]):
     """A mode, as its module declares it (``MODE = Mode(...)``).
 
+    ``name`` is what a ConfigMap's ``data.mode`` says, ``kind`` the kind of
+    the typed form (every kind is of apiVersion :data:`API_VERSION`).
     ``keys`` is the one table of the keys the mode reads: the typed ``spec``
     takes all of them; a ConfigMap's ``data`` takes them as strings, except
     those a mode's ConfigMap parser leaves out because they need structure.
@@ -53,7 +57,6 @@ class Mode(Generic[C]):
     from_configmap: Callable[[dict[str, str]], C]
     from_typed: Callable[[dict[str, Any]], C]
     run: Callable[[ResourceList, C], None]
-    api_versions: tuple[str, ...] = API_VERSIONS
 
 
 @dataclass(frozen=True)
@@ -77,23 +80,15 @@ MODES: dict[str, ModeEntry] = {
 KINDS: dict[str, ModeEntry] = {entry.kind: entry for entry in MODES.values()}
 
 
-class ModeMissing(LookupError):
-    """A registered mode's module is not in this build (its ``name`` says which)."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
-
-
 def load_mode(entry: ModeEntry) -> Mode[Any]:
     """The mode's record, importing its module (only the mode that runs is ever imported).
 
-    Raises :class:`ModeMissing` when the module is not in this build; a record
+    Raises :class:`ConfigError` when the module is not in this build; a record
     that does not match its entry is a programming error (``TypeError``).
     """
     module = _import_own(entry.module)
     if module is None:
-        raise ModeMissing(entry.name)
+        raise ConfigError("mode", f"mode {entry.name!r} is not implemented in this version")
     mode = getattr(module, "MODE", None)
     if not isinstance(mode, Mode) or (mode.name, mode.kind) != (entry.name, entry.kind):
         raise TypeError(f"{entry.module}.MODE must be Mode(name={entry.name!r}, kind={entry.kind!r}, ...)")
