@@ -53,6 +53,7 @@ from .identity import Identity, bookkeeping_of, content_text, identity_of, strip
 from .nodes import MISSING
 from .rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
 from .text import dump_like
+from .unchanged import same_as_fetched
 from .walker import Merge3Error, MergeOptions, Merger
 
 RelPath = Callable[[KubeObject], str]
@@ -539,13 +540,13 @@ class PackageMerger:
             return True
         if base is not None:
             oc = content_text(base.text)
-            if lc == oc:
+            if uc == oc and lc != oc:
+                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
+                return True
+            if lc == oc or same_as_fetched(obj, base):  # as data: kpt's get re-prints what it fetches
                 _take_upstream(obj, up)
                 _drop_nulls(obj)
                 result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
-                return True
-            if uc == oc:
-                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
                 return True
         result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
         return self._full_merge(obj, base, up, result)
@@ -814,6 +815,9 @@ def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None
     if first is None:
         return None
     indent = first.group(1)
+    empty = re.search(rf"^{indent}annotations:[ \t]*\{{\}}[ \t]*\n", block, re.M)
+    if empty is not None:  # kpt drops an empty flow `annotations: {}` and writes the block where it adds one
+        return _with_annotations_text(text[:start + empty.start()] + text[start + empty.end():], annotations)
     ann = re.search(rf"^{indent}annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
     if ann is not None:
         child = re.match(r"( +)\S", block[ann.end():])
