@@ -161,10 +161,10 @@ class GitCache:
             return [], None
         return ["-c", "protocol.ext.allow=never"], {**os.environ, "GIT_PROTOCOL_FROM_USER": "0"}
 
-    def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None) -> None:
+    def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None) -> Any:
         options, env = self._transport(repo)
         try:
-            self._run(options + args, what, git_dir, env=env)
+            return self._run(options + args, what, git_dir, env=env)
         except KrmError as err:
             if env is not None and "not allowed" in err.message:
                 raise KrmError(f"{err.message} ({repo} is named only by upstream content, so git's rules for "
@@ -185,31 +185,113 @@ class GitCache:
             raise KrmError(f"{what}: {message[-1] if message else f'git exited with {proc.returncode}'}")
         return proc.stdout if stdout_bytes else proc.stdout.decode("utf-8", "replace").strip()
 
-    def mirror(self, repo: str) -> Path:
-        """The local mirror of ``repo``: cloned the first time, fetched once per run after that."""
-        if repo in self._fetched:
-            return self._fetched[repo]
+    def _repo_dir(self, repo: str) -> Path:
+        """The cache's repository for ``repo``, created empty (no fetch) the first time.
+
+        Created aside and renamed into place under the mirror's lock, so a
+        run killed half-way never leaves a repository to be trusted.  New
+        ones are partial (``blob:none``): a fetch brings commits and trees,
+        and ``git archive`` fetches the blobs of the one directory it reads,
+        in one batch.  Mirrors cloned whole by earlier versions are used as
+        they are.
+        """
         path = self.root / _mirror_name(repo)
+        if (path / "HEAD").is_file():
+            return path
         self.root.mkdir(parents=True, exist_ok=True)
-        # One fetch or clone of a mirror at a time: two updates sharing the cache wait for each other.
         with _locked(self.root / (path.name + ".lock")):
             _remove_unfinished_clones(path)
-            if (path / "HEAD").is_file():
-                self._fetch(["fetch", "--quiet", "--prune", "--force", "--tags", "origin"], f"fetching {repo}", repo, path)
-            else:
-                # Cloned aside and renamed into place: a clone killed half-way is never taken for a mirror.
+            if not (path / "HEAD").is_file():
                 tmp = Path(tempfile.mkdtemp(prefix=path.name + _CLONING, dir=self.root))
                 try:
-                    self._fetch(["clone", "--quiet", "--mirror", "--", repo, str(tmp / "m")], f"cloning {repo}", repo)
-                    if not path.exists():  # else another run cloned it meanwhile: use that one
+                    self._run(["init", "--quiet", "--bare", str(tmp / "m")], f"creating the cache of {repo}")
+                    self._run(["config", "remote.origin.url", repo], f"creating the cache of {repo}", tmp / "m")
+                    if not path.exists():  # else another run created it meanwhile: use that one
                         os.replace(tmp / "m", path)
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
+        return path
+
+    def remote_refs(self, repo: str, names: list[str]) -> dict[str, str]:
+        """The commits the full ref ``names`` point at in ``repo`` (tags peeled), by one ``git ls-remote``.
+
+        One round trip that transfers no object: enough to resolve a ref, and
+        to see that the package is already at it.
+        """
+        patterns = [p for name in names for p in (name, name + "^{}")]
+        out = self._fetch(["ls-remote", "--", repo, *patterns], f"listing the refs of {repo}", repo)
+        direct, peeled = {}, {}
+        for line in str(out).splitlines():
+            commit, _, name = line.partition("\t")
+            if name.endswith("^{}"):
+                peeled[name[:-3]] = commit
+            else:
+                direct[name] = commit
+        return {name: peeled.get(name, commit) for name, commit in direct.items()}
+
+    def fetch_commits(self, repo: str, commits: list[str]) -> Path:
+        """The cache's repository for ``repo`` holding ``commits``: only the missing ones are fetched.
+
+        One ``git fetch --depth=1 --filter=blob:none`` of the commits by id
+        (each kept by a ``refs/krm-merge/`` ref, so git never prunes it);
+        a server that refuses to send a commit by id gets the whole fetch
+        of :meth:`mirror` instead.
+        """
+        path = self._repo_dir(repo)
+        missing = [c for c in dict.fromkeys(commits) if not self._has(path, c)]
+        if not missing:
+            return path
+        with _locked(self.root / (path.name + ".lock")):
+            missing = [c for c in missing if not self._has(path, c)]  # another run may have fetched them
+            if not missing:
+                return path
+            specs = [f"+{c}:refs/krm-merge/{c}" for c in missing]
+            try:
+                self._fetch(["fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "origin", *specs],
+                            f"fetching {', '.join(missing)} of {repo}", repo, path)
+                return path
+            except KrmError:
+                pass  # e.g. a server without fetch by commit id, or a shallow fetch: the whole repository
+        mirror = self.mirror(repo)
+        for commit in missing:
+            self._ensure_commit(mirror, repo, commit)
+        return mirror
+
+    def _has(self, path: Path, commit: str) -> bool:
+        """Whether the cache holds ``commit`` whole, asked without a process and without a lazy fetch.
+
+        ``refs/krm-merge/COMMIT`` is written only after its fetch completed;
+        a mirror cloned whole (not partial) may hold it under any ref.
+        """
+        ref = f"refs/krm-merge/{commit}"
+        if (path / ref).is_file() or f" {ref}\n" in _read_or_empty(path / "packed-refs"):
+            return True
+        if "promisor" in _read_or_empty(path / "config"):
+            return False  # partial: asking git would fetch the commit with all its history
+        try:
+            self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", path)
+        except KrmError:
+            return False
+        return True
+
+    def mirror(self, repo: str) -> Path:
+        """The cache's repository of ``repo`` with every branch and tag fetched (once per run).
+
+        Only needed for what :meth:`remote_refs` cannot answer (an abbreviated
+        commit id, ...) and for servers that refuse :meth:`fetch_commits`.
+        """
+        if repo in self._fetched:
+            return self._fetched[repo]
+        path = self._repo_dir(repo)
+        # One fetch of a mirror at a time: two updates sharing the cache wait for each other.
+        with _locked(self.root / (path.name + ".lock")):
+            self._fetch(["fetch", "--quiet", "--prune", "--force", "origin", "+refs/heads/*:refs/heads/*",
+                         "+refs/tags/*:refs/tags/*"], f"fetching {repo}", repo, path)
         self._fetched[repo] = path
         return path
 
     def resolve(self, repo: str, ref: str) -> str:
-        """The commit a branch, tag or commit id names in ``repo``."""
+        """The commit a branch, tag or commit id names in ``repo`` (from the whole mirror)."""
         mirror = self.mirror(repo)
         if _SHA.match(ref):
             self._ensure_commit(mirror, repo, ref)
@@ -229,15 +311,22 @@ class GitCache:
         ``upstream.git.ref`` says ``v1``.  Like kpt's fetcher, the tag
         ``DIR/REF`` is tried for the package directory and then each parent
         directory, and only then ``REF`` itself; the ref found is what kpt
-        records in ``upstreamLock.git.ref``.
+        records in ``upstreamLock.git.ref``.  Branches and tags are asked of
+        the remote (:meth:`remote_refs`, no object fetched); a commit id is
+        taken as it is (fetched when extracted); anything else goes to the
+        whole mirror.
         """
-        mirror = self.mirror(repo)
-        for tag in package_tags(directory, ref):
-            try:
-                commit = self._run(["rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"], "", mirror)
-            except KrmError:
-                continue
-            return tag, str(commit)
+        if _SHA.match(ref):
+            return ref, ref
+        tags = package_tags(directory, ref)
+        names = [f"refs/tags/{t}" for t in tags] + [f"refs/tags/{ref}", f"refs/heads/{ref}"]
+        found = self.remote_refs(repo, names)
+        for tag in tags:
+            if f"refs/tags/{tag}" in found:
+                return tag, found[f"refs/tags/{tag}"]
+        for name in names[len(tags):]:
+            if name in found:
+                return ref, found[name]
         return ref, self.resolve(repo, ref)
 
     def _ensure_commit(self, mirror: Path, repo: str, commit: str) -> None:
@@ -249,20 +338,19 @@ class GitCache:
 
     def extract(self, repo: str, commit: str, directory: str, dest: Path) -> None:
         """Write the package ``directory`` at ``commit`` into the empty directory ``dest``."""
-        mirror = self.mirror(repo)
+        mirror = self.fetch_commits(repo, [commit])
         sub = directory.strip("/")
         treeish = f"{commit}:{sub}" if sub else commit
         try:  # the common case in one git process; the checks below only explain a failure
-            data = self._run(["archive", "--format=tar", treeish], "", mirror, stdout_bytes=True)
+            data = self._archive(repo, mirror, treeish, "")
         except KrmError:
-            self._ensure_commit(mirror, repo, commit)
             try:
                 kind = self._run(["cat-file", "-t", treeish], "", mirror)
             except KrmError:
                 kind = ""
             if kind not in ("tree", "commit"):
                 raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}") from None
-            data = self._run(["archive", "--format=tar", treeish], f"reading {directory} at {commit} of {repo}", mirror, stdout_bytes=True)
+            data = self._archive(repo, mirror, treeish, f"reading {directory} at {commit} of {repo}")
         dest.mkdir(parents=True, exist_ok=True)
         # A package of usual size unpacks faster in-process than by starting tar.
         if len(data) <= SMALL_ARCHIVE and _untar_in_process(data, dest):
@@ -270,6 +358,12 @@ class GitCache:
         if not _untar_with_tar(data, dest):
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
                 tar.extractall(dest, filter="data")
+
+    def _archive(self, repo: str, mirror: Path, treeish: str, what: str) -> bytes:
+        """``git archive`` of ``treeish``; a partial cache fetches the blobs it needs, under ``repo``'s transport rules."""
+        options, env = self._transport(repo)
+        with _locked(self.root / (mirror.name + ".lock")):
+            return bytes(self._run(options + ["archive", "--format=tar", treeish], what, mirror, stdout_bytes=True, env=env))
 
 
 _CLONING = ".cloning."
@@ -289,6 +383,13 @@ class _locked:
 
     def __exit__(self, *exc: object) -> None:
         os.close(self._fd)  # the lock file stays: removing it would let two waiters lock different files
+
+
+def _read_or_empty(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _remove_unfinished_clones(path: Path) -> None:
