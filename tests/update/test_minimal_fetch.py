@@ -15,6 +15,7 @@ import pytest
 
 from krm_merge.commands import update
 from krm_merge.upstream import git as gitmod
+from tests.conftest import require_binary
 
 from .world import World, cm, kptfile
 
@@ -23,8 +24,6 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    from tests.conftest import require_binary
-
     require_binary("git")
     w = World(tmp_path, monkeypatch)
     w.git("config", "uploadpack.allowFilter", "true")

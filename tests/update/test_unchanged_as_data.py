@@ -9,6 +9,7 @@ comment or a moved key is a local change.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ import yaml
 
 from krm_merge.commands import update
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.merge3 import package
+from krm_merge.merge3 import identity, package
+from krm_merge.merge3.identity import content_text
 from krm_merge.merge3.unchanged import comments_of, same_as_fetched
 from tests.conftest import require_binary
 
@@ -131,3 +133,24 @@ def test_kpt_fetched_package_updates_to_kpts_result(tmp_path: Path, monkeypatch:
     assert world.both("v2") == (0, 0)
     assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
     assert (world.our_pkg / "web.yaml").read_bytes() == (world.kpt_pkg / "web.yaml").read_bytes()
+
+
+def reference_content_text(text: str) -> str:
+    """content_text as the plain pattern substitutions over the whole text (what the fast version must equal)."""
+    out = identity._BOOKKEEPING_LINE.sub("", text)
+    out = identity._EMPTY_ANNOTATIONS.sub("", out)
+    return identity._KPT_MERGE_COMMENT.sub(r"\1", out)
+
+
+def test_content_text_equals_the_patterns_over_the_whole_text() -> None:
+    lines = [
+        "metadata: # kpt-merge: ns/n", "metadata:", "  annotations:", "    internal.kpt.dev/upstream-identifier: 'a|B|c|d'",
+        "    'config.kubernetes.io/index': '0'", "    config.kubernetes.io/path: x.yaml", "    config.k8s.io/id: '1'",
+        "    internal.config.kubernetes.io/annotations-migration-resource-id: '0'", "    mine: keep",
+        "  name: n", "  labels:", "    a: config.kubernetes.io/path", "spec:", "  template:", "    metadata:",
+        "      annotations:", "        config.kubernetes.io/index: '3'", "  x: kpt-merge: no", "# kpt-merge: c", "",
+    ]
+    rng = random.Random(24)
+    for _ in range(2000):
+        text = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 12))) + rng.choice(["", "\n"])
+        assert content_text(text) == reference_content_text(text), text

@@ -148,6 +148,7 @@ class GitCache:
         self.root = root or cache_root()
         self.git = git or find_git()
         self._fetched: dict[str, Path] = {}
+        self._present: set[tuple[Path, str]] = set()
         self.trusted: set[str] = set()
 
     def trust(self, repos: Any) -> None:
@@ -263,6 +264,8 @@ class GitCache:
         ``refs/krm-merge/COMMIT`` is written only after its fetch completed;
         a mirror cloned whole (not partial) may hold it under any ref.
         """
+        if (path, commit) in self._present:
+            return True
         ref = f"refs/krm-merge/{commit}"
         if (path / ref).is_file() or f" {ref}\n" in _read_or_empty(path / "packed-refs"):
             return True
@@ -272,6 +275,7 @@ class GitCache:
             self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", path)
         except KrmError:
             return False
+        self._present.add((path, commit))  # a commit in a whole mirror stays: ask git once a run
         return True
 
     def mirror(self, repo: str) -> Path:
