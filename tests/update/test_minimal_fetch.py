@@ -8,7 +8,10 @@ the package is at asks the remote for its refs and fetches nothing.
 
 from __future__ import annotations
 
+import io
+import os
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -111,3 +114,37 @@ def test_a_commit_id_and_an_abbreviated_one_resolve(world: World, monkeypatch: p
     assert '"2"' in (world.our_pkg / "cm.yaml").read_text()
     assert update.main([f"{world.our_pkg}@{v1[:10]}"]) == 0  # not a ref name: the whole mirror resolves it
     assert '"1"' in (world.our_pkg / "cm.yaml").read_text()
+
+
+def tar_of(*members: tuple[str, bytes | str | None]) -> bytes:
+    """A tar of (name, content) members: bytes a file, str a link to it, None a directory; ``HARD:`` a hard link."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, content in members:
+            info = tarfile.TarInfo(name)
+            if content is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            elif isinstance(content, str):
+                info.type, info.linkname = (tarfile.LNKTYPE, content[5:]) if content.startswith("HARD:") else (tarfile.SYMTYPE, content)
+                tar.addfile(info)
+            else:
+                info.size, info.mode = len(content), 0o4777
+                tar.addfile(info, io.BytesIO(content))
+    return buf.getvalue()
+
+
+def test_the_in_process_unpacking_takes_files_directories_and_links_only(tmp_path: Path) -> None:
+    dest = tmp_path / "ok"
+    dest.mkdir()
+    assert gitmod._untar_in_process(tar_of(("d", None), ("d/a.yaml", b"a: 1\n"), ("l", "/etc/passwd")), dest)
+    assert (dest / "d" / "a.yaml").read_bytes() == b"a: 1\n"
+    assert (dest / "d" / "a.yaml").stat().st_mode & 0o7777 == 0o755  # no set-id bits, no group/other write
+    assert os.readlink(dest / "l") == "/etc/passwd"  # a link stays a link: the caller prunes it
+    for bad in (tar_of(("../x", b"")), tar_of(("/abs", b"")), tar_of(("a", b""), ("h", "HARD:a")),
+                tar_of(("l", str(tmp_path)), ("l/x", b"through the link"))):
+        dest = tmp_path / f"bad{len(list(tmp_path.iterdir()))}"
+        dest.mkdir()
+        assert not gitmod._untar_in_process(bad, dest)
+        assert not list(dest.iterdir())  # emptied for the next way of unpacking
+    assert not (tmp_path / "x").exists()
