@@ -50,11 +50,9 @@ from krm_merge.yaml.load import load_data
 
 from .conflicts import RULES_ANNOTATION, Conflict, ConflictPolicy, FieldRule, FieldRules, parse_rules
 from .identity import Identity, bookkeeping_of, content_text, identity_of, strip_bookkeeping, with_kpt_merge_comment
-from .nodes import MISSING
 from .rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
 from .text import dump_like
 from .unchanged import same_as_fetched
-from .walker import Merge3Error, MergeOptions, Merger
 
 RelPath = Callable[[KubeObject], str]
 KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
@@ -552,6 +550,10 @@ class PackageMerger:
         return self._full_merge(obj, base, up, result)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+        # The engine (and ruamel.yaml) only for a resource changed on both sides: start-up time.
+        from .nodes import MISSING
+        from .walker import Merge3Error, MergeOptions, Merger
+
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
@@ -584,6 +586,9 @@ class PackageMerger:
         if merge_kptfile is None:
             self._full_merge(obj, base, up, result)
             return
+        from .nodes import MISSING  # as in _full_merge: start-up time
+        from .walker import Merge3Error
+
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
