@@ -430,9 +430,9 @@ def _plan_one_git_package(
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
-        if lock is not None:  # without a lock kpt's origin is empty: everything counts as added upstream
-            cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
-        cache.extract(target.repo, commit, target.directory, upstream_dir)
+        # without a lock kpt's origin is empty: everything counts as added upstream
+        cache.extract_all(([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
+                          + [(target.repo, commit, target.directory, upstream_dir)])
         # Our own extraction: links are deleted in place instead of copying the rest.
         files.prune_untrusted_tree(origin_dir, "origin")
         warnings = files.prune_untrusted_tree(upstream_dir, "upstream")

@@ -340,6 +340,36 @@ class GitCache:
             # Not reachable from any ref (e.g. force-pushed away): ask for it by id.
             self._fetch(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", repo, mirror)
 
+    def extract_all(self, jobs: list[tuple[str, str, str, Path]]) -> None:
+        """:meth:`extract` of each ``(repo, commit, directory, dest)``, their ``git archive`` run side by side.
+
+        An update reads two versions: one archive waits for the other's
+        process start and disk reads otherwise.  A failed archive is done
+        again by :meth:`extract`, which explains the failure.
+        """
+        started = []
+        for repo, commit, directory, dest in jobs:
+            mirror = self.fetch_commits(repo, [commit])
+            options, env = self._transport(repo)
+            sub = directory.strip("/")
+            cmd = [self.git, "--git-dir", str(mirror), *options, "archive", "--format=tar", f"{commit}:{sub}" if sub else commit]
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            except OSError as err:
+                raise KrmError(f"cannot run git: {err}") from None
+            started.append((proc, (repo, commit, directory, dest)))
+        for proc, (repo, commit, directory, dest) in started:
+            try:
+                data, _ = proc.communicate(timeout=GIT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise KrmError(f"reading {directory} at {commit} of {repo}: git timed out after {GIT_TIMEOUT} s") from None
+            if proc.returncode != 0:
+                self.extract(repo, commit, directory, dest)
+            else:
+                _unpack(data, dest)
+
     def extract(self, repo: str, commit: str, directory: str, dest: Path) -> None:
         """Write the package ``directory`` at ``commit`` into the empty directory ``dest``."""
         mirror = self.fetch_commits(repo, [commit])
@@ -355,19 +385,12 @@ class GitCache:
             if kind not in ("tree", "commit"):
                 raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}") from None
             data = self._archive(repo, mirror, treeish, f"reading {directory} at {commit} of {repo}")
-        dest.mkdir(parents=True, exist_ok=True)
-        # A package of usual size unpacks faster in-process than by starting tar.
-        if len(data) <= SMALL_ARCHIVE and _untar_in_process(data, dest):
-            return
-        if not _untar_with_tar(data, dest):
-            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                tar.extractall(dest, filter="data")
+        _unpack(data, dest)
 
     def _archive(self, repo: str, mirror: Path, treeish: str, what: str) -> bytes:
         """``git archive`` of ``treeish``; a partial cache fetches the blobs it needs, under ``repo``'s transport rules."""
         options, env = self._transport(repo)
-        with _locked(self.root / (mirror.name + ".lock")):
-            return bytes(self._run(options + ["archive", "--format=tar", treeish], what, mirror, stdout_bytes=True, env=env))
+        return bytes(self._run(options + ["archive", "--format=tar", treeish], what, mirror, stdout_bytes=True, env=env))
 
 
 _CLONING = ".cloning."
@@ -406,6 +429,17 @@ def package_tags(directory: str, ref: str) -> list[str]:
     """The directory-prefixed tags kpt tries for ``ref``, innermost directory first (``a/b/v1``, ``a/v1``)."""
     parts = [p for p in directory.split("/") if p]
     return [f"{'/'.join(parts[:n])}/{ref}" for n in range(len(parts), 0, -1)]
+
+
+def _unpack(data: bytes, dest: Path) -> None:
+    """Write the tar ``data`` (a ``git archive``) into the empty directory ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    # A package of usual size unpacks faster in-process than by starting tar.
+    if len(data) <= SMALL_ARCHIVE and _untar_in_process(data, dest):
+        return
+    if not _untar_with_tar(data, dest):
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(dest, filter="data")
 
 
 def _untar_in_process(data: bytes, dest: Path) -> bool:
