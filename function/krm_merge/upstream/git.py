@@ -19,6 +19,7 @@ rules for URLs that do not come from the user (``GIT_PROTOCOL_FROM_USER=0``,
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import os
@@ -403,8 +404,6 @@ class _locked:
         self.path = path
 
     def __enter__(self) -> None:
-        import fcntl
-
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
 
