@@ -3,10 +3,12 @@
 A package fetched with ``kpt pkg get`` records in its Kptfile where it came
 from (``upstream.git``: repo, directory, ref) and which commit it was fetched
 at (``upstreamLock.git.commit``).  The user's own ``git`` does the fetching
-(so their credentials, proxies and config apply, as with kpt); every
-repository is kept as a bare mirror under ``$XDG_CACHE_HOME/krm-merge/git/``
-and only fetched again on the next update.  A package directory is extracted
-at a commit with ``git archive``.
+(so their credentials, proxies and config apply, as with kpt).  A ref is
+resolved with one ``git ls-remote``; only the commits an update reads are
+fetched (``--depth=1 --filter=blob:none``) into a bare repository under
+``$XDG_CACHE_HOME/krm-merge/git/``, and a package directory is extracted at
+a commit with ``git archive`` (which fetches that directory's blobs, in one
+batch).
 
 What a Kptfile names is checked before git sees it (:func:`read_upstream`):
 no value can become a git option, a directory cannot climb out of the
