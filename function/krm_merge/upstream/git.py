@@ -350,28 +350,34 @@ class GitCache:
         process start and disk reads otherwise.  A failed archive is done
         again by :meth:`extract`, which explains the failure.
         """
-        started = []
-        for repo, commit, directory, dest in jobs:
-            mirror = self.fetch_commits(repo, [commit])
-            options, env = self._transport(repo)
-            sub = directory.strip("/")
-            cmd = [self.git, "--git-dir", str(mirror), *options, "archive", "--format=tar", f"{commit}:{sub}" if sub else commit]
-            try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-            except OSError as err:
-                raise KrmError(f"cannot run git: {err}") from None
-            started.append((proc, (repo, commit, directory, dest)))
-        for proc, (repo, commit, directory, dest) in started:
-            try:
-                data, _ = proc.communicate(timeout=GIT_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-                raise KrmError(f"reading {directory} at {commit} of {repo}: git timed out after {GIT_TIMEOUT} s") from None
-            if proc.returncode != 0:
-                self.extract(repo, commit, directory, dest)
-            else:
-                _unpack(data, dest)
+        started: list[tuple[subprocess.Popen[bytes], tuple[str, str, str, Path]]] = []
+        try:
+            for repo, commit, directory, dest in jobs:
+                mirror = self.fetch_commits(repo, [commit])
+                options, env = self._transport(repo)
+                sub = directory.strip("/")
+                cmd = [self.git, "--git-dir", str(mirror), *options, "archive", "--format=tar",
+                       f"{commit}:{sub}" if sub else commit]
+                try:
+                    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, env=env)
+                except OSError as err:
+                    raise KrmError(f"cannot run git: {err}") from None
+                started.append((proc, (repo, commit, directory, dest)))
+            for proc, (repo, commit, directory, dest) in started:
+                try:
+                    data, _ = proc.communicate(timeout=GIT_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    raise KrmError(f"reading {directory} at {commit} of {repo}: git timed out after {GIT_TIMEOUT} s") from None
+                if proc.returncode != 0:
+                    self.extract(repo, commit, directory, dest)
+                else:
+                    _unpack(data, dest)
+        finally:
+            for proc, _job in started:  # none outlives the update, whatever stopped it
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
 
     def extract(self, repo: str, commit: str, directory: str, dest: Path) -> None:
         """Write the package ``directory`` at ``commit`` into the empty directory ``dest``."""
