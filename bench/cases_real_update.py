@@ -12,13 +12,18 @@ ConfigMap) and then updates fresh copies ``@v2`` with kpt and with krm-merge,
 alternately.  Each krm-merge answer is checked against kpt's (every file equal
 as data, kpt's identifier annotation included), and the share of files
 byte-identical to kpt's is counted.  A no-op update (``@v2`` again) is timed
-too.  Prints one line a package and the sum.
+too.  Prints one line a package and the sum; ``--record bench/results.json``
+keeps the run there (``real_update``), from which ``bench/report.py`` writes
+the tables of README.md and docs/performance.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
+import platform
 import resource
 import shutil
 import subprocess
@@ -31,6 +36,8 @@ from typing import Any
 import yaml
 
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
+WALL_TARGET = 0.5  # krm-merge's wall time / kpt's, on every package and on the sum (issue 24)
+NOOP_TARGET = 0.15  # seconds of wall time for an update to the ref the package is at
 
 # (source, package directory, old tag, new tag): several sizes, CRDs, subpackages.
 PACKAGES = [
@@ -159,10 +166,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--samples", required=True, help="git dir of kptdev/kpt-samples")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", help="one package directory")
-    parser.add_argument("--markdown", type=Path, help="also write the table for docs/performance.md here")
+    parser.add_argument("--record", type=Path, help="record the run (every package) as `real_update` in this results "
+                        "JSON (bench/results.json; then python bench/report.py regenerates the tables)")
     args = parser.parse_args(argv)
+    if args.record and args.only:
+        parser.error("--record needs every package (no --only)")
     sources = {"catalog": Path(args.catalog), "samples": Path(args.samples)}
     rows = []
+    load_start, started_at = os.getloadavg()[0], datetime.datetime.now(datetime.timezone.utc)
     with tempfile.TemporaryDirectory(prefix="krm-merge-bench-real-") as tmp:
         for i, (src, directory, old, new) in enumerate(PACKAGES):
             if args.only and directory != args.only:
@@ -182,25 +193,29 @@ def main(argv: list[str]) -> int:
     print(f"sum: wall kpt {kpt:.2f} s, krm-merge {ours:.2f} s, ratio {ours / kpt:.2f}; "
           f"cpu kpt {kpt_cpu:.2f} s, krm-merge {ours_cpu:.2f} s, ratio {ours_cpu / kpt_cpu:.2f}; "
           f"files byte-identical {identical}/{written}")
-    if args.markdown:
-        args.markdown.write_text(markdown(rows))
-    return 1 if any(r["wrong"] for r in rows) else 0
+    wrong = any(r["wrong"] for r in rows)
+    if args.record and not wrong:
+        record(args.record, rows, args.runs, started_at, load_start)
+    return 1 if wrong else 0
 
 
-def markdown(rows: list[dict[str, Any]]) -> str:
-    """The table docs/performance.md shows (sum first), from one run."""
-    head = ("| package | resources | kpt wall | krm-merge wall | ratio | kpt CPU | krm-merge CPU | ratio "
-            "| no-op wall (CPU) | files written (byte-identical to kpt) |\n" + "|---" * 10 + "|\n")
+def record(path: Path, rows: list[dict[str, Any]], runs: int, started_at: datetime.datetime, load_start: float) -> None:
+    """Write the run into ``path``'s ``real_update`` (the rest of the file, bench/run.py's run, is kept)."""
+    results = json.loads(path.read_text()) if path.exists() else {}
+    results["real_update"] = {
+        "date": started_at.strftime("%Y-%m-%d %H:%M UTC"), "runs": runs,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "kpt": kpt_version(),
+                    "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2)},
+        "targets": {"wall_ratio": WALL_TARGET, "noop_seconds": NOOP_TARGET},
+        "rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+    }
+    path.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"recorded in {path}; now: python bench/report.py")
 
-    def line(name: str, rs: list[dict[str, Any]]) -> str:
-        kpt, ours = sum(r["kpt"] for r in rs), sum(r["ours"] for r in rs)
-        kc, oc = sum(r["kpt_cpu"] for r in rs), sum(r["ours_cpu"] for r in rs)
-        noop = max(r["noop"] for r in rs), max(r["noop_cpu"] for r in rs)
-        written, same = sum(r["written"] for r in rs), sum(r["identical"] for r in rs)
-        return (f"| {name} | {sum(r['resources'] for r in rs)} | {kpt:.2f} s | {ours:.2f} s | **{ours / kpt:.2f}** "
-                f"| {kc:.2f} s | {oc:.2f} s | **{oc / kc:.2f}** | {noop[0]:.2f} s ({noop[1]:.2f} s) | {written} ({same}) |\n")
 
-    return head + line(f"all {len(rows)} (sum; no-op: the slowest)", rows) + "".join(line(r["package"], [r]) for r in rows)
+def kpt_version() -> str:
+    proc = subprocess.run(["kpt", "version"], capture_output=True, text=True, check=False)
+    return (proc.stdout.strip().splitlines() or ["?"])[0]
 
 
 if __name__ == "__main__":

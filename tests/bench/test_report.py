@@ -37,6 +37,21 @@ def test_results_json_is_a_full_checked_run_with_machine_and_date() -> None:
     assert {g["case"] for g in results["growth"]} >= {"reorder-merge", "patches", "offline apply"}
 
 
+def test_the_real_package_update_run_is_recorded_checked_and_shown_first() -> None:
+    """Issue 24: the kpt-fetched packages' run is in results.json, every answer checked, its row first in the README."""
+    report = load_report()
+    results = json.loads((ROOT / "bench" / "results.json").read_text())
+    real = results["real_update"]
+    assert real["date"] and real["machine"]["kpt"] and real["runs"] >= 3
+    assert len(real["rows"]) >= 7
+    for row in real["rows"]:
+        assert row["wrong"] == [], f"{row['package']}: krm-merge's answer differed from kpt's as data"
+        assert row["kpt"] > 0 and row["ours"] > 0 and row["noop"] > 0
+    summary = report.render_summary(results).splitlines()
+    first_row = next(line for line in summary if line.startswith("| ") and "---" not in line and "| case |" not in line)
+    assert first_row.startswith("| update, real packages |")
+
+
 def test_a_section_is_replaced_between_its_markers_only() -> None:
     report = load_report()
     text = "a\n<!-- bench:rows begin -->\nold\n<!-- bench:rows end -->\nb\n"

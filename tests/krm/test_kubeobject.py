@@ -32,6 +32,15 @@ def test_header_scan_declines_what_it_cannot_read() -> None:
     assert obj.annotations == {"a": "x\n"} and obj.name == "n"
 
 
+def test_header_scan_reads_past_a_compact_top_level_sequence() -> None:
+    """kyaml prints a ClusterRole's ``rules`` compact (``- `` at column 0): no full parse for its header."""
+    doc = ("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nrules:\n- apiGroups:\n  - ''\n  verbs:\n  - get\n"
+           "-\n  resources: [a]\nmetadata: # kpt-merge: /r\n  name: r\n  labels:\n    a: b\n")
+    scanned = scan_header(doc)
+    assert scanned is not None and scanned == KubeObject(doc)._header_from_data()
+    assert scan_header("apiVersion: v1\nkind: ConfigMap\n---\nmetadata:\n  name: x\n") is None
+
+
 DEPLOY = """\
 # head comment
 apiVersion: apps/v1

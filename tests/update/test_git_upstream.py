@@ -68,11 +68,14 @@ def test_second_update_reuses_the_cached_mirror(world: World, monkeypatch: pytes
 
     monkeypatch.setattr(gitmod.subprocess, "run", spy)
     assert update.main([str(world.our_pkg)]) == 0
-    assert sum("clone" in c for c in calls) == 1
+    assert sum("init" in c for c in calls) == 1  # the cache's repository, created once
+    assert sum("fetch" in c for c in calls) == 1  # origin and upstream in one fetch
     calls.clear()
     c3 = world.commit({"cm.yaml": cm("cm", "3")})
     assert update.main([str(world.our_pkg)]) == 0
-    assert not any("clone" in c for c in calls) and any("fetch" in c for c in calls)
+    assert not any("init" in c or "clone" in c for c in calls)
+    (fetch,) = [c for c in calls if "fetch" in c]
+    assert fetch[-1] == f"+{c3}:refs/krm-merge/{c3}"  # only the new commit: origin is cached
     assert lock_of(world)["commit"] == c3  # the fetch saw the new commit
 
 

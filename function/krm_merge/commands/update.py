@@ -425,12 +425,14 @@ def _plan_one_git_package(
         plan = UpdatePlan()
         _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
         return plan
+    # Both versions in one fetch (the extractions below then find them in the cache).
+    cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
-        if lock is not None:  # without a lock kpt's origin is empty: everything counts as added upstream
-            cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
-        cache.extract(target.repo, commit, target.directory, upstream_dir)
+        # without a lock kpt's origin is empty: everything counts as added upstream
+        cache.extract_all(([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
+                          + [(target.repo, commit, target.directory, upstream_dir)])
         # Our own extraction: links are deleted in place instead of copying the rest.
         files.prune_untrusted_tree(origin_dir, "origin")
         warnings = files.prune_untrusted_tree(upstream_dir, "upstream")

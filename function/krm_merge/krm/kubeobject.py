@@ -418,8 +418,8 @@ def scan_header(text: str) -> Header | None:
     meta_start = -1
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        if not line or line[0] in " #":
-            continue
+        if not line or line[0] in " #" or line == "-" or line.startswith("- "):
+            continue  # a value's lines (a compact sequence under a top-level key included: `rules:` / `- ...`)
         m = _TOP_LINE.match(line)
         if m is None:
             return None

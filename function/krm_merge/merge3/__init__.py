@@ -16,22 +16,40 @@ visitor=...)``).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .conflicts import Conflict, ConflictPolicy
-from .nodes import MISSING
-from .rules import (
-    FALLBACK_KEYS,
-    NO_SCHEMA,
-    ListRule,
-    ListStrategy,
-    MergeSchema,
-    SchemaNodeAdapter,
-)
-from .visit import Action, Decision, Sources, Visitor
-from .visitor import Merge3Error, Merge3Visitor
-from .walker import MergeOptions, Merger, Walker
+if TYPE_CHECKING:
+    from .conflicts import Conflict, ConflictPolicy
+    from .nodes import MISSING
+    from .rules import FALLBACK_KEYS, NO_SCHEMA, ListRule, ListStrategy, MergeSchema, SchemaNodeAdapter
+    from .visit import Action, Decision, Sources, Visitor
+    from .visitor import Merge3Error, Merge3Visitor
+    from .walker import MergeOptions, Merger, Walker
+
+# Where each public name lives.  They are imported on first use (PEP 562): the engine
+# pulls in ruamel.yaml, and importing any merge3 module runs this file first, while an
+# update whose resources need no round-trip merge (most of a kpt-fetched package's) only
+# needs the package rules and never pays for it.
+_HOMES = {
+    "Conflict": ".conflicts", "ConflictPolicy": ".conflicts", "MISSING": ".nodes",
+    "FALLBACK_KEYS": ".rules", "NO_SCHEMA": ".rules", "ListRule": ".rules", "ListStrategy": ".rules",
+    "MergeSchema": ".rules", "SchemaNodeAdapter": ".rules",
+    "Action": ".visit", "Decision": ".visit", "Sources": ".visit", "Visitor": ".visit",
+    "Merge3Error": ".visitor", "Merge3Visitor": ".visitor",
+    "MergeOptions": ".walker", "Merger": ".walker", "Walker": ".walker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name of the engine, imported from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
 
 
 @dataclass
@@ -51,7 +69,8 @@ def merge3(
     visitor: Merge3Visitor | None = None,
 ) -> MergeOutcome:
     """Merge one document; raises :class:`Merge3Error` when it cannot be merged."""
-    merger = Merger(options or MergeOptions(), visitor)
+    walker = importlib.import_module(".walker", __name__)  # the engine, on first use (see _HOMES)
+    merger = walker.Merger(options or walker.MergeOptions(), visitor)
     result = merger.merge_document(local, origin, upstream, schema)
     return MergeOutcome(result, merger.conflicts)
 

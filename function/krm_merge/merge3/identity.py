@@ -47,7 +47,7 @@ class Identity:
 
 def kpt_merge_comment(text: str) -> tuple[str, str] | None:
     """(namespace, name) from a ``metadata: # kpt-merge: ns/name`` comment."""
-    m = _KPT_MERGE.search(text)
+    m = _KPT_MERGE.search(text) if "kpt-merge:" in text else None  # no line-by-line search of a text without it
     if not m:
         return None
     namespace, _, name = m.group(1).partition("/")
@@ -63,9 +63,39 @@ def identity_of(obj: KubeObject) -> Identity:
 
 def content_text(text: str) -> str:
     """The text without bookkeeping annotations and the kpt-merge comment (for equality)."""
-    out = _BOOKKEEPING_LINE.sub("", text)
-    out = _EMPTY_ANNOTATIONS.sub("", out)
-    return _KPT_MERGE_COMMENT.sub(r"\1", out)
+    out = _sub_lines(_BOOKKEEPING_LINE, text, _BOOKKEEPING_MARKS, "")
+    out = _sub_lines(_EMPTY_ANNOTATIONS, out, ("annotations:",), "")
+    return _sub_lines(_KPT_MERGE_COMMENT, out, ("kpt-merge:",), r"\1")
+
+
+# Every match of the patterns above holds one of these strings: the line-anchored
+# patterns are tried only on the lines holding one (a scan of every line start costs
+# ~10 ms on a package with CRDs, and content_text reads each version of each resource).
+_BOOKKEEPING_MARKS = ("config.kubernetes.io/", "config.k8s.io/id", "internal.kpt.dev/upstream-identifier")
+
+
+def _sub_lines(pattern: re.Pattern[str], text: str, marks: tuple[str, ...], repl: str) -> str:
+    """``pattern.sub(repl, text)`` for a pattern that matches from a line start and holds one of ``marks``."""
+    starts = set()
+    for mark in marks:
+        at = text.find(mark)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(mark, at + len(mark))
+    if not starts:
+        return text
+    out, done = [], 0
+    for start in sorted(starts):
+        if start < done:
+            continue  # inside the previous match
+        m = pattern.match(text, start)
+        if m is None:
+            continue
+        out.append(text[done:start])
+        out.append(m.expand(repl))
+        done = m.end()
+    out.append(text[done:])
+    return "".join(out)
 
 
 def strip_bookkeeping(tree: Any) -> Any:

@@ -50,10 +50,9 @@ from krm_merge.yaml.load import load_data
 
 from .conflicts import RULES_ANNOTATION, Conflict, ConflictPolicy, FieldRule, FieldRules, parse_rules
 from .identity import Identity, bookkeeping_of, content_text, identity_of, strip_bookkeeping, with_kpt_merge_comment
-from .nodes import MISSING
 from .rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
 from .text import dump_like
-from .walker import Merge3Error, MergeOptions, Merger
+from .unchanged import same_as_fetched
 
 RelPath = Callable[[KubeObject], str]
 KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
@@ -539,18 +538,22 @@ class PackageMerger:
             return True
         if base is not None:
             oc = content_text(base.text)
-            if lc == oc:
+            if uc == oc and lc != oc:
+                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
+                return True
+            if lc == oc or same_as_fetched(obj, base):  # as data: kpt's get re-prints what it fetches
                 _take_upstream(obj, up)
                 _drop_nulls(obj)
                 result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
-                return True
-            if uc == oc:
-                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
                 return True
         result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
         return self._full_merge(obj, base, up, result)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+        # The engine (and ruamel.yaml) only for a resource changed on both sides: start-up time.
+        from .nodes import MISSING
+        from .walker import Merge3Error, MergeOptions, Merger
+
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
@@ -583,6 +586,9 @@ class PackageMerger:
         if merge_kptfile is None:
             self._full_merge(obj, base, up, result)
             return
+        from .nodes import MISSING  # as in _full_merge: start-up time
+        from .walker import Merge3Error
+
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
@@ -814,6 +820,9 @@ def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None
     if first is None:
         return None
     indent = first.group(1)
+    empty = re.search(rf"^{indent}annotations:[ \t]*\{{\}}[ \t]*\n", block, re.M)
+    if empty is not None:  # kpt drops an empty flow `annotations: {}` and writes the block where it adds one
+        return _with_annotations_text(text[:start + empty.start()] + text[start + empty.end():], annotations)
     ann = re.search(rf"^{indent}annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
     if ann is not None:
         child = re.match(r"( +)\S", block[ann.end():])

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from krm_merge.config import ConfigError, check_keys, parse_choice
-from krm_merge.kptfile import merge_kptfile
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
@@ -121,7 +120,7 @@ def merge(
     tells whether a subpackage directory's non-KRM files changed locally (the
     update command knows them; a ResourceList has none).
     """
-    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=merge_kptfile)
+    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=_merge_kptfile)
     return PackageMerger(options, rel_path, other_files_changed).merge(local, origin, upstream)
 
 
@@ -150,6 +149,13 @@ def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: l
     if not inserted:
         out.extend(merged)
     return out
+
+
+def _merge_kptfile(*args: Any, **kwargs: Any) -> Any:
+    """:func:`krm_merge.kptfile.merge_kptfile`, imported when a Kptfile is merged (it loads the engine: start-up time)."""
+    from krm_merge.kptfile import merge_kptfile
+
+    return merge_kptfile(*args, **kwargs)
 
 
 MODE: Mode[Config] = Mode(

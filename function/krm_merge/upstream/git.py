@@ -3,10 +3,12 @@
 A package fetched with ``kpt pkg get`` records in its Kptfile where it came
 from (``upstream.git``: repo, directory, ref) and which commit it was fetched
 at (``upstreamLock.git.commit``).  The user's own ``git`` does the fetching
-(so their credentials, proxies and config apply, as with kpt); every
-repository is kept as a bare mirror under ``$XDG_CACHE_HOME/krm-merge/git/``
-and only fetched again on the next update.  A package directory is extracted
-at a commit with ``git archive``.
+(so their credentials, proxies and config apply, as with kpt).  A ref is
+resolved with one ``git ls-remote``; only the commits an update reads are
+fetched (``--depth=1 --filter=blob:none``) into a bare repository under
+``$XDG_CACHE_HOME/krm-merge/git/``, and a package directory is extracted at
+a commit with ``git archive`` (which fetches that directory's blobs, in one
+batch).
 
 What a Kptfile names is checked before git sees it (:func:`read_upstream`):
 no value can become a git option, a directory cannot climb out of the
@@ -19,6 +21,7 @@ rules for URLs that do not come from the user (``GIT_PROTOCOL_FROM_USER=0``,
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import os
@@ -148,6 +151,7 @@ class GitCache:
         self.root = root or cache_root()
         self.git = git or find_git()
         self._fetched: dict[str, Path] = {}
+        self._present: set[tuple[Path, str]] = set()
         self.trusted: set[str] = set()
 
     def trust(self, repos: Any) -> None:
@@ -161,10 +165,10 @@ class GitCache:
             return [], None
         return ["-c", "protocol.ext.allow=never"], {**os.environ, "GIT_PROTOCOL_FROM_USER": "0"}
 
-    def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None) -> None:
+    def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None) -> Any:
         options, env = self._transport(repo)
         try:
-            self._run(options + args, what, git_dir, env=env)
+            return self._run(options + args, what, git_dir, env=env)
         except KrmError as err:
             if env is not None and "not allowed" in err.message:
                 raise KrmError(f"{err.message} ({repo} is named only by upstream content, so git's rules for "
@@ -185,31 +189,116 @@ class GitCache:
             raise KrmError(f"{what}: {message[-1] if message else f'git exited with {proc.returncode}'}")
         return proc.stdout if stdout_bytes else proc.stdout.decode("utf-8", "replace").strip()
 
-    def mirror(self, repo: str) -> Path:
-        """The local mirror of ``repo``: cloned the first time, fetched once per run after that."""
-        if repo in self._fetched:
-            return self._fetched[repo]
+    def _repo_dir(self, repo: str) -> Path:
+        """The cache's repository for ``repo``, created empty (no fetch) the first time.
+
+        Created aside and renamed into place under the mirror's lock, so a
+        run killed half-way never leaves a repository to be trusted.  New
+        ones are partial (``blob:none``): a fetch brings commits and trees,
+        and ``git archive`` fetches the blobs of the one directory it reads,
+        in one batch.  Mirrors cloned whole by earlier versions are used as
+        they are.
+        """
         path = self.root / _mirror_name(repo)
+        if (path / "HEAD").is_file():
+            return path
         self.root.mkdir(parents=True, exist_ok=True)
-        # One fetch or clone of a mirror at a time: two updates sharing the cache wait for each other.
         with _locked(self.root / (path.name + ".lock")):
             _remove_unfinished_clones(path)
-            if (path / "HEAD").is_file():
-                self._fetch(["fetch", "--quiet", "--prune", "--force", "--tags", "origin"], f"fetching {repo}", repo, path)
-            else:
-                # Cloned aside and renamed into place: a clone killed half-way is never taken for a mirror.
+            if not (path / "HEAD").is_file():
                 tmp = Path(tempfile.mkdtemp(prefix=path.name + _CLONING, dir=self.root))
                 try:
-                    self._fetch(["clone", "--quiet", "--mirror", "--", repo, str(tmp / "m")], f"cloning {repo}", repo)
-                    if not path.exists():  # else another run cloned it meanwhile: use that one
+                    self._run(["init", "--quiet", "--bare", str(tmp / "m")], f"creating the cache of {repo}")
+                    self._run(["config", "remote.origin.url", repo], f"creating the cache of {repo}", tmp / "m")
+                    if not path.exists():  # else another run created it meanwhile: use that one
                         os.replace(tmp / "m", path)
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
+        return path
+
+    def remote_refs(self, repo: str, names: list[str]) -> dict[str, str]:
+        """The commits the full ref ``names`` point at in ``repo`` (tags peeled), by one ``git ls-remote``.
+
+        One round trip that transfers no object: enough to resolve a ref, and
+        to see that the package is already at it.
+        """
+        patterns = [p for name in names for p in (name, name + "^{}")]
+        out = self._fetch(["ls-remote", "--", repo, *patterns], f"listing the refs of {repo}", repo)
+        direct, peeled = {}, {}
+        for line in str(out).splitlines():
+            commit, _, name = line.partition("\t")
+            if name.endswith("^{}"):
+                peeled[name[:-3]] = commit
+            else:
+                direct[name] = commit
+        return {name: peeled.get(name, commit) for name, commit in direct.items()}
+
+    def fetch_commits(self, repo: str, commits: list[str]) -> Path:
+        """The cache's repository for ``repo`` holding ``commits``: only the missing ones are fetched.
+
+        One ``git fetch --depth=1 --filter=blob:none`` of the commits by id
+        (each kept by a ``refs/krm-merge/`` ref, so git never prunes it);
+        a server that refuses to send a commit by id gets the whole fetch
+        of :meth:`mirror` instead.
+        """
+        path = self._repo_dir(repo)
+        missing = [c for c in dict.fromkeys(commits) if not self._has(path, c)]
+        if not missing:
+            return path
+        with _locked(self.root / (path.name + ".lock")):
+            missing = [c for c in missing if not self._has(path, c)]  # another run may have fetched them
+            if not missing:
+                return path
+            specs = [f"+{c}:refs/krm-merge/{c}" for c in missing]
+            try:
+                self._fetch(["fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "origin", *specs],
+                            f"fetching {', '.join(missing)} of {repo}", repo, path)
+                return path
+            except KrmError:
+                pass  # e.g. a server without fetch by commit id, or a shallow fetch: the whole repository
+        mirror = self.mirror(repo)
+        for commit in missing:
+            self._ensure_commit(mirror, repo, commit)
+        return mirror
+
+    def _has(self, path: Path, commit: str) -> bool:
+        """Whether the cache holds ``commit`` whole, asked without a process and without a lazy fetch.
+
+        ``refs/krm-merge/COMMIT`` is written only after its fetch completed;
+        a mirror cloned whole (not partial) may hold it under any ref.
+        """
+        if (path, commit) in self._present:
+            return True
+        ref = f"refs/krm-merge/{commit}"
+        if (path / ref).is_file() or f" {ref}\n" in _read_or_empty(path / "packed-refs"):
+            return True
+        if "promisor" in _read_or_empty(path / "config"):
+            return False  # partial: asking git would fetch the commit with all its history
+        try:
+            self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", path)
+        except KrmError:
+            return False
+        self._present.add((path, commit))  # a commit in a whole mirror stays: ask git once a run
+        return True
+
+    def mirror(self, repo: str) -> Path:
+        """The cache's repository of ``repo`` with every branch and tag fetched (once per run).
+
+        Only needed for what :meth:`remote_refs` cannot answer (an abbreviated
+        commit id, ...) and for servers that refuse :meth:`fetch_commits`.
+        """
+        if repo in self._fetched:
+            return self._fetched[repo]
+        path = self._repo_dir(repo)
+        # One fetch of a mirror at a time: two updates sharing the cache wait for each other.
+        with _locked(self.root / (path.name + ".lock")):
+            self._fetch(["fetch", "--quiet", "--prune", "--force", "origin", "+refs/heads/*:refs/heads/*",
+                         "+refs/tags/*:refs/tags/*"], f"fetching {repo}", repo, path)
         self._fetched[repo] = path
         return path
 
     def resolve(self, repo: str, ref: str) -> str:
-        """The commit a branch, tag or commit id names in ``repo``."""
+        """The commit a branch, tag or commit id names in ``repo`` (from the whole mirror)."""
         mirror = self.mirror(repo)
         if _SHA.match(ref):
             self._ensure_commit(mirror, repo, ref)
@@ -229,15 +318,22 @@ class GitCache:
         ``upstream.git.ref`` says ``v1``.  Like kpt's fetcher, the tag
         ``DIR/REF`` is tried for the package directory and then each parent
         directory, and only then ``REF`` itself; the ref found is what kpt
-        records in ``upstreamLock.git.ref``.
+        records in ``upstreamLock.git.ref``.  Branches and tags are asked of
+        the remote (:meth:`remote_refs`, no object fetched); a commit id is
+        taken as it is (fetched when extracted); anything else goes to the
+        whole mirror.
         """
-        mirror = self.mirror(repo)
-        for tag in package_tags(directory, ref):
-            try:
-                commit = self._run(["rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"], "", mirror)
-            except KrmError:
-                continue
-            return tag, str(commit)
+        if _SHA.match(ref):
+            return ref, ref
+        tags = package_tags(directory, ref)
+        names = [f"refs/tags/{t}" for t in tags] + [f"refs/tags/{ref}", f"refs/heads/{ref}"]
+        found = self.remote_refs(repo, names)
+        for tag in tags:
+            if f"refs/tags/{tag}" in found:
+                return tag, found[f"refs/tags/{tag}"]
+        for name in names[len(tags):]:
+            if name in found:
+                return ref, found[name]
         return ref, self.resolve(repo, ref)
 
     def _ensure_commit(self, mirror: Path, repo: str, commit: str) -> None:
@@ -247,29 +343,63 @@ class GitCache:
             # Not reachable from any ref (e.g. force-pushed away): ask for it by id.
             self._fetch(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", repo, mirror)
 
+    def extract_all(self, jobs: list[tuple[str, str, str, Path]]) -> None:
+        """:meth:`extract` of each ``(repo, commit, directory, dest)``, their ``git archive`` run side by side.
+
+        An update reads two versions: one archive waits for the other's
+        process start and disk reads otherwise.  A failed archive is done
+        again by :meth:`extract`, which explains the failure.
+        """
+        started: list[tuple[subprocess.Popen[bytes], tuple[str, str, str, Path]]] = []
+        try:
+            for repo, commit, directory, dest in jobs:
+                mirror = self.fetch_commits(repo, [commit])
+                options, env = self._transport(repo)
+                sub = directory.strip("/")
+                cmd = [self.git, "--git-dir", str(mirror), *options, "archive", "--format=tar",
+                       f"{commit}:{sub}" if sub else commit]
+                try:
+                    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, env=env)
+                except OSError as err:
+                    raise KrmError(f"cannot run git: {err}") from None
+                started.append((proc, (repo, commit, directory, dest)))
+            for proc, (repo, commit, directory, dest) in started:
+                try:
+                    data, _ = proc.communicate(timeout=GIT_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    raise KrmError(f"reading {directory} at {commit} of {repo}: git timed out after {GIT_TIMEOUT} s") from None
+                if proc.returncode != 0:
+                    self.extract(repo, commit, directory, dest)
+                else:
+                    _unpack(data, dest)
+        finally:
+            for proc, _job in started:  # none outlives the update, whatever stopped it
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+
     def extract(self, repo: str, commit: str, directory: str, dest: Path) -> None:
         """Write the package ``directory`` at ``commit`` into the empty directory ``dest``."""
-        mirror = self.mirror(repo)
+        mirror = self.fetch_commits(repo, [commit])
         sub = directory.strip("/")
         treeish = f"{commit}:{sub}" if sub else commit
         try:  # the common case in one git process; the checks below only explain a failure
-            data = self._run(["archive", "--format=tar", treeish], "", mirror, stdout_bytes=True)
+            data = self._archive(repo, mirror, treeish, "")
         except KrmError:
-            self._ensure_commit(mirror, repo, commit)
             try:
                 kind = self._run(["cat-file", "-t", treeish], "", mirror)
             except KrmError:
                 kind = ""
             if kind not in ("tree", "commit"):
                 raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}") from None
-            data = self._run(["archive", "--format=tar", treeish], f"reading {directory} at {commit} of {repo}", mirror, stdout_bytes=True)
-        dest.mkdir(parents=True, exist_ok=True)
-        # A package of usual size unpacks faster in-process than by starting tar.
-        if len(data) <= SMALL_ARCHIVE and _untar_in_process(data, dest):
-            return
-        if not _untar_with_tar(data, dest):
-            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                tar.extractall(dest, filter="data")
+            data = self._archive(repo, mirror, treeish, f"reading {directory} at {commit} of {repo}")
+        _unpack(data, dest)
+
+    def _archive(self, repo: str, mirror: Path, treeish: str, what: str) -> bytes:
+        """``git archive`` of ``treeish``; a partial cache fetches the blobs it needs, under ``repo``'s transport rules."""
+        options, env = self._transport(repo)
+        return bytes(self._run(options + ["archive", "--format=tar", treeish], what, mirror, stdout_bytes=True, env=env))
 
 
 _CLONING = ".cloning."
@@ -282,13 +412,18 @@ class _locked:
         self.path = path
 
     def __enter__(self) -> None:
-        import fcntl
-
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
 
     def __exit__(self, *exc: object) -> None:
         os.close(self._fd)  # the lock file stays: removing it would let two waiters lock different files
+
+
+def _read_or_empty(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _remove_unfinished_clones(path: Path) -> None:
@@ -303,15 +438,65 @@ def package_tags(directory: str, ref: str) -> list[str]:
     return [f"{'/'.join(parts[:n])}/{ref}" for n in range(len(parts), 0, -1)]
 
 
-def _untar_in_process(data: bytes, dest: Path) -> bool:
-    """Unpack with tarfile's safe filter; False (``dest`` emptied again) on what it refuses, e.g. a link out."""
-    try:
+def _unpack(data: bytes, dest: Path) -> None:
+    """Write the tar ``data`` (a ``git archive``) into the empty directory ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    # A package of usual size unpacks faster in-process than by starting tar.
+    if len(data) <= SMALL_ARCHIVE and _untar_in_process(data, dest):
+        return
+    if not _untar_with_tar(data, dest):
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             tar.extractall(dest, filter="data")
-    except (tarfile.TarError, OSError):
+
+
+def _untar_in_process(data: bytes, dest: Path) -> bool:
+    """Unpack ``git archive``'s directories, files and links; False (``dest`` emptied again) on anything else.
+
+    tarfile's ``data`` filter resolves every member's path (several
+    ``lstat`` a member: most of the unpacking time of a small package); this
+    unpacks only what a git tree can hold, checks each name itself, creates
+    files with ``O_EXCL | O_NOFOLLOW`` and the links last, so no file is
+    written through a link.  Links stay links (the caller prunes them).
+    """
+    links: list[tuple[str, str]] = []
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for member in tar:
+                path = _member_path(dest, member.name)
+                if path is None:
+                    raise tarfile.TarError(f"unexpected name {member.name!r}")
+                if member.isdir():
+                    os.makedirs(path, exist_ok=True)
+                elif member.isreg():
+                    _write_member(path, tar.extractfile(member), member.mode)
+                elif member.issym():
+                    links.append((member.linkname, path))
+                else:
+                    raise tarfile.TarError(f"{member.name}: not a file, directory or link")
+        for target, path in links:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.symlink(target, path)
+    except (tarfile.TarError, OSError, ValueError):
         _empty(dest)
         return False
     return True
+
+
+def _member_path(dest: Path, name: str) -> str | None:
+    """Where member ``name`` goes below ``dest``; None for a name that is absolute, climbs or holds a NUL."""
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if not parts or name.startswith("/") or ".." in parts or "\0" in name:
+        return None
+    return os.path.join(dest, *parts)
+
+
+def _write_member(path: str, source: Any, mode: int) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # As the data filter: no set-id bits, no group/other write, the owner can read and write.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                 (mode & 0o755) | 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(source.read() if source is not None else b"")
 
 
 def _empty(dest: Path) -> None:

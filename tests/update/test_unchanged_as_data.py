@@ -1,0 +1,156 @@
+""""Unchanged locally" on a ``kpt pkg get`` copy is decided as data (issue 24).
+
+kpt's get re-prints every resource (indentation, quoting), drops an empty
+``annotations: {}`` and adds its ``# kpt-merge`` comment and identifier
+annotation: none of that is a local change, so such a resource takes
+upstream's version without the round-trip merge.  A changed value, a new
+comment or a moved key is a local change.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+
+from krm_merge.commands import update
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.merge3 import identity, package
+from krm_merge.merge3.identity import content_text
+from krm_merge.merge3.unchanged import comments_of, same_as_fetched
+from tests.conftest import require_binary
+
+from .world import World, read_tree
+
+ORIGIN = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  annotations: {}
+  name: web
+  namespace: prod
+spec:
+  template:
+    spec:
+      containers:
+      - name: app  # the only one
+        image: "nginx:1"
+        args: ["--port", '8080']
+"""
+
+# What `kpt pkg get` makes of ORIGIN: its comment and annotation, wide sequences, other quoting.
+FETCHED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: # kpt-merge: prod/web
+  name: web
+  namespace: prod
+  annotations:
+    internal.kpt.dev/upstream-identifier: 'apps|Deployment|prod|web'
+spec:
+  template:
+    spec:
+      containers:
+        - name: app # the only one
+          image: nginx:1
+          args:
+            - --port
+            - "8080"
+"""
+
+
+def test_kpts_reprint_with_its_comment_and_annotation_is_unchanged() -> None:
+    assert same_as_fetched(KubeObject(FETCHED), KubeObject(ORIGIN))
+
+
+@pytest.mark.parametrize("edit", [
+    ("image: nginx:1", "image: nginx:2"),  # a value
+    ('- "8080"', "- 8080"),  # a type: the string "8080" became a number
+    ("          image: nginx:1\n", "          image: nginx:1  # pinned\n"),  # a comment added
+    ("# the only one", "# the first one"),  # a comment changed
+    ("  name: web\n  namespace: prod\n", "  namespace: prod\n  name: web\n"),  # keys moved
+    ("    internal.kpt.dev", "    mine: x\n    internal.kpt.dev"),  # an annotation of the user's
+])
+def test_a_local_change_is_a_change(edit: tuple[str, str]) -> None:
+    old, new = edit
+    assert old in FETCHED
+    assert not same_as_fetched(KubeObject(FETCHED.replace(old, new, 1)), KubeObject(ORIGIN))
+
+
+def test_comments_skip_kpts_comment_and_keep_order() -> None:
+    assert comments_of(FETCHED) == ["# the only one"]
+    assert comments_of("a: 1 # x\n# y\nb: '#not' # z\n") == ["# x", "# y", "# z"]
+
+
+def test_an_unreadable_document_is_not_unchanged() -> None:
+    assert not same_as_fetched(KubeObject("a: [1\n"), KubeObject(ORIGIN))
+
+
+def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, up, local = (tmp_path / d for d in ("origin", "upstream", "local"))
+    for root, text in ((base, ORIGIN), (up, ORIGIN.replace('"nginx:1"', '"nginx:2"')), (local, FETCHED)):
+        root.mkdir()
+        (root / "web.yaml").write_text(text)
+    edited = local / "other.yaml"
+    edited.write_text(FETCHED.replace("web", "other").replace("nginx:1", "mine"))
+    (base / "other.yaml").write_text(ORIGIN.replace("web", "other"))
+    (up / "other.yaml").write_text(ORIGIN.replace("web", "other").replace("  template:", "  replicas: 2\n  template:"))
+
+    merged: list[str] = []
+    real = package.PackageMerger._full_merge
+
+    def spy(self: package.PackageMerger, obj: KubeObject, *args: object) -> bool:
+        merged.append(obj.name)
+        return real(self, obj, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
+    plan = update.plan_update(local, base, up)
+    assert merged == ["other"]  # changed on both sides: the only full merge
+    outcome = {o["resource"]: o["outcome"] for o in plan.outcomes if o["kind"] == "resource"}
+    assert outcome["Deployment/prod/web"] == "taken from upstream"
+    written = {w.path: (w.data or b"").decode() for w in plan.writes}
+    # upstream's text with kpt's markers where kpt writes them (no duplicate annotations key)
+    assert written["web.yaml"] == ORIGIN.replace('"nginx:1"', '"nginx:2"').replace(
+        "metadata:\n  annotations: {}\n", "metadata: # kpt-merge: prod/web\n").replace(
+        "  namespace: prod\n", "  namespace: prod\n  annotations:\n"
+        "    internal.kpt.dev/upstream-identifier: 'apps|Deployment|prod|web'\n")
+    other = yaml.safe_load(written["other.yaml"])["spec"]
+    assert (other["replicas"], other["template"]["spec"]["containers"][0]["image"]) == (2, "mine")
+
+
+def test_kpt_fetched_package_updates_to_kpts_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: a resource kpt re-printed on get, changed upstream only, ends as kpt's file, byte for byte."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    origin = ORIGIN.replace("  # the", " # the")  # kpt re-spaces comments it prints: a rule of its own
+    world.commit({"web.yaml": origin}, tag="v1")
+    world.commit({"web.yaml": origin.replace('"nginx:1"', '"nginx:2"')}, tag="v2")
+    world.get("v1")
+    assert (world.our_pkg / "web.yaml").read_text() != origin  # kpt re-printed it
+    assert world.both("v2") == (0, 0)
+    assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
+    assert (world.our_pkg / "web.yaml").read_bytes() == (world.kpt_pkg / "web.yaml").read_bytes()
+
+
+def reference_content_text(text: str) -> str:
+    """content_text as the plain pattern substitutions over the whole text (what the fast version must equal)."""
+    out = identity._BOOKKEEPING_LINE.sub("", text)
+    out = identity._EMPTY_ANNOTATIONS.sub("", out)
+    return identity._KPT_MERGE_COMMENT.sub(r"\1", out)
+
+
+def test_content_text_equals_the_patterns_over_the_whole_text() -> None:
+    lines = [
+        "metadata: # kpt-merge: ns/n", "metadata:", "  annotations:", "    internal.kpt.dev/upstream-identifier: 'a|B|c|d'",
+        "    'config.kubernetes.io/index': '0'", "    config.kubernetes.io/path: x.yaml", "    config.k8s.io/id: '1'",
+        "    internal.config.kubernetes.io/annotations-migration-resource-id: '0'", "    mine: keep",
+        "  name: n", "  labels:", "    a: config.kubernetes.io/path", "spec:", "  template:", "    metadata:",
+        "      annotations:", "        config.kubernetes.io/index: '3'", "  x: kpt-merge: no", "# kpt-merge: c", "",
+    ]
+    rng = random.Random(24)
+    for _ in range(2000):
+        text = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 12))) + rng.choice(["", "\n"])
+        assert content_text(text) == reference_content_text(text), text
