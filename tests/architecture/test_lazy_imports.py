@@ -13,8 +13,8 @@ merge removes each row as its import is hoisted.  The limit counts the rows
 that stay.
 
 Importing a module *by name* (``importlib.import_module``) hides an arrow from
-the contract: only the registry (modes and commands) and the PEP 562 face of
-``krm_merge.smp`` do it.
+the contract: only the registry (modes and commands) and the PEP 562 faces of
+``krm_merge.smp`` and ``krm_merge.merge3`` do it.
 """
 
 from __future__ import annotations
@@ -41,6 +41,16 @@ class Lazy(NamedTuple):
 _START_UP = "start-up: "
 ALLOWED: list[Lazy] = [
     # --- kept: start-up time needs them ---------------------------------------------------------------
+    Lazy("krm_merge.merge3.package", "_full_merge", "krm_merge.merge3.nodes",
+         _START_UP + "an update whose resources are all decided as data never loads the 3-way engine (ruamel)"),
+    Lazy("krm_merge.merge3.package", "_full_merge", "krm_merge.merge3.walker",
+         _START_UP + "an update whose resources are all decided as data never loads the 3-way engine (ruamel)"),
+    Lazy("krm_merge.merge3.package", "_merge_kptfile", "krm_merge.merge3.nodes",
+         _START_UP + "an update that merges no Kptfile never loads the 3-way engine (ruamel)"),
+    Lazy("krm_merge.merge3.package", "_merge_kptfile", "krm_merge.merge3.walker",
+         _START_UP + "an update that merges no Kptfile never loads the 3-way engine (ruamel)"),
+    Lazy("krm_merge.modes.resource_merge", "_merge_kptfile", "krm_merge.kptfile",
+         _START_UP + "the Kptfile merge loads the 3-way engine; a package merge that merges no Kptfile skips it"),
     Lazy("krm_merge.cli", "function_main", "krm_merge.runner",
          _START_UP + "--version and the commands that do not run a mode never load the runner and the krm core"),
     Lazy("krm_merge.cli", "build_parser", "argparse", _START_UP + "only --help builds the whole parser"),
@@ -170,7 +180,6 @@ ALLOWED: list[Lazy] = [
     Lazy("krm_merge.txn", "_acquire", "fcntl", "owned by pkgio, to hoist"),
     Lazy("krm_merge.txn", "_mode_of", "stat", "owned by pkgio, to hoist"),
     Lazy("krm_merge.txn", "_syncfs", "ctypes", "owned by pkgio, to hoist"),
-    Lazy("krm_merge.upstream.git", "__enter__", "fcntl", "owned by perf24, to hoist"),
     Lazy("krm_merge.upstream.git", "record_lock", "krm_merge.krm.kubeobject", "owned by updhouse, to hoist"),
     Lazy("krm_merge.upstream.git", "_records", "krm_merge.krm.yamlio", "owned by updhouse, to hoist"),
     Lazy("krm_merge.yaml.load", "_check_depth", "krm_merge.yaml.libyaml", "owned by onehome, to hoist"),
@@ -186,7 +195,8 @@ ALLOWED: list[Lazy] = [
     Lazy("krm_merge.yaml.load", "load_rt", "ruamel.yaml.error", "owned by onehome, to hoist"),
 ]
 # The modules that import modules by name: the registry (modes, commands) and smp's PEP 562 face.
-IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.smp"}
+# The registry, and the PEP 562 faces of smp and merge3 (a package loads its engine on first use).
+IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.smp", "krm_merge.merge3"}
 
 
 def _module_name(path: Path) -> str:
