@@ -567,7 +567,7 @@ def _run_locked_directory(
         changes = package.plan_writes(pkg, rl)
         if dry_run:
             # File by file: the whole diff as one string cost a dry run more memory than the write.
-            for chunk in files.iter_unified_diff((c.path, c.before, c.text) for c in changes):
+            for chunk in changes.diff():
                 sys.stdout.write(chunk)
         else:
             package.apply_writes(root, changes)
