@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any, Callable
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm import yamlio
+from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import read_package, split_documents
 from krm_merge.krm.results import File, KrmError
@@ -268,20 +267,14 @@ def find_text_markers(root: Path) -> list[Marker]:
     """
     opening = f"{'<' * textfile.MARKER_SIZE} {textfile.LABELS[0]}".encode()
     found: list[Marker] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in txn.RESERVED_NAMES
-                             and not os.path.islink(os.path.join(dirpath, d)))
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            if name in txn.RESERVED_NAMES or os.path.islink(path):
-                continue
-            try:
-                data = files.read_bytes(path)
-                text = data.decode("utf-8") if opening in data else ""
-            except (KrmMergeError, OSError, UnicodeDecodeError):
-                continue  # update merges no such file (too large, unreadable, binary): no marker of ours
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            found.extend(_text_marker(rel, text.splitlines(), region) for region in _our_regions(text))
+    # Every file, hidden ones too, as update's --files merge writes them; links follow the lister's policy.
+    for listed in pkgio.list_package(root, hidden=True, krmignore=False).files:
+        try:
+            data = files.read_bytes(listed.path)
+            text = data.decode("utf-8") if opening in data else ""
+        except (KrmMergeError, OSError, UnicodeDecodeError):
+            continue  # update merges no such file (too large, unreadable, binary): no marker of ours
+        found.extend(_text_marker(listed.rel, text.splitlines(), region) for region in _our_regions(text))
     return found
 
 

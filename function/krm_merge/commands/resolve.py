@@ -20,6 +20,7 @@ from pathlib import Path
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
+from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import parse_path
 
@@ -110,16 +111,15 @@ def write(root: Path, markers: list[Marker], take: str) -> None:
     by_file: dict[str, list[Marker]] = {}
     for marker in markers:
         by_file.setdefault(marker.file, []).append(marker)
-    from krm_merge import txn
-
-    changes = []
+    changes = pkgio.ChangeSet()
     for rel, mine in sorted(by_file.items()):
-        before = files.read_bytes(files.check_target(root.resolve(), rel))
+        files.check_relative(rel)
+        before = files.read_bytes(root / rel)  # through a link, as the lister read it
         text = before.decode("utf-8")
         for kind in dict.fromkeys(m.kind for m in mine):
             text = RESOLVERS[kind](rel, text, [m for m in mine if m.kind == kind], take)
-        changes.append(txn.Change(rel, text.encode("utf-8"), before))
-    txn.commit(root, changes, command=PROG)
+        changes.writes.append(pkgio.Write(rel, before, text.encode("utf-8")))
+    changes.apply(root, command=PROG)
 
 
 __all__ = ["main", "parser", "selects", "write"]

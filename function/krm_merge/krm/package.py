@@ -90,7 +90,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
         raise KrmError(f"{Path(root)} is not a directory")
     pkg = Package(root)
     rl = ResourceList()
-    listing = pkgio.list_package(root, include=pkgio.is_krm_name)
+    listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,))
     for rel in listing.linked_dirs:
         rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
                         file=File(rel))
@@ -259,11 +259,24 @@ def _has_content(doc: str) -> bool:
 # --- writing back -----------------------------------------------------------------
 
 
-FileChange = pkgio.Write
-"""A file to write or delete: the package I/O's one change type (the old name, kept)."""
+@dataclass
+class FileChange:
+    """A file to write (``text``) or delete (``text is None``), as text: :func:`plan_writes`' shape.
+
+    Kept for ``update``, which reads it until it holds a :class:`pkgio.ChangeSet` itself.
+    """
+
+    path: str
+    before: str | None
+    text: str | None
 
 
-def plan_writes(pkg: Package, rl: ResourceList) -> pkgio.ChangeSet:
+def plan_writes(pkg: Package, rl: ResourceList) -> list[FileChange]:
+    """:func:`plan_changes` as text changes (for ``update``; new code takes the change set)."""
+    return [FileChange(w.path, w.before_text, w.text) for w in plan_changes(pkg, rl)]
+
+
+def plan_changes(pkg: Package, rl: ResourceList) -> pkgio.ChangeSet:
     """Work out which files change, without touching the disk."""
     by_path: dict[str, list[KubeObject]] = {}
     for obj in rl.items:
