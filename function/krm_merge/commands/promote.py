@@ -27,10 +27,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
-from krm_merge.commands.reporting import RESULTS_HELP, emit, guarded, write_results
+from krm_merge.commands.reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.pkgio import ChangeSet
-from krm_merge.krm.results import Field, File, ResourceRef, Result, Results
+from krm_merge.krm.results import Field, File, Result, Results
 from krm_merge.promote import report
 from krm_merge.promote.changes import Change
 from krm_merge.promote.errors import PromoteError
@@ -206,18 +206,8 @@ def change_result(rel: str, change: Change) -> Result:
     """The info result of one field a promotion set: its resource, field (old and new value) and file."""
     was = f"was {change.old!r}" if change.old is not None else "added"
     by = f" for marker {change.marker!r}" if change.marker else (f" by {change.source}" if change.source else "")
-    return Result(f"set {change.path} to {change.new!r} ({was}){by}", "info", _resource_ref(change.resource),
+    return Result(f"set {change.path} to {change.new!r} ({was}){by}", "info", resource_ref(change.resource),
                   Field(change.path, change.old, change.new), File(rel, change.doc))
-
-
-def _resource_ref(label: str) -> ResourceRef | None:
-    """``Kind/[namespace/]name`` as a reference (the promote engine keeps no apiVersion: left empty)."""
-    parts = label.split("/")
-    if len(parts) == 2:
-        return ResourceRef("", parts[0], parts[1])
-    if len(parts) == 3:
-        return ResourceRef("", parts[0], parts[2], parts[1])
-    return None
 
 
 class _Run:

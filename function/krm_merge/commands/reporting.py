@@ -23,7 +23,7 @@ from krm_merge import files
 from krm_merge.commands import outcomes
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import yamlio
-from krm_merge.krm.results import File, Result, Results, result_of
+from krm_merge.krm.results import File, ResourceRef, Result, Results, result_of
 
 RESULTS_HELP = "also write the results as YAML to FILE (kpt's results format)"
 
@@ -57,6 +57,16 @@ def failure(err: KrmMergeError | OSError, describe: Callable[[KrmMergeError], st
     found = result_of(err)
     message = describe(err) if describe is not None else err.one_line()
     return Result(message, "error", found.resource_ref, found.field, found.file, found.tags)
+
+
+def resource_ref(label: str) -> ResourceRef | None:
+    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one)."""
+    parts = label.split("/")
+    if len(parts) == 2 and all(parts):
+        return ResourceRef("", parts[0], parts[1])
+    if len(parts) == 3 and parts[0] and parts[2]:
+        return ResourceRef("", parts[0], parts[2], parts[1])
+    return None
 
 
 def guarded(prog: str, body: Callable[[], int], results: Results,
