@@ -72,28 +72,29 @@ def check_relative(rel: str) -> None:
         raise UnsafePathError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
 
 
-def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool = False) -> Path:
+def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool = False) -> str:
     """The file to write for ``rel`` under ``root``, after checking it stays inside.
 
     ``root`` must already be resolved; folders that do not exist yet are
     taken as written. A symbolic link is refused, or with ``through_links``
     (what ``kpt fn sink`` does) resolved to its target, which must itself be
-    inside ``root``.
+    inside ``root``.  Plain ``os.path``: a command that writes does not pay
+    for pathlib's imports.
     """
-    from pathlib import Path
-
     check_relative(rel)
-    root = Path(root)
-    target = root / rel
-    parent = target.parent.resolve() if target.parent.exists() else target.parent
-    if parent != root and root not in parent.parents:
+    root = os.fspath(root)
+    target = os.path.join(root, rel)
+    parent = os.path.dirname(target)
+    if os.path.exists(parent):
+        parent = os.path.realpath(parent)
+    if not _inside(parent, root, or_equal=True):
         raise UnsafePathError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
-    if not target.is_symlink():
+    if not os.path.islink(target):
         return target
     if not through_links:
         raise UnsafePathError(f"refusing to write {rel!r}: it is a symbolic link", file=rel)
-    real = target.resolve()
-    if root not in real.parents:
+    real = os.path.realpath(target)
+    if not _inside(real, root):
         # kpt fn sink/eval write through such a link, changing a file outside the package.
         raise UnsafePathError(
             f"refusing to write {rel!r}: it is a symbolic link to {os.readlink(target)}, "
@@ -101,6 +102,12 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
             file=rel,
         )
     return real
+
+
+def _inside(path: str, root: str, *, or_equal: bool = False) -> bool:
+    """Whether ``path`` lies below ``root`` (both normalised; ``or_equal``: or is it)."""
+    path, root = os.path.normpath(path), os.path.normpath(root)
+    return (or_equal and path == root) or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 # --- trees written by someone else ------------------------------------------------------

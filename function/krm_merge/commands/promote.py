@@ -20,7 +20,6 @@ Exit code 0 when fields were set (or already current, or nothing matched with
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import sys
 from collections.abc import Callable
@@ -295,6 +294,8 @@ def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
     for r in resolved:
         if r.promotion.strategy != "kustomize-image" or r.scope is None:
             continue
+        import glob  # kustomize-image promotions only: the marker path's start-up does not load it
+
         for name in KUSTOMIZATION_NAMES:
             for path in glob.glob(os.path.join(glob.escape(root), r.scope, name)):
                 rel = os.path.relpath(path, root).replace(os.sep, "/")

@@ -120,38 +120,60 @@ def list_package(
     # plain entries are told apart by their dirent type (no stat).
     while pending:
         directory, prefix, package = pending.pop()
-        with os.scandir(directory) as it:
-            entries = list(it)
-        if prefix and os.path.lexists(directory + "/" + KPTFILE):
-            package = prefix[:-1]
-            listing.subpackages.append(package)
-            if not subpackages:
-                continue
-        for entry in entries:
-            name = entry.name
-            if name in skipped or (not hidden and name[0] == "."):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                rel = prefix + name
-                if not (ignore and ignored(rel, ignore)):
-                    pending.append((entry.path, rel + "/", package))
-            elif every or name.endswith(suffixes) or name in names:
-                rel = prefix + name
-                if ignore and ignored(rel, ignore):
+        mark = (len(listed), len(pending))
+        has_kptfile = False
+        it = os.scandir(directory)
+        try:
+            for entry in it:
+                name = entry.name
+                if name == KPTFILE:
+                    has_kptfile = True  # known only once the folder is read: its entries are re-tagged below
+                if name in skipped or (not hidden and name[0] == "."):
                     continue
-                if entry.is_file(follow_symlinks=False):
-                    kind = KIND_KPTFILE if name == KPTFILE else KIND_KRM if name.endswith(YAML_SUFFIXES) else KIND_OTHER
-                    listed.append(new(PackageFile, (rel, entry.path, kind, False, package)))
-                else:
-                    _list_other(listing, entry, rel, package)
-            elif entry.is_symlink() and entry.is_dir():
-                rel = prefix + name
-                if not (ignore and ignored(rel, ignore)):
-                    listing.linked_dirs.append(rel)
+                if entry.is_dir(follow_symlinks=False):
+                    rel = prefix + name
+                    if not (ignore and ignored(rel, ignore)):
+                        pending.append((entry.path, rel + "/", package))
+                elif every or name.endswith(suffixes) or name in names:
+                    rel = prefix + name
+                    if ignore and ignored(rel, ignore):
+                        continue
+                    if entry.is_file(follow_symlinks=False):
+                        kind = (KIND_KRM if name.endswith(YAML_SUFFIXES) else KIND_KPTFILE if name == KPTFILE
+                                else KIND_OTHER)
+                        listed.append(new(PackageFile, (rel, entry.path, kind, False, package)))
+                    else:
+                        _list_other(listing, entry, rel, package)
+                elif entry.is_symlink() and entry.is_dir():
+                    rel = prefix + name
+                    if not (ignore and ignored(rel, ignore)):
+                        listing.linked_dirs.append(rel)
+        finally:
+            it.close()
+        if has_kptfile and prefix:
+            _subpackage(listing, pending, mark, prefix[:-1], subpackages)
     for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.subpackages):
         found.sort()
     listed.sort()  # by rel: the first field, unique
     return listing
+
+
+def _subpackage(listing: Listing, pending: list[tuple[str, str, str]], mark: tuple[int, int], package: str,
+                enter: bool) -> None:
+    """A folder just read holds a Kptfile: tag what it added with its package, or take it all back.
+
+    ``mark`` is how many files and pending folders there were before the folder was read.
+    """
+    files_at, pending_at = mark
+    listing.subpackages.append(package)
+    if not enter:
+        del listing.files[files_at:], pending[pending_at:]
+        inside = package + "/"
+        for found in (listing.linked_dirs, listing.broken_links, listing.others):
+            found[:] = [rel for rel in found if not rel.startswith(inside)]
+        return
+    listing.files[files_at:] = [f._replace(package=package) for f in listing.files[files_at:]]
+    pending[pending_at:] = [(directory, prefix, package) for directory, prefix, _ in pending[pending_at:]]
 
 
 def _list_other(listing: Listing, entry: os.DirEntry[str], rel: str, package: str) -> None:
