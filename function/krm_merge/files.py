@@ -23,16 +23,13 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-# pathlib is imported only by the functions that write (it pulls in urllib.parse and
-# ipaddress: milliseconds every command would pay at start-up, dry runs included).
+# No pathlib here (it pulls in urllib.parse and ipaddress: milliseconds every command would
+# pay at start-up, dry runs included): paths are strings.
 
 
 class UnsafePathError(KrmMergeError):
@@ -222,33 +219,32 @@ def copy_untrusted_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str
 
 def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
     """Write several files all-or-nothing (see the module docstring).  Raises ``OSError``."""
-    from pathlib import Path
-
-    staged: list[tuple[str, Path]] = []
+    staged: list[tuple[str, str]] = []
     try:
         for path, data in writes:
-            staged.append((_stage(Path(path), data), Path(path)))
+            staged.append((_stage(os.fspath(path), data), os.fspath(path)))
     except BaseException:
         for tmp, _ in staged:
             _unlink_quietly(tmp)
         raise
-    originals: list[tuple[Path, bytes | None]] = []
+    originals: list[tuple[str, bytes | None]] = []
     try:
-        for tmp, path in staged:
+        for tmp, target in staged:
             try:
-                before: bytes | None = path.read_bytes()
+                with open(target, "rb") as fh:
+                    before: bytes | None = fh.read()
             except FileNotFoundError:
                 before = None
-            os.replace(tmp, path)
-            originals.append((path, before))
+            os.replace(tmp, target)
+            originals.append((target, before))
     except BaseException:
         for tmp, _ in staged[len(originals):]:
             _unlink_quietly(tmp)
-        for path, before in reversed(originals):  # put the previous bytes back
+        for target, before in reversed(originals):  # put the previous bytes back
             if before is None:
-                _unlink_quietly(str(path))
+                _unlink_quietly(target)
             else:
-                os.replace(_stage(path, before), path)
+                os.replace(_stage(target, before), target)
         raise
 
 
@@ -257,15 +253,16 @@ def write_file_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     write_files_atomic([(path, data)])
 
 
-def _stage(path: Path, data: str | bytes) -> str:
+def _stage(path: str, data: str | bytes) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = 0o644
-    import tempfile  # only when writing files: keeps the function's start-up light
+    import tempfile  # only when writing files: tempfile (random, shutil) stays off a read-only start-up
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)

@@ -30,9 +30,11 @@ The one writer of a package (``run``, the SDK's ``run`` on a directory,
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -148,8 +150,6 @@ def _raise_interrupted(signo: int, _frame: Any) -> None:
 
 
 def _acquire(root: str, command: str, messages: list[str]) -> int:
-    import fcntl
-
     path = os.path.join(root, LOCK_NAME)
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
@@ -295,8 +295,6 @@ def _stage_all(root: str, txn: str, changes: list[Change]) -> list[dict[str, Any
 
 
 def _mode_of(path: str) -> int:
-    import stat
-
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
