@@ -162,3 +162,23 @@ def test_diff_is_a_unified_diff_with_notes_for_binary_files_and_folders() -> Non
         "--- a/gone.yaml\n+++ /dev/null\n@@ -1 +0,0 @@\n-g: 1\n"
         "directory old removed\n")
     assert len(changes) == 3 and changes and not pkgio.ChangeSet()
+
+
+def test_a_folder_that_cannot_be_read_is_an_error_naming_it_not_a_skip(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from krm_merge.krm import package
+
+    _write(tmp_path, "ok.yaml")
+    _write(tmp_path, "locked/x.yaml")
+    real = os.scandir
+
+    def scandir(path: str) -> object:
+        if os.path.basename(path) == "locked":
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(PermissionError):
+        pkgio.list_package(tmp_path)
+    with pytest.raises(KrmError, match=r"cannot read folder .*locked: Permission denied"):
+        package.read_package(tmp_path)

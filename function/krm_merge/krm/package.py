@@ -90,7 +90,10 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
         raise KrmError(f"{Path(root)} is not a directory")
     pkg = Package(root)
     rl = ResourceList()
-    listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,))
+    try:
+        listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,))
+    except OSError as err:  # a folder that cannot be listed: kpt fn source fails on it too
+        raise KrmError(f"cannot read folder {err.filename}: {err.strerror or err}") from None
     for rel in listing.linked_dirs:
         rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
                         file=File(rel))
