@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from krm_merge import sdk
 from krm_merge.commands.reporting import guarded
+from krm_merge.config import mode_name
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import File, Results
+from krm_merge.runner import NAME, run_mode
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,20 +58,15 @@ def main(argv: list[str]) -> int:
 
 
 def _is_promote(config: KubeObject | None) -> bool:
-    from krm_merge.config import mode_name
-
     return mode_name(config) == "promote"
 
 
 def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None,
          summary: bool) -> int:
-    from krm_merge import sdk
-    from krm_merge.runner import NAME, run_mode
-
     def after_read(rl: sdk.ResourceList, pkg: Any) -> None:
         if _is_promote(rl.function_config):
             # promote skips files it cannot read, as the promote command does, and says so.
-            from krm_merge.modes.promote import unread_file_warnings
+            from krm_merge.modes.promote import unread_file_warnings  # start-up: only a promote run loads that mode
 
             for message, rel in unread_file_warnings(str(root), pkg.skipped):
                 rl.results.warning(message, file=File(rel))
