@@ -10,12 +10,14 @@ reported.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from krm_merge.errors import KrmMergeError
+from krm_merge import sdk
+from krm_merge.commands.reporting import guarded
+from krm_merge.config import mode_name
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import File
+from krm_merge.krm.results import File, Results
+from krm_merge.runner import NAME, run_mode
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,28 +52,21 @@ def main(argv: list[str]) -> int:
     if args.pairs:  # only arguments after `--` are the functionConfig, as with kpt fn eval
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
-    try:
-        return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet)
-    except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
-        return 1
+    # run_directory writes its own results (the mode's, in kpt's format); this only catches what escapes it
+    return guarded("krm-merge run", lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results,
+                                                 not args.quiet), Results())
 
 
 def _is_promote(config: KubeObject | None) -> bool:
-    from krm_merge.config import mode_name
-
     return mode_name(config) == "promote"
 
 
 def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None,
          summary: bool) -> int:
-    from krm_merge import sdk
-    from krm_merge.runner import NAME, run_mode
-
     def after_read(rl: sdk.ResourceList, pkg: Any) -> None:
         if _is_promote(rl.function_config):
             # promote skips files it cannot read, as the promote command does, and says so.
-            from krm_merge.modes.promote import unread_file_warnings
+            from krm_merge.modes.promote import unread_file_warnings  # start-up: only a promote run loads that mode
 
             for message, rel in unread_file_warnings(str(root), pkg.skipped):
                 rl.results.warning(message, file=File(rel))
