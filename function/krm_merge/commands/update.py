@@ -334,7 +334,7 @@ def _plan_git_tree(
 
 def _repos_named_by(local: Path) -> set[str]:
     """Every repository the Kptfiles of the user's package name (upstream and lock)."""
-    from krm_merge.upstream.git import read_upstream
+    from krm_merge.kptfile.upstream import read_upstream
 
     repos: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(local):
@@ -396,7 +396,7 @@ def _clean(directory: str) -> str:
 
 def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, Any]:
     """The Kptfile of ``local`` with its upstream and lock; ``name`` is how messages call it."""
-    from krm_merge.upstream.git import read_upstream
+    from krm_merge.kptfile.upstream import read_upstream
 
     kptfile = local / "Kptfile"
     if not local.is_dir():
@@ -413,7 +413,7 @@ def _plan_one_git_package(
     local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
     strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any, files_policy: str = "keep-local",
 ) -> UpdatePlan:
-    from krm_merge.upstream.git import GitUpstream, record_lock
+    from krm_merge.kptfile.upstream import GitUpstream, record_lock
 
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
