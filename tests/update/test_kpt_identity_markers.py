@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.merge3 import package
+from krm_merge.update import package_merge as package
 from tests.conftest import require_binary
 
 from .world import World

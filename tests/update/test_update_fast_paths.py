@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from krm_merge.commands import update
-from krm_merge.merge3 import package
+from krm_merge.update import package_merge as package
 from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
 

@@ -6,7 +6,7 @@ kept local, added, deleted, unchanged) and why (unchanged locally, changed
 locally, deleted locally, deleted upstream but changed locally, local only,
 ...); every conflict its field, the three values and the value it got.  The
 outcomes are decided where the merge decides them
-(``PackageMergeResult.outcomes`` in :mod:`krm_merge.merge3.package`); this
+(``PackageMergeResult.outcomes`` in :mod:`krm_merge.update.package_merge`); this
 module only arranges them.  The report around them (files, folders,
 warnings, the writer) is :func:`krm_merge.commands.reporting.update_report`.
 """

@@ -524,7 +524,7 @@ def _plan_checked(
 ) -> UpdatePlan:
     from krm_merge.krm import package
     from krm_merge.merge3.conflicts import ConflictPolicy
-    from krm_merge.merge3.package import Strategy
+    from krm_merge.update.package_merge import Strategy
     from krm_merge.modes import resource_merge
 
     lpkg, lrl = read_copy(local)
@@ -624,7 +624,7 @@ def _plan_other_files(
     changed is merged instead of kept, and the merge is appended there.
     """
     from krm_merge.merge3 import textfile
-    from krm_merge.merge3.package import Strategy, Subpackage
+    from krm_merge.update.package_merge import Strategy, Subpackage
 
     lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []

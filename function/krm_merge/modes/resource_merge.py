@@ -19,7 +19,7 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
-from krm_merge.merge3.package import (
+from krm_merge.update.package_merge import (
     OtherFilesChanged,
     PackageMergeOptions,
     PackageMergeResult,
@@ -28,7 +28,7 @@ from krm_merge.merge3.package import (
     Strategy,
 )
 from krm_merge.merge3.rules import FALLBACK_KEYS
-from krm_merge.merge3.report import report
+from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
 
 STRATEGIES = tuple(s.value for s in Strategy)

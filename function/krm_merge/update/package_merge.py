@@ -48,12 +48,12 @@ from krm_merge.krm.values import same
 from krm_merge.yaml import scalars
 from krm_merge.yaml.load import load_data
 
-from .conflicts import RULES_ANNOTATION, Conflict, ConflictPolicy, FieldRule, FieldRules, parse_rules
+from krm_merge.merge3.conflicts import RULES_ANNOTATION, Conflict, ConflictPolicy, FieldRule, FieldRules, parse_rules
 from .identity import Identity, bookkeeping_of, content_text, identity_of, strip_bookkeeping, with_kpt_merge_comment
-from .nodes import MISSING
-from .rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
-from .text import dump_like
-from .walker import Merge3Error, MergeOptions, Merger
+from krm_merge.merge3.nodes import MISSING
+from krm_merge.merge3.rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
+from krm_merge.merge3.text import dump_like
+from krm_merge.merge3.walker import Merge3Error, MergeOptions, Merger
 
 RelPath = Callable[[KubeObject], str]
 KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
