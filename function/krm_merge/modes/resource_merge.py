@@ -27,7 +27,7 @@ from krm_merge.update.package_merge import (
     RelPath,
     Strategy,
 )
-from krm_merge.merge3.rules import FALLBACK_KEYS
+from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
 from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
 
@@ -60,10 +60,8 @@ def parse_prefixes(values: dict[str, Any], where: str) -> SourcePrefixes:
 
 def parse_fallback_keys(value: Any, key: str) -> tuple[str, ...]:
     """``fallbackKeys``: None = kpt's documented list; a comma-separated string or a list of names."""
-    if value is None:
-        return FALLBACK_KEYS
-    if isinstance(value, str):
-        return tuple(k.strip() for k in value.split(",") if k.strip())
+    if value is None or isinstance(value, str):
+        return fallback_keys_from(value)
     if isinstance(value, list) and all(isinstance(k, str) for k in value):
         return tuple(value)
     raise ConfigError(key, "must be a list of field names (ConfigMap: comma-separated)")

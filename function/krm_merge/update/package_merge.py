@@ -41,6 +41,7 @@ from enum import Enum
 from typing import Any, Callable
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile.merge import merge_kptfile
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
@@ -139,6 +140,21 @@ class PackageMergeResult:
             if rel.startswith(directory + "/") and len(directory) > len(best):
                 best, strategy = directory, own
         return strategy
+
+
+def merge_package(
+    strategy: Strategy, conflicts: ConflictPolicy, fallback_keys: tuple[str, ...],
+    local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject], rel_path: RelPath,
+    other_files_changed: OtherFilesChanged | None = None,
+) -> PackageMergeResult:
+    """kpt's package update of three copies, Kptfiles by the pipeline-aware Kptfile merge.
+
+    The resource-merge mode and ``krm-merge update`` both run it;
+    ``other_files_changed`` tells whether a subpackage directory's non-KRM
+    files changed locally (the update knows them; a ResourceList has none).
+    """
+    options = PackageMergeOptions(strategy, conflicts, fallback_keys, kptfile_merge=merge_kptfile)
+    return PackageMerger(options, rel_path, other_files_changed).merge(local, origin, upstream)
 
 
 OUTCOME_TAKEN = "taken from upstream"

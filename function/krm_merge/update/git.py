@@ -1,0 +1,204 @@
+"""The update of a ``kpt pkg get`` package from git: fetch origin and upstream, plan, recurse into remote subpackages.
+
+The origin (``upstreamLock``'s commit) and upstream (``REF``, default
+``upstream.git.ref``) versions are fetched with the user's git
+(:mod:`krm_merge.upstream.git`); the root Kptfile then records the new
+``upstream.git.ref`` and ``upstreamLock`` as kpt does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from krm_merge import files
+from krm_merge.errors import KrmMergeError
+from krm_merge.krm import yamlio
+from krm_merge.krm.results import KrmError
+
+from .plan import FileWrite, UpdatePlan, apply_plan
+from .planner import plan_update
+from .subpackages import Recursion, remote_subpackages
+from .tree import diff_trees
+from .updater import STRATEGIES
+
+
+def plan_git_update(
+    local: Path,
+    ref: str | None,
+    *,
+    strategy: str | None = None,
+    conflicts: str = "upstream-wins",
+    fallback_keys: str | None = None,
+    cache: Any = None,
+    recursive: bool = True,
+    files_policy: str = "keep-local",
+) -> UpdatePlan:
+    """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
+
+    The plan also rewrites the root Kptfile's ``upstream.git.ref``,
+    ``upstream.updateStrategy`` and ``upstreamLock`` (repo, directory, ref,
+    resolved commit), as ``kpt pkg update`` does.  With ``recursive`` (kpt's
+    behaviour) every remote subpackage — a subpackage whose Kptfile has its
+    own ``upstream.git`` — is then updated from its own upstream, parent
+    first; it follows ``ref`` and ``strategy`` only when it tracks the same
+    repository, directory tree and ref as the root (kpt's rule).  A cycle of
+    remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH` or
+    more than :data:`MAX_SUBPACKAGES` of them is refused.
+    """
+    from krm_merge.upstream.git import GitCache
+
+    cache = cache or GitCache()
+    cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
+    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, Recursion(), str(local / "Kptfile"),
+                          files_policy)
+
+
+def _plan_git_tree(
+    local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
+    cache: Any, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
+) -> UpdatePlan:
+    kptfile_text, upstream, lock = _read_root_kptfile(local, where)
+    walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
+    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache,
+                                 files_policy)
+    if not recursive or not _has_remote_subpackages(local, plan):
+        return plan
+    # kpt updates remote subpackages one after the other, each on the result of the
+    # previous step; we do the same on a scratch copy and plan the difference, so
+    # the update stays all-or-nothing (and --dry-run shows all of it).
+    from krm_merge import txn
+
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        scratch = Path(tmp) / "pkg"
+        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
+        apply_plan(scratch, plan)
+        messages, conflicts_found = list(plan.messages), plan.conflicts
+        merged_files, found = list(plan.merged_files), list(plan.outcomes)
+        for sub in remote_subpackages(scratch):
+            # Named where the user finds it, not in the scratch copy.
+            sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
+            walk.count(sub_where)
+            _, sub_up, _ = _read_root_kptfile(scratch / sub, sub_where)
+            follows = (
+                sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
+                and _clean(sub_up.directory).startswith(_clean(upstream.directory))
+            )
+            sub_plan = _plan_git_tree(
+                scratch / sub, ref if follows else None, strategy if follows else None,
+                conflicts, fallback_keys, cache, True, walk, sub_where, files_policy,
+            )
+            apply_plan(scratch / sub, sub_plan)
+            messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
+            conflicts_found += sub_plan.conflicts
+            merged_files.extend(replace(m, path=f"{sub}/{m.path}") for m in sub_plan.merged_files)
+            found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
+        final = diff_trees(local, scratch)
+    final.messages, final.conflicts = messages, conflicts_found
+    final.merged_files, final.outcomes = merged_files, found
+    return final
+
+
+def _repos_named_by(local: Path) -> set[str]:
+    """Every repository the Kptfiles of the user's package name (upstream and lock)."""
+    from krm_merge.kptfile.upstream import read_upstream
+
+    repos: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(local):
+        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
+        kptfile = os.path.join(dirpath, "Kptfile")
+        if "Kptfile" not in filenames or os.path.islink(kptfile):
+            continue
+        try:
+            up, lock = read_upstream(yamlio.load_data(files.read_text(kptfile), kptfile), kptfile)
+        except (KrmMergeError, OSError, UnicodeDecodeError):
+            continue  # no upstream, or unreadable: the update reports it where it matters
+        repos.add(up.repo)
+        if lock is not None:
+            repos.add(lock.repo)
+    return repos
+
+
+def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
+    if remote_subpackages(local):
+        return True
+    return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
+
+
+def _clean(directory: str) -> str:
+    return PurePosixPath("/" + directory.strip("/")).as_posix()
+
+
+def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, Any]:
+    """The Kptfile of ``local`` with its upstream and lock; ``name`` is how messages call it."""
+    from krm_merge.kptfile.upstream import read_upstream
+
+    kptfile = local / "Kptfile"
+    if not local.is_dir():
+        raise KrmError(f"package {local} is not a directory")
+    if not kptfile.is_file():
+        raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
+    text = files.read_text(kptfile)
+    name = name or str(kptfile)
+    upstream, lock = read_upstream(yamlio.load_data(text, name), name)
+    return text, upstream, lock
+
+
+def _plan_one_git_package(
+    local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
+    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any, files_policy: str = "keep-local",
+) -> UpdatePlan:
+    from krm_merge.kptfile.upstream import GitUpstream, record_lock
+
+    target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
+    if not target.ref:
+        raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
+    effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
+    lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    if effective == "resource-merge" and _at_commit(lock, target, commit):
+        # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
+        plan = UpdatePlan()
+        _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+        return plan
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
+        origin_dir.mkdir()
+        if lock is not None:  # without a lock kpt's origin is empty: everything counts as added upstream
+            cache.extract(lock.repo, lock.commit, lock.directory, origin_dir)
+        cache.extract(target.repo, commit, target.directory, upstream_dir)
+        # Our own extraction: links are deleted in place instead of copying the rest.
+        files.prune_untrusted_tree(origin_dir, "origin")
+        warnings = files.prune_untrusted_tree(upstream_dir, "upstream")
+        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
+                           fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
+        plan.messages[:0] = warnings
+    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+    return plan
+
+
+def _at_commit(lock: Any, target: Any, commit: str) -> bool:
+    """Whether the package is already locked at ``commit`` of the same repository and directory."""
+    return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
+
+
+def _kptfile_strategy(text: str) -> str | None:
+    data = yamlio.load_data(text, "Kptfile")
+    value = ((data or {}).get("upstream") or {}).get("updateStrategy") if isinstance(data, dict) else None
+    return value if value in STRATEGIES else None
+
+
+def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> None:
+    for write in plan.writes:
+        if write.path == "Kptfile" and write.data is not None:
+            write.data = record(write.data.decode("utf-8")).encode("utf-8")
+            return
+    new = record(kptfile_text)
+    if new != kptfile_text:
+        plan.writes.append(FileWrite("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
+
+
+__all__ = ["plan_git_update"]
