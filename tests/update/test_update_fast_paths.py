@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from krm_merge.commands import update
-from krm_merge.update import package_merge as package
+from krm_merge.update import package_merge
 from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
 
@@ -81,7 +81,7 @@ def test_an_unchanged_upstream_kptfile_is_not_merged(tmp_path: Path, monkeypatch
     def refuse(*_a: object, **_k: object) -> None:
         raise AssertionError("the Kptfile merge ran")
 
-    monkeypatch.setattr(package.PackageMerger, "_merge_kptfile", refuse)
+    monkeypatch.setattr(package_merge.PackageMerger, "_merge_kptfile", refuse)
     plan = update.plan_update(local, base, up)
     update.apply_plan(local, plan)
     assert (local / "Kptfile").read_text() == local_kptfile

@@ -19,14 +19,9 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
-from krm_merge.update.package_merge import (
-    OtherFilesChanged,
-    PackageMergeOptions,
-    PackageMergeResult,
-    PackageMerger,
-    RelPath,
-    Strategy,
-)
+from krm_merge.update.package_merge import PackageMerger
+from krm_merge.kptfile.document import Strategy
+from krm_merge.update.result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
 from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
 from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from

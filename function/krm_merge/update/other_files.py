@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from krm_merge import files
+from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.results import KrmError
 
 from .plan import FileWrite
+from .subpackages import Subpackage
 from .tree import other_files_of
 
 
@@ -31,7 +33,6 @@ def plan_other_files(
     changed is merged instead of kept, and the merge is appended there.
     """
     from krm_merge.merge3 import textfile
-    from krm_merge.update.package_merge import Strategy, Subpackage
 
     lf, of, uf = (other_files_of(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []

@@ -34,112 +34,29 @@ local's.  Kptfiles go through the pipeline-aware Kptfile merge.
 from __future__ import annotations
 
 import copy
-import re
 from collections import Counter
-from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Callable
 
-from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile.document import DEFAULT_KPTFILE, ROOT_KPTFILE, Strategy, is_kptfile, without_render_status
 from krm_merge.kptfile.merge import merge_kptfile
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
-from krm_merge.yaml import scalars
-from krm_merge.yaml.load import load_data
-
-from krm_merge.merge3.conflicts import RULES_ANNOTATION, Conflict, ConflictPolicy, FieldRule, FieldRules, parse_rules
-from .identity import Identity, bookkeeping_of, content_text, identity_of, strip_bookkeeping, with_kpt_merge_comment
+from krm_merge.merge3.conflicts import RULES_ANNOTATION, ConflictPolicy, FieldRule, FieldRules
 from krm_merge.merge3.nodes import MISSING
-from krm_merge.merge3.rules import FALLBACK_KEYS, MergeSchema, SchemaNodeAdapter
+from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 from krm_merge.merge3.text import dump_like
 from krm_merge.merge3.walker import Merge3Error, MergeOptions, Merger
 
-RelPath = Callable[[KubeObject], str]
-KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
-"""``(local, origin, upstream, *, update_upstream, conflicts) -> (merged tree, conflicts)``."""
-# Whether the files of a subpackage directory other than its KRM resources
-# (READMEs, scripts) differ between local and origin; the ResourceList mode
-# has none, the update command looks at the disk.
-OtherFilesChanged = Callable[[str], bool]
-ROOT_KPTFILE = "Kptfile"
-DEFAULT_KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n"
-
-
-class Subpackage(Enum):
-    """What the update does with a whole subpackage directory."""
-
-    MERGE = "merge"  # present in local and upstream (or only on one side): resources decide
-    DELETE = "delete"  # deleted upstream, unchanged locally: removed
-    KEEP = "keep"  # deleted upstream, changed locally: kept whole, untouched
-    SKIP = "skip"  # deleted locally: upstream's version is not brought back
-    REMOTE = "remote"  # its own upstream, re-pointed locally (or local-only): not part of this update
-    UNFETCHED = "unfetched"  # upstream's copy has an upstream but no lock: only its Kptfile is merged
-    OWN = "own"  # a remote subpackage merged with the parent's upstream copy, by its own updateStrategy
-
-
-class Strategy(Enum):
-    """How a package update treats local changes."""
-
-    RESOURCE_MERGE = "resource-merge"
-    FAST_FORWARD = "fast-forward"
-    FORCE_DELETE_REPLACE = "force-delete-replace"
-
-
-@dataclass(frozen=True)
-class PackageMergeOptions:
-    """Settings of one package merge."""
-
-    strategy: Strategy = Strategy.RESOURCE_MERGE
-    conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
-    fallback_keys: tuple[str, ...] = FALLBACK_KEYS
-    add_kpt_merge_comment: bool = True
-    # The Kptfile's own merge (pipeline rules), supplied by the caller
-    # (krm_merge.kptfile.merge_kptfile); None: Kptfiles merge like any resource.
-    kptfile_merge: KptfileMerge | None = None
-
-
-@dataclass
-class PackageMergeResult:
-    """What the merge did to the local copy.
-
-    ``items``: the local items after the merge, local order, additions last
-    (new objects carry upstream's text; the caller gives them a path via
-    ``added``, which maps each new item to the upstream item it came from).
-    ``moved_index``: local items whose position inside their file follows
-    an upstream re-ordering (the index is 3-way merged like a field).
-    """
-
-    items: list[KubeObject] = field(default_factory=list)
-    added: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
-    deleted: list[KubeObject] = field(default_factory=list)
-    updated: list[KubeObject] = field(default_factory=list)
-    conflicts: list[tuple[KubeObject, Conflict]] = field(default_factory=list)
-    warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
-    moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
-    # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
-    moved_file: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
-    subpackages: dict[str, Subpackage] = field(default_factory=dict)
-    strategies: dict[str, Strategy] = field(default_factory=dict)  # subpackages merged by their own strategy
-    # What happened to each resource, for the update report: (item, outcome, why); a resource
-    # deleted locally is named by upstream's item.  Outcomes: the OUTCOME_* constants.
-    outcomes: list[tuple[KubeObject, str, str]] = field(default_factory=list)
-
-    def subpackage_of(self, rel: str) -> Subpackage:
-        """The decision covering a package-relative file path (MERGE outside decided subpackages)."""
-        for directory, decision in self.subpackages.items():
-            if decision not in (Subpackage.MERGE, Subpackage.OWN) and rel.startswith(directory + "/"):
-                return decision
-        return Subpackage.MERGE
-
-    def strategy_of(self, rel: str, default: Strategy) -> Strategy:
-        """The strategy that decided a package-relative file path (the deepest own-strategy subpackage)."""
-        best, strategy = "", default
-        for directory, own in self.strategies.items():
-            if rel.startswith(directory + "/") and len(directory) > len(best):
-                best, strategy = directory, own
-        return strategy
+from .identity import Identity, content_text, identity_of, strip_bookkeeping
+from .markers import add_identity_markers
+from .resources import drop_bookkeeping, drop_nulls, is_crd, rules_of, same_content, take_upstream
+from .result import (
+    OUTCOME_ADDED, OUTCOME_DELETED, OUTCOME_KEPT, OUTCOME_MERGED, OUTCOME_TAKEN, OUTCOME_UNCHANGED,
+    OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath,
+)
+from .subpackages import Subpackage, remote_decision
 
 
 def merge_package(
@@ -155,31 +72,6 @@ def merge_package(
     """
     options = PackageMergeOptions(strategy, conflicts, fallback_keys, kptfile_merge=merge_kptfile)
     return PackageMerger(options, rel_path, other_files_changed).merge(local, origin, upstream)
-
-
-OUTCOME_TAKEN = "taken from upstream"
-OUTCOME_MERGED = "merged"
-OUTCOME_KEPT = "kept local"
-OUTCOME_ADDED = "added"
-OUTCOME_DELETED = "deleted"
-OUTCOME_UNCHANGED = "unchanged"
-
-
-def _rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
-    """The rules of ``obj``'s conflicts annotation; KrmError naming the resource and the rule."""
-    where = f"metadata.annotations.{RULES_ANNOTATION}"
-    try:
-        return parse_rules(load_data(obj.annotations[RULES_ANNOTATION], f"{obj.display()} {where}"), kinds=kinds)
-    except (ValueError, KrmMergeError) as err:
-        raise KrmError(f"{where}: {err}", obj, where) from None
-
-
-def is_kptfile(obj: KubeObject) -> bool:
-    return obj.kind == "Kptfile" and obj.group == "kpt.dev"
-
-
-def _is_crd(obj: KubeObject) -> bool:
-    return obj.kind == "CustomResourceDefinition" and obj.group == "apiextensions.k8s.io"
 
 
 class PackageMerger:
@@ -210,7 +102,7 @@ class PackageMerger:
         for obj in local:
             if RULES_ANNOTATION not in obj.text or RULES_ANNOTATION not in obj.annotations:
                 continue
-            rules = _rules_of(obj, kinds=is_kptfile(obj))
+            rules = rules_of(obj, kinds=is_kptfile(obj))
             if is_kptfile(obj):
                 self._package_rules[self.rel_path(obj).rpartition("/")[0]] = rules
             else:
@@ -258,7 +150,7 @@ class PackageMerger:
 
     def merge(self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject]) -> PackageMergeResult:
         """Run the configured strategy."""
-        self._crd_sources = [o for src in (local, origin, upstream) for o in src if _is_crd(o)]
+        self._crd_sources = [o for src in (local, origin, upstream) for o in src if is_crd(o)]
         self._package_dirs = set().union(*(self._subpackage_dirs(src) for src in (local, origin, upstream)))
         self._read_rules(local)
         if self.options.strategy is Strategy.FAST_FORWARD:
@@ -279,7 +171,7 @@ class PackageMerger:
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
                 if not is_kptfile(obj):
-                    _add_identity_markers(obj)
+                    add_identity_markers(obj)
         return result
 
     # -- package rules ---------------------------------------------------------------
@@ -313,7 +205,7 @@ class PackageMerger:
             present = [any(self._inside(directory)(o) for o in src) for src in (local, origin, upstream)]
             decision = self._decide(directory, *present, local, origin)
             if decision is Subpackage.MERGE and present[0] and present[2]:
-                decision = _remote_decision(*(info.get(directory) for info in infos))
+                decision = remote_decision(*(info.get(directory) for info in infos))
                 if decision is Subpackage.MERGE and directory in infos[0]:
                     decision = Subpackage.OWN
             if decision is Subpackage.MERGE:
@@ -389,7 +281,7 @@ class PackageMerger:
         li, oi = self._keyed([o for o in local if inside(o)], [o for o in origin if inside(o)])
         if li.keys() != oi.keys():
             return True
-        if any(not _same_content(obj, oi[key], kptfile=is_kptfile(obj)) for key, obj in li.items()):
+        if any(not same_content(obj, oi[key], kptfile=is_kptfile(obj)) for key, obj in li.items()):
             return True
         return self.other_files_changed is not None and self.other_files_changed(directory)
 
@@ -450,7 +342,7 @@ class PackageMerger:
         modified = []
         for key, obj in li.items():
             base = oi.get(key)
-            if base is None or not _same_content(obj, base, kptfile=is_kptfile(obj)):
+            if base is None or not same_content(obj, base, kptfile=is_kptfile(obj)):
                 modified.append(self.rel_path(obj) + f" ({self._identity(obj).display()})")
         modified += [self.rel_path(o) + " (deleted)" for k, o in oi.items() if k not in li]
         if modified:
@@ -473,9 +365,9 @@ class PackageMerger:
             elif is_kptfile(obj) and self.rel_path(obj) == ROOT_KPTFILE:
                 _set_kptfile_from_upstream(obj, up)
             elif is_kptfile(obj):
-                _take_upstream(obj, up)  # a subpackage is replaced whole, its upstream info too (kpt)
+                take_upstream(obj, up)  # a subpackage is replaced whole, its upstream info too (kpt)
             else:
-                _take_upstream(obj, up)
+                take_upstream(obj, up)
             result.items.append(obj)
             if obj.changed:
                 result.updated.append(obj)
@@ -489,7 +381,7 @@ class PackageMerger:
         for key, obj in li.items():
             base, up = oi.get(key), ui.get(key)
             if up is None:
-                if base is not None and _same_content(obj, base, kptfile=is_kptfile(obj)):
+                if base is not None and same_content(obj, base, kptfile=is_kptfile(obj)):
                     result.deleted.append(obj)
                     result.outcomes.append((obj, OUTCOME_DELETED, "deleted upstream, unchanged locally"))
                     continue
@@ -533,7 +425,7 @@ class PackageMerger:
 
     def _add(self, result: PackageMergeResult, up: KubeObject) -> None:
         new = KubeObject(up.text)
-        _drop_bookkeeping(new)
+        drop_bookkeeping(new)
         result.items.append(new)
         result.added.append((new, up))
         result.outcomes.append((new, OUTCOME_ADDED, "added upstream"))
@@ -556,8 +448,8 @@ class PackageMerger:
         if base is not None:
             oc = content_text(base.text)
             if lc == oc:
-                _take_upstream(obj, up)
-                _drop_nulls(obj)
+                take_upstream(obj, up)
+                drop_nulls(obj)
                 result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
                 return True
             if uc == oc:
@@ -626,240 +518,12 @@ class PackageMerger:
         return SchemaNodeAdapter(self._registry.for_object(api_version, kind))
 
 
-def _remote_decision(local: tuple[Any, Any] | None, origin: tuple[Any, Any] | None, upstream: tuple[Any, Any] | None) -> Subpackage:
-    """kpt's rules (``mergePackage``) for a subpackage present locally and upstream that has its own upstream."""
-    if local is None and origin is None and upstream is None:
-        return Subpackage.MERGE  # a local package (no upstream anywhere) of the parent
-    if upstream is not None and not upstream[1]:
-        return Subpackage.UNFETCHED  # kpt merges only the Kptfile (updateUpstream)
-    if local is None or origin is None:
-        return Subpackage.REMOTE
-    if not origin[1]:
-        raise KrmError("no origin available for package (its origin Kptfile has upstream but no upstreamLock)")
-    own = local[0].get("updateStrategy") if isinstance(local[0], dict) else None
-    if _git_of(local[0]) != _git_of(origin[0]) and own in (None, "", Strategy.RESOURCE_MERGE.value):
-        return Subpackage.REMOTE  # re-pointed locally: kpt's resource-merge leaves it to its own update
-    return Subpackage.MERGE
-
-
-def _git_of(upstream: Any) -> Any:
-    return upstream.get("git") if isinstance(upstream, dict) else None
-
-
-def _same_content(a: KubeObject, b: KubeObject, *, kptfile: bool = False) -> bool:
-    """Equal apart from bookkeeping (Kptfiles: also apart from upstream/upstreamLock/name)."""
-    if content_text(a.text) == content_text(b.text):
-        return True
-    # The one equality of the project: 1, 1.0 and true are different values.
-    return same(_comparable(a.data, kptfile), _comparable(b.data, kptfile))
-
-
-def _comparable(data: Any, kptfile: bool) -> Any:
-    if not isinstance(data, dict):
-        return data
-    out = dict(data)
-    meta = dict(out.get("metadata") or {})
-    ann = {k: v for k, v in (meta.get("annotations") or {}).items() if not _is_bookkeeping(k)}
-    if ann:
-        meta["annotations"] = ann
-    else:
-        meta.pop("annotations", None)
-    if kptfile:
-        meta.pop("name", None)
-        out.pop("upstream", None)
-        out.pop("upstreamLock", None)
-        # Written by `kpt fn render` and controllers, not by the user: kpt's current
-        # rule (beta.56 still counted it, so a rendered package could not fast-forward).
-        out.pop("status", None)
-    out["metadata"] = meta
-    return out
-
-
-RENDERED_CONDITION = "Rendered"
-
-
-def without_render_status(kptfile: dict[str, Any]) -> None:
-    """Drop what ``kpt fn render`` records in a Kptfile's ``status`` (it describes another copy's render).
-
-    ``status.renderStatus`` and conditions of type ``Rendered`` go; other
-    conditions stay; an emptied ``conditions`` or ``status`` goes too.
-    """
-    status = kptfile.get("status")
-    if not isinstance(status, dict):
-        return
-    status.pop("renderStatus", None)
-    conditions = status.get("conditions")
-    if isinstance(conditions, list):
-        kept = [c for c in conditions if not (isinstance(c, dict) and c.get("type") == RENDERED_CONDITION)]
-        if kept:
-            status["conditions"] = kept
-        else:
-            status.pop("conditions")
-    if not status:
-        kptfile.pop("status")
-
-
-def _is_bookkeeping(key: str) -> bool:
-    from .identity import BOOKKEEPING
-
-    return bool(BOOKKEEPING.match(key))
-
-
-def _drop_nulls(obj: KubeObject) -> None:
-    """Remove mapping entries whose value is null, as kpt's merge does in every resource it writes.
-
-    (An explicit null deletes the field: docs/merge.md.)  Untouched resources
-    are never written, so theirs stay.
-    """
-    if not isinstance(obj.data, dict) or not _has_null(obj.data):
-        return
-    obj.set_data(_without_nulls(obj.copy_data()))
-
-
-def _has_null(data: Any) -> bool:
-    if isinstance(data, dict):
-        return any(v is None or _has_null(v) for v in data.values())
-    if isinstance(data, list):
-        return any(_has_null(v) for v in data)
-    return False
-
-
-def _without_nulls(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: _without_nulls(v) for k, v in data.items() if v is not None}
-    if isinstance(data, list):
-        return [_without_nulls(v) for v in data]
-    return data
-
-
-def _drop_bookkeeping(obj: KubeObject) -> None:
-    if bookkeeping_of(obj):
-        data = obj.copy_data()
-        strip_bookkeeping(data)
-        obj.set_data(data)
-
-
-def _take_upstream(obj: KubeObject, up: KubeObject) -> None:
-    """Make ``obj`` upstream's resource, keeping ``obj``'s own bookkeeping annotations."""
-    mine = bookkeeping_of(obj)
-    new = KubeObject(up.text)
-    theirs = bookkeeping_of(new)
-    if mine and not theirs:
-        # The common case of a package kpt fetched: local carries kpt's upstream identifier,
-        # upstream's file does not.  Adding lines is ~100x cheaper than a round trip.
-        text = _with_annotations_text(up.text, mine)
-        if text is not None:
-            obj.set_text(text)
-            return
-    if mine or theirs:
-        data = new.copy_data()
-        strip_bookkeeping(data)
-        if mine:
-            data.setdefault("metadata", {}).setdefault("annotations", {}).update(mine)
-        new.set_data(data)
-    obj.set_text(new.text)
-
-
-_TOP_METADATA = re.compile(r"^metadata:[ \t]*(#[^\n]*)?\n", re.M)
-UPSTREAM_IDENTIFIER = "internal.kpt.dev/upstream-identifier"
-
-
-def upstream_identifier(identity: Identity) -> str:
-    """kpt's ``internal.kpt.dev/upstream-identifier`` value: ``group|Kind|namespace|name``.
-
-    kpt writes ``default`` for an empty namespace, cluster-scoped kinds included.
-    """
-    return f"{identity.group}|{identity.kind}|{identity.namespace or 'default'}|{identity.name}"
-
-
-def _add_identity_markers(obj: KubeObject) -> None:
-    """kpt's ``# kpt-merge`` comment and upstream-identifier annotation, where kpt writes them, when missing."""
-    identity = identity_of(obj)
-    obj.set_text(with_kpt_merge_comment(obj.text, identity))
-    try:
-        present = UPSTREAM_IDENTIFIER in obj.annotations
-    except KrmError:
-        return  # not a readable resource: nothing to mark
-    if present or not identity.name or not isinstance(obj.data, dict):
-        return
-    value = upstream_identifier(identity)
-    text = _with_annotations_text(obj.text, {UPSTREAM_IDENTIFIER: value})
-    if text is not None:
-        obj.set_text(text)
-        return
-    data = obj.copy_data()
-    meta = data.get("metadata")
-    if isinstance(meta, dict) and isinstance(meta.get("annotations", {}), dict):
-        meta.setdefault("annotations", {})[UPSTREAM_IDENTIFIER] = value
-        obj.set_data(data)
-
-
-def _block_end(text: str, start: int, parent_indent: int) -> int:
-    """Offset after the last non-blank line of the block starting at ``start`` (lines indented deeper than the parent)."""
-    end = pos = start
-    for line in text[start:].splitlines(keepends=True):
-        stripped = line.lstrip(" ")
-        if stripped.strip():
-            if len(line) - len(stripped) <= parent_indent:
-                break
-            end = pos + len(line)
-        pos += len(line)
-    return end
-
-
-def _with_annotations_text(text: str, annotations: dict[str, str]) -> str | None:
-    """``text`` with ``annotations`` added under a block ``metadata:`` (None when the layout is not simple).
-
-    Placed as kpt places them: after the last entry of ``annotations``, or
-    a new ``annotations:`` after the last entry of ``metadata``.  The result
-    is checked to read back as the text's data plus the annotations.
-    """
-    m = _TOP_METADATA.search(text)
-    if m is None:
-        return None
-    lines = []
-    for key, value in annotations.items():
-        k = scalars.double_quoted(key) if scalars.needs_double_quotes(key) else key
-        v = scalars.single_quoted(value)  # kpt single-quotes the value
-        if v is None or "\n" in k:
-            return None
-        lines.append(f"{k}: {v}")
-    start = m.end()
-    block = text[start:_block_end(text, start, 0)]
-    first = re.match(r"\s*?^( +)\S", block, re.M)
-    if first is None:
-        return None
-    indent = first.group(1)
-    ann = re.search(rf"^{indent}annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
-    if ann is not None:
-        child = re.match(r"( +)\S", block[ann.end():])
-        child_indent = child.group(1) if child and len(child.group(1)) > len(indent) else indent + "  "
-        insert_at = _block_end(text, start + ann.end(), len(indent))
-        added = "".join(f"{child_indent}{line}\n" for line in lines)
-    else:
-        insert_at = _block_end(text, start, 0)
-        added = f"{indent}annotations:\n" + "".join(f"{indent}  {line}\n" for line in lines)
-    if not text[:insert_at].endswith("\n"):
-        added = "\n" + added  # the block ends the text without a newline
-    out = text[:insert_at] + added + text[insert_at:]
-    try:
-        before, after = yamlio.load_data(text), yamlio.load_data(out)
-    except KrmError:
-        return None
-    if not isinstance(before, dict) or not isinstance(before.get("metadata"), dict):
-        return None
-    expected_ann = dict(before["metadata"].get("annotations") or {})
-    expected_ann.update(annotations)
-    before["metadata"]["annotations"] = expected_ann
-    return out if after == before else None
-
-
 def _set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
     """Upstream's Kptfile with local's name, upstream and upstreamLock."""
     mine = obj.data if isinstance(obj.data, dict) else {}
     keep = {k: mine[k] for k in ("upstream", "upstreamLock") if k in mine}
     name = (mine.get("metadata") or {}).get("name")
-    _take_upstream(obj, up)
+    take_upstream(obj, up)
     data = obj.copy_data()
     ordered: dict[str, Any] = {}
     for key, value in data.items():

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from krm_merge import files
+from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.results import KrmError
 
 from .outcomes import entries as outcome_entries
@@ -62,7 +63,7 @@ def _plan_checked(
     from krm_merge.krm import package
     from krm_merge.merge3.conflicts import ConflictPolicy
     from krm_merge.merge3.rules import fallback_keys_from
-    from krm_merge.update.package_merge import Strategy, merge_package
+    from krm_merge.update.package_merge import merge_package
 
     lpkg, lrl = read_copy(local)
     opkg, orl = read_copy(origin)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from krm_merge.krm.results import Results
 
 from krm_merge.merge3.conflicts import ConflictPolicy
-from .package_merge import PackageMergeResult
+from .result import PackageMergeResult
 
 
 def report(results: Results, merged: PackageMergeResult, policy: ConflictPolicy) -> None:

@@ -9,11 +9,27 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from krm_merge import files
+from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import File, KrmError
+
+
+
+class Subpackage(Enum):
+    """What the update does with a whole subpackage directory."""
+
+    MERGE = "merge"  # present in local and upstream (or only on one side): resources decide
+    DELETE = "delete"  # deleted upstream, unchanged locally: removed
+    KEEP = "keep"  # deleted upstream, changed locally: kept whole, untouched
+    SKIP = "skip"  # deleted locally: upstream's version is not brought back
+    REMOTE = "remote"  # its own upstream, re-pointed locally (or local-only): not part of this update
+    UNFETCHED = "unfetched"  # upstream's copy has an upstream but no lock: only its Kptfile is merged
+    OWN = "own"  # a remote subpackage merged with the parent's upstream copy, by its own updateStrategy
 
 
 # Remote subpackages name their own upstreams, so an upstream author decides how deep and
@@ -74,4 +90,24 @@ def remote_subpackages(root: Path) -> list[str]:
     return found
 
 
-__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "Recursion", "UpstreamKey", "remote_subpackages"]
+def remote_decision(local: tuple[Any, Any] | None, origin: tuple[Any, Any] | None, upstream: tuple[Any, Any] | None) -> Subpackage:
+    """kpt's rules (``mergePackage``) for a subpackage present locally and upstream that has its own upstream."""
+    if local is None and origin is None and upstream is None:
+        return Subpackage.MERGE  # a local package (no upstream anywhere) of the parent
+    if upstream is not None and not upstream[1]:
+        return Subpackage.UNFETCHED  # kpt merges only the Kptfile (updateUpstream)
+    if local is None or origin is None:
+        return Subpackage.REMOTE
+    if not origin[1]:
+        raise KrmError("no origin available for package (its origin Kptfile has upstream but no upstreamLock)")
+    own = local[0].get("updateStrategy") if isinstance(local[0], dict) else None
+    if _git_of(local[0]) != _git_of(origin[0]) and own in (None, "", Strategy.RESOURCE_MERGE.value):
+        return Subpackage.REMOTE  # re-pointed locally: kpt's resource-merge leaves it to its own update
+    return Subpackage.MERGE
+
+
+def _git_of(upstream: Any) -> Any:
+    return upstream.get("git") if isinstance(upstream, dict) else None
+
+
+__all__ = ["Subpackage", "remote_decision", "MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "Recursion", "UpstreamKey", "remote_subpackages"]

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
+from krm_merge.kptfile.document import STRATEGIES
 
 __all__ = ["STRATEGIES"]
