@@ -3,15 +3,13 @@
 The origin (``upstreamLock``'s commit) and upstream (``REF``, default
 ``upstream.git.ref``) versions are fetched with the user's git
 (:mod:`krm_merge.upstream.git`); ``--origin DIR --upstream DIR`` gives them
-as plain directories instead.  The whole update of the package copy then
-runs on the three directories: KRM resources and Kptfiles through the
-resource-merge mode's code path (:func:`krm_merge.modes.resource_merge.merge`,
-which also applies kpt's subpackage rules), every other file by kpt's rules —
-a local file that is new or differs from origin is kept; an unmodified one is
-replaced by upstream's or deleted with it; files added upstream are copied;
-directories emptied because upstream removed them are removed.  After a git
-update the root Kptfile records the new ``upstream.git.ref`` and
-``upstreamLock`` as kpt does.
+as plain directories instead.  This module parses the arguments, calls
+:mod:`krm_merge.update` (git: :mod:`krm_merge.update.git`; directories:
+:mod:`krm_merge.update.planner`) and renders the plan it returns: KRM
+resources and Kptfiles are merged by kpt's package rules and strategies,
+every other file by kpt's rules (:mod:`krm_merge.update.other_files`).
+After a git update the root Kptfile records the new ``upstream.git.ref``
+and ``upstreamLock`` as kpt does.
 
 Origin and upstream are content from elsewhere: they are taken through
 :func:`krm_merge.files.prune_untrusted_tree` / :func:`~krm_merge.files.copy_untrusted_tree`
@@ -31,13 +29,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from krm_merge.commands.reporting import RESULTS_HELP, run_with_results
+from krm_merge import txn
+from krm_merge.commands import outcomes
+from krm_merge.commands.reporting import RESULTS_HELP, run_with_results, update_report, write_report
 from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile.document import STRATEGIES
 from krm_merge.update.git import plan_git_update
 from krm_merge.update.plan import UpdatePlan, apply_plan, render_plan
-from krm_merge.update.planner import plan_update, read_copy
-from krm_merge.update.subpackages import remote_subpackages
-from krm_merge.update.updater import STRATEGIES
+from krm_merge.upstream.git import split_package_ref
+from krm_merge.yaml.load import collecting_duplicate_keys
 POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
 FILE_POLICIES = ("keep-local", "merge")
 CONFLICTS_LEFT = 3
@@ -92,9 +92,6 @@ def main(argv: list[str]) -> int:
 
 
 def _locked_update(args: argparse.Namespace) -> int:
-    from krm_merge import txn
-    from krm_merge.upstream.git import split_package_ref
-
     try:
         package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
         # Held from the read to the write: a second writer is refused, not silently overwritten.
@@ -108,26 +105,9 @@ def _locked_update(args: argparse.Namespace) -> int:
 
 
 def _locked_main(args: argparse.Namespace) -> int:
-    from krm_merge.yaml.load import collecting_duplicate_keys
-
     with collecting_duplicate_keys() as duplicates:
         try:
-            if args.origin is not None:
-                local = Path(args.package)
-                plan = plan_update(
-                    local, Path(args.origin), Path(args.upstream),
-                    strategy=args.strategy or "resource-merge", conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-                    files_policy=args.files,
-                )
-            else:
-                from krm_merge.upstream.git import split_package_ref
-
-                path, ref = split_package_ref(args.package)
-                local = Path(path)
-                plan = plan_git_update(
-                    local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-                    recursive=not args.no_recursive, files_policy=args.files,
-                )
+            local, plan = _plan(args)
         except KrmMergeError as err:
             _warn_duplicates(duplicates)
             sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
@@ -135,11 +115,26 @@ def _locked_main(args: argparse.Namespace) -> int:
     _warn_duplicates(duplicates)
     code = _finish(local, plan, args.conflicts, args.dry_run)
     if args.report:
-        from krm_merge.commands.reporting import update_report, write_report
-
         write_report(args.report[0], args.report[1],
                      update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
     return code
+
+
+def _plan(args: argparse.Namespace) -> tuple[Path, UpdatePlan]:
+    """The local package and its update's plan, from git or from ``--origin``/``--upstream`` directories."""
+    if args.origin is None:
+        path, ref = split_package_ref(args.package)
+        return Path(path), plan_git_update(
+            Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+            recursive=not args.no_recursive, files_policy=args.files,
+        )
+    # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
+    from krm_merge.update.planner import plan_update
+
+    return Path(args.package), plan_update(
+        Path(args.package), Path(args.origin), Path(args.upstream), strategy=args.strategy or "resource-merge",
+        conflicts=args.conflicts, fallback_keys=args.fallback_keys, files_policy=args.files,
+    )
 
 
 def _warn_duplicates(duplicates: list[Any]) -> None:
@@ -154,8 +149,6 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
     for merged in plan.merged_files:  # said here, not in messages: a subpackage's are named by their full path
         for message in merged.messages():
             sys.stderr.write(message + "\n")
-    from krm_merge.commands import outcomes
-
     failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
     if failed:
         sys.stderr.write(f"krm-merge update: error: {failed} conflicting field(s); nothing written\n")
@@ -192,4 +185,4 @@ def _merged_summary(plan: UpdatePlan) -> str:
     return f", {len(merged)} non-KRM file(s) merged" + (f" ({marked} with conflict markers left)" if marked else "")
 
 
-__all__ = ["UpdatePlan", "apply_plan", "main", "plan_git_update", "plan_update", "remote_subpackages", "read_copy", "render_plan"]
+__all__ = ["CONFLICTS_LEFT", "FILE_POLICIES", "POLICIES", "main", "parser"]

@@ -11,20 +11,56 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from krm_merge import files
+from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile.document import STRATEGIES
+from krm_merge.kptfile.upstream import GitUpstream, record_lock, read_upstream
 from krm_merge.krm import yamlio
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import File, KrmError
+from krm_merge.upstream.git import GitCache
 
 from .plan import FileWrite, UpdatePlan, apply_plan
-from .planner import plan_update
-from .subpackages import Recursion, remote_subpackages
-from .tree import diff_trees
-from .updater import STRATEGIES
+from .tree import diff_trees, remote_subpackages
+
+
+# Remote subpackages name their own upstreams, so an upstream author decides how deep and
+# how wide the recursion goes: both are bounded, and a cycle is refused before any fetch.
+MAX_SUBPACKAGE_DEPTH = 16
+MAX_SUBPACKAGES = 256
+
+UpstreamKey = tuple[str, str, str]  # (repo, directory, ref): where a package's update comes from
+
+
+@dataclass
+class Recursion:
+    """Where a recursive update is: the chain of upstreams above, and how many subpackages it has visited."""
+
+    chain: tuple[UpstreamKey, ...] = ()
+    visited: list[int] = field(default_factory=lambda: [0])  # shared by the whole walk
+
+    def enter(self, key: UpstreamKey, where: str) -> Recursion:
+        """The state one level down, or a KrmError for a cycle or a chain too deep."""
+        names = " -> ".join(_describe(k) for k in (*self.chain, key))
+        if key in self.chain:
+            raise KrmError(f"{where}: remote subpackages form a cycle: {names}; refused", file=File(where))
+        if len(self.chain) >= MAX_SUBPACKAGE_DEPTH:
+            raise KrmError(f"{where}: remote subpackages nested more than {MAX_SUBPACKAGE_DEPTH} deep: {names}", file=File(where))
+        return Recursion((*self.chain, key), self.visited)
+
+    def count(self, where: str) -> None:
+        """One more remote subpackage, or a KrmError past :data:`MAX_SUBPACKAGES`."""
+        self.visited[0] += 1
+        if self.visited[0] > MAX_SUBPACKAGES:
+            raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
+
+
+def _describe(key: UpstreamKey) -> str:
+    repo, directory, ref = key
+    return f"{repo}{directory}@{ref}"
 
 
 def plan_git_update(
@@ -50,8 +86,6 @@ def plan_git_update(
     remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH` or
     more than :data:`MAX_SUBPACKAGES` of them is refused.
     """
-    from krm_merge.upstream.git import GitCache
-
     cache = cache or GitCache()
     cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
     return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, Recursion(), str(local / "Kptfile"),
@@ -71,8 +105,6 @@ def _plan_git_tree(
     # kpt updates remote subpackages one after the other, each on the result of the
     # previous step; we do the same on a scratch copy and plan the difference, so
     # the update stays all-or-nothing (and --dry-run shows all of it).
-    from krm_merge import txn
-
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
@@ -105,8 +137,6 @@ def _plan_git_tree(
 
 def _repos_named_by(local: Path) -> set[str]:
     """Every repository the Kptfiles of the user's package name (upstream and lock)."""
-    from krm_merge.kptfile.upstream import read_upstream
-
     repos: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(local):
         dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
@@ -135,8 +165,6 @@ def _clean(directory: str) -> str:
 
 def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, Any]:
     """The Kptfile of ``local`` with its upstream and lock; ``name`` is how messages call it."""
-    from krm_merge.kptfile.upstream import read_upstream
-
     kptfile = local / "Kptfile"
     if not local.is_dir():
         raise KrmError(f"package {local} is not a directory")
@@ -152,8 +180,6 @@ def _plan_one_git_package(
     local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
     strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any, files_policy: str = "keep-local",
 ) -> UpdatePlan:
-    from krm_merge.kptfile.upstream import GitUpstream, record_lock
-
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
@@ -164,6 +190,9 @@ def _plan_one_git_package(
         plan = UpdatePlan()
         _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
         return plan
+    # The merge (and ruamel with it) is imported past the no-op check only: a no-op update stays fast.
+    from .planner import plan_update
+
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
@@ -201,4 +230,4 @@ def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> No
         plan.writes.append(FileWrite("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
 
 
-__all__ = ["plan_git_update"]
+__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "Recursion", "plan_git_update"]

@@ -15,9 +15,10 @@ from typing import Any
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.results import KrmError
+from krm_merge.merge3 import textfile
 
 from .plan import FileWrite
-from .subpackages import Subpackage
+from .result import Subpackage
 from .tree import other_files_of
 
 
@@ -32,8 +33,6 @@ def plan_other_files(
     ``merged_files`` (``--files merge``), a file local and upstream both
     changed is merged instead of kept, and the merge is appended there.
     """
-    from krm_merge.merge3 import textfile
-
     lf, of, uf = (other_files_of(r, krm_files) for r in (local, origin, upstream))
     writes: list[FileWrite] = []
     for rel in sorted(set(lf) | set(uf)):

@@ -14,9 +14,13 @@ from typing import Any
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
+from krm_merge.krm import package
 from krm_merge.krm.results import KrmError
+from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.merge3.rules import fallback_keys_from
 
 from .outcomes import entries as outcome_entries
+from .package_merge import merge_package
 from .other_files import check_other_files_unmodified, other_files_differ, plan_other_files
 from .plan import FileWrite, UpdatePlan
 from .tree import emptied_dirs
@@ -60,11 +64,6 @@ def _plan_checked(
     local: Path, origin: Path, upstream: Path, strategy: str, conflicts: str, fallback_keys: str | None,
     files_policy: str = "keep-local",
 ) -> UpdatePlan:
-    from krm_merge.krm import package
-    from krm_merge.merge3.conflicts import ConflictPolicy
-    from krm_merge.merge3.rules import fallback_keys_from
-    from krm_merge.update.package_merge import merge_package
-
     lpkg, lrl = read_copy(local)
     opkg, orl = read_copy(origin)
     upkg, url = read_copy(upstream)
@@ -109,8 +108,6 @@ def read_copy(root: Path) -> tuple[Any, Any]:
     compares texts first), which keeps a large update fast; a document that
     is not a mapping is still rejected when it has to be merged.
     """
-    from krm_merge.krm import package
-
     return package.read_package(root, validate=False)
 
 

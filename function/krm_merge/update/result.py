@@ -8,14 +8,13 @@ them has to import another to name what it returns.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable
 
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.merge3.conflicts import Conflict, ConflictPolicy
 from krm_merge.merge3.rules import FALLBACK_KEYS
-
-from .subpackages import Subpackage
 
 
 RelPath = Callable[[KubeObject], str]
@@ -25,6 +24,18 @@ KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
 # (READMEs, scripts) differ between local and origin; the ResourceList mode
 # has none, the update command looks at the disk.
 OtherFilesChanged = Callable[[str], bool]
+
+
+class Subpackage(Enum):
+    """What the update does with a whole subpackage directory."""
+
+    MERGE = "merge"  # present in local and upstream (or only on one side): resources decide
+    DELETE = "delete"  # deleted upstream, unchanged locally: removed
+    KEEP = "keep"  # deleted upstream, changed locally: kept whole, untouched
+    SKIP = "skip"  # deleted locally: upstream's version is not brought back
+    REMOTE = "remote"  # its own upstream, re-pointed locally (or local-only): not part of this update
+    UNFETCHED = "unfetched"  # upstream's copy has an upstream but no lock: only its Kptfile is merged
+    OWN = "own"  # a remote subpackage merged with the parent's upstream copy, by its own updateStrategy
 
 
 @dataclass(frozen=True)
@@ -90,4 +101,4 @@ OUTCOME_DELETED = "deleted"
 OUTCOME_UNCHANGED = "unchanged"
 
 
-__all__ = ["KptfileMerge", "OUTCOME_ADDED", "OUTCOME_DELETED", "OUTCOME_KEPT", "OUTCOME_MERGED", "OUTCOME_TAKEN", "OUTCOME_UNCHANGED", "OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath"]
+__all__ = ["KptfileMerge", "OUTCOME_ADDED", "OUTCOME_DELETED", "OUTCOME_KEPT", "OUTCOME_MERGED", "OUTCOME_TAKEN", "OUTCOME_UNCHANGED", "OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "Subpackage"]

@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from krm_merge import files
+from krm_merge.krm import yamlio
+from krm_merge.krm.results import KrmError
+
 from .plan import FileWrite, UpdatePlan
 
 
@@ -91,4 +95,23 @@ def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) ->
     return out
 
 
-__all__ = ["diff_trees", "emptied_dirs", "other_files_of"]
+def remote_subpackages(root: Path) -> list[str]:
+    """Subpackages below ``root`` whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d)))
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        if rel == "." or "Kptfile" not in filenames:
+            continue
+        try:
+            data = yamlio.load_data(files.read_text(Path(dirpath) / "Kptfile"), f"{rel}/Kptfile")
+        except KrmError:
+            continue  # not a readable Kptfile: the parent's merge reports it
+        up = data.get("upstream") if isinstance(data, dict) else None
+        if isinstance(up, dict) and isinstance(up.get("git"), dict):
+            found.append(rel)
+            dirnames[:] = []  # its own subpackages are its business
+    return found
+
+
+__all__ = ["remote_subpackages", "diff_trees", "emptied_dirs", "other_files_of"]
