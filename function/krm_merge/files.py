@@ -23,16 +23,13 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
-# pathlib is imported only by the functions that write (it pulls in urllib.parse and
-# ipaddress: milliseconds every command would pay at start-up, dry runs included).
+# No pathlib here (it pulls in urllib.parse and ipaddress: milliseconds every command would
+# pay at start-up, dry runs included): paths are strings.
 
 
 class UnsafePathError(KrmMergeError):
@@ -72,28 +69,29 @@ def check_relative(rel: str) -> None:
         raise UnsafePathError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
 
 
-def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool = False) -> Path:
+def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool = False) -> str:
     """The file to write for ``rel`` under ``root``, after checking it stays inside.
 
     ``root`` must already be resolved; folders that do not exist yet are
     taken as written. A symbolic link is refused, or with ``through_links``
     (what ``kpt fn sink`` does) resolved to its target, which must itself be
-    inside ``root``.
+    inside ``root``.  Plain ``os.path``: a command that writes does not pay
+    for pathlib's imports.
     """
-    from pathlib import Path
-
     check_relative(rel)
-    root = Path(root)
-    target = root / rel
-    parent = target.parent.resolve() if target.parent.exists() else target.parent
-    if parent != root and root not in parent.parents:
+    root = os.fspath(root)
+    target = os.path.join(root, rel)
+    parent = os.path.dirname(target)
+    if os.path.exists(parent):
+        parent = os.path.realpath(parent)
+    if not _inside(parent, root, or_equal=True):
         raise UnsafePathError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
-    if not target.is_symlink():
+    if not os.path.islink(target):
         return target
     if not through_links:
         raise UnsafePathError(f"refusing to write {rel!r}: it is a symbolic link", file=rel)
-    real = target.resolve()
-    if root not in real.parents:
+    real = os.path.realpath(target)
+    if not _inside(real, root):
         # kpt fn sink/eval write through such a link, changing a file outside the package.
         raise UnsafePathError(
             f"refusing to write {rel!r}: it is a symbolic link to {os.readlink(target)}, "
@@ -101,6 +99,12 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
             file=rel,
         )
     return real
+
+
+def _inside(path: str, root: str, *, or_equal: bool = False) -> bool:
+    """Whether ``path`` lies below ``root`` (both normalised; ``or_equal``: or is it)."""
+    path, root = os.path.normpath(path), os.path.normpath(root)
+    return (or_equal and path == root) or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 # --- trees written by someone else ------------------------------------------------------
@@ -215,33 +219,32 @@ def copy_untrusted_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str
 
 def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
     """Write several files all-or-nothing (see the module docstring).  Raises ``OSError``."""
-    from pathlib import Path
-
-    staged: list[tuple[str, Path]] = []
+    staged: list[tuple[str, str]] = []
     try:
         for path, data in writes:
-            staged.append((_stage(Path(path), data), Path(path)))
+            staged.append((_stage(os.fspath(path), data), os.fspath(path)))
     except BaseException:
         for tmp, _ in staged:
             _unlink_quietly(tmp)
         raise
-    originals: list[tuple[Path, bytes | None]] = []
+    originals: list[tuple[str, bytes | None]] = []
     try:
-        for tmp, path in staged:
+        for tmp, target in staged:
             try:
-                before: bytes | None = path.read_bytes()
+                with open(target, "rb") as fh:
+                    before: bytes | None = fh.read()
             except FileNotFoundError:
                 before = None
-            os.replace(tmp, path)
-            originals.append((path, before))
+            os.replace(tmp, target)
+            originals.append((target, before))
     except BaseException:
         for tmp, _ in staged[len(originals):]:
             _unlink_quietly(tmp)
-        for path, before in reversed(originals):  # put the previous bytes back
+        for target, before in reversed(originals):  # put the previous bytes back
             if before is None:
-                _unlink_quietly(str(path))
+                _unlink_quietly(target)
             else:
-                os.replace(_stage(path, before), path)
+                os.replace(_stage(target, before), target)
         raise
 
 
@@ -250,15 +253,16 @@ def write_file_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     write_files_atomic([(path, data)])
 
 
-def _stage(path: Path, data: str | bytes) -> str:
+def _stage(path: str, data: str | bytes) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = 0o644
-    import tempfile  # only when writing files: keeps the function's start-up light
+    import tempfile  # only when writing files: tempfile (random, shutil) stays off a read-only start-up
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)

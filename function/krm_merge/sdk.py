@@ -564,10 +564,10 @@ def _run_locked_directory(
         if rl.results.has_errors:
             sys.stderr.write(f"{label}: errors reported; no file was changed\n")
             return 1
-        changes = package.plan_writes(pkg, rl)
+        changes = package.plan_changes(pkg, rl)
         if dry_run:
             # File by file: the whole diff as one string cost a dry run more memory than the write.
-            for chunk in files.iter_unified_diff((c.path, c.before, c.text) for c in changes):
+            for chunk in changes.diff():
                 sys.stdout.write(chunk)
         else:
             package.apply_writes(root, changes)

@@ -30,10 +30,13 @@ The one writer of a package (``run``, the SDK's ``run`` on a directory,
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import signal
+import stat
 import sys
+import threading
 import time
 from typing import Any, NamedTuple, Sequence
 
@@ -147,8 +150,6 @@ def _raise_interrupted(signo: int, _frame: Any) -> None:
 
 
 def _acquire(root: str, command: str, messages: list[str]) -> int:
-    import fcntl
-
     path = os.path.join(root, LOCK_NAME)
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
@@ -294,8 +295,6 @@ def _stage_all(root: str, txn: str, changes: list[Change]) -> list[dict[str, Any
 
 
 def _mode_of(path: str) -> int:
-    import stat
-
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
@@ -316,20 +315,72 @@ def _write_file(path: str, data: bytes, mode: int, *, sync: bool = False) -> Non
 
 
 # Above this many files one syncfs(2) of the file system is cheaper than an fsync each
-# (measured: 1,500 staged files, 0.14 s against 0.42 s).
-_SYNCFS_FROM = 16
+# (measured: 1,500 staged files, 0.14 s against 0.42 s one after the other).  Below it the
+# files are fsynced by a few threads at once: the file system commits its journal once for
+# fsyncs that wait together, and syncfs would also wait for every other process's dirty
+# data (on a shared disk, most of its time).  Measured on the promote bench's write (40
+# files, 1.7 MB, fresh copies, load average 4): 0.049 s with syncfs, 0.071 s fsync after
+# fsync, 0.033 s with 8 threads (medians of 16 alternating runs).
+_SYNCFS_FROM = 256
+_SYNC_THREADS = 8
 
 
 def _sync_files(directory: str, paths: list[str]) -> None:
     """Make the files ``paths`` (all below ``directory``) durable."""
     if len(paths) >= _SYNCFS_FROM and _syncfs(directory):
         return
-    for path in paths:
+    _fsync_all(paths)
+
+
+def _fsync_all(paths: Sequence[str], *, missing_ok: bool = False) -> None:
+    """fsync every path (files or folders), a few at a time; the first failure is raised once the threads stop.
+
+    With ``missing_ok`` a path that is gone is skipped (a folder removed by the transaction).
+    """
+    if len(paths) <= 1:
+        for path in paths:
+            _fsync_path(path, missing_ok)
+        return
+    pending = iter(paths)
+    take = threading.Lock()
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        while not errors:
+            with take:
+                path = next(pending, None)
+            if path is None:
+                return
+            try:
+                _fsync_path(path, missing_ok)
+            except BaseException as err:  # raised again in the calling thread, whatever it is
+                errors.append(err)
+
+    # Daemon threads: a signal that ends the command (before the commit point) does not wait for them.
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(min(_SYNC_THREADS, len(paths)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def _fsync_path(path: str, missing_ok: bool) -> None:
+    try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not missing_ok:
+            raise
+        # a folder some file systems cannot sync (see _fsync_dir): the rename order still holds
+    finally:
+        os.close(fd)
 
 
 def _syncfs(directory: str) -> bool:
@@ -404,8 +455,7 @@ def _roll_forward(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
                 continue  # not empty after all (e.g. ignored files): kept
         touched.add(os.path.dirname(target))
     if not (len(touched) >= _SYNCFS_FROM and _syncfs(root)):
-        for directory in sorted(touched, key=len, reverse=True):
-            _fsync_dir(directory)
+        _fsync_all(sorted(touched, key=len, reverse=True), missing_ok=True)
     _discard(txn)
     _fsync_dir(root)
 

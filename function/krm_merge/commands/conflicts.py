@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,17 +30,18 @@ from typing import Any, Callable
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm import yamlio
+from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import read_package, split_documents
-from krm_merge.krm.results import File, KrmError
+from krm_merge.krm.results import Field, File, KrmError, Result, Results
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.merge3 import textfile
 from krm_merge.merge3.conflicts import ABSENT, ABSENT_VALUE, MARKER, find_marker, format_path, parse_marker
 from krm_merge.merge3.nodes import to_plain_data
 from krm_merge.merge3.rules import FALLBACK_KEYS
+from krm_merge.yaml.load import collecting_duplicate_keys
 
-from .reporting import RESULTS_HELP, run_with_results
+from .reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
 
 PROG = "krm-merge conflicts"
 CONFLICTS_LEFT = 3
@@ -103,16 +103,25 @@ def find_all(root: Path) -> list[Marker]:
     return sorted(found, key=lambda m: (m.file, m.line, m.kind))
 
 
-def find_reporting_duplicates(prog: str, root: Path) -> list[Marker]:
-    """:func:`find_all`; a key written twice in a marked document is read last-wins and named in a warning."""
-    from krm_merge.yaml.load import collecting_duplicate_keys
+def find_reporting_duplicates(prog: str, root: Path, results: Results | None = None) -> list[Marker]:
+    """:func:`find_all`; a key written twice in a marked document is read last-wins and named in a warning.
 
+    Each warning is written on stderr and, with ``results``, added to them.
+    """
     with collecting_duplicate_keys() as duplicates:
         try:
             return find_all(root)
         finally:
-            for message in dict.fromkeys(dup.message() for dup in duplicates):
-                sys.stderr.write(f"{prog}: warning: {message}\n")
+            found = [Result(message, "warning") for message in dict.fromkeys(dup.message() for dup in duplicates)]
+            emit(prog, found)
+            if results is not None:
+                results.extend(found)
+
+
+def marker_result(marker: Marker) -> Result:
+    """A conflict left in the package as a warning result: its resource, field (local and upstream values), file."""
+    field = Field(marker.field, marker.local, marker.upstream) if marker.field else None
+    return Result(marker.describe(), "warning", resource_ref(marker.resource), field, File(marker.file))
 
 
 # --- field markers -------------------------------------------------------------------------
@@ -268,20 +277,14 @@ def find_text_markers(root: Path) -> list[Marker]:
     """
     opening = f"{'<' * textfile.MARKER_SIZE} {textfile.LABELS[0]}".encode()
     found: list[Marker] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in txn.RESERVED_NAMES
-                             and not os.path.islink(os.path.join(dirpath, d)))
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            if name in txn.RESERVED_NAMES or os.path.islink(path):
-                continue
-            try:
-                data = files.read_bytes(path)
-                text = data.decode("utf-8") if opening in data else ""
-            except (KrmMergeError, OSError, UnicodeDecodeError):
-                continue  # update merges no such file (too large, unreadable, binary): no marker of ours
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            found.extend(_text_marker(rel, text.splitlines(), region) for region in _our_regions(text))
+    # Every file, hidden ones too, as update's --files merge writes them; links follow the lister's policy.
+    for listed in pkgio.list_package(root, hidden=True, krmignore=False).files:
+        try:
+            data = files.read_bytes(listed.path)
+            text = data.decode("utf-8") if opening in data else ""
+        except (KrmMergeError, OSError, UnicodeDecodeError):
+            continue  # update merges no such file (too large, unreadable, binary): no marker of ours
+        found.extend(_text_marker(listed.rel, text.splitlines(), region) for region in _our_regions(text))
     return found
 
 
@@ -340,30 +343,31 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 none left, 3 some left, 1 error)."""
     args = parser().parse_args(argv)
-    return run_with_results(PROG, args.results, lambda: _main(args))
+    results = Results()
+    code = guarded(PROG, lambda: _main(args, results), results)
+    write_results(args.results, results)
+    return code
 
 
-def _main(args: argparse.Namespace) -> int:
-    try:
-        # read-only: locks (and recovers) only when a write was interrupted, so a half-written file is never listed
-        with txn.PackageLock(args.package, PROG, read_only=True) as lock:
-            for message in lock.messages:
-                sys.stderr.write(f"{PROG}: warning: {message}\n")
-            found = find_reporting_duplicates(PROG, Path(args.package))
-    except KrmMergeError as err:
-        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
-        return 1
-    except OSError as err:
-        sys.stderr.write(f"{PROG}: error: {err}\n")
-        return 1
+def _main(args: argparse.Namespace, results: Results) -> int:
+    # read-only: locks (and recovers) only when a write was interrupted, so a half-written file is never listed
+    with txn.PackageLock(args.package, PROG, read_only=True) as lock:
+        recovered = [Result(message, "warning") for message in lock.messages]
+        results.extend(recovered)
+        emit(PROG, recovered)
+        found = find_reporting_duplicates(PROG, Path(args.package), results)
+    # The markers are listed on stdout; as results they carry resource, field and file for --results.
+    results.extend(marker_result(marker) for marker in found)
     if args.output == "json":
         sys.stdout.write(json.dumps([m.as_dict() for m in found], indent=2) + "\n")
     else:
         for marker in found:
             sys.stdout.write(marker.describe() + "\n")
         if found:
-            sys.stderr.write(f"{len(found)} conflict(s) left: decide with krm-merge resolve {args.package} "
-                             "--take local|upstream, or edit the value and delete the marker\n")
+            left = Result(f"{len(found)} conflict(s) left: decide with krm-merge resolve {args.package} "
+                          "--take local|upstream, or edit the value and delete the marker", "info")
+            results.append(left)
+            sys.stderr.write(left.message + "\n")  # no program prefix: the line a person reads last
     return CONFLICTS_LEFT if found else 0
 
 

@@ -19,12 +19,16 @@ import sys
 from typing import Any, TextIO
 
 from ..errors import KrmMergeError
-from .reporting import RESULTS_HELP
+from ..krm.results import Field, File, ResourceRef, Result, Results
+from .reporting import RESULTS_HELP, emit, write_results
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from ..smp.create import create_three_way_patch, create_two_way_patch
 from ..smp.errors import ConflictError, SmpError
 from ..smp.go_yaml import to_yaml
 from ..yaml.load import DuplicateKey, YamlError, check_size, collecting_duplicate_keys, load_all_data
+
+
+PROG = "krm-merge diff"
 
 
 class DiffInputError(KrmMergeError):
@@ -34,7 +38,7 @@ class DiffInputError(KrmMergeError):
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
     p = argparse.ArgumentParser(
-        prog="krm-merge diff",
+        prog=PROG,
         description="Print the strategic merge patch from ORIGINAL to MODIFIED "
         "(3-way, as kubectl apply computes it, when --current is given).",
     )
@@ -61,17 +65,17 @@ def read_object(path: str) -> dict[str, Any]:
             text = stream.read()
         documents = [d for d in load_all_data(text, path) if d is not None]
     except OSError as err:
-        raise DiffInputError(f"{path}: {err.strerror or err}") from None
+        raise DiffInputError(f"{path}: {err.strerror or err}", file=File(path)) from None
     except UnicodeDecodeError as err:
-        raise DiffInputError(f"{path} is not UTF-8 text (byte {err.start})") from None
+        raise DiffInputError(f"{path} is not UTF-8 text (byte {err.start})", file=File(path)) from None
     except YamlError as err:
-        raise DiffInputError(err.message) from None
+        raise DiffInputError(err.message, file=File(path)) from None
     if not documents:
         return {}
     if len(documents) > 1:
-        raise DiffInputError(f"{path}: expected one YAML object, found {len(documents)} documents")
+        raise DiffInputError(f"{path}: expected one YAML object, found {len(documents)} documents", file=File(path))
     if not isinstance(documents[0], dict):
-        raise DiffInputError(f"{path}: expected a YAML mapping (one object)")
+        raise DiffInputError(f"{path}: expected a YAML mapping (one object)", file=File(path))
     return documents[0]
 
 
@@ -108,29 +112,35 @@ def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = 
         args = parser().parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    from krm_merge.commands.reporting import run_with_results
+    results = Results()
+    code = _main(args, stdout or sys.stdout, stderr or sys.stderr, results)
+    write_results(args.results, results)
+    return code
 
-    # The stream is chosen inside: with --results, stderr is the copying one by then.
-    return run_with_results("krm-merge diff", args.results, lambda: _main(args, stdout or sys.stdout, stderr or sys.stderr))
 
-
-def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _main(args: argparse.Namespace, out: TextIO, err: TextIO, results: Results) -> int:
+    """Print the patch; what went wrong goes to ``results`` and, one line each, to ``err``."""
+    objects: list[dict[str, Any]] = []
     with collecting_duplicate_keys() as duplicates:
         try:
-            patch = _patch(args)
+            patch = _patch(args, objects)
         except (DiffInputError, SmpError) as failure:
             message = one_line(failure) if isinstance(failure, SmpError) else str(failure)
-            print(f"krm-merge diff: error: {message}{_note(duplicates)}", file=err)
-            _warn(duplicates, err)
-            return 1
-    _warn(duplicates, err)
+            results.append(Result(f"{message}{_note(duplicates)}", "error", _reference(objects),
+                                  _failed_field(failure), failure.file if isinstance(failure.file, File) else None))
+    results.extend(Result(dup.message(), "warning", file=File(dup.what)) for dup in duplicates)
+    emit(PROG, results, err)
+    if results.has_errors:
+        return 1
     out.write(render_patch(patch))
     return 0
 
 
-def _patch(args: argparse.Namespace) -> dict[str, Any]:
+def _patch(args: argparse.Namespace, objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The patch; ``objects`` gets each input as it is read (modified first: the results name its resource)."""
     original = read_object(args.original)
     modified = read_object(args.modified)
+    objects.extend((modified, original))
     current = read_object(args.current) if args.current is not None else None
     schema = pick_schema(modified, original, *(c for c in (current,) if c is not None))
     if current is None:
@@ -138,10 +148,25 @@ def _patch(args: argparse.Namespace) -> dict[str, Any]:
     return create_three_way_patch(original, modified, current, schema, overwrite=args.overwrite)
 
 
+def _reference(objects: list[dict[str, Any]]) -> ResourceRef | None:
+    """The resource the inputs describe (the modified object's apiVersion, kind, name, namespace), when known."""
+    for obj in objects:
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        values = (obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("namespace") or "")
+        if all(isinstance(v, str) for v in values) and values[1] and values[2]:
+            return ResourceRef(*values)  # type: ignore[arg-type]
+    return None
+
+
+def _failed_field(failure: KrmMergeError) -> Field | None:
+    """The field a patch failed at (the first one of a conflict); None for an input error or the root."""
+    if isinstance(failure, ConflictError):
+        path = next((p for p in failure.conflicts if p), "")
+    else:
+        path = failure.path if isinstance(failure, SmpError) else ""
+    return Field(path) if path else None
+
+
 def _note(duplicates: list[DuplicateKey]) -> str:
     return f" (note: {'; '.join(d.message() for d in duplicates)})" if duplicates else ""
-
-
-def _warn(duplicates: list[DuplicateKey], stream: TextIO) -> None:
-    for dup in duplicates:
-        print(f"krm-merge diff: warning: {dup.message()}", file=stream)

@@ -25,15 +25,25 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from krm_merge.commands.reporting import RESULTS_HELP
+from krm_merge import txn
+from krm_merge.commands.reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
+from krm_merge.errors import KrmMergeError
+from krm_merge.krm.pkgio import ChangeSet
+from krm_merge.krm.results import Field, File, Result, Results
+from krm_merge.promote import report
+from krm_merge.promote.changes import Change
 from krm_merge.promote.errors import PromoteError
-from krm_merge.promote.files import PlannedWrite, ScreenedFile, decode, encode, screen, write_all
+from krm_merge.promote.files import ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
+from krm_merge.promote.request import (
+    KUSTOMIZATION_NAMES, Promotion, RequestError, Resolved, no_match_messages, parse_image_policy,
+    parse_kustomize_image, parse_set, promotion_from_spec, resolve)
+from krm_merge.promote.units import Unit, empty_outcome
+from krm_merge.yaml.load import collecting_duplicate_keys, load_all_data
 
 if TYPE_CHECKING:
     from krm_merge.promote.units import Outcome
-    from krm_merge.promote.request import Promotion, Resolved
 
 PROG = "krm-merge promote"
 
@@ -86,36 +96,38 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in ("json", "markdown"):
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
-    from krm_merge.commands.reporting import run_with_results
+    results = Results()
 
-    return run_with_results(PROG, args.results, lambda: _locked_main(args, arg_parser))
+    def body() -> int:
+        try:
+            return _locked_main(args, results)
+        except UsageError as err:
+            arg_parser.error(err.message)  # exits 2: not a result
+
+    code = guarded(PROG, body, results, describe=_describe)
+    write_results(args.results, results)
+    return code
 
 
-def _locked_main(args: argparse.Namespace, arg_parser: argparse.ArgumentParser) -> int:
-    from krm_merge import txn
-    from krm_merge.errors import KrmMergeError
+def _describe(err: KrmMergeError) -> str:
+    return str(err) if isinstance(err, PromoteError) else err.one_line()
 
-    try:
-        # Held from the screen to the write: a second writer is refused, not silently overwritten.
-        with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
-            for message in lock.messages:
-                sys.stderr.write(f"{PROG}: warning: {message}\n")
-            return _main(args)
-    except UsageError as err:
-        arg_parser.error(err.message)
-    except PromoteError as err:
-        sys.stderr.write(f"{PROG}: error: {err}\n")
-    except KrmMergeError as err:
-        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
-    except OSError as err:
-        sys.stderr.write(f"{PROG}: error: {err.filename or ''}: {err.strerror or err}\n")
-    return 1
+
+def _locked_main(args: argparse.Namespace, results: Results) -> int:
+    # Held from the screen to the write: a second writer is refused, not silently overwritten.
+    with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
+        _say(results, [Result(message, "warning", file=File(args.dir)) for message in lock.messages])
+        return _main(args, results)
+
+
+def _say(results: Results, found: list[Result]) -> None:
+    """Add ``found`` to the command's results and write their lines on stderr now (they interleave with stdout)."""
+    results.extend(found)
+    emit(PROG, found)
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
     """The promotions the options ask for (UsageError for malformed options)."""
-    from krm_merge.promote.request import RequestError
-
     try:
         return _promotions_from_args(args)
     except RequestError as err:
@@ -123,9 +135,6 @@ def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
 
 
 def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
-    from krm_merge.promote.request import (
-        Promotion, parse_image_policy, parse_kustomize_image, parse_set, promotion_from_spec)
-
     promotions: list[Promotion] = [parse_set(text) for text in args.set]
     bare_policies = [text for text in args.image_policy if "=" not in text]
     promotions.extend(parse_image_policy(text) for text in args.image_policy if "=" in text)
@@ -152,39 +161,33 @@ def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
     return promotions
 
 
-def _main(args: argparse.Namespace) -> int:
+def _main(args: argparse.Namespace, results: Results) -> int:
     root = args.dir
     if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
     promotions = promotions_from_args(args)
     run = plan(root, promotions, skip_unreadable=args.skip_unreadable)
-    for warning in run.warnings:
-        sys.stderr.write(f"{PROG}: warning: {warning}\n")
+    _say(results, run.warnings)
     if run.errors:
-        for error in run.errors:
-            sys.stderr.write(f"{PROG}: error: {error}\n")
-        sys.stderr.write(f"{PROG}: nothing written\n")
+        _say(results, [*run.errors, Result("nothing written", "info")])
         return 1
     out = sys.stdout
     for rel, change in run.changes:
         old = repr(change.old) if change.old is not None else "(added)"
         out.write(f"{rel}:{change.line}: {change.path}: {old} -> {change.new!r}\n")
-    from krm_merge.promote.request import no_match_messages
-
+    # The changes are on stdout above; as results they carry resource, field and file for --results.
+    results.extend(change_result(rel, change) for rel, change in run.changes)
     missing = no_match_messages(run.resolved, run.outcome.matched)
-    for message in missing:
-        if args.allow_no_match:
-            sys.stderr.write(f"{PROG}: warning: {message}\n")
-        else:
-            sys.stderr.write(f"{PROG}: error: {message} (use --allow-no-match to accept this)\n")
+    if args.allow_no_match:
+        _say(results, [Result(message, "warning") for message in missing])
+    else:
+        _say(results, [Result(f"{message} (use --allow-no-match to accept this)", "error") for message in missing])
     if missing and not args.allow_no_match:
-        sys.stderr.write(f"{PROG}: nothing written\n")
+        _say(results, [Result("nothing written", "info")])
         return 1
     matched = sum(run.outcome.matched)
     if not run.changes and matched:
         out.write(f"{matched} field(s) already at the promoted value(s); nothing to change\n")
-    from krm_merge.promote import report
-
     entries = report.entries(run.changes)
     summary = report.summary(entries, [r.promotion for r in run.resolved])
     if args.report:
@@ -198,16 +201,24 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
+def change_result(rel: str, change: Change) -> Result:
+    """The info result of one field a promotion set: its resource, field (old and new value) and file."""
+    was = f"was {change.old!r}" if change.old is not None else "added"
+    by = f" for marker {change.marker!r}" if change.marker else (f" by {change.source}" if change.source else "")
+    return Result(f"set {change.path} to {change.new!r} ({was}){by}", "info", resource_ref(change.resource),
+                  Field(change.path, change.old, change.new), File(rel, change.doc))
+
+
 class _Run:
     """What one run found and plans to write."""
 
     def __init__(self, resolved: list[Resolved], outcome: Outcome) -> None:
         self.resolved = resolved
         self.outcome = outcome
-        self.writes: list[PlannedWrite] = []
+        self.writes = ChangeSet()
         self.changes: list[tuple[str, Any]] = []
-        self.errors: list[str] = []
-        self.warnings: list[str] = []
+        self.errors = Results()
+        self.warnings = Results()
 
 
 def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) -> _Run:
@@ -216,8 +227,6 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
     A marked file that is not valid YAML is an error: skipping it silently would let a
     release pass with one of its promotions missing.  ``skip_unreadable`` makes it a warning.
     """
-    from krm_merge.promote.request import resolve
-
     keys = sorted({PROMOTION_KEY for p in promotions if p.pipeline is not None and p.strategy == "markers"}
                   | {IMAGEPOLICY_KEY for p in promotions if p.image_policy is not None})
     needs_pipeline = any(p.pipeline is not None for p in promotions)
@@ -227,26 +236,23 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
     units: list[tuple[str, str, Any]] = []
-    warnings: list[str] = []
+    warnings = Results()
     key_bytes = tuple(k.encode() for k in keys)
     for screened in files:
         if screened.rel in kustomizations or any(k in screened.data for k in key_bytes):
             try:
                 text, bom = decode(screened.data)
             except UnicodeDecodeError as err:
-                warnings.append(f"{screened.rel}: not UTF-8 text (byte {err.start}); skipped")
+                warnings.warning(f"{screened.rel}: not UTF-8 text (byte {err.start}); skipped", file=File(screened.rel))
                 continue
             units.append((text, screened.rel, (screened, bom)))
-    from krm_merge.promote.units import Unit, empty_outcome
-
     if units:
         # Imported only now: a tree without marked files never loads the engine.
         from krm_merge.promote.engine import promote_units
-        from krm_merge.yaml.load import collecting_duplicate_keys
 
         with collecting_duplicate_keys() as duplicates:
             outcome = promote_units([Unit(*u) for u in units], resolved)
-        warnings.extend(dup.message() for dup in duplicates)
+        warnings.extend(Result(dup.message(), "warning", file=File(dup.what)) for dup in duplicates)
     else:
         outcome = empty_outcome(len(resolved))
     run = _Run(resolved, outcome)
@@ -256,25 +262,31 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
         if err.message.startswith("not valid YAML"):
             where = f"{rel}" + (f":{err.line}" if err.line else "") + f": {err.message}"
             if skip_unreadable:
-                run.warnings.append(f"{where}; skipped")
+                run.warnings.warning(f"{where}; skipped", file=File(rel))
             else:
-                run.errors.append(f"{where} (use --skip-unreadable to skip it)")
+                run.errors.error(f"{where} (use --skip-unreadable to skip it)", file=File(rel))
         else:
-            run.errors.append(str(err.located(file=rel)))
+            run.errors.append(_error_result(err.located(file=rel)))
     for result in outcome.results:
         screened, bom = result.unit.handle
         for bad in result.malformed:
-            run.warnings.append(f"{screened.rel}:{bad.line}: comment mentions a marker key but {bad.reason}: "
-                                f"{bad.comment.strip()}")
+            run.warnings.warning(f"{screened.rel}:{bad.line}: comment mentions a marker key but {bad.reason}: "
+                                 f"{bad.comment.strip()}", file=File(screened.rel))
         if not result.changed:
             continue
         try:
-            run.writes.append(PlannedWrite(screened, encode(result.text, bom)))
+            run.writes.writes.append(planned_write(screened, encode(result.text, bom)))
         except PromoteError as err:
-            run.errors.append(str(err.located(file=screened.rel)))
+            run.errors.append(_error_result(err.located(file=screened.rel)))
             continue
         run.changes.extend((screened.rel, change) for change in result.changes)
     return run
+
+
+def _error_result(err: PromoteError) -> Result:
+    """An engine error as a result: the command's wording, its file (document index) and field kept."""
+    return Result(str(err), "error", field=Field(err.field) if err.field else None,
+                  file=File(err.file, err.index or 0) if err.file else None)
 
 
 def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
@@ -282,9 +294,7 @@ def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
     for r in resolved:
         if r.promotion.strategy != "kustomize-image" or r.scope is None:
             continue
-        import glob
-
-        from krm_merge.promote.request import KUSTOMIZATION_NAMES
+        import glob  # kustomize-image promotions only: the marker path's start-up does not load it
 
         for name in KUSTOMIZATION_NAMES:
             for path in glob.glob(os.path.join(glob.escape(root), r.scope, name)):
@@ -297,8 +307,6 @@ def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
 
 def _with_kustomizations(root: str, files: list[ScreenedFile], rels: set[str]) -> list[ScreenedFile]:
     """Add the kustomization files of kustomize-image promotions (they need no marker)."""
-    from krm_merge.promote.files import read_one
-
     have = {f.rel for f in files}
     extra = [read_one(root, rel) for rel in sorted(rels - have)]
     return sorted(files + extra, key=lambda f: f.rel)
@@ -323,18 +331,11 @@ def _pipeline_finder(files: list[ScreenedFile]) -> Callable[[PipelineRef], dict[
 
 
 def _documents(screened: ScreenedFile) -> list[Any]:
-    from krm_merge.errors import KrmMergeError  # only when a file may hold a Pipeline
-    from krm_merge.yaml.load import load_all_data
-
     try:
         return load_all_data(decode(screened.data)[0], screened.rel)
     except (KrmMergeError, UnicodeDecodeError, RecursionError):
         return []  # reported when it also holds markers; otherwise not ours
 
 
-def _diff(writes: list[PlannedWrite]) -> str:
-    from krm_merge import files
-
-    return files.unified_diff(
-        (w.file.rel, w.file.data.decode("utf-8", "replace"), w.data.decode("utf-8", "replace")) for w in writes
-    )
+def _diff(writes: ChangeSet) -> str:
+    return "".join(writes.diff())

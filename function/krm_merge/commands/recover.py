@@ -11,6 +11,8 @@ import argparse
 import os
 import sys
 
+from krm_merge import txn
+from krm_merge.commands.reporting import write_results
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import File, Results, result_of
 
@@ -32,8 +34,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
-    from krm_merge import txn
-
     args = parser().parse_args(argv)
     results = Results()
     if not os.path.isdir(args.package):
@@ -47,11 +47,7 @@ def main(argv: list[str]) -> int:
             results.append(result_of(err))
     for result in results:
         sys.stderr.write(f"{PROG}: {result.display()}\n")
-    if args.results:
-        from krm_merge import files
-        from krm_merge.krm import yamlio
-
-        files.write_file_atomic(args.results, yamlio.dump_data({"results": [r.to_dict() for r in results]}))
+    write_results(args.results, results)
     if not results:
         sys.stdout.write(f"{args.package}: no interrupted write to recover\n")
     return results.exit_code()

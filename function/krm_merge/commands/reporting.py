@@ -1,22 +1,89 @@
-"""``--results FILE`` for the commands that report on stderr (update, promote, diff).
+"""The commands' results: one list of KRM results, rendered on stderr and as ``--results FILE``.
 
-Those commands say what happened in one-line messages on stderr
-(``PROG: error: …``, ``PROG: warning: …``, update's ``conflict: PATH: …``).
-While a command runs, :func:`results_file` copies each such line into a KRM
-result (severity, message, file when the line names one) and writes them,
-in kpt's results format, to FILE at the end — the lines on stderr stay as
-they were.
+A command collects what it has to say as :class:`~krm_merge.krm.results.Result`
+objects (severity, message, resource, field, file) in a
+:class:`~krm_merge.krm.results.Results` list; :func:`render_line` makes the
+human line of one (``PROG: error: …``, ``PROG: warning: …``, ``PROG: …`` for
+info), :func:`write_results` the ``--results`` file in kpt's results format,
+and :func:`guarded` turns the error that stops a command (``KrmMergeError``,
+``OSError``) into one error result, one line, exit 1.
+
+``update`` still says what happened in stderr lines; :func:`run_with_results`
+copies each such line into a result while it runs (until it reports natively).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Iterable, TextIO
 
-from krm_merge.krm.results import File, Results
+from krm_merge import files
+from krm_merge.commands import outcomes
+from krm_merge.errors import KrmMergeError
+from krm_merge.krm import yamlio
+from krm_merge.krm.results import File, ResourceRef, Result, Results, result_of
 
 RESULTS_HELP = "also write the results as YAML to FILE (kpt's results format)"
+
+
+def render_line(prog: str, result: Result) -> str:
+    """The stderr line of a result: ``PROG: error: MESSAGE``, ``PROG: warning: MESSAGE``, ``PROG: MESSAGE`` (info)."""
+    if result.severity == "info":
+        return f"{prog}: {result.message}"
+    return f"{prog}: {result.severity}: {result.message}"
+
+
+def emit(prog: str, results: Iterable[Result], stream: TextIO | None = None) -> None:
+    """Write each result's line (:func:`render_line`) to ``stream`` (default: stderr)."""
+    out = stream or sys.stderr
+    for result in results:
+        out.write(render_line(prog, result) + "\n")
+
+
+def write_results(path: str | None, results: Iterable[Result]) -> None:
+    """Write ``results`` to ``path`` in kpt's results format (nothing when ``path`` is empty)."""
+    if not path:
+        return
+    files.write_file_atomic(path, yamlio.dump_data({"results": [r.to_dict() for r in results]}))
+
+
+def failure(err: KrmMergeError | OSError, describe: Callable[[KrmMergeError], str] | None = None) -> Result:
+    """The error result of what stopped a command: the error's one line, its resource, field and file kept."""
+    if isinstance(err, OSError):
+        where = f"{err.filename}: " if err.filename else ""
+        return Result(f"{where}{err.strerror or err}", "error", file=File(str(err.filename)) if err.filename else None)
+    found = result_of(err)
+    message = describe(err) if describe is not None else err.one_line()
+    return Result(message, "error", found.resource_ref, found.field, found.file, found.tags)
+
+
+def resource_ref(label: str) -> ResourceRef | None:
+    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one)."""
+    parts = label.split("/")
+    if len(parts) == 2 and all(parts):
+        return ResourceRef("", parts[0], parts[1])
+    if len(parts) == 3 and parts[0] and parts[2]:
+        return ResourceRef("", parts[0], parts[2], parts[1])
+    return None
+
+
+def guarded(prog: str, body: Callable[[], int], results: Results,
+            describe: Callable[[KrmMergeError], str] | None = None) -> int:
+    """Run ``body``; a ``KrmMergeError`` or ``OSError`` it raises becomes one error result and line, exit 1.
+
+    The line is written at once (stderr), the result appended to ``results``
+    for ``--results``.  ``describe`` words a ``KrmMergeError`` (default: its
+    ``one_line()``).
+    """
+    try:
+        return body()
+    except (KrmMergeError, OSError) as err:
+        result = failure(err, describe)
+        results.append(result)
+        emit(prog, [result])
+        return 1
 
 
 class _Tee:
@@ -69,9 +136,6 @@ def run_with_results(prog: str, path: str | None, main: Callable[[], int]) -> in
     """Run ``main``; with ``path``, also write what it said on stderr as results to ``path``."""
     if not path:
         return main()
-    from krm_merge import files
-    from krm_merge.krm import yamlio
-
     results = Results()
     real = sys.stderr
     sys.stderr = _Tee(real, lambda line: result_of_line(prog, line, results))  # type: ignore[assignment]
@@ -79,7 +143,7 @@ def run_with_results(prog: str, path: str | None, main: Callable[[], int]) -> in
         code = main()
     finally:
         sys.stderr = real
-    files.write_file_atomic(path, yamlio.dump_data({"results": [r.to_dict() for r in results]}))
+    write_results(path, results)
     return code
 
 
@@ -124,8 +188,6 @@ def update_report_markdown(report: dict[str, Any]) -> str:
         lines += [f"| `{c['path']}` | {c['action']} |" for c in report["changes"]]
         lines.append("")
     lines += [f"- directory `{d}` removed" for d in report["removedDirectories"]]
-    from krm_merge.commands import outcomes
-
     lines += outcomes.markdown(report.get("resources", []))
     if report["conflicts"]:
         lines += ["### Conflicts", ""]
@@ -145,12 +207,8 @@ def update_report_markdown(report: dict[str, Any]) -> str:
 
 def write_report(fmt: str, path: str, report: dict[str, Any]) -> None:
     """Write ``report`` as ``json`` or ``markdown`` to ``path`` ('-': stdout)."""
-    import json
-
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else update_report_markdown(report)
     if path == "-":
         sys.stdout.write(text)
         return
-    from krm_merge import files
-
     files.write_file_atomic(path, text)

@@ -18,13 +18,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from krm_merge import files
-from krm_merge.errors import KrmMergeError
-from krm_merge.krm.results import KrmError
+from krm_merge import files, txn
+from krm_merge.krm import pkgio
+from krm_merge.krm.results import Field, File, KrmError, Result, Results
 from krm_merge.krm.values import parse_path
 
 from .conflicts import CONFLICTS_LEFT, RESOLVERS, Marker, find_reporting_duplicates
-from .reporting import RESULTS_HELP, run_with_results
+from .reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
 
 PROG = "krm-merge resolve"
 
@@ -49,37 +49,31 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     """Entry point; 0 when no marker is left, 3 when some are (not selected), 1 on error."""
     args = parser().parse_intermixed_args(argv)  # PKG, the selections and --take in any order
-    return run_with_results(PROG, args.results, lambda: _locked_main(args))
+    results = Results()
+    code = guarded(PROG, lambda: _locked_main(args, results), results)
+    write_results(args.results, results)
+    return code
 
 
-def _locked_main(args: argparse.Namespace) -> int:
-    from krm_merge import txn
-
+def _locked_main(args: argparse.Namespace, results: Results) -> int:
     root = Path(args.package)
-    try:
-        with txn.PackageLock(root, PROG) as lock:
-            for message in lock.messages:
-                sys.stderr.write(f"{PROG}: warning: {message}\n")
-            return _main(args, root)
-    except KrmMergeError as err:
-        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
-        return 1
+    with txn.PackageLock(root, PROG) as lock:
+        recovered = [Result(message, "warning") for message in lock.messages]
+        results.extend(recovered)
+        emit(PROG, recovered)
+        return _main(args, root, results)
 
 
-def _main(args: argparse.Namespace, root: Path) -> int:
-    try:
-        found = find_reporting_duplicates(PROG, root)
-        chosen = [m for m in found if not args.select or any(selects(s, m) for s in args.select)]
-        for selection in args.select:
-            if not any(selects(selection, m) for m in found):
-                raise KrmError(f"no conflict marker matches {selection!r} (list them with krm-merge conflicts {root})")
-        write(root, chosen, args.take)
-    except KrmMergeError as err:
-        sys.stderr.write(f"{PROG}: error: {err.one_line()}\n")
-        return 1
-    except OSError as err:
-        sys.stderr.write(f"{PROG}: error: {err}\n")
-        return 1
+def _main(args: argparse.Namespace, root: Path, results: Results) -> int:
+    found = find_reporting_duplicates(PROG, root, results)
+    chosen = [m for m in found if not args.select or any(selects(s, m) for s in args.select)]
+    for selection in args.select:
+        if not any(selects(selection, m) for m in found):
+            raise KrmError(f"no conflict marker matches {selection!r} (list them with krm-merge conflicts {root})")
+    write(root, chosen, args.take)
+    # Each decided marker as a result: resource, field and file for --results (stdout has the count).
+    results.extend(Result(f"took {args.take}: {m.describe()}", "info", resource_ref(m.resource),
+                          Field(m.field) if m.field else None, File(m.file)) for m in chosen)
     left = len(found) - len(chosen)
     sys.stdout.write(f"resolved {len(chosen)} conflict(s) in {root} (took {args.take}); {left} left\n")
     return CONFLICTS_LEFT if left else 0
@@ -110,16 +104,15 @@ def write(root: Path, markers: list[Marker], take: str) -> None:
     by_file: dict[str, list[Marker]] = {}
     for marker in markers:
         by_file.setdefault(marker.file, []).append(marker)
-    from krm_merge import txn
-
-    changes = []
+    changes = pkgio.ChangeSet()
     for rel, mine in sorted(by_file.items()):
-        before = files.read_bytes(files.check_target(root.resolve(), rel))
+        files.check_relative(rel)
+        before = files.read_bytes(root / rel)  # through a link, as the lister read it
         text = before.decode("utf-8")
         for kind in dict.fromkeys(m.kind for m in mine):
             text = RESOLVERS[kind](rel, text, [m for m in mine if m.kind == kind], take)
-        changes.append(txn.Change(rel, text.encode("utf-8"), before))
-    txn.commit(root, changes, command=PROG)
+        changes.writes.append(pkgio.Write(rel, before, text.encode("utf-8")))
+    changes.apply(root, command=PROG)
 
 
 __all__ = ["main", "parser", "selects", "write"]

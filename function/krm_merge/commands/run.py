@@ -10,12 +10,11 @@ reported.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from krm_merge.errors import KrmMergeError
+from krm_merge.commands.reporting import guarded
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import File
+from krm_merge.krm.results import File, Results
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,11 +49,9 @@ def main(argv: list[str]) -> int:
     if args.pairs:  # only arguments after `--` are the functionConfig, as with kpt fn eval
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
-    try:
-        return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet)
-    except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge run: error: {err.one_line()}\n")
-        return 1
+    # run_directory writes its own results (the mode's, in kpt's format); this only catches what escapes it
+    return guarded("krm-merge run", lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results,
+                                                 not args.quiet), Results())
 
 
 def _is_promote(config: KubeObject | None) -> bool:

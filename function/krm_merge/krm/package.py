@@ -11,36 +11,32 @@ Like ``kpt fn source`` (checked against kpt 1.0.0-beta.56):
 * a document that is a top-level sequence (a kustomize JSON6902 patch) becomes
   an item wrapped under ``bareSeqNodeWrappingKey`` and is unwrapped when
   written back (``kpt fn eval``/``render`` refuse such a package instead);
-* symbolic links to files are read, wherever they point; links to
-  directories are not followed (reported as an info result); a broken link is
-  an error.  Writes go through a link to its target only when the target is
-  inside the package: kpt also writes through links that leave it, which we
-  refuse (the one deliberate deviation here).
+* the files are those :func:`krm_merge.krm.pkgio.list_package` lists (YAML
+  files and Kptfiles, ``.krmignore`` honoured, hidden names skipped), with
+  its symbolic-link policy: links to files are read wherever they point,
+  links to directories are not followed (reported as an info result), a
+  broken link is an error; writes (:class:`krm_merge.krm.pkgio.ChangeSet`)
+  go through a link only to a target inside the package.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from krm_merge import files
-from krm_merge.krm import yamlio
+from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject, scan_header
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import File, KrmError
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 # Paths are strings here: pathlib (with urllib.parse and ipaddress behind it) is imported
 # only to write, so a run's start-up does not pay for it.
 
-YAML_SUFFIXES = (".yaml", ".yml")
-META_FILES = ("Kptfile",)
+YAML_SUFFIXES = pkgio.YAML_SUFFIXES
+META_FILES = (pkgio.KPTFILE,)
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*(?:#[^\n]*)?$|^---[ \t]+(?=\S)", re.M)
 # Annotations kpt's reader adds and its writer removes.
 _READER_ANNOTATIONS = re.compile(
@@ -94,12 +90,15 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
         raise KrmError(f"{Path(root)} is not a directory")
     pkg = Package(root)
     rl = ResourceList()
-    ignore = _read_krmignore(root)
-    walked = _walk(root, ignore)
-    for rel in _linked_directories(walked):
+    listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,))
+    for rel in listing.linked_dirs:
         rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
                         file=File(rel))
-    for rel in _package_files(walked, ignore):
+    broken = set(listing.broken_links)
+    for rel in sorted([*listing.rels(), *broken]):
+        if rel in broken:  # refused in reading order, as kpt fn source meets it
+            raise KrmError(f"{rel} is a broken symbolic link (to {os.readlink(os.path.join(root, rel))})",
+                           file=File(rel))
         try:
             source = _read_source(root, rel, validate)
         except KrmError as err:
@@ -121,67 +120,12 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
     return pkg, rl
 
 
-def _read_krmignore(root: str) -> list[str]:
-    path = os.path.join(root, ".krmignore")
-    if not os.path.isfile(path):
-        return []
-    with open(path) as fh:  # as Path.read_text: the locale's encoding
-        text = fh.read()
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-
-def _ignored(rel: str, patterns: list[str]) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        pat = pattern.rstrip("/").lstrip("/")
-        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat) or rel.startswith(pat + "/"):
-            return True
-    return False
-
-
-_Walked = list[tuple[str, list[str], list[str]]]
-
-
-def _walk(root: str, ignore: list[str]) -> _Walked:
-    """(relative dir with a trailing slash, linked subdirectories, files) per visited directory."""
-    out: _Walked = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        visible = sorted(d for d in dirnames if not d.startswith(".") and not _ignored(rel_dir + d, ignore))
-        linked = [d for d in visible if os.path.islink(os.path.join(dirpath, d))]
-        dirnames[:] = [d for d in visible if d not in linked]
-        out.append((rel_dir, linked, filenames))
-    return out
-
-
-def _linked_directories(walked: _Walked) -> list[str]:
-    return sorted(rel_dir + d for rel_dir, linked, _ in walked for d in linked)
-
-
-def _package_files(walked: _Walked, ignore: list[str]) -> list[str]:
-    # Links to files are read, as kpt fn source does (os.walk lists them as files).
-    found: list[str] = []
-    for rel_dir, _, filenames in walked:
-        for name in filenames:
-            rel = rel_dir + name
-            if name.startswith(".") or _ignored(rel, ignore):
-                continue
-            if name.endswith(YAML_SUFFIXES) or name in META_FILES:
-                found.append(rel)
-    return sorted(found)
-
-
 def _read_source(root: str, rel: str, validate: bool) -> SourceFile:
     path = os.path.join(root, rel)
     try:
         text = files.read_text(path)
     except UnicodeDecodeError:
         raise KrmError(f"{rel} is not UTF-8 text", file=File(rel)) from None
-    except FileNotFoundError:
-        if os.path.islink(path):
-            raise KrmError(f"{rel} is a broken symbolic link (to {os.readlink(path)})", file=File(rel)) from None
-        raise
     except OSError as err:
         raise KrmError(f"cannot read {rel}: {err.strerror or err}", file=File(rel)) from None
     crlf = "\r\n" in text
@@ -317,7 +261,10 @@ def _has_content(doc: str) -> bool:
 
 @dataclass
 class FileChange:
-    """A file to write (``text``) or delete (``text is None``)."""
+    """A file to write (``text``) or delete (``text is None``), as text: :func:`plan_writes`' shape.
+
+    Kept for ``update``, which reads it until it holds a :class:`pkgio.ChangeSet` itself.
+    """
 
     path: str
     before: str | None
@@ -325,6 +272,11 @@ class FileChange:
 
 
 def plan_writes(pkg: Package, rl: ResourceList) -> list[FileChange]:
+    """:func:`plan_changes` as text changes (for ``update``; new code takes the change set)."""
+    return [FileChange(w.path, w.before_text, w.text) for w in plan_changes(pkg, rl)]
+
+
+def plan_changes(pkg: Package, rl: ResourceList) -> pkgio.ChangeSet:
     """Work out which files change, without touching the disk."""
     by_path: dict[str, list[KubeObject]] = {}
     for obj in rl.items:
@@ -333,7 +285,7 @@ def plan_writes(pkg: Package, rl: ResourceList) -> list[FileChange]:
             path = _default_path(obj)
         files.check_relative(path)
         by_path.setdefault(path, []).append(obj)
-    changes: list[FileChange] = []
+    changes = pkgio.ChangeSet()
     for path, source in pkg.files.items():
         wanted = by_path.pop(path, [])
         old = [item for item in source.items if item is not None]
@@ -341,9 +293,9 @@ def plan_writes(pkg: Package, rl: ResourceList) -> list[FileChange]:
             continue
         text = _render_file(source, wanted)
         if text != source.text:
-            changes.append(FileChange(path, source.text, text if wanted else None))
+            changes.writes.append(pkgio.Write(path, _encoded(source.text), _encoded(text) if wanted else None))
     for path, objs in sorted(by_path.items()):
-        changes.append(FileChange(path, None, "---\n".join(_item_text(o) for o in objs)))
+        changes.writes.append(pkgio.Write(path, None, _encoded("---\n".join(_item_text(o) for o in objs))))
     return changes
 
 
@@ -391,35 +343,15 @@ def _default_path(obj: KubeObject) -> str:
     return f"{obj.namespace}/{name}" if obj.namespace else name
 
 
-def apply_writes(root: str | os.PathLike[str], changes: list[FileChange]) -> None:
-    """Write the planned changes as one transaction (:mod:`krm_merge.txn`); through links only inside the package.
+def apply_writes(root: str | os.PathLike[str], changes: pkgio.ChangeSet | list[pkgio.Write]) -> None:
+    """Write the planned changes as one transaction (:meth:`pkgio.ChangeSet.apply`, its link policy).
 
     Each file must still hold the bytes it was read with: an edit made
     underneath stops the write, naming the file, and nothing is written.
     """
-    from pathlib import Path
-
-    from krm_merge import txn
-
-    root = Path(root).resolve()
-    targets: dict[Path, FileChange] = {}
-    planned: list[txn.Change] = []
-    for change in changes:
-        target = files.check_target(root, change.path, through_links=True)
-        if change.text is None:  # deleting a link deletes the link, not its target
-            planned.append(txn.Change(change.path, None, _encoded(change.before)))
-            continue
-        earlier = targets.setdefault(target, change)
-        if earlier is not change:
-            if earlier.text != change.text:
-                raise KrmError(
-                    f"refusing to write {change.path!r} and {earlier.path!r}: they are the same file "
-                    "(a symbolic link) and the changes differ"
-                )
-            continue
-        planned.append(txn.Change(target.relative_to(root).as_posix(), _encoded(change.text), _encoded(change.before)))
+    change_set = changes if isinstance(changes, pkgio.ChangeSet) else pkgio.ChangeSet(list(changes))
     try:
-        txn.commit(root, planned, command="krm-merge run")
+        change_set.apply(root, command="krm-merge run")
     except OSError as err:
         raise KrmError(f"cannot write {err.filename or root}: {err.strerror or err}; no file was changed") from None
 
@@ -428,6 +360,7 @@ def _encoded(text: str | None) -> bytes | None:
     return None if text is None else text.encode("utf-8")
 
 
-def unified_diff(changes: list[FileChange]) -> str:
+def unified_diff(changes: pkgio.ChangeSet | list[pkgio.Write]) -> str:
     """The planned changes as a unified diff (``--dry-run``)."""
-    return files.unified_diff((c.path, c.before, c.text) for c in changes)
+    change_set = changes if isinstance(changes, pkgio.ChangeSet) else pkgio.ChangeSet(list(changes))
+    return "".join(change_set.diff())

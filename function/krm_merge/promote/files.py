@@ -1,8 +1,9 @@
 """Directory walking, cheap screening and transactional file writes for ``krm-merge promote``.
 
 Only files whose bytes contain a token (the marker key, or the Pipeline API group) are ever
-decoded or parsed; the walk itself is a plain ``os.scandir`` loop, so a run over a large
-repository costs little more than ``grep -rl``.
+decoded or parsed; the walk is the package lister (:mod:`krm_merge.krm.pkgio`, plain
+``os.scandir`` with dirent types) and the screen a byte search on top of it, so a run
+over a large repository costs little more than ``grep -rl``.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import os
 from typing import NamedTuple
 
 from krm_merge import files
+from krm_merge.errors import KrmMergeError
+from krm_merge.krm import pkgio
 from krm_merge.promote.errors import PromoteError
 
-YAML_SUFFIXES = (".yaml", ".yml")
+YAML_SUFFIXES = pkgio.YAML_SUFFIXES
 EXTRA_NAMES = ("Kustomization",)  # kustomize's extension-less file name, as Flux reads it
-SKIP_DIRS = (".git",)
 
 
 class ScreenedFile(NamedTuple):
@@ -58,51 +60,36 @@ _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOC
 def screen(root: str, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
     """The YAML files under ``root`` containing any of ``tokens``, in sorted path order.
 
-    Symbolic links to directories are not followed (no loops, no escaping the root);
-    symbolic links to files are read (their edits are refused later); dangling ones are skipped.
+    A filter on :func:`krm_merge.krm.pkgio.list_package` (hidden files included,
+    ``.krmignore`` not read, as promote always walked) and its link policy:
+    links to files are read, links to directories are not followed, a broken
+    link is refused.
     """
-    stack = [(root, "")]
+    try:
+        listing = pkgio.list_package(root, suffixes=YAML_SUFFIXES, names=EXTRA_NAMES, hidden=True, krmignore=False)
+        pkgio.check_broken_links(listing)
+    except KrmMergeError as err:
+        raise PromoteError(err.message) from None
+    except OSError as err:
+        raise PromoteError(f"cannot read directory {err.filename}: {err.strerror}") from None
     found: list[ScreenedFile] = []
-    suffixes, extra_names, skip_dirs = YAML_SUFFIXES, EXTRA_NAMES, SKIP_DIRS
-    open_, read, close, scandir = os.open, _read_fd, os.close, os.scandir
-    # This loop runs once per file of the tree and is most of a large run's time: it is kept
-    # flat, and a YAML name is opened without asking first whether it is a directory (rare,
-    # and the read then says so).
-    while stack:
-        directory, prefix = stack.pop()
+    open_, read, close = os.open, _read_fd, os.close
+    # This loop runs once per listed file and is most of a large run's time: it is kept flat.
+    for listed in listing.files:
         try:
-            entries = scandir(directory)
+            fd = open_(listed.path, _READ_FLAGS)
         except OSError as err:
-            raise PromoteError(f"cannot read directory {directory}: {err.strerror}") from None
+            raise PromoteError(f"cannot read {listed.rel}: {err.strerror}") from None
         try:
-            for entry in entries:
-                name = entry.name
-                if name.endswith(suffixes) or name in extra_names:
-                    try:
-                        fd = open_(entry.path, _READ_FLAGS)
-                    except FileNotFoundError:
-                        continue  # a dangling symlink
-                    except OSError as err:
-                        raise PromoteError(f"cannot read {prefix + name}: {err.strerror}") from None
-                    try:
-                        data = read(fd)
-                    except IsADirectoryError:
-                        if entry.is_dir(follow_symlinks=False):  # a folder named x.yaml; links are not followed
-                            stack.append((entry.path, prefix + name + "/"))
-                        continue
-                    except OSError as err:
-                        raise PromoteError(f"cannot read {prefix + name}: {err.strerror}") from None
-                    finally:
-                        close(fd)
-                    for token in tokens:
-                        if token in data:
-                            found.append(_screened(entry, prefix + name, data))
-                            break
-                elif name not in skip_dirs and entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, prefix + name + "/"))
+            data = read(fd)
+        except OSError as err:
+            raise PromoteError(f"cannot read {listed.rel}: {err.strerror}") from None
         finally:
-            entries.close()
-    found.sort(key=lambda f: f.rel)
+            close(fd)
+        for token in tokens:
+            if token in data:
+                found.append(_screened(listed, data))
+                break
     return found
 
 
@@ -117,9 +104,9 @@ def read_one(root: str, rel: str) -> ScreenedFile:
     return ScreenedFile(rel, path, data, os.path.islink(path), info.st_mtime_ns, info.st_size)
 
 
-def _screened(entry: os.DirEntry[str], rel: str, data: bytes) -> ScreenedFile:
-    info = os.stat(entry.path)
-    return ScreenedFile(rel, entry.path, data, entry.is_symlink(), info.st_mtime_ns, info.st_size)
+def _screened(listed: pkgio.PackageFile, data: bytes) -> ScreenedFile:
+    info = os.stat(listed.path)
+    return ScreenedFile(listed.rel, listed.path, data, listed.is_link, info.st_mtime_ns, info.st_size)
 
 
 def decode(data: bytes) -> tuple[str, bool]:
@@ -138,26 +125,19 @@ def encode(text: str, bom: bool) -> bytes:
     return b"\xef\xbb\xbf" + data if bom else data
 
 
-class PlannedWrite(NamedTuple):
-    """New bytes for a screened file."""
-
-    file: ScreenedFile
-    data: bytes
+def planned_write(file: ScreenedFile, data: bytes) -> pkgio.Write:
+    """The change of a screened file to ``data`` (checked against the bytes the screen read)."""
+    return pkgio.Write(file.rel, file.data, data)
 
 
-def write_all(root: str, writes: list[PlannedWrite]) -> None:
-    """Write every planned file or none, as one transaction (:mod:`krm_merge.txn`).
+def write_all(root: str, writes: pkgio.ChangeSet) -> None:
+    """Write every planned file or none, as one transaction (:meth:`krm_merge.krm.pkgio.ChangeSet.apply`).
 
-    Symbolic links are refused; a file whose bytes changed since the screen read them
-    stops the transaction, naming it.
+    Links are written through only to a file inside the package; a file whose
+    bytes changed since the screen read them stops the transaction, naming it.
     """
-    from krm_merge import txn
-
-    for write in writes:
-        if write.file.is_symlink:
-            raise PromoteError(f"refusing to write {write.file.rel}: it is a symbolic link")
     try:
-        txn.commit(root, [txn.Change(w.file.rel, w.data, w.file.data) for w in writes], command="krm-merge promote")
+        writes.apply(root, command="krm-merge promote")
     except files.UnsafePathError as err:
         raise PromoteError(err.message) from None
     except OSError as err:
@@ -167,24 +147,21 @@ def write_all(root: str, writes: list[PlannedWrite]) -> None:
 def unread_marker_files(root: str) -> list[str]:
     """Files that Flux reads but ``kpt fn source`` does not (``Kustomization``) holding a marker.
 
-    Hidden directories are skipped, as ``krm-merge run`` skips them.
+    Hidden directories are skipped, as ``krm-merge run`` skips them; links are not read.
     """
     tokens = (b'"$promotion"', b'"$imagepolicy"')
+    try:
+        listing = pkgio.list_package(root, names=EXTRA_NAMES, krmignore=False)
+    except OSError:
+        return []
     found: list[str] = []
-    stack = [(root, "")]
-    while stack:
-        directory, prefix = stack.pop()
+    for listed in listing.files:
+        if listed.is_link:
+            continue
         try:
-            with os.scandir(directory) as it:
-                for entry in it:
-                    if entry.name.startswith("."):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, prefix + entry.name + "/"))
-                    elif entry.name in EXTRA_NAMES and entry.is_file(follow_symlinks=False):
-                        data = _read(entry.path)
-                        if any(token in data for token in tokens):
-                            found.append(prefix + entry.name)
+            data = _read(listed.path)
         except OSError:
             continue
-    return sorted(found)
+        if any(token in data for token in tokens):
+            found.append(listed.rel)
+    return found

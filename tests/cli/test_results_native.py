@@ -1,0 +1,109 @@
+"""``--results`` of promote, diff, conflicts and resolve are their own result lists, not parsed stderr.
+
+A stderr line carries a message only; these results carry what no line
+does (the resource reference, the field with its old and new values, the
+file and document), and stderr stays the rendering of the same list.
+"""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+
+from krm_merge.commands import conflicts, diff, promote, reporting, resolve
+from krm_merge.krm.results import File, Result, Results
+
+MARKED = ('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n---\n'
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n'
+          'data:\n  prod: "1.0" # {"$promotion": "default:app:prod"}\n')
+CONFLICT = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: 5  # krm-merge:conflict upstream=3 origin=2\n"
+
+
+def _call(main: Callable[[list[str]], int], argv: list[str], results: Path) -> tuple[int, list[dict[str, Any]], str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([*argv, "--results", str(results)])
+    return code, yaml.safe_load(results.read_text())["results"], err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _no_stderr_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: object) -> None:
+        raise AssertionError("a result was parsed from a stderr line")
+
+    monkeypatch.setattr(reporting, "result_of_line", refuse)
+
+
+def test_promote_results_name_the_resource_field_and_file_of_each_change(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.yaml").write_text(MARKED)
+    code, results, _ = _call(promote.main, [str(tmp_path / "pkg"), "--set", "default:app:prod=2.0"], tmp_path / "r.yaml")
+    assert code == 0
+    assert results == [{
+        "message": "set data.prod to '2.0' (was '1.0') for marker 'default:app:prod'", "severity": "info",
+        "resourceRef": {"apiVersion": "", "kind": "ConfigMap", "name": "a", "namespace": "ns"},
+        "field": {"path": "data.prod", "currentValue": "1.0", "proposedValue": "2.0"},
+        "file": {"path": "a.yaml", "index": 1},
+    }]
+
+
+def test_promote_warnings_carry_their_file_and_stderr_renders_the_same_list(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "bad.yaml").write_bytes(b'a: "\xff" # "$promotion"\n')
+    (tmp_path / "pkg" / "a.yaml").write_text(MARKED)
+    code, results, err = _call(promote.main, [str(tmp_path / "pkg"), "--set", "default:app:prod=2.0"], tmp_path / "r.yaml")
+    assert code == 0
+    warning = next(r for r in results if r["severity"] == "warning")
+    assert warning["file"] == {"path": "bad.yaml"} and "not UTF-8" in warning["message"]
+    assert f"krm-merge promote: warning: {warning['message']}\n" in err
+
+
+def test_promote_failure_is_one_error_result_and_one_line(tmp_path: Path) -> None:
+    code, results, err = _call(promote.main, [str(tmp_path / "missing"), "--set", "default:app:prod=2.0"],
+                               tmp_path / "r.yaml")
+    assert code == 1 and [r["severity"] for r in results] == ["error"]
+    assert err == f"krm-merge promote: error: {results[0]['message']}\n"
+
+
+def test_diff_conflict_result_names_resource_field_and_an_input_error_its_file(tmp_path: Path) -> None:
+    obj = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: n\ndata:\n  k: {}\n"
+    for name, value in (("o", "1"), ("m", "2"), ("c", "3")):
+        (tmp_path / f"{name}.yaml").write_text(obj.format(value))
+    code, results, err = _call(diff.main, [str(tmp_path / "o.yaml"), str(tmp_path / "m.yaml"), "--current",
+                                           str(tmp_path / "c.yaml")], tmp_path / "r.yaml")
+    assert code == 1 and len(results) == 1
+    assert results[0]["resourceRef"] == {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "namespace": "n"}
+    assert results[0]["field"] == {"path": "data.k"}
+    assert err == f"krm-merge diff: error: {results[0]['message']}\n"
+    code, results, _ = _call(diff.main, [str(tmp_path / "nope.yaml"), str(tmp_path / "m.yaml")], tmp_path / "r.yaml")
+    assert code == 1 and results[0]["file"] == {"path": str(tmp_path / "nope.yaml")}
+
+
+def test_conflicts_and_resolve_report_each_marker_with_resource_field_and_file(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "d.yaml").write_text(CONFLICT)
+    code, results, _ = _call(conflicts.main, [str(tmp_path / "pkg")], tmp_path / "r.yaml")
+    assert code == conflicts.CONFLICTS_LEFT
+    marker = results[0]
+    assert marker["severity"] == "warning" and marker["file"] == {"path": "d.yaml"}
+    assert marker["resourceRef"]["kind"] == "Deployment" and marker["resourceRef"]["name"] == "d"
+    assert marker["field"] == {"path": "spec.replicas", "currentValue": "5", "proposedValue": "3"}
+    code, results, _ = _call(resolve.main, [str(tmp_path / "pkg"), "--take", "upstream"], tmp_path / "r.yaml")
+    assert code == 0 and results[0]["field"] == {"path": "spec.replicas"} and results[0]["file"] == {"path": "d.yaml"}
+    assert "replicas: 3" in (tmp_path / "pkg" / "d.yaml").read_text()
+
+
+def test_guarded_turns_an_os_error_into_one_result_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    results = Results()
+
+    def body() -> int:
+        raise FileNotFoundError(2, "No such file or directory", "x.yaml")
+
+    assert reporting.guarded("krm-merge test", body, results) == 1
+    assert results == [Result("x.yaml: No such file or directory", "error", file=File("x.yaml"))]
+    assert capsys.readouterr().err == "krm-merge test: error: x.yaml: No such file or directory\n"
