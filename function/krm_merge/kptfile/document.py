@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 
 
@@ -28,6 +29,13 @@ class Strategy(Enum):
 
 STRATEGIES = tuple(s.value for s in Strategy)
 """kpt's names of the strategies (``upstream.updateStrategy``, ``--strategy``)."""
+
+
+def update_strategy(text: str) -> str | None:
+    """A Kptfile's ``upstream.updateStrategy`` when it names one of kpt's strategies, else None."""
+    data = yamlio.load_data(text, "Kptfile")
+    value = ((data or {}).get("upstream") or {}).get("updateStrategy") if isinstance(data, dict) else None
+    return value if value in STRATEGIES else None
 
 
 def is_kptfile(obj: KubeObject) -> bool:
@@ -55,4 +63,4 @@ def without_render_status(kptfile: dict[str, Any]) -> None:
         kptfile.pop("status")
 
 
-__all__ = ["STRATEGIES", "Strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "is_kptfile", "without_render_status"]
+__all__ = ["STRATEGIES", "Strategy", "update_strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "is_kptfile", "without_render_status"]

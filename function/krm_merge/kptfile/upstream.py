@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from krm_merge import files
+from krm_merge.krm import yamlio
+from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 
 _COMMIT_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
@@ -68,6 +72,19 @@ def read_upstream(kptfile: Any, where: str = "Kptfile") -> tuple[GitUpstream, Gi
     return up, lock
 
 
+def read_package_kptfile(local: Path, name: str | None = None) -> tuple[str, GitUpstream, GitLock | None]:
+    """The Kptfile of package ``local`` (its text) with its upstream and lock; ``name`` is how messages call it."""
+    kptfile = local / "Kptfile"
+    if not local.is_dir():
+        raise KrmError(f"package {local} is not a directory")
+    if not kptfile.is_file():
+        raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
+    text = files.read_text(kptfile)
+    name = name or str(kptfile)
+    upstream, lock = read_upstream(yamlio.load_data(text, name), name)
+    return text, upstream, lock
+
+
 def check_fields(repo: str, directory: str, ref: str, where: str) -> None:
     """Refuse a repo, directory or ref git could read as an option, or a directory that leaves the repository.
 
@@ -103,8 +120,6 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
     """
     if _records(kptfile_text, upstream, commit, strategy, lock_ref or upstream.ref):
         return kptfile_text  # already says so (an update to where the package is): no round trip
-    from krm_merge.krm.kubeobject import KubeObject
-
     # KubeObject's editors splice the changed lines into the text (comments and layout stay).
     obj = KubeObject(kptfile_text)
     data = obj.copy_data()
@@ -130,9 +145,7 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
 
 def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None, lock_ref: str) -> bool:
     """Whether the Kptfile already records this ref, strategy and lock."""
-    from krm_merge.krm.yamlio import load_data
-
-    data = load_data(kptfile_text, "Kptfile")
+    data = yamlio.load_data(kptfile_text, "Kptfile")
     up = data.get("upstream") if isinstance(data, dict) else None
     if not isinstance(up, dict) or not isinstance(up.get("git"), dict) or up["git"].get("ref") != upstream.ref:
         return False
@@ -143,4 +156,4 @@ def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: st
 
 
 
-__all__ = ["GitLock", "GitUpstream", "check_fields", "read_upstream", "record_lock"]
+__all__ = ["GitLock", "GitUpstream", "check_fields", "read_package_kptfile", "read_upstream", "record_lock"]

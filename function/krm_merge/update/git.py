@@ -17,14 +17,14 @@ from typing import Any
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
-from krm_merge.kptfile.document import STRATEGIES
-from krm_merge.kptfile.upstream import GitUpstream, record_lock, read_upstream
-from krm_merge.krm import yamlio
+from krm_merge.kptfile.document import update_strategy
+from krm_merge.kptfile.upstream import GitUpstream, read_package_kptfile, read_upstream, record_lock
+from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
 from krm_merge.upstream.git import GitCache
 
-from .plan import FileWrite, UpdatePlan, apply_plan
-from .tree import diff_trees, remote_subpackages
+from .plan import UpdatePlan, apply_plan
+from .tree import diff_trees, kptfiles, remote_subpackages
 
 
 # Remote subpackages name their own upstreams, so an upstream author decides how deep and
@@ -96,7 +96,7 @@ def _plan_git_tree(
     local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
     cache: Any, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
 ) -> UpdatePlan:
-    kptfile_text, upstream, lock = _read_root_kptfile(local, where)
+    kptfile_text, upstream, lock = read_package_kptfile(local, where)
     walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
     plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache,
                                  files_policy)
@@ -115,7 +115,7 @@ def _plan_git_tree(
             # Named where the user finds it, not in the scratch copy.
             sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
             walk.count(sub_where)
-            _, sub_up, _ = _read_root_kptfile(scratch / sub, sub_where)
+            _, sub_up, _ = read_package_kptfile(scratch / sub, sub_where)
             follows = (
                 sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
                 and _clean(sub_up.directory).startswith(_clean(upstream.directory))
@@ -138,11 +138,8 @@ def _plan_git_tree(
 def _repos_named_by(local: Path) -> set[str]:
     """Every repository the Kptfiles of the user's package name (upstream and lock)."""
     repos: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(local):
-        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
-        kptfile = os.path.join(dirpath, "Kptfile")
-        if "Kptfile" not in filenames or os.path.islink(kptfile):
-            continue
+    for rel in kptfiles(local):
+        kptfile = os.path.join(local, rel)
         try:
             up, lock = read_upstream(yamlio.load_data(files.read_text(kptfile), kptfile), kptfile)
         except (KrmMergeError, OSError, UnicodeDecodeError):
@@ -163,19 +160,6 @@ def _clean(directory: str) -> str:
     return PurePosixPath("/" + directory.strip("/")).as_posix()
 
 
-def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, Any]:
-    """The Kptfile of ``local`` with its upstream and lock; ``name`` is how messages call it."""
-    kptfile = local / "Kptfile"
-    if not local.is_dir():
-        raise KrmError(f"package {local} is not a directory")
-    if not kptfile.is_file():
-        raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
-    text = files.read_text(kptfile)
-    name = name or str(kptfile)
-    upstream, lock = read_upstream(yamlio.load_data(text, name), name)
-    return text, upstream, lock
-
-
 def _plan_one_git_package(
     local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
     strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any, files_policy: str = "keep-local",
@@ -183,7 +167,7 @@ def _plan_one_git_package(
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
-    effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
+    effective = strategy or update_strategy(kptfile_text) or "resource-merge"
     lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
     if effective == "resource-merge" and _at_commit(lock, target, commit):
         # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
@@ -214,12 +198,6 @@ def _at_commit(lock: Any, target: Any, commit: str) -> bool:
     return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
 
 
-def _kptfile_strategy(text: str) -> str | None:
-    data = yamlio.load_data(text, "Kptfile")
-    value = ((data or {}).get("upstream") or {}).get("updateStrategy") if isinstance(data, dict) else None
-    return value if value in STRATEGIES else None
-
-
 def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> None:
     for write in plan.writes:
         if write.path == "Kptfile" and write.data is not None:
@@ -227,7 +205,7 @@ def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> No
             return
     new = record(kptfile_text)
     if new != kptfile_text:
-        plan.writes.append(FileWrite("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
+        plan.writes.append(pkgio.Write("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
 
 
 __all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "Recursion", "plan_git_update"]

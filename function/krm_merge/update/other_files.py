@@ -14,10 +14,10 @@ from typing import Any
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
+from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import textfile
 
-from .plan import FileWrite
 from .result import Subpackage
 from .tree import other_files_of
 
@@ -25,7 +25,7 @@ from .tree import other_files_of
 def plan_other_files(
     local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Any, result: Any,
     merged_files: list[Any] | None = None,
-) -> list[FileWrite]:
+) -> list[pkgio.Write]:
     """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
 
     Files of a subpackage decided as a whole follow that decision (kept or
@@ -34,7 +34,7 @@ def plan_other_files(
     changed is merged instead of kept, and the merge is appended there.
     """
     lf, of, uf = (other_files_of(r, krm_files) for r in (local, origin, upstream))
-    writes: list[FileWrite] = []
+    writes: list[pkgio.Write] = []
     for rel in sorted(set(lf) | set(uf)):
         files.check_relative(rel)
         mine = lf[rel].read_bytes() if rel in lf else None
@@ -57,7 +57,7 @@ def plan_other_files(
         else:
             wanted = mine  # new or modified locally: kept
         if wanted != mine:
-            writes.append(FileWrite(rel, mine, wanted))
+            writes.append(pkgio.Write(rel, mine, wanted))
     return writes
 
 

@@ -22,7 +22,7 @@ from krm_merge.merge3.rules import fallback_keys_from
 from .outcomes import entries as outcome_entries
 from .package_merge import merge_package
 from .other_files import check_other_files_unmodified, other_files_differ, plan_other_files
-from .plan import FileWrite, UpdatePlan
+from .plan import UpdatePlan
 from .tree import emptied_dirs
 
 
@@ -85,13 +85,13 @@ def _plan_checked(
         obj.file_path, obj.file_index = up.file_path, up.file_index
     items = sorted(result.items, key=lambda o: o.file_index)
     lrl.items = items
-    for change in package.plan_writes(lpkg, lrl):
-        files.check_relative(change.path)
-        plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
+    for write in package.plan_changes(lpkg, lrl):
+        files.check_relative(write.path)
+        plan.writes.append(write)
     plan.writes.extend(plan_other_files(local, origin, upstream, krm_files, Strategy(strategy), result,
                                         plan.merged_files if files_policy == "merge" else None))
     plan.outcomes = outcome_entries(result, lambda obj: obj.file_path or "")
-    plan.remove_dirs = emptied_dirs(local, origin, upstream, plan)
+    plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
     for obj, conflict in result.conflicts:
         plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
     plan.conflicts = len(result.conflicts)
@@ -109,10 +109,6 @@ def read_copy(root: Path) -> tuple[Any, Any]:
     is not a mapping is still rejected when it has to be merged.
     """
     return package.read_package(root, validate=False)
-
-
-def _bytes(text: str | None) -> bytes | None:
-    return None if text is None else text.encode("utf-8")
 
 
 __all__ = ["plan_update", "read_copy"]

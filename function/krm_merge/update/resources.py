@@ -16,7 +16,7 @@ from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, parse_rules
 from krm_merge.yaml.load import load_data
 
-from .identity import bookkeeping_of, content_text, strip_bookkeeping
+from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping
 from .markers import with_annotations_text
 
 
@@ -63,8 +63,6 @@ def _comparable(data: Any, kptfile: bool) -> Any:
 
 
 def _is_bookkeeping(key: str) -> bool:
-    from .identity import BOOKKEEPING
-
     return bool(BOOKKEEPING.match(key))
 
 

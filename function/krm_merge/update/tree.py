@@ -1,21 +1,31 @@
 """The update's walks over package directories, gathered in one place.
 
-Every walk skips ``.git``, krm-merge's own reserved names and symbolic links
-(content from elsewhere is never followed); when the package reader of
-:mod:`krm_merge.krm.package` can list a package's files, these walks move
-onto it here, in one place.
+Files are listed by the project's one package lister
+(:func:`krm_merge.krm.pkgio.list_package`): ``.git`` and krm-merge's
+reserved names never, hidden names included (kpt pkg update copies them),
+``.krmignore`` not applied (it is ``kpt fn source``'s rule, not the
+update's), and symbolic links skipped, as ``kpt pkg update`` skips local
+links (content from elsewhere is never followed).  The lister names files
+only, so the two folder walks (folders that disappear) stay here.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 from krm_merge import files
-from krm_merge.krm import yamlio
+from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import KrmError
 
-from .plan import FileWrite, UpdatePlan
+from .plan import UpdatePlan
+
+
+def _regular_files(root: Path, *, names: tuple[str, ...] = (), hidden: bool = True) -> Iterator[pkgio.PackageFile]:
+    """The package's files that are not links (every file, or those named ``names``)."""
+    listing = pkgio.list_package(root, names=names, hidden=hidden, krmignore=False)
+    return (f for f in listing.files if not f.is_link)
 
 
 def diff_trees(before: Path, after: Path) -> UpdatePlan:
@@ -26,7 +36,7 @@ def diff_trees(before: Path, after: Path) -> UpdatePlan:
         a = old[rel].read_bytes() if rel in old else None
         b = new[rel].read_bytes() if rel in new else None
         if a != b:
-            plan.writes.append(FileWrite(rel, a, b))
+            plan.writes.append(pkgio.Write(rel, a, b))
     dirs_after = {os.path.relpath(d, after).replace(os.sep, "/") for d, _, _ in os.walk(after)}
     for dirpath, _, _ in os.walk(before, topdown=False):
         rel = os.path.relpath(dirpath, before).replace(os.sep, "/")
@@ -36,45 +46,28 @@ def diff_trees(before: Path, after: Path) -> UpdatePlan:
 
 
 def _all_files(root: Path) -> dict[str, Path]:
-    from krm_merge.txn import RESERVED_NAMES
-
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
-        for name in filenames:
-            if name in RESERVED_NAMES:
-                continue
-            full = Path(dirpath) / name
-            if not full.is_symlink():
-                out[full.relative_to(root).as_posix()] = full
-    return out
+    return {f.rel: Path(f.path) for f in _regular_files(root)}
 
 
 def other_files_of(root: Path, krm_files: set[str]) -> dict[str, Path]:
     """Regular files that are not KRM files of the package (``.git`` and krm-merge's lock excluded, symlinks ignored)."""
-    from krm_merge.txn import RESERVED_NAMES
-
-    out: dict[str, Path] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in RESERVED_NAMES
-                             and not os.path.islink(os.path.join(dirpath, d)))
-        rel_dir = os.path.relpath(dirpath, root)
-        for name in filenames:
-            if name in RESERVED_NAMES:
-                continue
-            full = Path(dirpath) / name
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            if rel in krm_files or full.is_symlink() or not full.is_file():
-                continue
-            if _is_krm_name(rel):
-                continue  # a KRM file another copy has (its merge decided it)
-            out[rel] = full
-    return out
+    return {f.rel: Path(f.path) for f in _regular_files(root)
+            if f.rel not in krm_files and not _is_krm_name(f.rel)}  # a KRM file another copy has: its merge decided it
 
 
 def _is_krm_name(rel: str) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    return (name.endswith((".yaml", ".yml")) or name == "Kptfile") and not any(p.startswith(".") for p in rel.split("/"))
+    """A name ``kpt fn source`` reads, outside hidden folders (one in a hidden folder is an ordinary file)."""
+    return pkgio.is_krm_name(rel.rsplit("/", 1)[-1]) and not any(p.startswith(".") for p in rel.split("/"))
+
+
+def kptfiles(root: Path) -> list[str]:
+    """Every Kptfile of a package tree (relative paths; links skipped); none when ``root`` is no folder.
+
+    A missing package is reported where its own Kptfile is read, in the user's terms.
+    """
+    if not root.is_dir():
+        return []
+    return [f.rel for f in _regular_files(root, names=(pkgio.KPTFILE,))]
 
 
 def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -> list[str]:
@@ -98,20 +91,18 @@ def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) ->
 def remote_subpackages(root: Path) -> list[str]:
     """Subpackages below ``root`` whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d)))
-        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        if rel == "." or "Kptfile" not in filenames:
-            continue
+    listed = pkgio.list_package(root, names=(pkgio.KPTFILE,), krmignore=False).subpackages
+    for rel in sorted(listed, key=lambda rel: rel.split("/")):  # parents first, as a walk meets them
+        if any(rel.startswith(outer + "/") for outer in found):
+            continue  # its own subpackages are its business
         try:
-            data = yamlio.load_data(files.read_text(Path(dirpath) / "Kptfile"), f"{rel}/Kptfile")
+            data = yamlio.load_data(files.read_text(root / rel / pkgio.KPTFILE), f"{rel}/Kptfile")
         except KrmError:
             continue  # not a readable Kptfile: the parent's merge reports it
         up = data.get("upstream") if isinstance(data, dict) else None
         if isinstance(up, dict) and isinstance(up.get("git"), dict):
             found.append(rel)
-            dirnames[:] = []  # its own subpackages are its business
     return found
 
 
-__all__ = ["remote_subpackages", "diff_trees", "emptied_dirs", "other_files_of"]
+__all__ = ["diff_trees", "emptied_dirs", "kptfiles", "other_files_of", "remote_subpackages"]
