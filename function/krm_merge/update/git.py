@@ -13,12 +13,12 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Callable
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import update_strategy
-from krm_merge.kptfile.upstream import GitUpstream, read_package_kptfile, read_upstream, record_lock
+from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
 from krm_merge.upstream.git import GitCache
@@ -70,7 +70,7 @@ def plan_git_update(
     strategy: str | None = None,
     conflicts: str = "upstream-wins",
     fallback_keys: str | None = None,
-    cache: Any = None,
+    cache: GitCache | None = None,
     recursive: bool = True,
     files_policy: str = "keep-local",
 ) -> UpdatePlan:
@@ -94,7 +94,7 @@ def plan_git_update(
 
 def _plan_git_tree(
     local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
-    cache: Any, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
+    cache: GitCache, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
 ) -> UpdatePlan:
     kptfile_text, upstream, lock = read_package_kptfile(local, where)
     walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
@@ -161,8 +161,8 @@ def _clean(directory: str) -> str:
 
 
 def _plan_one_git_package(
-    local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
-    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any, files_policy: str = "keep-local",
+    local: Path, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
+    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: GitCache, files_policy: str = "keep-local",
 ) -> UpdatePlan:
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
@@ -193,12 +193,13 @@ def _plan_one_git_package(
     return plan
 
 
-def _at_commit(lock: Any, target: Any, commit: str) -> bool:
+def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:
     """Whether the package is already locked at ``commit`` of the same repository and directory."""
     return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
 
 
-def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> None:
+def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[str], str]) -> None:
+    """Record the lock in the plan's Kptfile write (the root Kptfile as merged, else as it is)."""
     for write in plan.writes:
         if write.path == "Kptfile" and write.data is not None:
             write.data = record(write.data.decode("utf-8")).encode("utf-8")

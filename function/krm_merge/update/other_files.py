@@ -10,7 +10,6 @@ keeping local's.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
@@ -18,13 +17,13 @@ from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import textfile
 
-from .result import Subpackage
+from .result import PackageMergeResult, Subpackage
 from .tree import other_files_of
 
 
 def plan_other_files(
-    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Any, result: Any,
-    merged_files: list[Any] | None = None,
+    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Strategy, result: PackageMergeResult,
+    merged_files: list[textfile.FileMerge] | None = None,
 ) -> list[pkgio.Write]:
     """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
 

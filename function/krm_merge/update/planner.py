@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import package
+from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.merge3.rules import fallback_keys_from
@@ -101,7 +101,7 @@ def _plan_checked(
     return plan
 
 
-def read_copy(root: Path) -> tuple[Any, Any]:
+def read_copy(root: Path) -> tuple[package.Package, ResourceList]:
     """Read a package copy without parsing its documents.
 
     Only resources that differ between the copies are ever parsed (the merge
