@@ -2,22 +2,23 @@
 
 With no arguments it is a KRM function: a ResourceList on stdin, a
 ResourceList on stdout (what kpt and kustomize call).  Subcommands run the
-same modes on directories without an orchestrator.  Subcommand modules are
-imported only when used, so the function path starts fast.
+same modes on directories without an orchestrator.  Commands and modes come
+from the registry (:mod:`krm_merge.registry`), which imports a command's or a
+mode's module only when it is used, so the function path starts fast.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
+import textwrap
 from typing import TYPE_CHECKING, NoReturn
 
-if TYPE_CHECKING:  # the function path never builds the usage: argparse and textwrap load only for it
+if TYPE_CHECKING:  # the function path never builds the usage: argparse loads only for it
     import argparse
-    from types import ModuleType
 
-from krm_merge import __version__
+from krm_merge import __version__, registry
+from krm_merge.registry import API_VERSION
 
 DESCRIPTION = """\
 krm-merge: a KRM function for safe YAML merges (strategic merge patch with
@@ -36,7 +37,7 @@ Examples:
 Exit code: 0 on success, 1 when any error result was reported, 2 for usage errors,
 3 when conflicts are left marked (update --conflicts mark, conflicts, resolve)."""
 
-SUBCOMMANDS = ("run", "diff", "update", "promote", "recover", "conflicts", "resolve")
+SUBCOMMANDS = registry.COMMANDS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,15 +91,11 @@ def function_main() -> int:
 
 
 def _subcommand(name: str, argv: list[str]) -> int:
-    try:
-        module = importlib.import_module(f"krm_merge.commands.{name}")
-    except ModuleNotFoundError as err:
-        if err.name != f"krm_merge.commands.{name}":
-            raise
+    command = registry.load_command(name)
+    if command is None:
         sys.stderr.write(f"krm-merge: error: the {name!r} command is not available in this version\n")
         return 1
-    code: int = module.main(argv)
-    return code
+    return command.main(argv)
 
 
 # --- usage, generated from the parsers of the commands and the keys of the modes --------
@@ -111,7 +108,7 @@ def usage() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line as one parser: each command's own parser as a subcommand."""
-    import argparse
+    import argparse  # only --help pays for it: the function path and --version never build a parser
 
     parser = argparse.ArgumentParser(
         prog="krm-merge", description=DESCRIPTION, epilog=_epilog(),
@@ -126,13 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command(name: str) -> ModuleType:
-    return importlib.import_module(f"krm_merge.commands.{name}")
+def _command(name: str) -> registry.Command:
+    command = registry.load_command(name)
+    if command is None:
+        raise LookupError(f"the {name!r} command is not in this build")
+    return command
 
 
 def _epilog() -> str:
-    import textwrap
-
     parts = ["Command usage:"]
     for name in SUBCOMMANDS:
         text = _command(name).parser().format_usage().removeprefix("usage: ").rstrip()
@@ -146,27 +144,13 @@ def _epilog() -> str:
 
 def _modes_table() -> str:
     """The modes, their typed kinds and every functionConfig key each reads."""
-    import textwrap
-
-    from krm_merge.config import API_VERSION, MODES
-
     lines = [
         "The functionConfig is a ConfigMap (data.mode selects the mode) or a typed",
         f"resource of apiVersion {API_VERSION}:",
         "",
     ]
-    for info in MODES.values():
-        lines.append(f"  {info.name:<16}{info.kind:<16}{info.summary}")
-        keys = ", ".join(_mode_keys(importlib.import_module(info.module)))
+    for mode in registry.all_modes():
+        lines.append(f"  {mode.name:<16}{mode.kind:<16}{mode.summary}")
+        keys = ", ".join(mode.keys)
         lines.extend(textwrap.wrap(f"keys: {keys}", width=96, initial_indent=" " * 34, subsequent_indent=" " * 40))
     return "\n".join(lines)
-
-
-def _mode_keys(module: ModuleType) -> list[str]:
-    """The config keys a mode module checks (the typed form's, which include the ConfigMap's)."""
-    seen: list[str] = []
-    for name in ("TYPED_KEYS", "CONFIGMAP_KEYS", "CONFIG_KEYS", "KEYS"):
-        for key in getattr(module, name, ()):
-            if key not in seen:
-                seen.append(key)
-    return seen

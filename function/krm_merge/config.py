@@ -1,4 +1,4 @@
-"""Turning a functionConfig into a mode and that mode's typed config.
+"""Routing a functionConfig to a mode, and helpers for the modes' config parsers.
 
 Two forms are accepted, as in the kpt-functions-catalog:
 
@@ -8,59 +8,50 @@ Two forms are accepted, as in the kpt-functions-catalog:
   the mode (``ReorderMerge``, ``PipelineMerge``, ``ResourceMerge``,
   ``Promote``) and whose ``spec`` holds the same keys, typed.
 
-Each mode module turns either form into its own dataclass.
+:func:`route` is the one routing of either form to a mode of the registry
+(:mod:`krm_merge.registry`); each mode's record then turns the values into
+its own dataclass.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from krm_merge.errors import ConfigError
+from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.registry import API_GROUP, API_VERSION, API_VERSIONS, KINDS, MODES, Mode, ModeEntry, load_mode
 
-API_GROUP = "fn.krm-merge.dev"
-API_VERSION = f"{API_GROUP}/v1alpha1"
-API_VERSIONS = (API_VERSION,)  # every typed-config version this release understands
+__all__ = [
+    "API_GROUP", "API_VERSION", "API_VERSIONS", "MODES", "ConfigError", "Invocation", "Route",
+    "check_keys", "mode_name", "parse_bool", "parse_choice", "resolve", "route",
+]
 
 
 @dataclass(frozen=True)
-class ModeInfo:
-    name: str
-    module: str
-    kind: str
-    summary: str
+class Route:
+    """Where a functionConfig goes: the mode and the values its parser reads.
 
+    ``values`` is the ConfigMap's ``data`` as strings (``mode`` taken out)
+    when ``typed`` is false, else the typed resource's ``spec``.
+    """
 
-MODES: dict[str, ModeInfo] = {
-    info.name: info
-    for info in (
-        ModeInfo("reorder-merge", "krm_merge.modes.reorder_merge", "ReorderMerge",
-                 "apply Kubernetes strategic merge patches exactly as the API server does"),
-        ModeInfo("pipeline-merge", "krm_merge.modes.pipeline_merge", "PipelineMerge",
-                 "3-way merge of Kptfile pipelines (kpt's Pipeline Merge design)"),
-        ModeInfo("resource-merge", "krm_merge.modes.resource_merge", "ResourceMerge",
-                 "kpt pkg update's 3-way package merge"),
-        ModeInfo("promote", "krm_merge.modes.promote", "Promote",
-                 "set fields marked for GitOps promotion"),
-    )
-}
-KIND_TO_MODE = {info.kind: info.name for info in MODES.values()}
+    mode: ModeEntry
+    typed: bool
+    values: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Invocation:
-    """The chosen mode, its module and its parsed config."""
+    """The chosen mode and its parsed config."""
 
-    mode: ModeInfo
-    module: ModuleType
+    mode: Mode[Any]
     config: Any
 
 
-def resolve(function_config: KubeObject | None) -> Invocation:
-    """Find the mode a functionConfig asks for and parse its config."""
+def route(function_config: KubeObject | None) -> Route:
+    """The mode a functionConfig asks for, with its values; :class:`ConfigError` naming the field if none."""
     data = function_config.data if function_config is not None else None
     if not data:
         raise ConfigError("", "no functionConfig given; " + _how_to_choose())
@@ -68,7 +59,7 @@ def resolve(function_config: KubeObject | None) -> Invocation:
         raise ConfigError("", "must be an object")
     api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
     if kind == "ConfigMap" and api_version == "v1":
-        return _from_configmap(_as_strings(function_config.text, data) if function_config else data)
+        return _configmap_route(_as_strings(function_config.text, data) if function_config else data)
     group = api_version.rpartition("/")[0]
     if group == API_GROUP:
         if api_version not in API_VERSIONS:
@@ -77,7 +68,7 @@ def resolve(function_config: KubeObject | None) -> Invocation:
                 f"unknown apiVersion {api_version!r} for kind {kind or '<no kind>'}; "
                 f"valid: {', '.join(API_VERSIONS)}",
             )
-        return _from_typed(kind, data)
+        return _typed_route(kind, data)
     raise ConfigError(
         "kind",
         f"unsupported functionConfig {api_version or '<no apiVersion>'}/{kind or '<no kind>'}; "
@@ -85,23 +76,24 @@ def resolve(function_config: KubeObject | None) -> Invocation:
     )
 
 
-def mode_name(function_config: KubeObject | None) -> str | None:
-    """The mode a functionConfig names, without reading its config (None if it names none).
+def resolve(function_config: KubeObject | None) -> Invocation:
+    """Route a functionConfig to its mode (imported only now) and parse its config."""
+    found = route(function_config)
+    mode = load_mode(found.mode)
+    parse = mode.from_typed if found.typed else mode.from_configmap
+    return Invocation(mode, parse(found.values))
 
-    The same routing as :func:`resolve`, for callers that only need to know the mode
-    (``krm-merge run`` treats a promote run's unreadable files as the command does).
+
+def mode_name(function_config: KubeObject | None) -> str | None:
+    """The mode :func:`route` finds, without reading its config; None where it finds none.
+
+    For callers that only need to know the mode (``krm-merge run`` treats a
+    promote run's unreadable files as the command does).
     """
-    data = function_config.data if function_config is not None else None
-    if not isinstance(data, dict):
+    try:
+        return route(function_config).mode.name
+    except ConfigError:
         return None
-    api_version, kind = str(data.get("apiVersion", "")), str(data.get("kind", ""))
-    if kind == "ConfigMap" and api_version == "v1":
-        values = data.get("data")
-        name = values.get("mode") if isinstance(values, dict) else None
-        return name if isinstance(name, str) and name in MODES else None
-    if api_version in API_VERSIONS:
-        return KIND_TO_MODE.get(kind)
-    return None
 
 
 def _as_strings(text: str, typed: dict[str, Any]) -> dict[str, Any]:
@@ -110,8 +102,6 @@ def _as_strings(text: str, typed: dict[str, Any]) -> dict[str, Any]:
     A ConfigMap holds strings; kpt passes the text of each value through, so
     resolving ``1.10`` as a number would change the user's value.
     """
-    from krm_merge.krm import yamlio
-
     values = typed.get("data")
     if isinstance(values, dict) and all(isinstance(v, str) for v in values.values()):
         return typed  # already strings as written (kpt quotes what would read as another type)
@@ -123,7 +113,7 @@ def _as_strings(text: str, typed: dict[str, Any]) -> dict[str, Any]:
     return typed
 
 
-def _from_configmap(data: dict[str, Any]) -> Invocation:
+def _configmap_route(data: dict[str, Any]) -> Route:
     values = data.get("data")
     if values is None:
         values = {}
@@ -134,38 +124,25 @@ def _from_configmap(data: dict[str, Any]) -> Invocation:
         if isinstance(value, (dict, list)):
             raise ConfigError(f"data.{key}", "ConfigMap values must be strings")
         strings[str(key)] = "" if value is None else _scalar_str(value)
-    mode_name = strings.pop("mode", None)
-    if not mode_name:
+    name = strings.pop("mode", None)
+    if not name:
         raise ConfigError("data.mode", "missing; " + _how_to_choose())
-    mode = MODES.get(mode_name)
-    if mode is None:
-        raise ConfigError("data.mode", f"unknown mode {mode_name!r}; valid modes: {', '.join(MODES)}")
-    module = load_mode(mode)
-    return Invocation(mode, module, module.config_from_configmap(strings))
+    entry = MODES.get(name)
+    if entry is None:
+        raise ConfigError("data.mode", f"unknown mode {name!r}; valid modes: {', '.join(MODES)}")
+    return Route(entry, False, strings)
 
 
-def _from_typed(kind: str, data: dict[str, Any]) -> Invocation:
-    mode_name = KIND_TO_MODE.get(kind)
-    if mode_name is None:
-        raise ConfigError("kind", f"unknown kind {kind!r} in {API_GROUP}; valid kinds: {', '.join(KIND_TO_MODE)}")
+def _typed_route(kind: str, data: dict[str, Any]) -> Route:
+    entry = KINDS.get(kind)
+    if entry is None:
+        raise ConfigError("kind", f"unknown kind {kind!r} in {API_GROUP}; valid kinds: {', '.join(KINDS)}")
     spec = data.get("spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
         raise ConfigError("spec", "must be an object")
-    mode = MODES[mode_name]
-    module = load_mode(mode)
-    return Invocation(mode, module, module.config_from_typed(spec))
-
-
-def load_mode(mode: ModeInfo) -> ModuleType:
-    """Import a mode's module (only the chosen mode is ever imported)."""
-    try:
-        return importlib.import_module(mode.module)
-    except ModuleNotFoundError as err:
-        if err.name != mode.module:
-            raise
-        raise ConfigError("mode", f"mode {mode.name!r} is not implemented in this version") from None
+    return Route(entry, True, spec)
 
 
 def _scalar_str(value: Any) -> str:
@@ -177,7 +154,7 @@ def _scalar_str(value: Any) -> str:
 def _how_to_choose() -> str:
     return (
         f"set `mode` in a ConfigMap (one of: {', '.join(MODES)}) "
-        f"or use a typed config apiVersion {API_VERSION} with kind one of: {', '.join(KIND_TO_MODE)}"
+        f"or use a typed config apiVersion {API_VERSION} with kind one of: {', '.join(KINDS)}"
     )
 
 

@@ -27,7 +27,7 @@ _CHUNK = 1 << 16
 def run_mode(rl: ResourceList) -> None:
     """Resolve the mode from the functionConfig and run it (exceptions propagate)."""
     invocation = resolve(rl.function_config)
-    invocation.module.run(rl, invocation.config)
+    invocation.mode.run(rl, invocation.config)
 
 
 def process(rl: ResourceList) -> None:

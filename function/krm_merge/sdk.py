@@ -36,21 +36,20 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import dataclasses
 
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm import kubeobject as _kubeobject
 from krm_merge.krm import resourcelist as _resourcelist
 from krm_merge.krm import yamlio as _yamlio
 from krm_merge.krm import results as _results
+from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, result_of
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.selectors import select as _select
-from krm_merge.krm.values import PathPart, format_path, parse_path
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
 
 __all__ = [
@@ -73,97 +72,6 @@ __all__ = [
     "write_resource_list",
 ]
 
-_MISSING: Any = object()
-
-
-class KubeObject(_kubeobject.KubeObject):
-    """One resource of a ResourceList: its exact text plus lazy views of its values.
-
-    Identity: ``api_version``, ``kind``, ``group``, ``version``, ``name``,
-    ``namespace``, ``labels``, ``annotations``, ``path`` and ``index`` (the
-    file and document the item came from), ``is_local_config``, ``ref()``.
-
-    Values: paths are ``"spec.template.spec.containers[0].image"`` or, for keys
-    holding dots, a tuple (``("metadata", "labels", "app.kubernetes.io/name")``).
-    :meth:`get` and the typed getters read; :meth:`set`, :meth:`remove`,
-    :meth:`set_label`, :meth:`set_annotation` and :meth:`set_data` edit,
-    changing as few bytes of the text as possible (comments stay, also on the
-    edited field).  ``data`` is the whole object as plain data (read-only; edit
-    a :meth:`copy_data` and hand it to :meth:`set_data`).  ``text`` is the
-    current YAML; ``changed`` says whether any edit changed it.
-
-    New objects: ``KubeObject.from_data({...})`` or ``KubeObject.from_text("...")``,
-    then ``ResourceList.add``.
-    """
-
-    # No instance state of its own, so objects read by the I/O layer can take this class.
-    __slots__ = ()
-
-    def remove(self, path: str | Sequence[PathPart]) -> bool:
-        """Delete the field at ``path``; ``False`` when it was not there."""
-        return self.delete(path)
-
-    def set_label(self, key: str, value: str) -> None:
-        """Set ``metadata.labels[key]`` (a string, as Kubernetes requires)."""
-        self.set(("metadata", "labels", key), str(value))
-
-    def set_annotation(self, key: str, value: str) -> None:
-        """Set ``metadata.annotations[key]`` (a string, as Kubernetes requires)."""
-        self.set(("metadata", "annotations", key), str(value))
-
-    def get_str(self, path: str | Sequence[PathPart], default: str | None = None) -> str | None:
-        """The string at ``path``; ``default`` when absent; :class:`KrmError` when not a string."""
-        return self._typed(path, default, (str,), "a string")
-
-    def get_int(self, path: str | Sequence[PathPart], default: int | None = None) -> int | None:
-        """The integer at ``path`` (``true`` is not one); ``default`` when absent."""
-        value = self._typed(path, default, (int,), "an integer")
-        if isinstance(value, bool) and value is not default:
-            raise self._wrong_type(path, value, "an integer")
-        return value
-
-    def get_float(self, path: str | Sequence[PathPart], default: float | None = None) -> float | None:
-        """The number at ``path`` as a float (integers accepted); ``default`` when absent."""
-        value = self._typed(path, default, (int, float), "a number")
-        if isinstance(value, bool) and value is not default:
-            raise self._wrong_type(path, value, "a number")
-        return float(value) if value is not None else None
-
-    def get_bool(self, path: str | Sequence[PathPart], default: bool | None = None) -> bool | None:
-        """The boolean at ``path`` (YAML ``true``/``false``, not the string); ``default`` when absent."""
-        return self._typed(path, default, (bool,), "a boolean")
-
-    def get_list(self, path: str | Sequence[PathPart], default: list[Any] | None = None) -> list[Any] | None:
-        """The list at ``path`` (read-only view); ``default`` when absent."""
-        return self._typed(path, default, (list,), "a list")
-
-    def get_map(
-        self, path: str | Sequence[PathPart], default: dict[str, Any] | None = None
-    ) -> dict[str, Any] | None:
-        """The mapping at ``path`` (read-only view); ``default`` when absent."""
-        return self._typed(path, default, (dict,), "a mapping")
-
-    def has(self, path: str | Sequence[PathPart]) -> bool:
-        """Whether a field exists at ``path`` (also when its value is ``null``)."""
-        return self.get(path, _MISSING) is not _MISSING
-
-    def _typed(self, path: str | Sequence[PathPart], default: Any, types: tuple[type, ...], what: str) -> Any:
-        value = self.get(path, _MISSING)
-        if value is _MISSING or value is None:
-            return default
-        if not isinstance(value, types):
-            raise self._wrong_type(path, value, what)
-        return value
-
-    def _wrong_type(self, path: str | Sequence[PathPart], value: Any, what: str) -> KrmError:
-        where = format_path(parse_path(path))
-        return KrmError(f"{where} must be {what}, got {value!r}", self, where, current=_shown(value))
-
-
-def _shown(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float, bool)) else None
-
-
 class Results(_results.Results):
     """The results of one run (a ``list`` of :class:`Result`), with builders as kpt's Go SDK.
 
@@ -175,21 +83,21 @@ class Results(_results.Results):
     """
 
     def error(
-        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        self, message: str, obj: KubeObject | None = None, *, field: str | None = None,
         current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
     ) -> Result:
         """Report an error (the run fails, exit code 1)."""
         return self._add("error", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
 
     def warning(
-        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        self, message: str, obj: KubeObject | None = None, *, field: str | None = None,
         current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
     ) -> Result:
         """Report a warning."""
         return self._add("warning", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
 
     def info(
-        self, message: str, obj: _kubeobject.KubeObject | None = None, *, field: str | None = None,
+        self, message: str, obj: KubeObject | None = None, *, field: str | None = None,
         current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
     ) -> Result:
         """Report information, such as a change that was made."""
@@ -205,14 +113,6 @@ class Results(_results.Results):
         return super().exit_code()
 
 
-def _adopt(obj: _kubeobject.KubeObject | None) -> KubeObject | None:
-    """The same object seen as the public class (no copy: its text and edits are kept)."""
-    if obj is not None and not isinstance(obj, KubeObject):
-        # Same layout (the subclass adds no slots), so the class can be switched in place.
-        obj.__class__ = KubeObject
-    return obj  # type: ignore[return-value]
-
-
 @dataclass
 class ResourceList(_resourcelist.ResourceList):
     """A function's input and output: ``items``, ``function_config`` and ``results``.
@@ -224,22 +124,12 @@ class ResourceList(_resourcelist.ResourceList):
     Iterating a ResourceList iterates its items.
     """
 
-    items: list[KubeObject] = field(default_factory=list)  # type: ignore[assignment]
-    function_config: KubeObject | None = None
+    # The SDK's Results (with the builders); items and function_config are the one KubeObject class.
     results: Results = field(default_factory=Results)
 
     def __post_init__(self) -> None:
         if not isinstance(self.results, Results):
             self.results = Results(self.results)
-        self.items = [_adopt(i) for i in self.items]  # type: ignore[misc]
-        self.function_config = _adopt(self.function_config)
-
-    def add(self, obj: _kubeobject.KubeObject) -> None:
-        """Append a new item."""
-        self.items.append(_adopt(obj))  # type: ignore[arg-type]
-
-    def __iter__(self) -> Iterator[KubeObject]:
-        return iter(self.items)
 
     def select(
         self,
@@ -275,8 +165,8 @@ def read_resource_list(text: str | bytes) -> ResourceList:
             raise KrmError(f"input is not UTF-8 text (byte {err.start})") from None
     inner = _resourcelist.read_resource_list(text)
     return ResourceList(
-        items=inner.items,  # type: ignore[arg-type]
-        function_config=inner.function_config,  # type: ignore[arg-type]
+        items=inner.items,
+        function_config=inner.function_config,
         results=inner.results,
         api_version=inner.api_version,
         kind=inner.kind,
@@ -332,7 +222,7 @@ def call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
     except Exception as err:  # the author's bug: report it, never crash the pipeline
         rl.results.append(Result(f"internal error in {name}: {type(err).__name__}: {err}{_where(err)}", "error"))
         if os.environ.get("KRM_FN_TRACEBACK") == "1":
-            import traceback
+            import traceback  # debugging only: the function path never loads it
 
             traceback.print_exc(file=sys.stderr)
 
@@ -440,15 +330,15 @@ def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None =
     sys.exit(code)
 
 
-def function_config_from_args(fn_config: str | None, pairs: list[str]) -> _kubeobject.KubeObject | None:
+def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeObject | None:
     """The functionConfig ``kpt fn eval`` would build from these arguments (internal; the `run` command and :func:`run` use it)."""
-    from krm_merge import files
+    from krm_merge import files  # the function path (stdin) never reads a file: it must not load files.py
 
     if fn_config and pairs:
         raise KrmError("give either --fn-config or key=value arguments, not both")
     if fn_config:
         try:
-            return _kubeobject.KubeObject(files.read_text(fn_config), what=fn_config)
+            return KubeObject(files.read_text(fn_config), what=fn_config)
         except OSError as err:
             raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
     if not pairs:
@@ -459,12 +349,13 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> _kubeo
         if not sep or not key:
             raise KrmError(f"argument {pair!r} is not of the form key=value")
         data[key] = value
-    return _kubeobject.KubeObject.from_data(
+    return KubeObject.from_data(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}
     )
 
 
 def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
+    # Only an SDK function run on a directory parses arguments: its stdin path loads neither.
     import argparse
     from pathlib import Path
 
@@ -549,10 +440,10 @@ def _run_locked_directory(
             config = function_config_from_args(fn_config, list(pairs))
             skip = skip_undecodable(config) if skip_undecodable is not None else False
             pkg, inner = package.read_package(root, skip_undecodable=skip)
-            rl = ResourceList(items=inner.items, results=inner.results)  # type: ignore[arg-type]
+            rl = ResourceList(items=inner.items, results=inner.results)
             for message in recovered:
                 rl.results.warning(message)
-            rl.function_config = _adopt(config)
+            rl.function_config = config
             if after_read is not None:
                 after_read(rl, pkg)
             call_reporting_errors(fn, rl, name)

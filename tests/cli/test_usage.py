@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from krm_merge import cli
-from krm_merge.config import MODES
+from krm_merge.registry import MODES, load_mode
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +31,7 @@ def test_every_option_of_every_command_is_shown(name: str, help_text: str) -> No
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_every_config_key_of_every_mode_is_shown(mode: str, help_text: str) -> None:
-    module = importlib.import_module(MODES[mode].module)
-    keys = cli._mode_keys(module)
+    keys = load_mode(MODES[mode]).keys
     assert keys
     flat = " ".join(help_text.split())
     for key in keys:

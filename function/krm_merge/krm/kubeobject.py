@@ -22,6 +22,8 @@ PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 
+_MISSING: Any = object()
+
 
 @dataclass(frozen=True)
 class Header:
@@ -36,11 +38,29 @@ class Header:
 
 
 class KubeObject:
-    """One resource (or any YAML mapping item) of a ResourceList.
+    """One resource of a ResourceList: its exact text plus lazy views of its values.
 
-    ``text`` is a standalone YAML document at column 0.  ``source_block``, when
-    given, is the exact text the item had inside the ResourceList it was
-    read from; it is written back verbatim while the item is unchanged.
+    The one class of an item, for krm-merge's modes and for SDK functions
+    alike (``krm_merge.sdk.KubeObject`` is this class).
+
+    Identity: ``api_version``, ``kind``, ``group``, ``version``, ``name``,
+    ``namespace``, ``labels``, ``annotations``, ``path`` and ``index`` (the
+    file and document the item came from), ``is_local_config``, ``ref()``.
+
+    Values: paths are ``"spec.template.spec.containers[0].image"`` or, for keys
+    holding dots, a tuple (``("metadata", "labels", "app.kubernetes.io/name")``).
+    :meth:`get` and the typed getters read; :meth:`set`, :meth:`remove`,
+    :meth:`set_label`, :meth:`set_annotation` and :meth:`set_data` edit,
+    changing as few bytes of the text as possible (comments stay, also on the
+    edited field).  ``data`` is the whole object as plain data (read-only; edit
+    a :meth:`copy_data` and hand it to :meth:`set_data`).  ``text`` is the
+    current YAML (a standalone document at column 0); ``changed`` says whether
+    any edit changed it.  ``source_block``, when given, is the exact text the
+    item had inside the ResourceList it was read from; it is written back
+    verbatim while the item is unchanged.
+
+    New objects: ``KubeObject.from_data({...})`` or ``KubeObject.from_text("...")``,
+    then ``ResourceList.add``.
     """
 
     __slots__ = ("_views", "what", "file_path", "file_index")
@@ -272,6 +292,68 @@ class KubeObject:
         self.set_data(data)
         return True
 
+    def remove(self, path: str | Sequence[PathPart]) -> bool:
+        """Delete the field at ``path``; ``False`` when it was not there."""
+        return self.delete(path)
+
+    def set_label(self, key: str, value: str) -> None:
+        """Set ``metadata.labels[key]`` (a string, as Kubernetes requires)."""
+        self.set(("metadata", "labels", key), str(value))
+
+    def set_annotation(self, key: str, value: str) -> None:
+        """Set ``metadata.annotations[key]`` (a string, as Kubernetes requires)."""
+        self.set(("metadata", "annotations", key), str(value))
+
+    # --- typed getters (the SDK's) ---------------------------------------------------
+
+    def get_str(self, path: str | Sequence[PathPart], default: str | None = None) -> str | None:
+        """The string at ``path``; ``default`` when absent; :class:`KrmError` when not a string."""
+        return self._typed(path, default, (str,), "a string")
+
+    def get_int(self, path: str | Sequence[PathPart], default: int | None = None) -> int | None:
+        """The integer at ``path`` (``true`` is not one); ``default`` when absent."""
+        value = self._typed(path, default, (int,), "an integer")
+        if isinstance(value, bool) and value is not default:
+            raise self._wrong_type(path, value, "an integer")
+        return value
+
+    def get_float(self, path: str | Sequence[PathPart], default: float | None = None) -> float | None:
+        """The number at ``path`` as a float (integers accepted); ``default`` when absent."""
+        value = self._typed(path, default, (int, float), "a number")
+        if isinstance(value, bool) and value is not default:
+            raise self._wrong_type(path, value, "a number")
+        return float(value) if value is not None else None
+
+    def get_bool(self, path: str | Sequence[PathPart], default: bool | None = None) -> bool | None:
+        """The boolean at ``path`` (YAML ``true``/``false``, not the string); ``default`` when absent."""
+        return self._typed(path, default, (bool,), "a boolean")
+
+    def get_list(self, path: str | Sequence[PathPart], default: list[Any] | None = None) -> list[Any] | None:
+        """The list at ``path`` (read-only view); ``default`` when absent."""
+        return self._typed(path, default, (list,), "a list")
+
+    def get_map(
+        self, path: str | Sequence[PathPart], default: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The mapping at ``path`` (read-only view); ``default`` when absent."""
+        return self._typed(path, default, (dict,), "a mapping")
+
+    def has(self, path: str | Sequence[PathPart]) -> bool:
+        """Whether a field exists at ``path`` (also when its value is ``null``)."""
+        return self.get(path, _MISSING) is not _MISSING
+
+    def _typed(self, path: str | Sequence[PathPart], default: Any, types: tuple[type, ...], what: str) -> Any:
+        value = self.get(path, _MISSING)
+        if value is _MISSING or value is None:
+            return default
+        if not isinstance(value, types):
+            raise self._wrong_type(path, value, what)
+        return value
+
+    def _wrong_type(self, path: str | Sequence[PathPart], value: Any, what: str) -> KrmError:
+        where = format_path(parse_path(path))
+        return KrmError(f"{where} must be {what}, got {value!r}", self, where, current=_shown(value))
+
     def set_data(self, new: Any) -> None:
         """Make the item hold ``new``, changing as few bytes of its text as possible.
 
@@ -291,6 +373,11 @@ class KubeObject:
 
     def __repr__(self) -> str:
         return f"<KubeObject {self.display()}>"
+
+
+def _shown(value: Any) -> Any:
+    """A scalar as a result's ``current`` value; a collection is left out (it would flood the result)."""
+    return value if isinstance(value, (str, int, float, bool)) else None
 
 
 def _has(node: Any, part: PathPart) -> bool:

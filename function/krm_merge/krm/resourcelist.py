@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import KubeObject, scan_header
 from krm_merge.krm.results import KrmError, Results
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -251,8 +251,6 @@ def _dump_item(node: Any, plain: Any, what: str) -> str:
 
 def _check_items(rl: ResourceList) -> None:
     """Every item must be a mapping; the header scan proves most without parsing."""
-    from krm_merge.krm.kubeobject import scan_header
-
     for n, item in enumerate(rl.items):
         header = scan_header(item.text) or _header_from_metadata(item.text)
         if header is not None:

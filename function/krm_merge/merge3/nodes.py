@@ -8,6 +8,7 @@ The engine works on ruamel.yaml round-trip trees (``CommentedMap`` /
 from __future__ import annotations
 
 import copy
+import json
 from enum import Enum
 from typing import Any
 
@@ -277,8 +278,6 @@ def render(node: Any) -> str:
     if node is None:
         return "null"
     if isinstance(node, (dict, list)):
-        import json
-
         return json.dumps(to_plain_data(node), sort_keys=False, default=str)
     return str(node)
 

@@ -31,8 +31,9 @@ from krm_merge.update.result import PackageMergeResult
 from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.merge3.text import dump_like
+from krm_merge.registry import Mode
 
-CONFIG_KEYS = ("origin", "upstream", "conflicts", *PREFIX_KEYS)
+KEYS = ("origin", "upstream", "conflicts", *PREFIX_KEYS)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def _text(values: dict[str, Any], key: str, where: str) -> str | None:
 
 
 def _config(values: dict[str, Any], where: str) -> Config:
-    check_keys(values, CONFIG_KEYS, where)
+    check_keys(values, KEYS, where)
     origin, upstream = _text(values, "origin", where), _text(values, "upstream", where)
     if (origin is None) != (upstream is None) and upstream is None:
         raise ConfigError(f"{where}.upstream", "give `upstream` together with `origin`")
@@ -140,3 +141,14 @@ def _merge(local: KubeObject, origin: str | None, upstream: str, nested: bool, p
         raise KrmError(err.message, local, err.path or None) from None
     result.conflicts.extend((local, c) for c in conflicts)
     local.set_text(dump_like(merged, original_text))
+
+
+MODE: Mode[Config] = Mode(
+    name="pipeline-merge",
+    kind="PipelineMerge",
+    summary="3-way merge of Kptfile pipelines (kpt's Pipeline Merge design)",
+    keys=KEYS,
+    from_configmap=config_from_configmap,
+    from_typed=config_from_typed,
+    run=run,
+)

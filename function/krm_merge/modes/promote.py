@@ -20,7 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import yaml
+
 from krm_merge.config import ConfigError, check_keys, parse_bool
+from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
@@ -30,6 +33,7 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.request import KEYS as PROMOTION_KEYS
 from krm_merge.promote.request import Promotion, RequestError, no_match_messages, promotion_from_spec, resolve
+from krm_merge.registry import Mode
 
 KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions")
 
@@ -52,8 +56,6 @@ def config_from_configmap(data: dict[str, str]) -> Config:
     check_keys(data, KEYS)
     spec: dict[str, Any] = dict(data)
     if spec.get("promotions"):
-        from krm_merge.krm import yamlio
-
         spec["promotions"] = yamlio.load_strings(spec["promotions"], "functionConfig data.promotions")
     return _build(spec, "data")
 
@@ -132,8 +134,6 @@ def _values_as_written(function_config: KubeObject | None, config: Config) -> Co
     """
     if function_config is None:
         return config
-    import yaml
-
     try:
         root = yaml.compose(function_config.text, Loader=yaml.CSafeLoader)
     except yaml.YAMLError:
@@ -152,16 +152,12 @@ def _values_as_written(function_config: KubeObject | None, config: Config) -> Co
 
 
 def _plain(node: Any) -> str | None:
-    import yaml
-
     if isinstance(node, yaml.ScalarNode) and not node.style and node.value:
         return str(node.value)
     return None
 
 
 def _child(node: Any, key: str) -> Any:
-    import yaml
-
     if not isinstance(node, yaml.MappingNode):
         return None
     for k, v in node.value:
@@ -184,8 +180,6 @@ def _report_error(rl: ResourceList, obj: KubeObject, err: PromoteError) -> None:
     rl.results.error(message, obj, field=err.field)
 
 
-
-
 def unread_file_warnings(root: str, skipped: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Warnings (message, file) for ``krm-merge run`` about files it did not read.
 
@@ -193,6 +187,7 @@ def unread_file_warnings(root: str, skipped: list[tuple[str, str]]) -> list[tupl
     (not UTF-8) or never reads (Flux's extension-less ``Kustomization``) may hold markers
     that only the ``promote`` command, which reads what Flux reads, can promote.
     """
+    # Only `krm-merge run` calls this: the function path of promote never reads files.
     from krm_merge.promote.files import unread_marker_files
 
     hint = "; `krm-merge promote DIR` reads it (as Flux does)"
@@ -201,3 +196,14 @@ def unread_file_warnings(root: str, skipped: list[tuple[str, str]]) -> list[tupl
                   f"(*.yaml, *.yml, Kptfile) and did not read it{hint}", rel)
                  for rel in unread_marker_files(root))
     return notes
+
+
+MODE: Mode[Config] = Mode(
+    name="promote",
+    kind="Promote",
+    summary="set fields marked for GitOps promotion",
+    keys=KEYS,
+    from_configmap=config_from_configmap,
+    from_typed=config_from_typed,
+    run=run,
+)

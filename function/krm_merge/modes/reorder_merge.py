@@ -19,10 +19,16 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.selectors import ItemIndex, Selector
+from krm_merge.krm.values import format_path
+from krm_merge.registry import Mode
+from krm_merge.schema import DeclaredKey, DeclaredKeyError, InvalidCrdError, SchemaRegistry, is_crd
+from krm_merge.smp.apply import apply_patch
+from krm_merge.smp.errors import SmpError
 
 SERVER_ONLY_CHOICES = ("interleave", "first")
-CONFIGMAP_KEYS = ("patch", "serverOnlyItems", "desired", "mergeKeys")
-TYPED_KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")
+KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")
+# `patches` is a list of patches with targets: a ConfigMap, which holds strings, cannot carry it.
+_CONFIGMAP_KEYS = tuple(key for key in KEYS if key != "patches")
 PATCH_KEYS = ("patch", "target", "optional")
 
 
@@ -59,7 +65,7 @@ class Config:
 
 def config_from_configmap(data: dict[str, str]) -> Config:
     """``patch``/``desired``/``mergeKeys`` hold YAML text; ``serverOnlyItems`` a word."""
-    check_keys(data, CONFIGMAP_KEYS)
+    check_keys(data, _CONFIGMAP_KEYS)
     patches = _patches_from_documents(data.get("patch", ""), "data.patch")
     desired = _objects_from_text(data.get("desired", ""), "data.desired")
     merge_keys = _merge_keys(_load_yaml(data.get("mergeKeys", ""), "data.mergeKeys") or [], "data.mergeKeys")
@@ -69,7 +75,7 @@ def config_from_configmap(data: dict[str, str]) -> Config:
 
 def config_from_typed(spec: dict[str, Any]) -> Config:
     """Typed form: ``patches`` (each with ``patch``, ``target``, ``optional``) and the rest."""
-    check_keys(spec, TYPED_KEYS, "spec")
+    check_keys(spec, KEYS, "spec")
     patches: list[Patch] = []
     if "patch" in spec:
         patches.extend(_patches_from_value(spec["patch"], "spec.patch", len(patches)))
@@ -128,8 +134,6 @@ def _patches_from_documents(text: str, key: str, start: int = 0) -> list[Patch]:
 
 def _check_string_keys(value: Any, key: str, path: tuple[str | int, ...]) -> None:
     """A patch is a JSON object: every key must be a string (``2:``/``~:`` are not)."""
-    from krm_merge.krm.values import format_path
-
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
@@ -212,8 +216,6 @@ def _warn_local_config_only(rl: ResourceList, patch: Patch, targets: list[KubeOb
 
 
 def _registry(rl: ResourceList, config: Config) -> Any:
-    from krm_merge.schema import DeclaredKey, DeclaredKeyError, InvalidCrdError, SchemaRegistry, is_crd
-
     crds = [obj.data for obj in rl.items if obj.kind == "CustomResourceDefinition" and is_crd(obj.data)]
     declared = [DeclaredKey(k.kind, k.path, k.key, k.strategy, k.group) for k in config.merge_keys]
     try:
@@ -288,9 +290,6 @@ def _str_or_none(value: Any) -> str | None:
 
 def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl: ResourceList,
                index: ItemIndex) -> None:
-    from krm_merge.smp.apply import apply_patch
-    from krm_merge.smp.errors import SmpError
-
     schema = registry.for_object(obj.api_version, obj.kind)
     _warn_stand_in(rl, registry, obj, patch.label)
     replaced: list[str] = []
@@ -350,7 +349,7 @@ def _schema_hint(message: str, obj: KubeObject) -> str:
 
 
 def _apply_desired(rl: ResourceList, config: Config, registry: Any, index: ItemIndex) -> None:
-    from krm_merge.smp.errors import SmpError
+    # Only with `desired`: a patch run never loads the patch-creation engine kubectl apply needs.
     from krm_merge.smp.kubectl_apply import apply_desired
 
     for n, desired in enumerate(config.desired):
@@ -369,3 +368,14 @@ def _apply_desired(rl: ResourceList, config: Config, registry: Any, index: ItemI
             except SmpError as err:
                 raise KrmError(f"desired object {n + 1}: {err.message}", obj, err.path or None) from None
             _store(obj, result, before, index)
+
+
+MODE: Mode[Config] = Mode(
+    name="reorder-merge",
+    kind="ReorderMerge",
+    summary="apply Kubernetes strategic merge patches exactly as the API server does",
+    keys=KEYS,
+    from_configmap=config_from_configmap,
+    from_typed=config_from_typed,
+    run=run,
+)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from krm_merge.config import ConfigError, check_keys, parse_choice
-from krm_merge.kptfile import merge_kptfile
+from krm_merge.kptfile.merge import merge_kptfile
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
@@ -25,9 +25,10 @@ from krm_merge.update.result import OtherFilesChanged, PackageMergeOptions, Pack
 from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
 from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
+from krm_merge.registry import Mode
 
 STRATEGIES = tuple(s.value for s in Strategy)
-CONFIG_KEYS = ("strategy", "conflicts", "fallbackKeys", *PREFIX_KEYS)
+KEYS = ("strategy", "conflicts", "fallbackKeys", *PREFIX_KEYS)
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def parse_fallback_keys(value: Any, key: str) -> tuple[str, ...]:
 
 
 def _config(values: dict[str, Any], where: str) -> Config:
-    check_keys(values, CONFIG_KEYS, where)
+    check_keys(values, KEYS, where)
     return Config(
         strategy=Strategy(parse_choice(values.get("strategy", Strategy.RESOURCE_MERGE.value), f"{where}.strategy", STRATEGIES)),
         conflicts=ConflictPolicy(parse_choice(values.get("conflicts", ConflictPolicy.UPSTREAM_WINS.value), f"{where}.conflicts", POLICIES)),
@@ -142,3 +143,14 @@ def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: l
     if not inserted:
         out.extend(merged)
     return out
+
+
+MODE: Mode[Config] = Mode(
+    name="resource-merge",
+    kind="ResourceMerge",
+    summary="kpt pkg update's 3-way package merge",
+    keys=KEYS,
+    from_configmap=config_from_configmap,
+    from_typed=config_from_typed,
+    run=run,
+)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 from typing import Any
 
 from ..schema.base import SchemaNode
@@ -155,7 +156,5 @@ def _go_float(number: float) -> str:
         return f"{mantissa}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
     text = repr(number)
     if "e" in text:
-        from decimal import Decimal
-
         text = format(Decimal(text), "f")
     return text

@@ -101,7 +101,7 @@ def _go_float(value: float) -> str:
         return "+Inf" if value > 0 else "-Inf"
     if value == 0:
         return "-0" if str(value).startswith("-") else "0"
-    from decimal import Decimal  # rare path; keeps module import cheap
+    from decimal import Decimal  # rare path: the function path's patch engine must not pay for decimal
 
     sign, digits_t, exponent = Decimal(repr(value)).as_tuple()
     digits = "".join(map(str, digits_t)).rstrip("0") or "0"
