@@ -39,6 +39,7 @@ def update_strategy(text: str) -> str | None:
 
 
 def is_kptfile(obj: KubeObject) -> bool:
+    """Whether the item is a Kptfile (kind Kptfile of group kpt.dev)."""
     return obj.kind == "Kptfile" and obj.group == "kpt.dev"
 
 

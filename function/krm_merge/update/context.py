@@ -76,6 +76,7 @@ class MergeContext:
         return FieldRules.of(self._own_rules.get(id(obj), ()), self._package_rules.get(self.package_of(obj), ()), obj.kind)
 
     def identity(self, obj: KubeObject) -> Identity:
+        """Who a resource is across the copies; a Kptfile is its package directory."""
         if is_kptfile(obj):
             rel = self.rel_path(obj)
             return Identity("kpt.dev", "Kptfile", "", rel.rpartition("/")[0])
@@ -107,6 +108,7 @@ class MergeContext:
         return out
 
     def subpackage_dirs(self, items: list[KubeObject]) -> set[str]:
+        """The subpackage directories the items' Kptfiles stand for (this merger's own root left out)."""
         dirs = set()
         for obj in items:
             if is_kptfile(obj):
@@ -126,10 +128,12 @@ class MergeContext:
         return out
 
     def inside(self, directory: str) -> Callable[[KubeObject], bool]:
+        """A test: whether an item is below ``directory``."""
         prefix = directory + "/"
         return lambda obj: self.rel_path(obj).startswith(prefix)
 
     def root_kptfile_key(self, li: dict[Any, KubeObject]) -> Any:
+        """The key of the root Kptfile among local's items, or None."""
         for key, obj in li.items():
             if is_kptfile(obj) and self.rel_path(obj) == ROOT_KPTFILE:
                 return key
@@ -189,6 +193,7 @@ class MergeContext:
             result.moved_index.append((obj, up.index))
 
     def add(self, result: PackageMergeResult, up: KubeObject) -> None:
+        """Add upstream's new resource to the result (its bookkeeping dropped)."""
         new = KubeObject(up.text)
         drop_bookkeeping(new)
         result.items.append(new)

@@ -69,6 +69,7 @@ def other_files_differ(local: Path, origin: Path, krm_files: set[str], directory
 
 
 def check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
+    """fast-forward's check of non-KRM files: a KrmError naming each one local changed, added or deleted."""
     lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files)
     modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
     if modified:

@@ -30,6 +30,7 @@ def rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
 
 
 def is_crd(obj: KubeObject) -> bool:
+    """Whether the item is a CustomResourceDefinition (its schema joins the merge's)."""
     return obj.kind == "CustomResourceDefinition" and obj.group == "apiextensions.k8s.io"
 
 
@@ -94,6 +95,7 @@ def _without_nulls(data: Any) -> Any:
 
 
 def drop_bookkeeping(obj: KubeObject) -> None:
+    """Remove kpt's bookkeeping annotations (path, index, identifiers) from the item."""
     if bookkeeping_of(obj):
         data = obj.copy_data()
         strip_bookkeeping(data)
