@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from krm_merge.config import ConfigError
-from krm_merge.kptfile import image_without_tag, merge_kptfile_text
-from krm_merge.kptfile.functions import BY_IDENTITY, BY_NAME, choose_function_rule
+from krm_merge.kptfile.functions import BY_IDENTITY, BY_NAME, choose_function_rule, image_without_tag
+from krm_merge.kptfile.merge import merge_kptfile_text
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.merge3 import ConflictPolicy

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from krm_merge.kptfile import merge_kptfile_text
+from krm_merge.kptfile.merge import merge_kptfile_text
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.modes import pipeline_merge, resource_merge

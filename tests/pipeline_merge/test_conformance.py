@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_merge.kptfile import merge_kptfile_text
+from krm_merge.kptfile.merge import merge_kptfile_text
 from krm_merge.krm.yamlio import load_data
 
 DATA = Path(__file__).parents[1] / "merge3" / "data" / "pipeline-merge"

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from krm_merge.krm.results import KrmError
-from krm_merge.merge3.package import Strategy
+from krm_merge.kptfile.document import Strategy
 
 from .harness import expected_files, run_mode
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from krm_merge.commands import update
+from krm_merge.update import plan as update_plan, planner
 from krm_merge.errors import KrmMergeError
 
 from .harness import MINIMAL_KPTFILE, expected_files, is_krm_file, normalise
@@ -103,9 +104,9 @@ def test_refuses_to_write_through_symlink(tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n")
     (local / "y.txt").symlink_to(outside)
-    plan = update.plan_update(local, origin, upstream)
+    plan = planner.plan_update(local, origin, upstream)
     with pytest.raises(KrmMergeError, match="symbolic link"):
-        update.apply_plan(local, plan)
+        update_plan.apply_plan(local, plan)
     assert outside.read_text() == "secret\n"
     assert (local / "x.txt").read_text() == "a\n"  # all or nothing
 

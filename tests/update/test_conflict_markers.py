@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krm_merge.commands import conflicts, resolve, update
+from krm_merge.update import plan as update_plan, planner
 from krm_merge.krm import yamlio
 from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import ABSENT_VALUE, parse_marker
@@ -69,12 +70,12 @@ def write_copies(tmp: Path, l: dict[str, Any], o: dict[str, Any], u: dict[str, A
         (tmp / name / "thing.yaml").write_text(yamlio.dump_data(build(values)))
 
 
-def updated(tmp: Path, policy: str) -> tuple[Path, update.UpdatePlan]:
+def updated(tmp: Path, policy: str) -> tuple[Path, update_plan.UpdatePlan]:
     """A copy of local updated with ``policy``."""
     target = tmp / policy
     shutil.copytree(tmp / "local", target)
-    plan = update.plan_update(target, tmp / "origin", tmp / "upstream", conflicts=policy)
-    update.apply_plan(target, plan)
+    plan = planner.plan_update(target, tmp / "origin", tmp / "upstream", conflicts=policy)
+    update_plan.apply_plan(target, plan)
     return target, plan
 
 

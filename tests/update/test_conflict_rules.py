@@ -21,7 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from krm_merge.commands import conflicts, update
+from krm_merge.commands import conflicts
+from krm_merge.update import plan as update_plan, planner
 from krm_merge.krm import yamlio
 from krm_merge.krm.values import same
 
@@ -65,14 +66,14 @@ def with_rules(values: dict[str, Any], rules: dict[str, str]) -> dict[str, Any]:
     return resource
 
 
-def merged(tmp: Path, name: str, local: dict[str, Any], o: Any, u: Any, policy: str) -> tuple[Path, update.UpdatePlan]:
+def merged(tmp: Path, name: str, local: dict[str, Any], o: Any, u: Any, policy: str) -> tuple[Path, update_plan.UpdatePlan]:
     for side, values in (("origin", o), ("upstream", u)):
         (tmp / side).mkdir(exist_ok=True)
         (tmp / side / "thing.yaml").write_text(yamlio.dump_data(build(values)))
     (tmp / name).mkdir()
     (tmp / name / "thing.yaml").write_text(yamlio.dump_data(local))
-    plan = update.plan_update(tmp / name, tmp / "origin", tmp / "upstream", conflicts=policy)
-    update.apply_plan(tmp / name, plan)
+    plan = planner.plan_update(tmp / name, tmp / "origin", tmp / "upstream", conflicts=policy)
+    update_plan.apply_plan(tmp / name, plan)
     return tmp / name, plan
 
 

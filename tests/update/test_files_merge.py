@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krm_merge.commands import update
+from krm_merge.update import git as update_git, plan as update_plan, planner
 
 from tests.conftest import require_binary
 
@@ -96,8 +97,8 @@ def test_merge_follows_the_model(tmp_path_factory: pytest.TempPathFactory, cases
     tmp = tmp_path_factory.mktemp("files")
     for side, index in (("local", 0), ("origin", 1), ("upstream", 2)):
         write(tmp / side, {name: case[index] for name, case in zip(NAMES, cases)})
-    plan = update.plan_update(tmp / "local", tmp / "origin", tmp / "upstream", files_policy="merge")
-    update.apply_plan(tmp / "local", plan)
+    plan = planner.plan_update(tmp / "local", tmp / "origin", tmp / "upstream", files_policy="merge")
+    update_plan.apply_plan(tmp / "local", plan)
     conflicts, warned = 0, []
     for name, (local, origin, upstream) in zip(NAMES, cases):
         expected, count, warn = model(tmp, local, origin, upstream)
@@ -116,7 +117,7 @@ def test_default_keeps_a_locally_changed_file_whole_as_kpt(tmp_path: Path) -> No
     write(tmp_path / "origin", {"README.md": b"a\nb\nc\n"})
     write(tmp_path / "upstream", {"README.md": b"a\nb\nC\n"})
     write(tmp_path / "local", {"README.md": b"A\nb\nc\n"})
-    plan = update.plan_update(tmp_path / "local", tmp_path / "origin", tmp_path / "upstream")
+    plan = planner.plan_update(tmp_path / "local", tmp_path / "origin", tmp_path / "upstream")
     assert [w.path for w in plan.writes if w.path == "README.md"] == []
     assert plan.merged_files == []
 
@@ -216,10 +217,10 @@ def test_a_remote_subpackages_files_are_merged_and_named_in_the_user_package(
     world.git("commit", "-qam", "o2", cwd=other)
     world.commit({"cm.yaml": cm("cm", "2")})
     (world.our_pkg / "remote" / "notes.txt").write_text("A\nb\nc\nd\n")
-    plan = update.plan_git_update(world.our_pkg, None, files_policy="merge")
+    plan = update_git.plan_git_update(world.our_pkg, None, files_policy="merge")
     assert [(m.path, m.merged, m.conflicts) for m in plan.merged_files] == [("remote/notes.txt", True, [])]
     assert plan.merged_files[0].messages() == ["merged: remote/notes.txt: changes of local and upstream combined (git merge-file)"]
-    update.apply_plan(world.our_pkg, plan)
+    update_plan.apply_plan(world.our_pkg, plan)
     assert (world.our_pkg / "remote" / "notes.txt").read_text() == "A\nb\nc\nD\n"
 
 

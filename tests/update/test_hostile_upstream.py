@@ -22,6 +22,7 @@ import pytest
 
 from krm_merge import files
 from krm_merge.commands import update
+from krm_merge.update import git as update_git
 
 from tests.conftest import require_binary
 
@@ -377,7 +378,7 @@ def test_a_deep_chain_of_remote_subpackages_is_bounded(
     world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     allow_file_transport(monkeypatch)
-    monkeypatch.setattr(update, "MAX_SUBPACKAGE_DEPTH", 3)
+    monkeypatch.setattr(update_git, "MAX_SUBPACKAGE_DEPTH", 3)
     url = chain_repo(world, 6)
     pkg = world.tmp / "deep"
     write_tree(pkg, {"Kptfile": kptfile("deep")})
@@ -400,7 +401,7 @@ def test_a_chain_within_the_bound_is_updated(world: World, monkeypatch: pytest.M
 def test_the_number_of_remote_subpackages_is_bounded(
     world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(update, "MAX_SUBPACKAGES", 2)
+    monkeypatch.setattr(update_git, "MAX_SUBPACKAGES", 2)
     world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.commit({"leaf/x.yaml": cm("x", "1")}, tag="leaf")
     world.get("v1")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.merge3 import package
+from krm_merge.update import markers
 from tests.conftest import require_binary
 
 from .world import World
@@ -83,14 +83,14 @@ def test_markers_on_a_resource_the_text_editor_declines() -> None:
     """A literal block with keep chomping ends metadata: the annotation still arrives (through the data editor)."""
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    x: |+\n      a\n\n\ndata: {}\n"
     obj = KubeObject(text)
-    package._add_identity_markers(obj)  # noqa: SLF001 - the rule under test
+    markers.add_identity_markers(obj)  # the rule under test
     assert obj.text.startswith("apiVersion: v1\nkind: ConfigMap\nmetadata: # kpt-merge: /a\n")
-    assert obj.data["metadata"]["annotations"] == {package.UPSTREAM_IDENTIFIER: "|ConfigMap|default|a"}
+    assert obj.data["metadata"]["annotations"] == {markers.UPSTREAM_IDENTIFIER: "|ConfigMap|default|a"}
     assert obj.data["metadata"]["labels"] == {"x": "a\n\n\n"}
 
 
 def test_annotation_goes_after_the_last_entry_and_its_comments() -> None:
     text = "kind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    foo: bar\n    # about foo\n\n# data\ndata: {}\n"
-    out = package._with_annotations_text(text, {package.UPSTREAM_IDENTIFIER: "|ConfigMap|default|a"})  # noqa: SLF001
+    out = markers.with_annotations_text(text, {markers.UPSTREAM_IDENTIFIER: "|ConfigMap|default|a"})
     assert out == ("kind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    foo: bar\n    # about foo\n"
                    "    internal.kpt.dev/upstream-identifier: '|ConfigMap|default|a'\n\n# data\ndata: {}\n")

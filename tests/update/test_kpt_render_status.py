@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from krm_merge.commands import update
+from krm_merge.update import plan as update_plan, planner
 from tests.conftest import require_binary
 
 from .world import World, cm, kptfile, read_tree
@@ -84,7 +84,7 @@ def test_other_conditions_stay_and_local_status_is_no_modification(tmp_path: Pat
         root.mkdir()
         (root / "Kptfile").write_text(kptfile("pkg", body))
         (root / "cm.yaml").write_text(cm("cm", "2" if root is up else "1"))
-    plan = update.plan_update(local, base, up, strategy="fast-forward")
-    update.apply_plan(local, plan)
+    plan = planner.plan_update(local, base, up, strategy="fast-forward")
+    update_plan.apply_plan(local, plan)
     assert yaml.safe_load((local / "Kptfile").read_text())["status"] == {"conditions": [{"type": "Ready", "status": "True"}]}
     assert yaml.safe_load((local / "cm.yaml").read_text())["data"] == {"a": "2"}

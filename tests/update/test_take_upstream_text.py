@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from krm_merge.merge3.package import _with_annotations_text
+from krm_merge.update.markers import with_annotations_text as _with_annotations_text
 
 KEY = "internal.kpt.dev/upstream-identifier"
 

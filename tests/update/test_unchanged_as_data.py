@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from krm_merge.commands import update
+from krm_merge.update import planner
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.merge3 import identity, package
-from krm_merge.merge3.identity import content_text
-from krm_merge.merge3.unchanged import comments_of, same_as_fetched
+from krm_merge.update import identity
+from krm_merge.update import package_merge as package
+from krm_merge.update.identity import content_text
+from krm_merge.update.unchanged import comments_of, same_as_fetched
 from tests.conftest import require_binary
 
 from .world import World, read_tree
@@ -106,7 +107,7 @@ def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Pa
         return real(self, obj, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
-    plan = update.plan_update(local, base, up)
+    plan = planner.plan_update(local, base, up)
     assert merged == ["other"]  # changed on both sides: the only full merge
     outcome = {o["resource"]: o["outcome"] for o in plan.outcomes if o["kind"] == "resource"}
     assert outcome["Deployment/prod/web"] == "taken from upstream"

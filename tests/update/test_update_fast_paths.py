@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from krm_merge.commands import update
-from krm_merge.merge3 import package
+from krm_merge.update import context, planner
+from krm_merge.update import plan as update_plan
 from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
 
@@ -81,9 +82,9 @@ def test_an_unchanged_upstream_kptfile_is_not_merged(tmp_path: Path, monkeypatch
     def refuse(*_a: object, **_k: object) -> None:
         raise AssertionError("the Kptfile merge ran")
 
-    monkeypatch.setattr(package.PackageMerger, "_merge_kptfile", refuse)
-    plan = update.plan_update(local, base, up)
-    update.apply_plan(local, plan)
+    monkeypatch.setattr(context.MergeContext, "_merge_kptfile", refuse)
+    plan = planner.plan_update(local, base, up)
+    update_plan.apply_plan(local, plan)
     assert (local / "Kptfile").read_text() == local_kptfile
     assert yaml.safe_load((local / "a.yaml").read_text())["data"] == {"a": "2"}
 

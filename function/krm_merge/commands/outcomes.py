@@ -6,7 +6,7 @@ kept local, added, deleted, unchanged) and why (unchanged locally, changed
 locally, deleted locally, deleted upstream but changed locally, local only,
 ...); every conflict its field, the three values and the value it got.  The
 outcomes are decided where the merge decides them
-(``PackageMergeResult.outcomes`` in :mod:`krm_merge.merge3.package`); this
+(``PackageMergeResult.outcomes`` in :mod:`krm_merge.update.package_merge`); this
 module only arranges them.  The report around them (files, folders,
 warnings, the writer) is :func:`krm_merge.commands.reporting.update_report`.
 """
@@ -14,28 +14,9 @@ warnings, the writer) is :func:`krm_merge.commands.reporting.update_report`.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
-Entry = dict[str, Any]
-
-DECISIONS = {"upstream": "upstream's value", "local": "local's value", "marked": "local's value, marked",
-             "none": "not merged (conflicts: fail)"}
-"""How a conflict was decided, by ``Conflict.winner``."""
-
-
-def entries(result: Any, rel_path: Callable[[Any], str]) -> list[Entry]:
-    """One entry per resource of a package merge (``kind: resource``), then one per conflict (``kind: conflict``)."""
-    out: list[Entry] = []
-    for obj, outcome, reason in result.outcomes:
-        out.append({"kind": "resource", "resource": obj.ref().display(), "file": rel_path(obj),
-                    "outcome": outcome, "reason": reason})
-    for obj, conflict in result.conflicts:
-        out.append({"kind": "conflict", "resource": obj.ref().display(), "file": rel_path(obj), "field": conflict.path,
-                    "local": conflict.local, "upstream": conflict.upstream, "origin": conflict.origin,
-                    "decision": DECISIONS.get(conflict.winner, conflict.winner)})
-        if conflict.rule:  # decided by a rule in the package, not by --conflicts
-            out[-1]["reason"] = f"a rule: {conflict.rule}"
-    return out
+from krm_merge.update.outcomes import DECISIONS, Entry, entries
 
 
 def decided(found: Sequence[Entry], winner: str) -> int:

@@ -3,15 +3,13 @@
 The origin (``upstreamLock``'s commit) and upstream (``REF``, default
 ``upstream.git.ref``) versions are fetched with the user's git
 (:mod:`krm_merge.upstream.git`); ``--origin DIR --upstream DIR`` gives them
-as plain directories instead.  The whole update of the package copy then
-runs on the three directories: KRM resources and Kptfiles through the
-resource-merge mode's code path (:func:`krm_merge.modes.resource_merge.merge`,
-which also applies kpt's subpackage rules), every other file by kpt's rules —
-a local file that is new or differs from origin is kept; an unmodified one is
-replaced by upstream's or deleted with it; files added upstream are copied;
-directories emptied because upstream removed them are removed.  After a git
-update the root Kptfile records the new ``upstream.git.ref`` and
-``upstreamLock`` as kpt does.
+as plain directories instead.  This module parses the arguments, calls
+:mod:`krm_merge.update` (git: :mod:`krm_merge.update.git`; directories:
+:mod:`krm_merge.update.planner`) and renders the plan it returns: KRM
+resources and Kptfiles are merged by kpt's package rules and strategies,
+every other file by kpt's rules (:mod:`krm_merge.update.other_files`).
+After a git update the root Kptfile records the new ``upstream.git.ref``
+and ``upstreamLock`` as kpt does.
 
 Origin and upstream are content from elsewhere: they are taken through
 :func:`krm_merge.files.prune_untrusted_tree` / :func:`~krm_merge.files.copy_untrusted_tree`
@@ -27,21 +25,19 @@ under ``--conflicts fail``.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
-import tempfile
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from krm_merge import files
-from krm_merge.commands.reporting import RESULTS_HELP, run_with_results
-from krm_merge.krm import yamlio
+from krm_merge import txn
+from krm_merge.commands import outcomes
+from krm_merge.commands.reporting import RESULTS_HELP, run_with_results, update_report, write_report
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm.results import File, KrmError
-
-STRATEGIES = ("resource-merge", "fast-forward", "force-delete-replace")
+from krm_merge.kptfile.document import STRATEGIES
+from krm_merge.update.git import plan_git_update
+from krm_merge.update.plan import UpdatePlan, apply_plan, render_plan
+from krm_merge.upstream.git import split_package_ref
+from krm_merge.yaml.load import collecting_duplicate_keys
 POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
 FILE_POLICIES = ("keep-local", "merge")
 CONFLICTS_LEFT = 3
@@ -83,27 +79,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-@dataclass
-class FileWrite:
-    """One planned change of a local file (``data is None`` = delete)."""
-
-    path: str
-    before: bytes | None
-    data: bytes | None
-
-
-@dataclass
-class UpdatePlan:
-    """Everything the update will do, computed before touching the disk."""
-
-    writes: list[FileWrite] = field(default_factory=list)
-    remove_dirs: list[str] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)
-    conflicts: int = 0
-    merged_files: list[Any] = field(default_factory=list)  # merge3.textfile.FileMerge, with --files merge
-    outcomes: list[dict[str, Any]] = field(default_factory=list)  # each resource and conflict: commands.outcomes
-
-
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = parser().parse_args(argv)
@@ -117,9 +92,6 @@ def main(argv: list[str]) -> int:
 
 
 def _locked_update(args: argparse.Namespace) -> int:
-    from krm_merge import txn
-    from krm_merge.upstream.git import split_package_ref
-
     try:
         package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
         # Held from the read to the write: a second writer is refused, not silently overwritten.
@@ -133,26 +105,9 @@ def _locked_update(args: argparse.Namespace) -> int:
 
 
 def _locked_main(args: argparse.Namespace) -> int:
-    from krm_merge.yaml.load import collecting_duplicate_keys
-
     with collecting_duplicate_keys() as duplicates:
         try:
-            if args.origin is not None:
-                local = Path(args.package)
-                plan = plan_update(
-                    local, Path(args.origin), Path(args.upstream),
-                    strategy=args.strategy or "resource-merge", conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-                    files_policy=args.files,
-                )
-            else:
-                from krm_merge.upstream.git import split_package_ref
-
-                path, ref = split_package_ref(args.package)
-                local = Path(path)
-                plan = plan_git_update(
-                    local, ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-                    recursive=not args.no_recursive, files_policy=args.files,
-                )
+            local, plan = _plan(args)
         except KrmMergeError as err:
             _warn_duplicates(duplicates)
             sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
@@ -160,11 +115,26 @@ def _locked_main(args: argparse.Namespace) -> int:
     _warn_duplicates(duplicates)
     code = _finish(local, plan, args.conflicts, args.dry_run)
     if args.report:
-        from krm_merge.commands.reporting import update_report, write_report
-
         write_report(args.report[0], args.report[1],
                      update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
     return code
+
+
+def _plan(args: argparse.Namespace) -> tuple[Path, UpdatePlan]:
+    """The local package and its update's plan, from git or from ``--origin``/``--upstream`` directories."""
+    if args.origin is None:
+        path, ref = split_package_ref(args.package)
+        return Path(path), plan_git_update(
+            Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
+            recursive=not args.no_recursive, files_policy=args.files,
+        )
+    # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
+    from krm_merge.update.planner import plan_update
+
+    return Path(args.package), plan_update(
+        Path(args.package), Path(args.origin), Path(args.upstream), strategy=args.strategy or "resource-merge",
+        conflicts=args.conflicts, fallback_keys=args.fallback_keys, files_policy=args.files,
+    )
 
 
 def _warn_duplicates(duplicates: list[Any]) -> None:
@@ -179,8 +149,6 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int
     for merged in plan.merged_files:  # said here, not in messages: a subpackage's are named by their full path
         for message in merged.messages():
             sys.stderr.write(message + "\n")
-    from krm_merge.commands import outcomes
-
     failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
     if failed:
         sys.stderr.write(f"krm-merge update: error: {failed} conflicting field(s); nothing written\n")
@@ -217,505 +185,4 @@ def _merged_summary(plan: UpdatePlan) -> str:
     return f", {len(merged)} non-KRM file(s) merged" + (f" ({marked} with conflict markers left)" if marked else "")
 
 
-# --- git upstreams ----------------------------------------------------------------------
-
-
-# Remote subpackages name their own upstreams, so an upstream author decides how deep and
-# how wide the recursion goes: both are bounded, and a cycle is refused before any fetch.
-MAX_SUBPACKAGE_DEPTH = 16
-MAX_SUBPACKAGES = 256
-
-UpstreamKey = tuple[str, str, str]  # (repo, directory, ref): where a package's update comes from
-
-
-@dataclass
-class _Recursion:
-    """Where a recursive update is: the chain of upstreams above, and how many subpackages it has visited."""
-
-    chain: tuple[UpstreamKey, ...] = ()
-    visited: list[int] = field(default_factory=lambda: [0])  # shared by the whole walk
-
-    def enter(self, key: UpstreamKey, where: str) -> _Recursion:
-        """The state one level down, or a KrmError for a cycle or a chain too deep."""
-        names = " -> ".join(_describe(k) for k in (*self.chain, key))
-        if key in self.chain:
-            raise KrmError(f"{where}: remote subpackages form a cycle: {names}; refused", file=File(where))
-        if len(self.chain) >= MAX_SUBPACKAGE_DEPTH:
-            raise KrmError(f"{where}: remote subpackages nested more than {MAX_SUBPACKAGE_DEPTH} deep: {names}", file=File(where))
-        return _Recursion((*self.chain, key), self.visited)
-
-    def count(self, where: str) -> None:
-        """One more remote subpackage, or a KrmError past :data:`MAX_SUBPACKAGES`."""
-        self.visited[0] += 1
-        if self.visited[0] > MAX_SUBPACKAGES:
-            raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
-
-
-def _describe(key: UpstreamKey) -> str:
-    repo, directory, ref = key
-    return f"{repo}{directory}@{ref}"
-
-
-def plan_git_update(
-    local: Path,
-    ref: str | None,
-    *,
-    strategy: str | None = None,
-    conflicts: str = "upstream-wins",
-    fallback_keys: str | None = None,
-    cache: Any = None,
-    recursive: bool = True,
-    files_policy: str = "keep-local",
-) -> UpdatePlan:
-    """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
-
-    The plan also rewrites the root Kptfile's ``upstream.git.ref``,
-    ``upstream.updateStrategy`` and ``upstreamLock`` (repo, directory, ref,
-    resolved commit), as ``kpt pkg update`` does.  With ``recursive`` (kpt's
-    behaviour) every remote subpackage — a subpackage whose Kptfile has its
-    own ``upstream.git`` — is then updated from its own upstream, parent
-    first; it follows ``ref`` and ``strategy`` only when it tracks the same
-    repository, directory tree and ref as the root (kpt's rule).  A cycle of
-    remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH` or
-    more than :data:`MAX_SUBPACKAGES` of them is refused.
-    """
-    from krm_merge.upstream.git import GitCache
-
-    cache = cache or GitCache()
-    cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
-    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, _Recursion(), str(local / "Kptfile"),
-                          files_policy)
-
-
-def _plan_git_tree(
-    local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
-    cache: Any, recursive: bool, walk: _Recursion, where: str, files_policy: str = "keep-local",
-) -> UpdatePlan:
-    kptfile_text, upstream, lock = _read_root_kptfile(local, where)
-    walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
-    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache,
-                                 files_policy)
-    if not recursive or not _has_remote_subpackages(local, plan):
-        return plan
-    # kpt updates remote subpackages one after the other, each on the result of the
-    # previous step; we do the same on a scratch copy and plan the difference, so
-    # the update stays all-or-nothing (and --dry-run shows all of it).
-    from krm_merge import txn
-
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
-        scratch = Path(tmp) / "pkg"
-        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
-        apply_plan(scratch, plan)
-        messages, conflicts_found = list(plan.messages), plan.conflicts
-        merged_files, found = list(plan.merged_files), list(plan.outcomes)
-        for sub in remote_subpackages(scratch):
-            # Named where the user finds it, not in the scratch copy.
-            sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
-            walk.count(sub_where)
-            _, sub_up, _ = _read_root_kptfile(scratch / sub, sub_where)
-            follows = (
-                sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
-                and _clean(sub_up.directory).startswith(_clean(upstream.directory))
-            )
-            sub_plan = _plan_git_tree(
-                scratch / sub, ref if follows else None, strategy if follows else None,
-                conflicts, fallback_keys, cache, True, walk, sub_where, files_policy,
-            )
-            apply_plan(scratch / sub, sub_plan)
-            messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
-            conflicts_found += sub_plan.conflicts
-            merged_files.extend(replace(m, path=f"{sub}/{m.path}") for m in sub_plan.merged_files)
-            found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
-        final = diff_trees(local, scratch)
-    final.messages, final.conflicts = messages, conflicts_found
-    final.merged_files, final.outcomes = merged_files, found
-    return final
-
-
-def _repos_named_by(local: Path) -> set[str]:
-    """Every repository the Kptfiles of the user's package name (upstream and lock)."""
-    from krm_merge.upstream.git import read_upstream
-
-    repos: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(local):
-        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
-        kptfile = os.path.join(dirpath, "Kptfile")
-        if "Kptfile" not in filenames or os.path.islink(kptfile):
-            continue
-        try:
-            up, lock = read_upstream(yamlio.load_data(files.read_text(kptfile), kptfile), kptfile)
-        except (KrmMergeError, OSError, UnicodeDecodeError):
-            continue  # no upstream, or unreadable: the update reports it where it matters
-        repos.add(up.repo)
-        if lock is not None:
-            repos.add(lock.repo)
-    return repos
-
-
-def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
-    if remote_subpackages(local):
-        return True
-    return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
-
-
-def diff_trees(before: Path, after: Path) -> UpdatePlan:
-    """The plan that turns directory ``before`` into ``after`` (``.git`` ignored)."""
-    plan = UpdatePlan()
-    old, new = _all_files(before), _all_files(after)
-    for rel in sorted(set(old) | set(new)):
-        a = old[rel].read_bytes() if rel in old else None
-        b = new[rel].read_bytes() if rel in new else None
-        if a != b:
-            plan.writes.append(FileWrite(rel, a, b))
-    dirs_after = {os.path.relpath(d, after).replace(os.sep, "/") for d, _, _ in os.walk(after)}
-    for dirpath, _, _ in os.walk(before, topdown=False):
-        rel = os.path.relpath(dirpath, before).replace(os.sep, "/")
-        if rel != "." and ".git" not in rel.split("/") and rel not in dirs_after:
-            plan.remove_dirs.append(rel)
-    return plan
-
-
-def _all_files(root: Path) -> dict[str, Path]:
-    from krm_merge.txn import RESERVED_NAMES
-
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != ".git" and not os.path.islink(os.path.join(dirpath, d))]
-        for name in filenames:
-            if name in RESERVED_NAMES:
-                continue
-            full = Path(dirpath) / name
-            if not full.is_symlink():
-                out[full.relative_to(root).as_posix()] = full
-    return out
-
-
-def _clean(directory: str) -> str:
-    return PurePosixPath("/" + directory.strip("/")).as_posix()
-
-
-def _read_root_kptfile(local: Path, name: str | None = None) -> tuple[str, Any, Any]:
-    """The Kptfile of ``local`` with its upstream and lock; ``name`` is how messages call it."""
-    from krm_merge.upstream.git import read_upstream
-
-    kptfile = local / "Kptfile"
-    if not local.is_dir():
-        raise KrmError(f"package {local} is not a directory")
-    if not kptfile.is_file():
-        raise KrmError(f"{kptfile} not found: not a kpt package (fetch it with kpt pkg get, or give --origin/--upstream)")
-    text = files.read_text(kptfile)
-    name = name or str(kptfile)
-    upstream, lock = read_upstream(yamlio.load_data(text, name), name)
-    return text, upstream, lock
-
-
-def _plan_one_git_package(
-    local: Path, kptfile_text: str, upstream: Any, lock: Any, ref: str | None,
-    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: Any, files_policy: str = "keep-local",
-) -> UpdatePlan:
-    from krm_merge.upstream.git import GitUpstream, record_lock
-
-    target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
-    if not target.ref:
-        raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
-    effective = strategy or _kptfile_strategy(kptfile_text) or "resource-merge"
-    lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
-    if effective == "resource-merge" and _at_commit(lock, target, commit):
-        # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
-        plan = UpdatePlan()
-        _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
-        return plan
-    # Both versions in one fetch (the extractions below then find them in the cache).
-    cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
-        origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
-        origin_dir.mkdir()
-        # without a lock kpt's origin is empty: everything counts as added upstream
-        cache.extract_all(([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
-                          + [(target.repo, commit, target.directory, upstream_dir)])
-        # Our own extraction: links are deleted in place instead of copying the rest.
-        files.prune_untrusted_tree(origin_dir, "origin")
-        warnings = files.prune_untrusted_tree(upstream_dir, "upstream")
-        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
-                           fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
-        plan.messages[:0] = warnings
-    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
-    return plan
-
-
-def _at_commit(lock: Any, target: Any, commit: str) -> bool:
-    """Whether the package is already locked at ``commit`` of the same repository and directory."""
-    return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
-
-
-def remote_subpackages(root: Path) -> list[str]:
-    """Subpackages below ``root`` whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d)))
-        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        if rel == "." or "Kptfile" not in filenames:
-            continue
-        try:
-            data = yamlio.load_data(files.read_text(Path(dirpath) / "Kptfile"), f"{rel}/Kptfile")
-        except KrmError:
-            continue  # not a readable Kptfile: the parent's merge reports it
-        up = data.get("upstream") if isinstance(data, dict) else None
-        if isinstance(up, dict) and isinstance(up.get("git"), dict):
-            found.append(rel)
-            dirnames[:] = []  # its own subpackages are its business
-    return found
-
-
-def _kptfile_strategy(text: str) -> str | None:
-    data = yamlio.load_data(text, "Kptfile")
-    value = ((data or {}).get("upstream") or {}).get("updateStrategy") if isinstance(data, dict) else None
-    return value if value in STRATEGIES else None
-
-
-def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Any) -> None:
-    for write in plan.writes:
-        if write.path == "Kptfile" and write.data is not None:
-            write.data = record(write.data.decode("utf-8")).encode("utf-8")
-            return
-    new = record(kptfile_text)
-    if new != kptfile_text:
-        plan.writes.append(FileWrite("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
-
-
-# --- planning -------------------------------------------------------------------------
-
-
-def plan_update(
-    local: Path,
-    origin: Path,
-    upstream: Path,
-    *,
-    strategy: str = "resource-merge",
-    conflicts: str = "upstream-wins",
-    fallback_keys: str | None = None,
-    checked: bool = False,
-    files_policy: str = "keep-local",
-) -> UpdatePlan:
-    """Compute the update of ``local`` without writing anything.
-
-    ``origin`` and ``upstream`` are content from elsewhere: unless ``checked``
-    (they already went through :func:`files.prune_untrusted_tree`), they are
-    first copied by :func:`files.copy_untrusted_tree`, so no link in them is
-    followed and each one left out is named in a warning.  ``files_policy``
-    ``"merge"`` merges non-KRM files changed on both sides
-    (:mod:`krm_merge.merge3.textfile`) instead of keeping local's (kpt).
-    """
-    for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
-        if not root.is_dir():
-            raise KrmError(f"{label} package {root} is not a directory")
-    if checked:
-        return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
-        files.copy_untrusted_tree(origin, Path(tmp) / "origin", "origin")
-        warnings = files.copy_untrusted_tree(upstream, Path(tmp) / "upstream", "upstream")
-        plan = _plan_checked(local, Path(tmp) / "origin", Path(tmp) / "upstream", strategy, conflicts, fallback_keys,
-                             files_policy)
-    plan.messages[:0] = warnings
-    return plan
-
-
-def _plan_checked(
-    local: Path, origin: Path, upstream: Path, strategy: str, conflicts: str, fallback_keys: str | None,
-    files_policy: str = "keep-local",
-) -> UpdatePlan:
-    from krm_merge.krm import package
-    from krm_merge.merge3.conflicts import ConflictPolicy
-    from krm_merge.merge3.package import Strategy
-    from krm_merge.modes import resource_merge
-
-    lpkg, lrl = read_copy(local)
-    opkg, orl = read_copy(origin)
-    upkg, url = read_copy(upstream)
-    config = resource_merge.Config(
-        strategy=Strategy(strategy), conflicts=ConflictPolicy(conflicts),
-        fallback_keys=resource_merge.parse_fallback_keys(fallback_keys, "--fallback-keys"),
-    )
-    krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
-    if config.strategy is Strategy.FAST_FORWARD:
-        _check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
-    result = resource_merge.merge(
-        config, lrl.items, orl.items, url.items, lambda obj: obj.file_path or "",
-        other_files_changed=lambda directory: _other_files_differ(local, origin, krm_files, directory),
-    )
-
-    plan = UpdatePlan()
-    for new, up in result.added:
-        new.file_path, new.file_index = up.file_path, up.file_index
-    for obj, index in result.moved_index:
-        obj.file_index = index
-    for obj, up in result.moved_file:
-        obj.file_path, obj.file_index = up.file_path, up.file_index
-    items = sorted(result.items, key=lambda o: o.file_index)
-    lrl.items = items
-    for change in package.plan_writes(lpkg, lrl):
-        files.check_relative(change.path)
-        plan.writes.append(FileWrite(change.path, _bytes(change.before), _bytes(change.text)))
-    plan.writes.extend(_plan_other_files(local, origin, upstream, krm_files, config.strategy, result,
-                                         plan.merged_files if files_policy == "merge" else None))
-    from krm_merge.commands import outcomes
-
-    plan.outcomes = outcomes.entries(result, lambda obj: obj.file_path or "")
-    plan.remove_dirs = _emptied_dirs(local, origin, upstream, plan)
-    for obj, conflict in result.conflicts:
-        plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
-    plan.conflicts = len(result.conflicts)
-    plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
-    for obj, message in result.warnings:
-        plan.messages.append(f"warning: {obj.file_path}: {obj.display()}: {message}")
-    return plan
-
-
-def read_copy(root: Path) -> tuple[Any, Any]:
-    """Read a package copy without parsing its documents.
-
-    Only resources that differ between the copies are ever parsed (the merge
-    compares texts first), which keeps a large update fast; a document that
-    is not a mapping is still rejected when it has to be merged.
-    """
-    from krm_merge.krm import package
-
-    return package.read_package(root, validate=False)
-
-
-def _bytes(text: str | None) -> bytes | None:
-    return None if text is None else text.encode("utf-8")
-
-
-def _other_files(root: Path, krm_files: set[str]) -> dict[str, Path]:
-    """Regular files that are not KRM files of the package (``.git`` and krm-merge's lock excluded, symlinks ignored)."""
-    from krm_merge.txn import RESERVED_NAMES
-
-    out: dict[str, Path] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in RESERVED_NAMES
-                             and not os.path.islink(os.path.join(dirpath, d)))
-        rel_dir = os.path.relpath(dirpath, root)
-        for name in filenames:
-            if name in RESERVED_NAMES:
-                continue
-            full = Path(dirpath) / name
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            if rel in krm_files or full.is_symlink() or not full.is_file():
-                continue
-            if _is_krm_name(rel):
-                continue  # a KRM file another copy has (its merge decided it)
-            out[rel] = full
-    return out
-
-
-def _is_krm_name(rel: str) -> bool:
-    name = rel.rsplit("/", 1)[-1]
-    return (name.endswith((".yaml", ".yml")) or name == "Kptfile") and not any(p.startswith(".") for p in rel.split("/"))
-
-
-def _plan_other_files(
-    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Any, result: Any,
-    merged_files: list[Any] | None = None,
-) -> list[FileWrite]:
-    """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
-
-    Files of a subpackage decided as a whole follow that decision (kept or
-    deleted with it; a subpackage deleted locally gets nothing back).  Given
-    ``merged_files`` (``--files merge``), a file local and upstream both
-    changed is merged instead of kept, and the merge is appended there.
-    """
-    from krm_merge.merge3 import textfile
-    from krm_merge.merge3.package import Strategy, Subpackage
-
-    lf, of, uf = (_other_files(r, krm_files) for r in (local, origin, upstream))
-    writes: list[FileWrite] = []
-    for rel in sorted(set(lf) | set(uf)):
-        files.check_relative(rel)
-        mine = lf[rel].read_bytes() if rel in lf else None
-        theirs = uf[rel].read_bytes() if rel in uf else None
-        base = of[rel].read_bytes() if rel in of else None
-        decision = result.subpackage_of(rel)
-        if decision is not Subpackage.MERGE:
-            wanted = None if decision is Subpackage.DELETE else mine
-        elif result.strategy_of(rel, strategy) is not Strategy.RESOURCE_MERGE:
-            wanted = theirs
-        elif mine is None:
-            wanted = theirs if base is None else None  # added upstream -> copy; deleted locally -> stays deleted
-        elif base is not None and mine == base:
-            wanted = theirs  # unmodified locally: upstream's version, or deleted with it
-        elif merged_files is not None and textfile.needs_merge(mine, base, theirs):
-            assert theirs is not None  # needs_merge: both sides have the file
-            merged = textfile.merge_file(rel, mine, base, theirs)
-            merged_files.append(merged)
-            wanted = merged.data
-        else:
-            wanted = mine  # new or modified locally: kept
-        if wanted != mine:
-            writes.append(FileWrite(rel, mine, wanted))
-    return writes
-
-
-def _other_files_differ(local: Path, origin: Path, krm_files: set[str], directory: str) -> bool:
-    """Whether the non-KRM files under ``directory`` differ between local and origin."""
-    prefix = directory + "/"
-    lf = {r: p for r, p in _other_files(local, krm_files).items() if r.startswith(prefix)}
-    of = {r: p for r, p in _other_files(origin, krm_files).items() if r.startswith(prefix)}
-    return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
-
-
-def _check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
-    lf, of = _other_files(local, krm_files), _other_files(origin, krm_files)
-    modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
-    if modified:
-        raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")
-
-
-def _emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -> list[str]:
-    """Local directories left empty that origin has and upstream does not."""
-    deleted = {w.path for w in plan.writes if w.data is None}
-    added = {w.path for w in plan.writes if w.data is not None}
-    out = []
-    for dirpath, dirnames, filenames in os.walk(local, topdown=False):
-        rel = os.path.relpath(dirpath, local).replace(os.sep, "/")
-        if rel == "." or ".git" in rel.split("/"):
-            continue
-        if not (origin / rel).is_dir() or (upstream / rel).is_dir():
-            continue
-        remaining = [f"{rel}/{n}" for n in filenames if f"{rel}/{n}" not in deleted]
-        subdirs = [d for d in dirnames if f"{rel}/{d}" not in out]
-        if not remaining and not subdirs and not any(a.startswith(rel + "/") for a in added):
-            out.append(rel)
-    return out
-
-
-# --- writing --------------------------------------------------------------------------
-
-
-def apply_plan(root: Path, plan: UpdatePlan) -> None:
-    """Write the plan as one transaction (:mod:`krm_merge.txn`): files, deletions, emptied folders.
-
-    Every file must still hold the bytes the plan was made from; symlinks are never written through.
-    """
-    from krm_merge import txn
-
-    changes = [txn.Change(w.path, w.data, w.before) for w in plan.writes]
-    txn.commit(root, changes, remove_dirs=plan.remove_dirs, command="krm-merge update")
-
-
-def render_plan(plan: UpdatePlan) -> str:
-    """Unified diff of text files; a one-line note for binary files and removed directories."""
-    out: list[str] = []
-    for write in plan.writes:
-        try:
-            before = write.before.decode("utf-8") if write.before is not None else None
-            after = write.data.decode("utf-8") if write.data is not None else None
-        except UnicodeDecodeError:
-            out.append(f"Binary file {write.path} {'deleted' if write.data is None else 'changed'}\n")
-            continue
-        out.append(files.unified_diff([(write.path, before, after)]))
-    out.extend(f"directory {rel} removed\n" for rel in plan.remove_dirs)
-    return "".join(out)
-
-
-__all__ = ["UpdatePlan", "apply_plan", "main", "plan_git_update", "plan_update", "remote_subpackages", "read_copy", "render_plan"]
+__all__ = ["CONFLICTS_LEFT", "FILE_POLICIES", "POLICIES", "main", "parser"]

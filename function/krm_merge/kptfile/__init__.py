@@ -1,6 +1,9 @@
-"""Kptfile helpers: function identities and the 3-way Kptfile (pipeline) merge."""
+"""Kpt's Kptfile rules, as kpt keeps them in ``kptfileutil``: one module per concern.
 
-from .functions import function_identity, image_without_tag
-from .merge import KptfileMergeResult, merge_kptfile, merge_kptfile_text
-
-__all__ = ["KptfileMergeResult", "function_identity", "image_without_tag", "merge_kptfile", "merge_kptfile_text"]
+:mod:`.document` (what a Kptfile is to an update: recognised, default,
+strategy, render status), :mod:`.upstream` (``upstream``/``upstreamLock``
+read, checked and recorded), :mod:`.merge` and :mod:`.functions` (the 3-way
+pipeline merge), :mod:`.comments` (its comment surgery).  Nothing is
+imported here: a no-op update reads :mod:`.upstream` without the merge's
+ruamel.
+"""

@@ -54,6 +54,13 @@ INFER_LIST = ListRule(ListStrategy.INFER)
 FALLBACK_KEYS: tuple[str, ...] = ("mountPath", "devicePath", "ip", "type", "topologyKey", "name", "containerPort")
 
 
+def fallback_keys_from(text: str | None) -> tuple[str, ...]:
+    """``--fallback-keys`` / a ConfigMap's ``fallbackKeys``: None = :data:`FALLBACK_KEYS`; else comma-separated names."""
+    if text is None:
+        return FALLBACK_KEYS
+    return tuple(k.strip() for k in text.split(",") if k.strip())
+
+
 class MergeSchema(Protocol):
     """Schema of one map node as seen by the 3-way merge."""
 

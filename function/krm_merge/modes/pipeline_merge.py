@@ -24,10 +24,11 @@ from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import Merge3Error
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
-from krm_merge.merge3.identity import strip_bookkeeping
+from krm_merge.update.identity import strip_bookkeeping
 from krm_merge.merge3.nodes import MISSING
-from krm_merge.merge3.package import PackageMergeResult, is_kptfile
-from krm_merge.merge3.report import report
+from krm_merge.kptfile.document import is_kptfile
+from krm_merge.update.result import PackageMergeResult
+from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.merge3.text import dump_like
 from krm_merge.registry import Mode

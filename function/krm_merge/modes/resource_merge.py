@@ -18,16 +18,11 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
-from krm_merge.merge3.package import (
-    OtherFilesChanged,
-    PackageMergeOptions,
-    PackageMergeResult,
-    PackageMerger,
-    RelPath,
-    Strategy,
-)
-from krm_merge.merge3.rules import FALLBACK_KEYS
-from krm_merge.merge3.report import report
+from krm_merge.update.package_merge import PackageMerger
+from krm_merge.kptfile.document import Strategy
+from krm_merge.update.result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
+from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
+from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.registry import Mode
 
@@ -60,10 +55,8 @@ def parse_prefixes(values: dict[str, Any], where: str) -> SourcePrefixes:
 
 def parse_fallback_keys(value: Any, key: str) -> tuple[str, ...]:
     """``fallbackKeys``: None = kpt's documented list; a comma-separated string or a list of names."""
-    if value is None:
-        return FALLBACK_KEYS
-    if isinstance(value, str):
-        return tuple(k.strip() for k in value.split(",") if k.strip())
+    if value is None or isinstance(value, str):
+        return fallback_keys_from(value)
     if isinstance(value, list) and all(isinstance(k, str) for k in value):
         return tuple(value)
     raise ConfigError(key, "must be a list of field names (ConfigMap: comma-separated)")
@@ -153,7 +146,7 @@ def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: l
 
 def _merge_kptfile(*args: Any, **kwargs: Any) -> Any:
     """:func:`krm_merge.kptfile.merge_kptfile`, imported when a Kptfile is merged (it loads the engine: start-up time)."""
-    from krm_merge.kptfile import merge_kptfile
+    from krm_merge.kptfile.merge import merge_kptfile
 
     return merge_kptfile(*args, **kwargs)
 

@@ -10,9 +10,9 @@ fetched (``--depth=1 --filter=blob:none``) into a bare repository under
 a commit with ``git archive`` (which fetches that directory's blobs, in one
 batch).
 
-What a Kptfile names is checked before git sees it (:func:`read_upstream`):
-no value can become a git option, a directory cannot climb out of the
-repository, a commit is a commit id.  A repository that only upstream content
+What a Kptfile names is checked before git sees it
+(:func:`krm_merge.kptfile.upstream.read_upstream`): no value can become a git
+option, a directory cannot climb out of the repository, a commit is a commit id.  A repository that only upstream content
 names (a remote subpackage that arrived with an update) is fetched under git's
 rules for URLs that do not come from the user (``GIT_PROTOCOL_FROM_USER=0``,
 ``ext::`` never): a local path or ``file://`` needs the user's own
@@ -30,91 +30,15 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from krm_merge.krm.results import KrmError
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
-_COMMIT_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 GIT_TIMEOUT = 600
 SMALL_ARCHIVE = 1 << 20  # bytes of tar below which tarfile beats starting the system's tar
-MAX_FIELD_LENGTH = 4096
-
-
-@dataclass(frozen=True)
-class GitUpstream:
-    """``upstream.git`` of a Kptfile: which repository, package directory and ref to follow."""
-
-    repo: str
-    directory: str
-    ref: str
-
-
-@dataclass(frozen=True)
-class GitLock:
-    """``upstreamLock.git``: the commit the local copy was fetched at."""
-
-    repo: str
-    directory: str
-    ref: str
-    commit: str
-
-
-def read_upstream(kptfile: Any, where: str = "Kptfile") -> tuple[GitUpstream, GitLock | None]:
-    """The git upstream and lock of a Kptfile, or a KrmError saying what is missing."""
-    if not isinstance(kptfile, dict):
-        raise KrmError(f"{where} is not a Kptfile (not a mapping)")
-    upstream = kptfile.get("upstream")
-    if not isinstance(upstream, dict) or not upstream:
-        raise KrmError(f"{where}: package has no upstream (upstream.git is missing); fetch it with kpt pkg get, "
-                       "or give --origin DIR --upstream DIR")
-    kind = upstream.get("type", "git")
-    if kind != "git" or not isinstance(upstream.get("git"), dict):
-        raise KrmError(f"{where}: upstream.type {kind!r} is not supported (only git)")
-    git = upstream["git"]
-    repo = _text(git, "repo", f"{where}: upstream.git.repo")
-    up = GitUpstream(repo, str(git.get("directory") or "/"), str(git.get("ref") or ""))
-    check_fields(up.repo, up.directory, up.ref, f"{where}: upstream.git")
-    lock_node = kptfile.get("upstreamLock")
-    lock = None
-    if isinstance(lock_node, dict) and isinstance(lock_node.get("git"), dict):
-        lg = lock_node["git"]
-        commit = str(lg.get("commit") or "")
-        if commit:
-            lock = GitLock(str(lg.get("repo") or repo), str(lg.get("directory") or up.directory), str(lg.get("ref") or ""), commit)
-            check_fields(lock.repo, lock.directory, lock.ref, f"{where}: upstreamLock.git")
-            if not _COMMIT_ID.match(commit):
-                raise KrmError(f"{where}: upstreamLock.git.commit {commit[:80]!r} is not a commit id (40 or 64 hex digits)",
-                               field="upstreamLock.git.commit")
-    return up, lock
-
-
-def check_fields(repo: str, directory: str, ref: str, where: str) -> None:
-    """Refuse a repo, directory or ref git could read as an option, or a directory that leaves the repository.
-
-    These values are written by whoever wrote the Kptfile, upstream authors included.
-    """
-    for key, value in (("repo", repo), ("directory", directory), ("ref", ref)):
-        if len(value) > MAX_FIELD_LENGTH or _CONTROL.search(value):
-            raise KrmError(f"{where}.{key}: longer than {MAX_FIELD_LENGTH} characters or holds a control character",
-                           field=f"{where}.{key}")
-    for key, value in (("repo", repo), ("ref", ref)):
-        if value.startswith("-"):
-            raise KrmError(f"{where}.{key} {value!r} begins with '-' (git would read it as an option)", field=f"{where}.{key}")
-    if ".." in directory.replace("\\", "/").split("/"):
-        raise KrmError(f"{where}.directory {directory!r} holds '..' (it would leave the repository)", field=f"{where}.directory")
-    if repo.lower().startswith("ext::"):
-        raise KrmError(f"{where}.repo {repo!r}: git's ext:: transport runs a command; refused", field=f"{where}.repo")
-
-
-def _text(node: dict[str, Any], key: str, field: str) -> str:
-    value = node.get(key)
-    if not isinstance(value, str) or not value:
-        raise KrmError(f"{field} is missing or not a string")
-    return value
 
 
 def split_package_ref(arg: str) -> tuple[str, str | None]:
@@ -524,59 +448,9 @@ def _untar_with_tar(data: bytes, dest: Path) -> bool:
     return True
 
 
-def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None,
-                lock_ref: str | None = None) -> str:
-    """The root Kptfile after an update: ``upstream.git.ref``, ``updateStrategy`` and ``upstreamLock`` as kpt writes them.
-
-    ``lock_ref`` is the ref the fetch resolved (a directory-prefixed tag,
-    see :meth:`GitCache.resolve_package_ref`), default ``upstream.ref``.
-    Only those fields change; the rest of the file keeps its layout and comments.
-    """
-    if _records(kptfile_text, upstream, commit, strategy, lock_ref or upstream.ref):
-        return kptfile_text  # already says so (an update to where the package is): no round trip
-    from krm_merge.krm.kubeobject import KubeObject
-
-    # KubeObject's editors splice the changed lines into the text (comments and layout stay).
-    obj = KubeObject(kptfile_text)
-    data = obj.copy_data()
-    up = data.get("upstream")
-    if isinstance(up, dict) and isinstance(up.get("git"), dict):
-        up["git"]["ref"] = upstream.ref
-    if isinstance(up, dict) and strategy is not None:
-        up["updateStrategy"] = strategy
-    lock = {"type": "git", "git": {"repo": upstream.repo, "directory": upstream.directory,
-                                   "ref": lock_ref or upstream.ref, "commit": commit}}
-    if "upstreamLock" in data or "upstream" not in data:
-        data["upstreamLock"] = lock
-    else:  # kpt's place: right after upstream
-        ordered: dict[str, Any] = {}
-        for key, value in data.items():
-            ordered[key] = value
-            if key == "upstream":
-                ordered["upstreamLock"] = lock
-        data = ordered
-    obj.set_data(data)
-    return obj.text
-
-
-def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None, lock_ref: str) -> bool:
-    """Whether the Kptfile already records this ref, strategy and lock."""
-    from krm_merge.krm.yamlio import load_data
-
-    data = load_data(kptfile_text, "Kptfile")
-    up = data.get("upstream") if isinstance(data, dict) else None
-    if not isinstance(up, dict) or not isinstance(up.get("git"), dict) or up["git"].get("ref") != upstream.ref:
-        return False
-    if strategy is not None and up.get("updateStrategy") != strategy:
-        return False
-    lock = {"repo": upstream.repo, "directory": upstream.directory, "ref": lock_ref, "commit": commit}
-    return data.get("upstreamLock") == {"type": "git", "git": lock}
-
-
 def _mirror_name(repo: str) -> str:
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", repo.rstrip("/").rsplit("/", 1)[-1])[:40] or "repo"
     return f"{readable}-{hashlib.sha256(repo.encode('utf-8')).hexdigest()[:16]}.git"
 
 
-__all__ = ["GitCache", "GitLock", "GitUpstream", "cache_root", "check_fields", "find_git", "package_tags", "read_upstream", "record_lock",
-           "split_package_ref"]
+__all__ = ["GitCache", "cache_root", "find_git", "package_tags", "split_package_ref"]

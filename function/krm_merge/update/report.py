@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from krm_merge.krm.results import Results
 
-from .conflicts import ConflictPolicy
-from .package import PackageMergeResult
+from krm_merge.merge3.conflicts import ConflictPolicy
+from .result import PackageMergeResult
 
 
 def report(results: Results, merged: PackageMergeResult, policy: ConflictPolicy) -> None:

@@ -1,0 +1,292 @@
+"""One package merge's context: which (sub)package and resource an item is, its rules, and the merge of one resource.
+
+kpt's strategies (:mod:`.updater`) share it: they decide what happens to
+each resource; the matching of the three copies by identity and the field
+by field merge of one resource (texts compared first, so only resources
+that really differ are parsed with ruamel) live here once.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any, Callable
+
+from krm_merge.kptfile.document import DEFAULT_KPTFILE, ROOT_KPTFILE, Strategy, is_kptfile
+from krm_merge.krm import yamlio
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.results import KrmError
+from krm_merge.krm.values import same
+from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
+from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
+from krm_merge.merge3.text import dump_like
+from .unchanged import same_as_fetched
+from krm_merge.schema import SchemaRegistry
+
+from .identity import Identity, content_text, identity_of, strip_bookkeeping
+from .resources import drop_bookkeeping, drop_nulls, is_crd, rules_of, take_upstream
+from .result import (
+    OUTCOME_ADDED, OUTCOME_KEPT, OUTCOME_MERGED, OUTCOME_TAKEN, OUTCOME_UNCHANGED,
+    OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath,
+)
+
+
+class MergeContext:
+    """The three copies of one package being merged: options, identities, rules, schemas."""
+
+    def __init__(
+        self, options: PackageMergeOptions, rel_path: RelPath, other_files_changed: OtherFilesChanged | None = None,
+        root_dir: str = "",
+    ) -> None:
+        self.options = options
+        self.root_dir = root_dir  # "" or the subpackage this merger handles on its own
+        self.rel_path = rel_path
+        self.other_files_changed = other_files_changed
+        self._registry: Any = None
+        self._crd_sources: list[KubeObject] = []
+        self._package_dirs: set[str] = set()
+        self._own_rules: dict[int, list[FieldRule]] = {}  # id(local item) -> its annotation's rules
+        self._package_rules: dict[str, list[FieldRule]] = {}  # package directory -> its local Kptfile's
+
+    def prepare(self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject]) -> None:
+        """Note what the whole package decides: its CRDs, its subpackage directories, local's rules."""
+        self._crd_sources = [o for src in (local, origin, upstream) for o in src if is_crd(o)]
+        self._package_dirs = set().union(*(self.subpackage_dirs(src) for src in (local, origin, upstream)))
+        self._read_rules(local)
+
+    def _read_rules(self, local: list[KubeObject]) -> None:
+        """Local's conflict rules, all read (and checked) before anything is merged.
+
+        Only local's copy counts: the package is the user's, and a rule
+        upstream adds or changes must not decide over the user's changes.
+        """
+        for obj in local:
+            if RULES_ANNOTATION not in obj.text or RULES_ANNOTATION not in obj.annotations:
+                continue
+            rules = rules_of(obj, kinds=is_kptfile(obj))
+            if is_kptfile(obj):
+                self._package_rules[self.rel_path(obj).rpartition("/")[0]] = rules
+            else:
+                self._own_rules[id(obj)] = rules
+
+    def _rules_for(self, obj: KubeObject) -> FieldRules:
+        if not self._own_rules and not self._package_rules:
+            return FieldRules()
+        return FieldRules.of(self._own_rules.get(id(obj), ()), self._package_rules.get(self.package_of(obj), ()), obj.kind)
+
+    def identity(self, obj: KubeObject) -> Identity:
+        """Who a resource is across the copies; a Kptfile is its package directory."""
+        if is_kptfile(obj):
+            rel = self.rel_path(obj)
+            return Identity("kpt.dev", "Kptfile", "", rel.rpartition("/")[0])
+        return identity_of(obj)
+
+    def package_of(self, obj: KubeObject) -> str:
+        """The (sub)package directory a resource belongs to ("" = the root package)."""
+        rel = self.rel_path(obj)
+        best = ""
+        for directory in self._package_dirs:
+            if rel.startswith(directory + "/") and len(directory) > len(best):
+                best = directory
+        return best
+
+    def keyed(self, *sources: list[KubeObject]) -> list[dict[Any, KubeObject]]:
+        """Index each source by identity; identities repeated in a source also use the path."""
+        # A resource never matches one of another (sub)package: kpt merges package by package.
+        ids = [[(self.package_of(o), self.identity(o)) for o in src] for src in sources]
+        repeated = {i for per in ids for i, n in Counter(per).items() if n > 1}
+        out = []
+        for src, per in zip(sources, ids):
+            index: dict[Any, KubeObject] = {}
+            for obj, ident in zip(src, per):
+                key = (ident, self.rel_path(obj)) if ident in repeated else ident
+                if key in index:
+                    raise KrmError(f"found duplicate resources {ident[1].display()} in {self.rel_path(obj)}", obj)
+                index[key] = obj
+            out.append(index)
+        return out
+
+    def subpackage_dirs(self, items: list[KubeObject]) -> set[str]:
+        """The subpackage directories the items' Kptfiles stand for (this merger's own root left out)."""
+        dirs = set()
+        for obj in items:
+            if is_kptfile(obj):
+                rel = self.rel_path(obj)
+                directory = rel.rpartition("/")[0]
+                if directory and directory != self.root_dir:
+                    dirs.add(directory)
+        return dirs
+
+    def upstream_infos(self, items: list[KubeObject]) -> dict[str, tuple[Any, Any]]:
+        """Subpackage directory -> its Kptfile's (upstream, upstreamLock), for remote subpackages."""
+        out = {}
+        for obj in items:
+            rel = self.rel_path(obj)
+            if is_kptfile(obj) and "/" in rel and isinstance(obj.data, dict) and obj.data.get("upstream"):
+                out[rel.rpartition("/")[0]] = (obj.data.get("upstream"), obj.data.get("upstreamLock"))
+        return out
+
+    def inside(self, directory: str) -> Callable[[KubeObject], bool]:
+        """A test: whether an item is below ``directory``."""
+        prefix = directory + "/"
+        return lambda obj: self.rel_path(obj).startswith(prefix)
+
+    def root_kptfile_key(self, li: dict[Any, KubeObject]) -> Any:
+        """The key of the root Kptfile among local's items, or None."""
+        for key, obj in li.items():
+            if is_kptfile(obj) and self.rel_path(obj) == ROOT_KPTFILE:
+                return key
+        return None
+
+    def package_kptfile_keys(self, li: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> list[Any]:
+        """Local Kptfiles that stand for a package upstream has too (its directory exists there).
+
+        The root always; with resource-merge also subpackages (kpt merges a
+        subpackage whose Kptfile alone was removed upstream against an empty
+        Kptfile; replace and fast-forward replace subpackages wholesale).
+        """
+        keys = []
+        root = self.root_kptfile_key(li)
+        if root is not None:
+            keys.append(root)
+        if self.options.strategy is Strategy.RESOURCE_MERGE:
+            up_dirs = {self.rel_path(o).rpartition("/")[0] for o in ui.values()}
+            for key, obj in li.items():
+                rel = self.rel_path(obj)
+                if key != root and is_kptfile(obj) and any(d == rel.rpartition("/")[0] or d.startswith(rel.rpartition("/")[0] + "/") for d in up_dirs):
+                    keys.append(key)
+        return keys
+
+    def default_kptfile(self, key: Any, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> None:
+        """An origin/upstream package without a Kptfile has kpt's default one (never delete local's).
+
+        fast-forward then ignores the Kptfile ``kpt pkg get`` generated;
+        force-delete-replace keeps local's whole (as kpt does: there is no
+        upstream Kptfile to replace it with); resource-merge removes what
+        upstream removed together with its Kptfile, and keeps the rest.
+        """
+        mine = li[key]
+        name = str((mine.data.get("metadata") or {}).get("name", "")) if isinstance(mine.data, dict) else ""
+        default = DEFAULT_KPTFILE.format(name=name or "package")
+        if key not in oi:
+            oi[key] = KubeObject(default)
+        if key not in ui:
+            ui[key] = KubeObject(default) if self.options.strategy is Strategy.RESOURCE_MERGE else mine
+
+    def merge_index(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
+        """Follow upstream's file layout where local kept origin's: another file, or another place in it.
+
+        kpt keeps a resource local changed in local's file and adds
+        upstream's copy in the new file (a duplicate); the place is 3-way
+        merged like a field instead.
+        """
+        if base is None:
+            return
+        here, there = self.rel_path(obj), self.rel_path(up)
+        if here == self.rel_path(base) and there != here and not is_kptfile(obj):
+            result.moved_file.append((obj, up))
+            return
+        if obj.index != base.index or up.index == base.index:
+            return
+        if self.rel_path(obj) == self.rel_path(base) == self.rel_path(up):
+            result.moved_index.append((obj, up.index))
+
+    def add(self, result: PackageMergeResult, up: KubeObject) -> None:
+        """Add upstream's new resource to the result (its bookkeeping dropped)."""
+        new = KubeObject(up.text)
+        drop_bookkeeping(new)
+        result.items.append(new)
+        result.added.append((new, up))
+        result.outcomes.append((new, OUTCOME_ADDED, "added upstream"))
+
+    def merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+        """Merge into ``obj``; False when the merge deletes it."""
+        if is_kptfile(obj):
+            if self._kptfile_unchanged_upstream(obj, base, up):
+                result.outcomes.append((obj, OUTCOME_KEPT, "unchanged upstream"))
+            else:
+                self._merge_kptfile(obj, base, up, result)
+                result.outcomes.append((obj, OUTCOME_MERGED, "Kptfile"))
+            return True
+        lc, uc = content_text(obj.text), content_text(up.text)
+        if lc == uc:
+            result.outcomes.append((obj, OUTCOME_UNCHANGED, "local is upstream's"))
+            return True
+        if base is not None:
+            oc = content_text(base.text)
+            if uc == oc and lc != oc:
+                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
+                return True
+            if lc == oc or same_as_fetched(obj, base):  # as data: kpt's get re-prints what it fetches
+                take_upstream(obj, up)
+                drop_nulls(obj)
+                result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
+                return True
+        result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
+        return self._full_merge(obj, base, up, result)
+
+    def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+        # The engine (and ruamel.yaml) only for a resource changed on both sides: start-up time.
+        from krm_merge.merge3.nodes import MISSING
+        from krm_merge.merge3.walker import Merge3Error, MergeOptions, Merger
+
+        l_tree = yamlio.load_rt(obj.text, obj.display())
+        unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
+        o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
+        u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
+        options = MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj))
+        merger = Merger(options)
+        try:
+            merged = merger.merge_document(l_tree, o_tree, u_tree, self._resolve(up.api_version, up.kind))
+        except Merge3Error as err:
+            raise KrmError(err.message, obj, err.path or None) from None
+        result.conflicts.extend((obj, c) for c in merger.conflicts)
+        if merged is MISSING:
+            return False
+        obj.set_text(dump_like(merged, obj.text, unedited))
+        return True
+
+    def _kptfile_unchanged_upstream(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> bool:
+        """Upstream's Kptfile is origin's, so the merge is local's (a nested one also keeps its upstream info)."""
+        if base is None or content_text(up.text) != content_text(base.text):
+            return False
+        if "/" not in self.rel_path(obj):
+            return True
+        mine, theirs = obj.data, up.data
+        return isinstance(mine, dict) and isinstance(theirs, dict) and all(
+            theirs.get(key) is None or same(mine.get(key), theirs.get(key)) for key in ("upstream", "upstreamLock")
+        )
+
+    def _merge_kptfile(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
+        merge_kptfile = self.options.kptfile_merge
+        if merge_kptfile is None:
+            self._full_merge(obj, base, up, result)
+            return
+        from krm_merge.merge3.nodes import MISSING  # as in _full_merge: start-up time
+        from krm_merge.merge3.walker import Merge3Error
+
+        l_tree = yamlio.load_rt(obj.text, obj.display())
+        unedited = copy.deepcopy(l_tree)
+        o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
+        u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
+        nested = "/" in self.rel_path(obj)
+        try:
+            merged, conflicts = merge_kptfile(l_tree, o_tree, u_tree, update_upstream=nested, conflicts=self.options.conflicts)
+        except Merge3Error as err:
+            raise KrmError(err.message, obj, err.path or None) from None
+        result.conflicts.extend((obj, c) for c in conflicts)
+        obj.set_text(dump_like(merged, obj.text, unedited))
+
+    def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:
+        """The schema of a kind (CRDs of the three copies included), built on first use."""
+        if self._registry is None:
+            crds = [o.data for o in self._crd_sources]
+            try:
+                self._registry = SchemaRegistry(crds=crds)
+            except Exception as err:  # an invalid CRD must not stop the merge of other kinds
+                self._registry = SchemaRegistry()
+                raise KrmError(f"cannot use CRD schemas: {err}") from None
+        return SchemaNodeAdapter(self._registry.for_object(api_version, kind))
+
+
+__all__ = ["MergeContext"]

@@ -1,0 +1,75 @@
+"""kpt's ``force-delete-replace`` strategy: the local copy becomes upstream's, local changes are dropped.
+
+Local Kptfiles keep only their name, ``upstream`` and ``upstreamLock``
+(kpt's rule); a root Kptfile upstream does not have is kept whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from krm_merge.kptfile.document import ROOT_KPTFILE, is_kptfile, without_render_status
+from krm_merge.krm.kubeobject import KubeObject
+
+from .context import MergeContext
+from .resources import take_upstream
+from .result import OUTCOME_DELETED, OUTCOME_TAKEN, PackageMergeResult
+
+
+class ForceDeleteReplace:
+    """Upstream wins everything."""
+
+    def check(self, ctx: MergeContext, local: list[KubeObject], origin: list[KubeObject]) -> None:
+        """Nothing to check: local changes are dropped by design."""
+
+    def update(
+        self, ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject],
+    ) -> PackageMergeResult:
+        """Every local resource becomes upstream's or goes; upstream's new ones are added (origin is not asked)."""
+        result = PackageMergeResult()
+        for key, obj in li.items():
+            up = ui.get(key)
+            if up is None:
+                result.deleted.append(obj)
+                result.outcomes.append((obj, OUTCOME_DELETED, f"not upstream ({ctx.options.strategy.value})"))
+                continue
+            result.outcomes.append((obj, OUTCOME_TAKEN, ctx.options.strategy.value))
+            if up is obj:
+                pass  # root Kptfile, none upstream: local's kept whole
+            elif is_kptfile(obj) and ctx.rel_path(obj) == ROOT_KPTFILE:
+                set_kptfile_from_upstream(obj, up)
+            elif is_kptfile(obj):
+                take_upstream(obj, up)  # a subpackage is replaced whole, its upstream info too (kpt)
+            else:
+                take_upstream(obj, up)
+            result.items.append(obj)
+            if obj.changed:
+                result.updated.append(obj)
+        for key, up in ui.items():
+            if key not in li:
+                ctx.add(result, up)
+        return result
+
+
+def set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
+    """Upstream's Kptfile with local's name, upstream and upstreamLock."""
+    mine = obj.data if isinstance(obj.data, dict) else {}
+    keep = {k: mine[k] for k in ("upstream", "upstreamLock") if k in mine}
+    name = (mine.get("metadata") or {}).get("name")
+    take_upstream(obj, up)
+    data = obj.copy_data()
+    ordered: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("upstream", "upstreamLock"):
+            continue
+        ordered[key] = value
+        if key == "metadata":  # kpt's field order: upstream info right after metadata
+            ordered.update(keep)
+    ordered.update({k: v for k, v in keep.items() if k not in ordered})
+    if name is not None:
+        ordered.setdefault("metadata", {})["name"] = name
+    without_render_status(ordered)  # upstream's render is not this copy's (kpt clears it)
+    obj.set_data(ordered)
+
+
+__all__ = ["ForceDeleteReplace", "set_kptfile_from_upstream"]

@@ -1,0 +1,214 @@
+"""The update of a ``kpt pkg get`` package from git: fetch origin and upstream, plan, recurse into remote subpackages.
+
+The origin (``upstreamLock``'s commit) and upstream (``REF``, default
+``upstream.git.ref``) versions are fetched with the user's git
+(:mod:`krm_merge.upstream.git`); the root Kptfile then records the new
+``upstream.git.ref`` and ``upstreamLock`` as kpt does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from krm_merge import files, txn
+from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile.document import update_strategy
+from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
+from krm_merge.krm import pkgio, yamlio
+from krm_merge.krm.results import File, KrmError
+from krm_merge.upstream.git import GitCache
+
+from .plan import UpdatePlan, apply_plan
+from .tree import diff_trees, kptfiles, remote_subpackages
+
+
+# Remote subpackages name their own upstreams, so an upstream author decides how deep and
+# how wide the recursion goes: both are bounded, and a cycle is refused before any fetch.
+MAX_SUBPACKAGE_DEPTH = 16
+MAX_SUBPACKAGES = 256
+
+UpstreamKey = tuple[str, str, str]  # (repo, directory, ref): where a package's update comes from
+
+
+@dataclass
+class Recursion:
+    """Where a recursive update is: the chain of upstreams above, and how many subpackages it has visited."""
+
+    chain: tuple[UpstreamKey, ...] = ()
+    visited: list[int] = field(default_factory=lambda: [0])  # shared by the whole walk
+
+    def enter(self, key: UpstreamKey, where: str) -> Recursion:
+        """The state one level down, or a KrmError for a cycle or a chain too deep."""
+        names = " -> ".join(_describe(k) for k in (*self.chain, key))
+        if key in self.chain:
+            raise KrmError(f"{where}: remote subpackages form a cycle: {names}; refused", file=File(where))
+        if len(self.chain) >= MAX_SUBPACKAGE_DEPTH:
+            raise KrmError(f"{where}: remote subpackages nested more than {MAX_SUBPACKAGE_DEPTH} deep: {names}", file=File(where))
+        return Recursion((*self.chain, key), self.visited)
+
+    def count(self, where: str) -> None:
+        """One more remote subpackage, or a KrmError past :data:`MAX_SUBPACKAGES`."""
+        self.visited[0] += 1
+        if self.visited[0] > MAX_SUBPACKAGES:
+            raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
+
+
+def _describe(key: UpstreamKey) -> str:
+    repo, directory, ref = key
+    return f"{repo}{directory}@{ref}"
+
+
+def plan_git_update(
+    local: Path,
+    ref: str | None,
+    *,
+    strategy: str | None = None,
+    conflicts: str = "upstream-wins",
+    fallback_keys: str | None = None,
+    cache: GitCache | None = None,
+    recursive: bool = True,
+    files_policy: str = "keep-local",
+) -> UpdatePlan:
+    """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
+
+    The plan also rewrites the root Kptfile's ``upstream.git.ref``,
+    ``upstream.updateStrategy`` and ``upstreamLock`` (repo, directory, ref,
+    resolved commit), as ``kpt pkg update`` does.  With ``recursive`` (kpt's
+    behaviour) every remote subpackage — a subpackage whose Kptfile has its
+    own ``upstream.git`` — is then updated from its own upstream, parent
+    first; it follows ``ref`` and ``strategy`` only when it tracks the same
+    repository, directory tree and ref as the root (kpt's rule).  A cycle of
+    remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH` or
+    more than :data:`MAX_SUBPACKAGES` of them is refused.
+    """
+    cache = cache or GitCache()
+    cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
+    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, Recursion(), str(local / "Kptfile"),
+                          files_policy)
+
+
+def _plan_git_tree(
+    local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
+    cache: GitCache, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
+) -> UpdatePlan:
+    kptfile_text, upstream, lock = read_package_kptfile(local, where)
+    walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
+    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache,
+                                 files_policy)
+    if not recursive or not _has_remote_subpackages(local, plan):
+        return plan
+    # kpt updates remote subpackages one after the other, each on the result of the
+    # previous step; we do the same on a scratch copy and plan the difference, so
+    # the update stays all-or-nothing (and --dry-run shows all of it).
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        scratch = Path(tmp) / "pkg"
+        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
+        apply_plan(scratch, plan)
+        messages, conflicts_found = list(plan.messages), plan.conflicts
+        merged_files, found = list(plan.merged_files), list(plan.outcomes)
+        for sub in remote_subpackages(scratch):
+            # Named where the user finds it, not in the scratch copy.
+            sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
+            walk.count(sub_where)
+            _, sub_up, _ = read_package_kptfile(scratch / sub, sub_where)
+            follows = (
+                sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
+                and _clean(sub_up.directory).startswith(_clean(upstream.directory))
+            )
+            sub_plan = _plan_git_tree(
+                scratch / sub, ref if follows else None, strategy if follows else None,
+                conflicts, fallback_keys, cache, True, walk, sub_where, files_policy,
+            )
+            apply_plan(scratch / sub, sub_plan)
+            messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
+            conflicts_found += sub_plan.conflicts
+            merged_files.extend(replace(m, path=f"{sub}/{m.path}") for m in sub_plan.merged_files)
+            found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
+        final = diff_trees(local, scratch)
+    final.messages, final.conflicts = messages, conflicts_found
+    final.merged_files, final.outcomes = merged_files, found
+    return final
+
+
+def _repos_named_by(local: Path) -> set[str]:
+    """Every repository the Kptfiles of the user's package name (upstream and lock)."""
+    repos: set[str] = set()
+    for rel in kptfiles(local):
+        kptfile = os.path.join(local, rel)
+        try:
+            up, lock = read_upstream(yamlio.load_data(files.read_text(kptfile), kptfile), kptfile)
+        except (KrmMergeError, OSError, UnicodeDecodeError):
+            continue  # no upstream, or unreadable: the update reports it where it matters
+        repos.add(up.repo)
+        if lock is not None:
+            repos.add(lock.repo)
+    return repos
+
+
+def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
+    if remote_subpackages(local):
+        return True
+    return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
+
+
+def _clean(directory: str) -> str:
+    return PurePosixPath("/" + directory.strip("/")).as_posix()
+
+
+def _plan_one_git_package(
+    local: Path, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
+    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: GitCache, files_policy: str = "keep-local",
+) -> UpdatePlan:
+    target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
+    if not target.ref:
+        raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
+    effective = strategy or update_strategy(kptfile_text) or "resource-merge"
+    lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    if effective == "resource-merge" and _at_commit(lock, target, commit):
+        # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
+        plan = UpdatePlan()
+        _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+        return plan
+    # The merge (and ruamel with it) is imported past the no-op check only: a no-op update stays fast.
+    from .planner import plan_update
+
+    # Both versions in one fetch (the extractions below then find them in the cache).
+    cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
+        origin_dir.mkdir()
+        # without a lock kpt's origin is empty: everything counts as added upstream
+        cache.extract_all(([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
+                          + [(target.repo, commit, target.directory, upstream_dir)])
+        # Our own extraction: links are deleted in place instead of copying the rest.
+        files.prune_untrusted_tree(origin_dir, "origin")
+        warnings = files.prune_untrusted_tree(upstream_dir, "upstream")
+        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
+                           fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
+        plan.messages[:0] = warnings
+    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+    return plan
+
+
+def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:
+    """Whether the package is already locked at ``commit`` of the same repository and directory."""
+    return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
+
+
+def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[str], str]) -> None:
+    """Record the lock in the plan's Kptfile write (the root Kptfile as merged, else as it is)."""
+    for write in plan.writes:
+        if write.path == "Kptfile" and write.data is not None:
+            write.data = record(write.data.decode("utf-8")).encode("utf-8")
+            return
+    new = record(kptfile_text)
+    if new != kptfile_text:
+        plan.writes.append(pkgio.Write("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
+
+
+__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "Recursion", "plan_git_update"]

@@ -1,0 +1,79 @@
+"""kpt's rules for the files of a package that are not KRM resources (READMEs, scripts, binaries).
+
+A local file that is new or differs from origin is kept; an unmodified one
+is replaced by upstream's or deleted with it; files added upstream are
+copied.  ``--files merge`` merges a file both sides changed as
+``git merge-file --diff3`` does (:mod:`krm_merge.merge3.textfile`) instead of
+keeping local's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from krm_merge import files
+from krm_merge.kptfile.document import Strategy
+from krm_merge.krm import pkgio
+from krm_merge.krm.results import KrmError
+from krm_merge.merge3 import textfile
+
+from .result import PackageMergeResult, Subpackage
+from .tree import other_files_of
+
+
+def plan_other_files(
+    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Strategy, result: PackageMergeResult,
+    merged_files: list[textfile.FileMerge] | None = None,
+) -> list[pkgio.Write]:
+    """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
+
+    Files of a subpackage decided as a whole follow that decision (kept or
+    deleted with it; a subpackage deleted locally gets nothing back).  Given
+    ``merged_files`` (``--files merge``), a file local and upstream both
+    changed is merged instead of kept, and the merge is appended there.
+    """
+    lf, of, uf = (other_files_of(r, krm_files) for r in (local, origin, upstream))
+    writes: list[pkgio.Write] = []
+    for rel in sorted(set(lf) | set(uf)):
+        files.check_relative(rel)
+        mine = lf[rel].read_bytes() if rel in lf else None
+        theirs = uf[rel].read_bytes() if rel in uf else None
+        base = of[rel].read_bytes() if rel in of else None
+        decision = result.subpackage_of(rel)
+        if decision is not Subpackage.MERGE:
+            wanted = None if decision is Subpackage.DELETE else mine
+        elif result.strategy_of(rel, strategy) is not Strategy.RESOURCE_MERGE:
+            wanted = theirs
+        elif mine is None:
+            wanted = theirs if base is None else None  # added upstream -> copy; deleted locally -> stays deleted
+        elif base is not None and mine == base:
+            wanted = theirs  # unmodified locally: upstream's version, or deleted with it
+        elif merged_files is not None and textfile.needs_merge(mine, base, theirs):
+            assert theirs is not None  # needs_merge: both sides have the file
+            merged = textfile.merge_file(rel, mine, base, theirs)
+            merged_files.append(merged)
+            wanted = merged.data
+        else:
+            wanted = mine  # new or modified locally: kept
+        if wanted != mine:
+            writes.append(pkgio.Write(rel, mine, wanted))
+    return writes
+
+
+def other_files_differ(local: Path, origin: Path, krm_files: set[str], directory: str) -> bool:
+    """Whether the non-KRM files under ``directory`` differ between local and origin."""
+    prefix = directory + "/"
+    lf = {r: p for r, p in other_files_of(local, krm_files).items() if r.startswith(prefix)}
+    of = {r: p for r, p in other_files_of(origin, krm_files).items() if r.startswith(prefix)}
+    return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
+
+
+def check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
+    """fast-forward's check of non-KRM files: a KrmError naming each one local changed, added or deleted."""
+    lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files)
+    modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
+    if modified:
+        raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")
+
+
+__all__ = ["check_other_files_unmodified", "other_files_differ", "plan_other_files"]

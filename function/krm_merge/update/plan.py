@@ -1,0 +1,54 @@
+"""The plan of an update: every file write, deletion and emptied folder, computed before the disk is touched.
+
+One plan is built per update (subpackages included); its file changes are
+the project's one change set (:class:`krm_merge.krm.pkgio.ChangeSet`),
+written as one transaction of :mod:`krm_merge.txn`, so the update is
+all-or-nothing and ``--dry-run`` shows exactly what would be written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from krm_merge.krm import pkgio
+
+COMMAND = "krm-merge update"
+
+
+@dataclass
+class UpdatePlan:
+    """Everything the update will do, computed before touching the disk: the changes and what to say about them."""
+
+    changes: pkgio.ChangeSet = field(default_factory=pkgio.ChangeSet)
+    messages: list[str] = field(default_factory=list)
+    conflicts: int = 0
+    merged_files: list[Any] = field(default_factory=list)  # merge3.textfile.FileMerge, with --files merge
+    outcomes: list[dict[str, Any]] = field(default_factory=list)  # each resource and conflict: update.outcomes
+
+    @property
+    def writes(self) -> list[pkgio.Write]:
+        """The files written or deleted (``data is None``)."""
+        return self.changes.writes
+
+    @property
+    def remove_dirs(self) -> list[str]:
+        """The folders the update empties and removes."""
+        return self.changes.remove_dirs
+
+
+def apply_plan(root: Path, plan: UpdatePlan) -> None:
+    """Write the plan as one transaction: files, deletions, emptied folders.
+
+    Every file must still hold the bytes the plan was made from.
+    """
+    plan.changes.apply(root, command=COMMAND)
+
+
+def render_plan(plan: UpdatePlan) -> str:
+    """Unified diff of text files; a one-line note for binary files and removed directories."""
+    return "".join(plan.changes.diff())
+
+
+__all__ = ["COMMAND", "UpdatePlan", "apply_plan", "render_plan"]

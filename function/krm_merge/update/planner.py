@@ -1,0 +1,114 @@
+"""The update of a local package copy from an origin and an upstream directory, as a plan.
+
+KRM resources and Kptfiles go through the package merge
+(:func:`krm_merge.modes.resource_merge.merge`'s code path), every other file
+through :mod:`.other_files`; origin and upstream are content from elsewhere
+and are read without following links.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from krm_merge import files
+from krm_merge.kptfile.document import Strategy
+from krm_merge.krm import package
+from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.krm.results import KrmError
+from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.merge3.rules import fallback_keys_from
+
+from .outcomes import entries as outcome_entries
+from .package_merge import merge_package
+from .other_files import check_other_files_unmodified, other_files_differ, plan_other_files
+from .plan import UpdatePlan
+from .tree import emptied_dirs
+
+
+def plan_update(
+    local: Path,
+    origin: Path,
+    upstream: Path,
+    *,
+    strategy: str = "resource-merge",
+    conflicts: str = "upstream-wins",
+    fallback_keys: str | None = None,
+    checked: bool = False,
+    files_policy: str = "keep-local",
+) -> UpdatePlan:
+    """Compute the update of ``local`` without writing anything.
+
+    ``origin`` and ``upstream`` are content from elsewhere: unless ``checked``
+    (they already went through :func:`files.prune_untrusted_tree`), they are
+    first copied by :func:`files.copy_untrusted_tree`, so no link in them is
+    followed and each one left out is named in a warning.  ``files_policy``
+    ``"merge"`` merges non-KRM files changed on both sides
+    (:mod:`krm_merge.merge3.textfile`) instead of keeping local's (kpt).
+    """
+    for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
+        if not root.is_dir():
+            raise KrmError(f"{label} package {root} is not a directory")
+    if checked:
+        return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
+    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+        files.copy_untrusted_tree(origin, Path(tmp) / "origin", "origin")
+        warnings = files.copy_untrusted_tree(upstream, Path(tmp) / "upstream", "upstream")
+        plan = _plan_checked(local, Path(tmp) / "origin", Path(tmp) / "upstream", strategy, conflicts, fallback_keys,
+                             files_policy)
+    plan.messages[:0] = warnings
+    return plan
+
+
+def _plan_checked(
+    local: Path, origin: Path, upstream: Path, strategy: str, conflicts: str, fallback_keys: str | None,
+    files_policy: str = "keep-local",
+) -> UpdatePlan:
+    lpkg, lrl = read_copy(local)
+    opkg, orl = read_copy(origin)
+    upkg, url = read_copy(upstream)
+    krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
+    if Strategy(strategy) is Strategy.FAST_FORWARD:
+        check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
+    result = merge_package(
+        Strategy(strategy), ConflictPolicy(conflicts), fallback_keys_from(fallback_keys),
+        lrl.items, orl.items, url.items, lambda obj: obj.file_path or "",
+        other_files_changed=lambda directory: other_files_differ(local, origin, krm_files, directory),
+    )
+
+    plan = UpdatePlan()
+    for new, up in result.added:
+        new.file_path, new.file_index = up.file_path, up.file_index
+    for obj, index in result.moved_index:
+        obj.file_index = index
+    for obj, up in result.moved_file:
+        obj.file_path, obj.file_index = up.file_path, up.file_index
+    items = sorted(result.items, key=lambda o: o.file_index)
+    lrl.items = items
+    for write in package.plan_changes(lpkg, lrl):
+        files.check_relative(write.path)
+        plan.writes.append(write)
+    plan.writes.extend(plan_other_files(local, origin, upstream, krm_files, Strategy(strategy), result,
+                                        plan.merged_files if files_policy == "merge" else None))
+    plan.outcomes = outcome_entries(result, lambda obj: obj.file_path or "")
+    plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
+    for obj, conflict in result.conflicts:
+        plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
+    plan.conflicts = len(result.conflicts)
+    plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
+    for obj, message in result.warnings:
+        plan.messages.append(f"warning: {obj.file_path}: {obj.display()}: {message}")
+    return plan
+
+
+def read_copy(root: Path) -> tuple[package.Package, ResourceList]:
+    """Read a package copy without parsing its documents.
+
+    Only resources that differ between the copies are ever parsed (the merge
+    compares texts first), which keeps a large update fast; a document that
+    is not a mapping is still rejected when it has to be merged.
+    """
+    return package.read_package(root, validate=False)
+
+
+__all__ = ["plan_update", "read_copy"]

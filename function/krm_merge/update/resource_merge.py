@@ -1,0 +1,65 @@
+"""kpt's ``resource-merge`` strategy: each resource 3-way merged, kpt's table for added and deleted ones.
+
+==========  ========  =======  ==============================================
+origin      upstream  local    result
+==========  ========  =======  ==============================================
+–           –         yes      keep local
+–           yes       –        add upstream's
+yes         –         yes      delete if local is unmodified, else keep + warning
+yes         yes       –        stays deleted
+any         yes       yes      field-level 3-way merge (origin may be absent)
+==========  ========  =======  ==============================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from krm_merge.kptfile.document import is_kptfile
+from krm_merge.krm.kubeobject import KubeObject
+
+from .context import MergeContext
+from .resources import same_content
+from .result import OUTCOME_DELETED, OUTCOME_KEPT, PackageMergeResult
+
+
+class ResourceMerge:
+    """The default strategy: local changes are kept, upstream's are merged in."""
+
+    def check(self, ctx: MergeContext, local: list[KubeObject], origin: list[KubeObject]) -> None:
+        """Nothing to check: local changes are what this strategy keeps."""
+
+    def update(
+        self, ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject],
+    ) -> PackageMergeResult:
+        """Merge every resource local and upstream share; add, delete and keep by kpt's table."""
+        result = PackageMergeResult()
+        for key, obj in li.items():
+            base, up = oi.get(key), ui.get(key)
+            if up is None:
+                if base is not None and same_content(obj, base, kptfile=is_kptfile(obj)):
+                    result.deleted.append(obj)
+                    result.outcomes.append((obj, OUTCOME_DELETED, "deleted upstream, unchanged locally"))
+                    continue
+                if base is not None:
+                    result.warnings.append((obj, "deleted upstream but modified locally: kept"))
+                result.outcomes.append((obj, OUTCOME_KEPT, "local only" if base is None else "deleted upstream, changed locally"))
+                result.items.append(obj)
+                continue
+            if not ctx.merge_into(obj, base, up, result):
+                result.deleted.append(obj)
+                result.outcomes.append((obj, OUTCOME_DELETED, "deleted by the merge"))
+                continue
+            ctx.merge_index(obj, base, up, result)
+            result.items.append(obj)
+            if obj.changed:
+                result.updated.append(obj)
+        for key, up in ui.items():
+            if key not in li and key not in oi:
+                ctx.add(result, up)
+            elif key not in li:
+                result.outcomes.append((up, OUTCOME_KEPT, "deleted locally"))
+        return result
+
+
+__all__ = ["ResourceMerge"]

@@ -1,0 +1,104 @@
+"""The vocabulary of a package update: strategies, subpackage decisions, options and the result.
+
+Shared by the package merge, each strategy (:mod:`.updater`) and the
+callers (the resource-merge mode, ``krm-merge update``), so that none of
+them has to import another to name what it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+from krm_merge.kptfile.document import Strategy
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.merge3.conflicts import Conflict, ConflictPolicy
+from krm_merge.merge3.rules import FALLBACK_KEYS
+
+
+RelPath = Callable[[KubeObject], str]
+KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
+"""``(local, origin, upstream, *, update_upstream, conflicts) -> (merged tree, conflicts)``."""
+# Whether the files of a subpackage directory other than its KRM resources
+# (READMEs, scripts) differ between local and origin; the ResourceList mode
+# has none, the update command looks at the disk.
+OtherFilesChanged = Callable[[str], bool]
+
+
+class Subpackage(Enum):
+    """What the update does with a whole subpackage directory."""
+
+    MERGE = "merge"  # present in local and upstream (or only on one side): resources decide
+    DELETE = "delete"  # deleted upstream, unchanged locally: removed
+    KEEP = "keep"  # deleted upstream, changed locally: kept whole, untouched
+    SKIP = "skip"  # deleted locally: upstream's version is not brought back
+    REMOTE = "remote"  # its own upstream, re-pointed locally (or local-only): not part of this update
+    UNFETCHED = "unfetched"  # upstream's copy has an upstream but no lock: only its Kptfile is merged
+    OWN = "own"  # a remote subpackage merged with the parent's upstream copy, by its own updateStrategy
+
+
+@dataclass(frozen=True)
+class PackageMergeOptions:
+    """Settings of one package merge."""
+
+    strategy: Strategy = Strategy.RESOURCE_MERGE
+    conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
+    fallback_keys: tuple[str, ...] = FALLBACK_KEYS
+    add_kpt_merge_comment: bool = True
+    # The Kptfile's own merge (pipeline rules), supplied by the caller
+    # (krm_merge.kptfile.merge_kptfile); None: Kptfiles merge like any resource.
+    kptfile_merge: KptfileMerge | None = None
+
+
+@dataclass
+class PackageMergeResult:
+    """What the merge did to the local copy.
+
+    ``items``: the local items after the merge, local order, additions last
+    (new objects carry upstream's text; the caller gives them a path via
+    ``added``, which maps each new item to the upstream item it came from).
+    ``moved_index``: local items whose position inside their file follows
+    an upstream re-ordering (the index is 3-way merged like a field).
+    """
+
+    items: list[KubeObject] = field(default_factory=list)
+    added: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
+    deleted: list[KubeObject] = field(default_factory=list)
+    updated: list[KubeObject] = field(default_factory=list)
+    conflicts: list[tuple[KubeObject, Conflict]] = field(default_factory=list)
+    warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
+    moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
+    # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
+    moved_file: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
+    subpackages: dict[str, Subpackage] = field(default_factory=dict)
+    strategies: dict[str, Strategy] = field(default_factory=dict)  # subpackages merged by their own strategy
+    # What happened to each resource, for the update report: (item, outcome, why); a resource
+    # deleted locally is named by upstream's item.  Outcomes: the OUTCOME_* constants.
+    outcomes: list[tuple[KubeObject, str, str]] = field(default_factory=list)
+
+    def subpackage_of(self, rel: str) -> Subpackage:
+        """The decision covering a package-relative file path (MERGE outside decided subpackages)."""
+        for directory, decision in self.subpackages.items():
+            if decision not in (Subpackage.MERGE, Subpackage.OWN) and rel.startswith(directory + "/"):
+                return decision
+        return Subpackage.MERGE
+
+    def strategy_of(self, rel: str, default: Strategy) -> Strategy:
+        """The strategy that decided a package-relative file path (the deepest own-strategy subpackage)."""
+        best, strategy = "", default
+        for directory, own in self.strategies.items():
+            if rel.startswith(directory + "/") and len(directory) > len(best):
+                best, strategy = directory, own
+        return strategy
+
+
+OUTCOME_TAKEN = "taken from upstream"
+OUTCOME_MERGED = "merged"
+OUTCOME_KEPT = "kept local"
+OUTCOME_ADDED = "added"
+OUTCOME_DELETED = "deleted"
+OUTCOME_UNCHANGED = "unchanged"
+
+
+__all__ = ["KptfileMerge", "OUTCOME_ADDED", "OUTCOME_DELETED", "OUTCOME_KEPT", "OUTCOME_MERGED", "OUTCOME_TAKEN", "OUTCOME_UNCHANGED", "OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "Subpackage"]

@@ -1,0 +1,122 @@
+"""kpt's rules for whole subpackages in a package update.
+
+A subpackage (a directory below the root holding a Kptfile) is decided as a
+whole before its resources are merged (checked against kpt 1.0.0-beta.56):
+deleted upstream, it is removed if unchanged locally, else kept whole with a
+warning; deleted locally, it stays deleted (upstream's new files are not
+brought back); added on both sides, it is an error, as in kpt.  A remote
+subpackage (its Kptfile has its own ``upstream``) is merged with the
+parent's upstream copy by its own ``updateStrategy`` unless local re-pointed
+it (then it is left to its own update), and only its Kptfile is merged when
+upstream's copy is unfetched (``upstream`` without ``upstreamLock``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from krm_merge.kptfile.document import Strategy, is_kptfile
+from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.results import KrmError
+
+from .context import MergeContext
+from .resources import same_content
+from .result import OUTCOME_DELETED, OUTCOME_KEPT, PackageMergeResult, Subpackage
+
+MergeOwn = Callable[[str, Any, list[KubeObject], list[KubeObject], list[KubeObject], PackageMergeResult], None]
+"""Merges a remote subpackage by its own strategy into the result: ``(directory, its upstream, local, origin, upstream, out)``."""
+
+
+def decide_subpackages(
+    ctx: MergeContext, merge_own: MergeOwn, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject], out: PackageMergeResult
+) -> tuple[list[KubeObject], list[KubeObject], list[KubeObject]]:
+    """kpt's per-subpackage rules; returns the items left for the resource merge.
+
+    Items of a subpackage decided here leave the three lists: kept ones go
+    straight to ``out.items``, removed ones to ``out.deleted``.
+    """
+    ld, od, ud = (ctx.subpackage_dirs(src) for src in (local, origin, upstream))
+    infos = [ctx.upstream_infos(src) for src in (local, origin, upstream)]
+    for directory in sorted(ld | od | ud, key=lambda d: (d.count("/"), d)):
+        if any(directory.startswith(done + "/") for done in out.subpackages):
+            continue  # inside a subpackage already decided as a whole
+        if ctx.options.strategy is not Strategy.RESOURCE_MERGE and not any(directory in info for info in infos):
+            continue  # fast-forward / replace: a local subpackage is replaced with the rest (kpt)
+        # kpt asks whether the directory exists: a subpackage whose Kptfile alone was removed is still there
+        present = [any(ctx.inside(directory)(o) for o in src) for src in (local, origin, upstream)]
+        decision = _decide(ctx, directory, *present, local, origin)
+        if decision is Subpackage.MERGE and present[0] and present[2]:
+            decision = remote_decision(*(info.get(directory) for info in infos))
+            if decision is Subpackage.MERGE and directory in infos[0]:
+                decision = Subpackage.OWN
+        if decision is Subpackage.MERGE:
+            continue
+        out.subpackages[directory] = decision
+        inside = ctx.inside(directory)
+        if decision is Subpackage.OWN:
+            merge_own(directory, infos[0][directory][0], local, origin, upstream, out)
+        if decision is Subpackage.UNFETCHED:  # the Kptfiles stay in the merge
+            inside = (lambda test: lambda obj: test(obj) and not is_kptfile(obj))(inside)
+        mine = [o for o in local if inside(o)]
+        if decision is not Subpackage.OWN:
+            outcome = OUTCOME_DELETED if decision is Subpackage.DELETE else OUTCOME_KEPT
+            out.outcomes.extend((o, outcome, f"subpackage {directory}: {decision.value}") for o in mine)
+        if decision is Subpackage.OWN:
+            pass
+        elif decision is Subpackage.DELETE:
+            out.deleted.extend(mine)
+        else:
+            out.items.extend(mine)  # untouched (a local directory that lost its Kptfile stays too)
+        if decision is Subpackage.KEEP:
+            kptfile = next(o for o in mine if is_kptfile(o))
+            out.warnings.append((kptfile, f"subpackage {directory} deleted upstream but modified locally: kept"))
+        local = [o for o in local if not inside(o)]
+        origin = [o for o in origin if not inside(o)]
+        upstream = [o for o in upstream if not inside(o)]
+    return local, origin, upstream
+
+
+def _decide(
+    ctx: MergeContext, directory: str, in_local: bool, in_origin: bool, in_upstream: bool,
+    local: list[KubeObject], origin: list[KubeObject],
+) -> Subpackage:
+    if in_local and in_upstream and not in_origin:
+        raise KrmError(f'subpackage "{directory}" added in both upstream and local')
+    if in_origin and not in_local:
+        return Subpackage.SKIP
+    if in_origin and in_local and not in_upstream:
+        return Subpackage.KEEP if _subpackage_changed(ctx, directory, local, origin) else Subpackage.DELETE
+    return Subpackage.MERGE
+
+
+def _subpackage_changed(ctx: MergeContext, directory: str, local: list[KubeObject], origin: list[KubeObject]) -> bool:
+    inside = ctx.inside(directory)
+    li, oi = ctx.keyed([o for o in local if inside(o)], [o for o in origin if inside(o)])
+    if li.keys() != oi.keys():
+        return True
+    if any(not same_content(obj, oi[key], kptfile=is_kptfile(obj)) for key, obj in li.items()):
+        return True
+    return ctx.other_files_changed is not None and ctx.other_files_changed(directory)
+
+
+def remote_decision(local: tuple[Any, Any] | None, origin: tuple[Any, Any] | None, upstream: tuple[Any, Any] | None) -> Subpackage:
+    """kpt's rules (``mergePackage``) for a subpackage present locally and upstream that has its own upstream."""
+    if local is None and origin is None and upstream is None:
+        return Subpackage.MERGE  # a local package (no upstream anywhere) of the parent
+    if upstream is not None and not upstream[1]:
+        return Subpackage.UNFETCHED  # kpt merges only the Kptfile (updateUpstream)
+    if local is None or origin is None:
+        return Subpackage.REMOTE
+    if not origin[1]:
+        raise KrmError("no origin available for package (its origin Kptfile has upstream but no upstreamLock)")
+    own = local[0].get("updateStrategy") if isinstance(local[0], dict) else None
+    if _git_of(local[0]) != _git_of(origin[0]) and own in (None, "", Strategy.RESOURCE_MERGE.value):
+        return Subpackage.REMOTE  # re-pointed locally: kpt's resource-merge leaves it to its own update
+    return Subpackage.MERGE
+
+
+def _git_of(upstream: Any) -> Any:
+    return upstream.get("git") if isinstance(upstream, dict) else None
+
+
+__all__ = ["MergeOwn", "decide_subpackages", "remote_decision"]
