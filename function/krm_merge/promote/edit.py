@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 import yaml
 from yaml import MappingNode, ScalarNode
 
+from krm_merge.krm.values import format_path, resource_label
 from krm_merge.promote import scalars
-from krm_merge.promote.changes import Change, format_path, resource_label
+from krm_merge.promote.changes import Change
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
 

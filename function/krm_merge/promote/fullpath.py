@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from krm_merge.promote.changes import Change, format_path
+from krm_merge.krm.values import format_path
+from krm_merge.promote.changes import Change
 from krm_merge.promote.document import Document, Entry, parse_document
 from krm_merge.promote.edit import set_scalars, with_sources
 from krm_merge.promote.errors import PromoteError
