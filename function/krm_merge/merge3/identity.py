@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.values import resource_label
 
 _KPT_MERGE = re.compile(r"^metadata:[ \t]*#[ \t]*kpt-merge:[ \t]*(\S*)[ \t]*$", re.M)
 _METADATA_LINE = re.compile(r"^metadata:([ \t]*)$", re.M)
@@ -40,9 +41,8 @@ class Identity:
     name: str
 
     def display(self) -> str:
-        """``group/Kind ns/name`` for messages."""
-        gk = f"{self.group}/{self.kind}" if self.group else self.kind
-        return f"{gk} {self.namespace}/{self.name}" if self.namespace else f"{gk} {self.name}"
+        """``Kind/[ns/]name`` for messages, the one resource label."""
+        return resource_label(self.kind, self.name, self.namespace)
 
 
 def kpt_merge_comment(text: str) -> tuple[str, str] | None:
