@@ -23,6 +23,8 @@ from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
 from krm_merge.yaml import load
+from krm_merge.yaml.layout import Layout as TextLayout
+from krm_merge.yaml.layout import layout_of
 
 MAX_DEPTH = load.MAX_DEPTH
 
@@ -457,3 +459,41 @@ def text_layout(text: str) -> Layout:
     offset = max(len(s.group(2)) - len(s.group(1)), 0)
     content = 1 + len(s.group(3))
     return (mapping, offset + content, offset)
+
+
+# --- printing in a text's own layout (moved from merge3/text.py) ---------------------
+
+
+def dump_in(node: Any, layout: TextLayout) -> str:
+    """Print ``node`` with ``layout``'s indentation and final newlines."""
+    rt = new_rt_yaml()
+    rt.indent(mapping=layout.mapping, sequence=layout.sequence, offset=layout.offset)
+    buf = io.StringIO()
+    rt.dump(node, buf)
+    text = _join_dash_comments(buf.getvalue(), layout.sequence - layout.offset)
+    return text.rstrip("\n") + layout.ending
+
+
+def _join_dash_comments(text: str, width: int) -> str:
+    """``-`` / ``  # c`` (how ruamel prints a ``- # c`` element comment) back on one line."""
+    return re.sub(r"^( *)-\n\1" + " " * width + r"(#[^\n]*)$", r"\1- \2", text, flags=re.M)
+
+
+def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None) -> str:
+    """Print ``node`` in ``reference_text``'s layout; ``reference_text`` itself if that changes nothing.
+
+    ``reference_tree``: an unedited tree of ``reference_text`` the caller
+    already has; it spares reading the text again, and printing it at all
+    when its data differ from ``node``'s (then the prints differ too).
+    """
+    if reference_text is None:
+        return dump_rt(node)
+    layout = layout_of(reference_text)
+    text = dump_in(node, layout)
+    if text == reference_text:
+        return text
+    if reference_tree is not None and reference_tree != node:
+        return text
+    if dump_in(load_rt(reference_text) if reference_tree is None else reference_tree, layout) != text:
+        return text
+    return reference_text  # the merge changed nothing ruamel can see: keep local's bytes
