@@ -20,6 +20,7 @@ from typing import Any
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
+from krm_merge.yaml.layout import COMPACT, Layout, layout_of
 
 
 class _Unset:
@@ -45,7 +46,7 @@ class ItemViews:
         self._data: Any = UNSET
         self._fast: Any = None  # the fast parser's result for the current text
         self._rt: Any = None
-        self._layout: yamlio.Layout = (2, 2, 0)  # the text's own indentation, which the round-trip printer follows
+        self._layout: Layout = COMPACT  # the text's own indentation, which the round-trip printer follows
         self._copy_origin: dict[int, Any] | None = None
         self.rt_repaired = False  # the ruamel printer needed the comment repair (for tests)
         self.owner = owner
@@ -173,7 +174,7 @@ class ItemViews:
         """The round-trip tree of the current text (comments kept)."""
         if self._rt is None:
             self._rt = yamlio.load_rt(self.text, self.owner.what, heads_on_elements=True)
-            self._layout = yamlio.text_layout(self.text)
+            self._layout = layout_of(self.text)
         return self._rt
 
     def commit_rt(self) -> None:

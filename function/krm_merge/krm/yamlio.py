@@ -23,8 +23,7 @@ from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
 from krm_merge.yaml import load
-from krm_merge.yaml.layout import Layout as TextLayout
-from krm_merge.yaml.layout import layout_of
+from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
 
 MAX_DEPTH = load.MAX_DEPTH
 
@@ -414,64 +413,28 @@ def _comments_to_sequence_slot(seq: Any) -> None:
                 slot[1] = None
 
 
-_BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
-
-
-Layout = tuple[int, int, int]  # ruamel's indent(mapping, sequence, offset)
-
-
-def dump_rt(node: Any, wide: bool | Layout = False) -> str:
+def dump_rt(node: Any, layout: bool | Layout = False) -> str:
     """Print a round-trip tree the way kyaml would (``- # comment`` form).
 
-    ``wide`` is kyaml's wide sequence style, or a :data:`Layout` read from
-    the item's own text by :func:`text_layout`.
+    ``layout``: kyaml's wide sequence style when True, or a :class:`Layout`
+    read from the item's own text by :func:`layout_of` (its indentation only:
+    the final newlines are :func:`dump_in`'s).
     """
-    buf = io.StringIO()
-    if isinstance(wide, tuple):
-        rt = new_rt_yaml()
-        mapping, sequence, offset = wide
-        rt.indent(mapping=mapping, sequence=sequence, offset=offset)
-    else:
-        rt = new_rt_yaml(wide)
-    rt.dump(node, buf)
-    return _BARE_DASH_COMMENT.sub(r"\1- \2", buf.getvalue())
-
-
-_FIRST_NESTED_KEY = re.compile(r"^[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( +)[^\s#-]", re.M)
-_FIRST_SEQUENCE_LAYOUT = re.compile(
-    r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)-( +)[^\s#]", re.M
-)
-
-
-def text_layout(text: str) -> Layout:
-    """The indentation a block YAML text uses, as ruamel's indent settings.
-
-    Mappings: the first nested key's indentation (1, 2, 4 ... spaces).
-    Sequences: the first block sequence's dash offset under its key and the
-    column its content starts after the dash (``-   name:`` → 4).  Unknown
-    parts take kyaml's compact style.
-    """
-    m = _FIRST_NESTED_KEY.search(text)
-    mapping = len(m.group(1)) if m else 2
-    s = _FIRST_SEQUENCE_LAYOUT.search(text)
-    if s is None:
-        return (mapping, 2, 0)
-    offset = max(len(s.group(2)) - len(s.group(1)), 0)
-    content = 1 + len(s.group(3))
-    return (mapping, offset + content, offset)
-
-
-# --- printing in a text's own layout (moved from merge3/text.py) ---------------------
-
-
-def dump_in(node: Any, layout: TextLayout) -> str:
-    """Print ``node`` with ``layout``'s indentation and final newlines."""
+    if not isinstance(layout, Layout):
+        layout = WIDE if layout else COMPACT
     rt = new_rt_yaml()
     rt.indent(mapping=layout.mapping, sequence=layout.sequence, offset=layout.offset)
     buf = io.StringIO()
     rt.dump(node, buf)
-    text = _join_dash_comments(buf.getvalue(), layout.sequence - layout.offset)
-    return text.rstrip("\n") + layout.ending
+    return _join_dash_comments(buf.getvalue(), layout.dash_width)
+
+
+# --- printing in a text's own layout ---------------------------------------------------
+
+
+def dump_in(node: Any, layout: Layout) -> str:
+    """Print ``node`` with ``layout``'s indentation and final newlines."""
+    return dump_rt(node, layout).rstrip("\n") + layout.ending
 
 
 def _join_dash_comments(text: str, width: int) -> str:

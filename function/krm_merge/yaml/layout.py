@@ -2,9 +2,10 @@
 
 kyaml remembers per resource whether sequences are "compact" (``- `` at the
 parent key's column) or "wide" (indented, as ``kpt pkg get`` writes
-Kptfiles) and restores it on write.  We keep more of local's layout: the
-mapping indentation (2 or 4 spaces…), the sequence indentation and the final
-newline.
+Kptfiles) and restores it on write.  Every printer here keeps more of the
+text's own layout: the mapping indentation (1, 2, 4 ... spaces), the sequence
+dash offset and content column, and the final newlines.  Pure text: no YAML
+library is loaded to read a layout.
 """
 
 from __future__ import annotations
@@ -12,28 +13,47 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# A key alone on its line, then (after comments/blank lines) a deeper key / a dash.
+# A key alone on its line, then (after comment or blank lines) a deeper key / a dash with content.
 _MAP_UNDER_KEY = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)[^\s#-]", re.M)
-_SEQ_UNDER_KEY = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)-( +)\S", re.M)
+_SEQ_UNDER_KEY = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)-( +)[^\s#]", re.M)
 
 
 @dataclass(frozen=True)
 class Layout:
-    """ruamel's indentation settings and the trailing newlines of a text."""
+    """ruamel's indentation settings (``indent(mapping, sequence, offset)``) and the text's final newlines."""
 
     mapping: int = 2
     sequence: int = 2
     offset: int = 0
     ending: str = "\n"
 
+    @property
+    def dash_width(self) -> int:
+        """Columns from a sequence's dash to its content (``-   name:`` → 4)."""
+        return self.sequence - self.offset
+
+
+COMPACT = Layout()
+"""kyaml's default: 2-space mappings, ``- `` at the parent key's column."""
+
+WIDE = Layout(2, 4, 2)
+"""kpt's other style (``kpt pkg get`` Kptfiles): the dashes indented by two."""
+
 
 def layout_of(text: str) -> Layout:
-    """The indentation a YAML text uses (ruamel's defaults for what it does not show)."""
-    mapping = 2
-    m = _MAP_UNDER_KEY.search(text)
-    if m and len(m.group(2)) > len(m.group(1)):
-        mapping = len(m.group(2)) - len(m.group(1))
-    offset, sequence = 0, 2
+    """The layout a block YAML text uses; kyaml's compact defaults for what it does not show.
+
+    Mappings: the first key nested deeper than the key above it.  Sequences:
+    the first block sequence with content after its dash (a ``- # comment``
+    shows no content column): its dash offset under its key and the column its
+    content starts at.
+    """
+    mapping = COMPACT.mapping
+    for m in _MAP_UNDER_KEY.finditer(text):
+        if len(m.group(2)) > len(m.group(1)):
+            mapping = len(m.group(2)) - len(m.group(1))
+            break
+    offset, sequence = COMPACT.offset, COMPACT.sequence
     s = _SEQ_UNDER_KEY.search(text)
     if s:
         offset = max(0, len(s.group(2)) - len(s.group(1)))
