@@ -206,7 +206,7 @@ def _heads_to_elements(seq: Any) -> list[Any]:
     """
     if not len(seq):
         return []
-    column = _dash_column(seq)
+    column = dash_column(seq)
     if column is None:
         return []
     moved: list[Any] = []
@@ -230,7 +230,7 @@ def _heads_to_elements(seq: Any) -> list[Any]:
             slot = seq.ca.items.setdefault(0, [None, None, None, None])
             slot[1] = [_head_token(line) for line in head] + list(slot[1] or [])
     for k in range(1, len(seq)):
-        tail = _tail_slot(seq[k - 1], 0)
+        tail = _tail_slot(seq[k - 1])
         if tail is None:
             continue
         holder, index = tail
@@ -254,8 +254,8 @@ def detach_foot(node: Any) -> list[str]:
     if isinstance(node, CommentedMap):
         column = _key_column(node)
     else:
-        column = _dash_column(node)
-    tail = _tail_slot(node, 0)
+        column = dash_column(node)
+    tail = _tail_slot(node)
     if column is None:
         return []
     if tail is None:
@@ -297,39 +297,84 @@ def _key_column(node: Any) -> int | None:
     return col if isinstance(col, int) else None
 
 
-def _dash_column(seq: Any) -> int | None:
-    """The column of a sequence's dashes (ruamel records its elements' positions)."""
-    try:
-        line, col = seq.lc.item(0)
-    except (AttributeError, KeyError, TypeError, IndexError):
-        return None
-    return col - 2 if isinstance(col, int) and col >= 2 else None
+def dash_column(seq: Any) -> int | None:
+    """The column of a block sequence's dashes (ruamel records it as the sequence's position)."""
+    col = getattr(getattr(seq, "lc", None), "col", None)
+    return col if isinstance(col, int) else None
 
 
-def _tail_slot(node: Any, depth: int) -> tuple[list[Any], int] | None:
-    """Where ruamel keeps the comment lines that follow ``node``: its last scalar's slot."""
+def last_slot(node: Any) -> tuple[Any, Any, int] | None:
+    """(container, key, slot index) of the comment after ``node``'s last scalar.
+
+    ruamel keeps the comment lines that follow a collection on its last
+    scalar's entry (``ca.items[key][2]`` in a map, ``[0]`` in a sequence); a
+    flow collection counts as one scalar: the lines after it sit on its key.
+    """
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    if depth > MAX_DEPTH:
-        return None
-    if isinstance(node, CommentedMap) and len(node):
-        key = next(reversed(node))
-        if _nonempty_collection(node[key]):
-            return _tail_slot(node[key], depth + 1)  # the key's own slot holds its line's comment
-        slot = node.ca.items.get(key)
-        return (slot, 2) if slot and len(slot) > 2 and slot[2] is not None else None
-    if isinstance(node, CommentedSeq) and len(node):
-        if _nonempty_collection(node[-1]):
-            return _tail_slot(node[-1], depth + 1)
-        slot = node.ca.items.get(len(node) - 1)
-        return (slot, 0) if slot and slot[0] is not None else None
+    for _ in range(MAX_DEPTH + 1):
+        if isinstance(node, CommentedMap) and len(node):
+            key: Any = next(reversed(node))
+            pos = 2
+        elif isinstance(node, CommentedSeq) and len(node):
+            key, pos = len(node) - 1, 0
+        else:
+            return None
+        value = node[key]
+        if not (_nonempty_collection(value) and not value.fa.flow_style()):
+            return node, key, pos
+        node = value
     return None
+
+
+def _tail_slot(node: Any) -> tuple[list[Any], int] | None:
+    """Where ruamel keeps the comment lines that follow ``node``, when it holds some."""
+    found = last_slot(node)
+    if found is None:
+        return None
+    container, key, pos = found
+    slot = container.ca.items.get(key)
+    return (slot, pos) if slot and len(slot) > pos and slot[pos] is not None else None
 
 
 def _nonempty_collection(value: Any) -> bool:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     return isinstance(value, (CommentedMap, CommentedSeq)) and len(value) > 0
+
+
+def split_token(value: str) -> tuple[str, list[str]]:
+    """A trailing-comment token's text: (the comment on the node's own line, the lines after it)."""
+    parts = value.split("\n")
+    return parts[0], (parts[1:-1] if value.endswith("\n") else parts[1:])
+
+
+def join_token(first: str, lines: list[str]) -> str:
+    """The inverse of :func:`split_token`."""
+    return first + "\n" + "".join(line + "\n" for line in lines)
+
+
+def token_column(token: Any) -> int:
+    """The column a comment token starts at (0 when ruamel kept none)."""
+    col = getattr(getattr(token, "start_mark", None), "column", None)
+    return col if isinstance(col, int) else 0
+
+
+def token_lines(token: Any) -> list[str]:
+    """A full-line comment token as the lines it was, indentation included."""
+    value = token.value[:-1] if token.value.endswith("\n") else token.value
+    lines = value.split("\n")
+    lines[0] = " " * token_column(token) + lines[0] if lines[0].strip() else ""
+    return lines
+
+
+def line_tokens(lines: list[str]) -> list[Any]:
+    """One comment token per line (a blank line is an empty token), at the line's own column."""
+    out = []
+    for line in lines:
+        text = line.lstrip()
+        out.append(_comment_token(text + "\n", len(line) - len(text) if text else 0))
+    return out
 
 
 def _split_tail(value: str, column: int) -> tuple[str, list[str]]:
