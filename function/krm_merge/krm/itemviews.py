@@ -119,7 +119,7 @@ class ItemViews:
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         printed = self._print_rt_checked(rt, new)
         kept = keep_trailing_space(before, printed)
-        printed = kept if kept != printed and _reads_back(kept, new) else printed
+        printed = kept if kept != printed and yamlio.read_back_error(kept, new) is None else printed
         self.text = keep_closing_comments(before, printed)
         self.mark_changed(rt)  # the tree still matches the new text: later edits reuse it
         self._data = new
@@ -153,12 +153,12 @@ class ItemViews:
         not read back is refused rather than written.
         """
         text = yamlio.dump_rt(rt, self._layout)
-        if _reads_back(text, new):
+        if yamlio.read_back_error(text, new) is None:
             return text
         yamlio.restore_seq_item_comments(rt)
         self.rt_repaired = True
         text = yamlio.dump_rt(rt, self._layout)
-        if _reads_back(text, new):
+        if yamlio.read_back_error(text, new) is None:
             return text
         anchors = sorted(set(_ANCHOR.findall(self.text)))
         uses = f" (it uses the anchors {', '.join('&' + a for a in anchors)})" if anchors else ""
@@ -184,7 +184,7 @@ class ItemViews:
         rt = self._rt
         new_text = yamlio.dump_rt(rt, self._layout)
         kept = keep_trailing_space(self.text, new_text)
-        if kept != new_text and _reads_back(kept, yamlio.load_data(new_text)):
+        if kept != new_text and yamlio.read_back_error(kept, yamlio.load_data(new_text)) is None:
             new_text = kept
         if new_text != self.text:
             self.text = new_text
@@ -248,15 +248,6 @@ def _closing_block(text: str) -> str:
     if start == end:
         return ""
     return "\n".join(lines[start:end]) + ("\n" if text.endswith("\n") else "")
-
-
-def _reads_back(text: str, expected: Any) -> bool:
-    from krm_merge.krm import rtedit
-
-    try:
-        return rtedit.same(yamlio.load_data(text), expected)
-    except KrmError:
-        return False
 
 
 def _copy_tracking(value: Any, origin: dict[int, Any]) -> Any:

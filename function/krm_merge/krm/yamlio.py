@@ -22,6 +22,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load
 from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
 
@@ -100,14 +101,38 @@ def load_data(text: str, what: str = "input") -> Any:
         return load.load_data(text, what, _load_all_fast)
 
 
-def load_all_data(text: str, what: str = "input") -> list[Any]:
+def load_all_data(text: str, what: str = "input", *, note_duplicates: bool = True) -> list[Any]:
     """Load every document of a YAML stream as plain data through the bounded loader.
 
     Documents in kyaml's block style are read by the fast reader (same data,
-    no PyYAML import); anything else by libyaml.
+    no PyYAML import); anything else by libyaml.  ``note_duplicates=False``
+    for a text whose duplicate keys an earlier read noted.
     """
     with _as_krm_error():
-        return load.load_all_data(text, what, _load_all_fast)
+        return load.load_all_data(text, what, _load_all_fast, note_duplicates=note_duplicates)
+
+
+def read_back_error(text: str, expected: Any, *, documents: bool = False) -> str | None:
+    """The one read-back check of an edit: None when ``text`` reads as ``expected``, else why not.
+
+    Every editor that writes text (the round-trip printer, promote's
+    splicers) proves its output with it before the text is used: ``text`` is
+    read by the bounded loader and compared with ``expected`` by the project's
+    one equality (:func:`krm_merge.krm.values.deep_equal`).  ``expected`` is one
+    document's data, or with ``documents`` the list of the stream's non-empty
+    documents.  Duplicate keys are not noted again: the text's first read did.
+    """
+    try:
+        docs = load.load_all_data(text, "the edited text", _load_all_fast, note_duplicates=False)
+    except load.YamlError as err:
+        return f"does not parse ({err.message})"
+    if documents:
+        got = [doc for doc in docs if doc is not None]
+    elif len(docs) > 1:
+        return f"holds {len(docs)} YAML documents, expected one"
+    else:
+        got = docs[0] if docs else None
+    return None if deep_equal(got, expected) else "does not read back as intended"
 
 
 def check_syntax(text: str, what: str) -> None:

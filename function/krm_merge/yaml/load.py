@@ -261,11 +261,15 @@ def _yaml_error_message(err: Any, what: str) -> str:
 # --- plain data (libyaml) -------------------------------------------------------------
 
 
-def load_all_data(text: str, what: str = "input", fast: FastReader | None = None) -> list[Any]:
+def load_all_data(
+    text: str, what: str = "input", fast: FastReader | None = None, *, note_duplicates: bool = True
+) -> list[Any]:
     """Every document of a YAML stream as plain data (YAML 1.1, timestamps as strings).
 
     ``fast``, when given, is tried first (it returns None to decline); it must
     read exactly what libyaml reads, and decline aliases and duplicate keys.
+    ``note_duplicates=False`` for a second read of a text whose duplicate keys
+    were noted when it was first read (a read-back check), so none is reported twice.
     """
     check_size(len(text), what)
     if fast is not None:
@@ -288,7 +292,8 @@ def load_all_data(text: str, what: str = "input", fast: FastReader | None = None
         raise YamlError(f"{what} is not valid Kubernetes YAML: {err}") from None
     finally:
         loader.dispose()
-    _note_duplicates(loader.duplicates, what)
+    if note_duplicates:
+        _note_duplicates(loader.duplicates, what)
     return docs
 
 
