@@ -81,7 +81,7 @@ same = deep_equal
 # other key is written ["..."] with \\ and \" escaped (docs/promote.md's fieldPath grammar).
 _BARE_KEY = re.compile(r"[\w$/-]+")
 
-_PART = re.compile(r"""([^.\[\]]+)|\[(-?\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\[([^\]]*)\]""")
+_PART = re.compile(r"""([^.\[\]]+)|\[(-?\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\[(?!")([^\]]*)\]""")
 
 
 def format_key(key: str) -> str:
