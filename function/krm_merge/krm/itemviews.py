@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from krm_merge.krm import yamlio
+from krm_merge.krm import rtedit, yamlio
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.values import deep_equal
 from krm_merge.yaml.layout import COMPACT, Layout, layout_of
 
 
@@ -103,10 +104,8 @@ class ItemViews:
 
     def set_data(self, new: Any) -> None:
         """Make the text hold ``new``, changing as few bytes as possible."""
-        from krm_merge.krm import rtedit
-
         old = self.data
-        if rtedit.same(old, new):
+        if deep_equal(old, new):
             return
         if not isinstance(new, dict):
             raise KrmError("an item must be a mapping", self.owner)
@@ -126,7 +125,7 @@ class ItemViews:
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
-        from krm_merge.krm import fastyaml, rtedit
+        from krm_merge.krm import fastyaml
 
         if self._rt is not None:
             return False
@@ -134,7 +133,7 @@ class ItemViews:
         if fast is None or fast.data is not old:
             # After an earlier edit the positions are gone: re-read the text.
             fast = fastyaml.parse(self.text)
-            if fast is None or not rtedit.same(fast.data, old):
+            if fast is None or not deep_equal(fast.data, old):
                 return False
         new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         if new_text is None:

@@ -9,10 +9,11 @@ types by YAML 1.2 rules — guarantees that an untouched value keeps its bytes.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 from krm_merge.krm import yamlio
-from krm_merge.krm.values import same
+from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import scalars
 
 # Keys that identify list elements when no identity is known (kpt's
@@ -100,7 +101,7 @@ class _Edit:
     def apply(self, rt: Any, old: Any, new: Any) -> Any:
         from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-        if same(old, new):
+        if deep_equal(old, new):
             return rt
         if isinstance(new, dict) and isinstance(old, dict) and isinstance(rt, CommentedMap):
             rt = self._own(rt)
@@ -118,8 +119,6 @@ class _Edit:
         """``node``, or a private copy of it when an anchor shares it with other sites."""
         if id(node) not in self.shared:
             return node
-        import copy
-
         private = copy.deepcopy(node)
         private.anchor.value = None
         self.copies[id(private)] = node
@@ -179,7 +178,7 @@ class _Edit:
         replace: dict[int, Any] = {}
         for nodes in sites.values():
             first = nodes[0]
-            if len(nodes) < 2 or not all(same(first, other) for other in nodes[1:]):
+            if len(nodes) < 2 or not all(deep_equal(first, other) for other in nodes[1:]):
                 continue
             original = self.copies.get(id(first), first)
             keep = next((n for n in nodes if n is original), first)
@@ -262,7 +261,7 @@ def match_elements(
             claim(i, by_id.get(id(source)))
     for i, item in enumerate(new):
         if result[i] is None:
-            claim(i, next((j for j, o in enumerate(old) if j not in taken and same(o, item)), None))
+            claim(i, next((j for j, o in enumerate(old) if j not in taken and deep_equal(o, item)), None))
     for i, item in enumerate(new):
         if result[i] is None and isinstance(item, dict):
             claim(i, _match_by_key(item, old, taken))
@@ -279,7 +278,7 @@ def _match_by_key(item: dict, old: list[Any], taken: set[int]) -> int | None:
             continue
         for j, candidate in enumerate(old):
             if j not in taken and isinstance(candidate, dict) and key in candidate:
-                if same(candidate[key], item[key]):
+                if deep_equal(candidate[key], item[key]):
                     return j
         return None
     return None
