@@ -59,8 +59,6 @@ PRINT_HOMES = {"krm/yamlio.py": "the round-trip printer and dump_data",
 PARSE_CALLS = frozenset({"safe_load", "safe_load_all", "load", "load_all", "compose", "compose_all", "full_load"})
 # Modules still calling PyYAML's parser directly, each with its reason (the list may only shrink).
 PARSE_EXCEPTIONS: dict[str, str] = {
-    "promote/document.py": "promote's index composes with CSafeLoader (timestamp tags kept) after yaml/load's bounds check",
-    "promote/edit.py": "verify re-composes the spliced text with the same loader as the index, so tags compare",
     "modes/promote.py": "composes the functionConfig for marks (owned by the registry task)",
     "testing.py": "the public test harness reads expected files (owned by the registry task)",
 }

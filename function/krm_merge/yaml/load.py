@@ -334,6 +334,20 @@ def compose_all(text: str, what: str = "input") -> list[Any]:
     return roots
 
 
+def compose_marked(text: str) -> list[Any]:
+    """The node trees of every document with PyYAML's own resolver (timestamps keep their tag).
+
+    For promote's byte splicer, which indexes nodes by their marks and checks
+    a splice by comparing node trees: both reads must resolve tags alike.  The
+    caller checks the bounds first (:func:`check_bounds`), notes duplicate
+    keys (:func:`note_duplicate_keys`) and turns ``yaml.YAMLError`` into its
+    own message (with the line).
+    """
+    from krm_merge.yaml.libyaml import yaml
+
+    return list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+
+
 def note_duplicate_keys(roots: list[Any], what: str, line_offset: int = 0) -> None:
     """Note the duplicate mapping keys of composed node trees, as every read notes them.
 
