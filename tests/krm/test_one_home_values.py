@@ -111,3 +111,8 @@ def test_the_comment_after_a_flow_collection_is_found_on_its_key() -> None:
     container, key, slot = yamlio.last_slot(tree["a"][0])
     assert (key, slot) == ("k", 2) and "# head of b" in container.ca.items[key][slot].value
     assert yamlio.dash_column(yamlio.load_rt("a:\n  -   x\n")["a"]) == 2
+
+
+def test_a_rule_written_before_keys_were_quoted_still_matches() -> None:
+    rules = FieldRules.of(parse_rules({"metadata.annotations.a.b/c": "local-wins"}, kinds=False), (), "X")
+    assert rules.find(format_path(("metadata", "annotations", "a.b/c"))) is not None

@@ -156,14 +156,22 @@ class FieldRule:
 
     def matches(self, segments: Sequence[PathPart]) -> bool:
         """The rule covers this field (it names it or one of its parents)."""
-        if len(self.segments) > len(segments):
+        want, got = _dotted(self.segments), _dotted(segments)
+        if len(want) > len(got):
             return False
-        return all(_segment_matches(want, got) for want, got in zip(self.segments, segments))
+        return all(_segment_matches(w, g) for w, g in zip(want, got))
 
     @property
     def specificity(self) -> tuple[int, int]:
         """Longer paths first, then fewer wildcards."""
-        return len(self.segments), -sum(s in ("*", ANY_ELEMENT) for s in self.segments)
+        segments = _dotted(self.segments)
+        return len(segments), -sum(s in ("*", ANY_ELEMENT) for s in segments)
+
+
+def _dotted(segments: Sequence[PathPart]) -> tuple[PathPart, ...]:
+    """Keys split at their dots, so a rule written before keys were quoted (``annotations.a.b/c``)
+    still names the key ``a.b/c`` that conflicts now report as ``annotations["a.b/c"]``."""
+    return tuple(p for s in segments for p in (s.split(".") if isinstance(s, str) and s != "*" else (s,)))
 
 
 ANY_ELEMENT = Label("*")
