@@ -16,12 +16,14 @@ Any change of the text forgets every view of the old one (:meth:`mark_changed`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from krm_merge.krm import rtedit, yamlio
+from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
-from krm_merge.yaml.layout import COMPACT, Layout, layout_of
+
+if TYPE_CHECKING:
+    from krm_merge.yaml.layout import Layout
 
 
 class _Unset:
@@ -47,7 +49,7 @@ class ItemViews:
         self._data: Any = UNSET
         self._fast: Any = None  # the fast parser's result for the current text
         self._rt: Any = None
-        self._layout: Layout = COMPACT  # the text's own indentation, which the round-trip printer follows
+        self._layout: Layout | None = None  # the text's own indentation, which the round-trip printer follows
         self._copy_origin: dict[int, Any] | None = None
         self.rt_repaired = False  # the ruamel printer needed the comment repair (for tests)
         self.owner = owner
@@ -104,6 +106,8 @@ class ItemViews:
 
     def set_data(self, new: Any) -> None:
         """Make the text hold ``new``, changing as few bytes as possible."""
+        from krm_merge.krm import rtedit  # start-up: runs that change no item never load the editor
+
         old = self.data
         if deep_equal(old, new):
             return
@@ -125,7 +129,7 @@ class ItemViews:
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
-        from krm_merge.krm import fastyaml
+        from krm_merge.krm import fastyaml, rtedit
 
         if self._rt is not None:
             return False
@@ -173,6 +177,8 @@ class ItemViews:
         """The round-trip tree of the current text (comments kept)."""
         if self._rt is None:
             self._rt = yamlio.load_rt(self.text, self.owner.what, heads_on_elements=True)
+            from krm_merge.yaml.layout import layout_of  # start-up: only a round-trip print needs it
+
             self._layout = layout_of(self.text)
         return self._rt
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load
-from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
+
+if TYPE_CHECKING:
+    from krm_merge.yaml.layout import Layout
 
 MAX_DEPTH = load.MAX_DEPTH
 
@@ -483,13 +485,15 @@ def _comments_to_sequence_slot(seq: Any) -> None:
                 slot[1] = None
 
 
-def dump_rt(node: Any, layout: bool | Layout = False) -> str:
+def dump_rt(node: Any, layout: bool | Layout | None = False) -> str:
     """Print a round-trip tree the way kyaml would (``- # comment`` form).
 
     ``layout``: kyaml's wide sequence style when True, or a :class:`Layout`
     read from the item's own text by :func:`layout_of` (its indentation only:
     the final newlines are :func:`dump_in`'s).
     """
+    from krm_merge.yaml.layout import COMPACT, WIDE, Layout  # start-up: printing a ruamel tree is the slow path
+
     if not isinstance(layout, Layout):
         layout = WIDE if layout else COMPACT
     rt = new_rt_yaml()
@@ -521,6 +525,8 @@ def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None)
     """
     if reference_text is None:
         return dump_rt(node)
+    from krm_merge.yaml.layout import layout_of  # start-up: only merges print this way
+
     layout = layout_of(reference_text)
     text = dump_in(node, layout)
     if text == reference_text:
