@@ -16,14 +16,12 @@ Any change of the text forgets every view of the old one (:meth:`mark_changed`).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
-
-if TYPE_CHECKING:
-    from krm_merge.yaml.layout import Layout
+from krm_merge.yaml.layout import COMPACT, Layout, layout_of
 
 
 class _Unset:
@@ -49,7 +47,7 @@ class ItemViews:
         self._data: Any = UNSET
         self._fast: Any = None  # the fast parser's result for the current text
         self._rt: Any = None
-        self._layout: Layout | None = None  # the text's own indentation, which the round-trip printer follows
+        self._layout: Layout = COMPACT  # the text's own indentation, which the round-trip printer follows
         self._copy_origin: dict[int, Any] | None = None
         self.rt_repaired = False  # the ruamel printer needed the comment repair (for tests)
         self.owner = owner
@@ -90,9 +88,7 @@ class ItemViews:
     def data(self) -> Any:
         """The text as plain data: by the fast parser when it can, else through the bounded loader."""
         if self._data is UNSET:
-            from krm_merge.krm import fastyaml
-
-            fast = self._fast = fastyaml.parse(self.text)
+            fast = self._fast = _fastyaml().parse(self.text)
             self._data = fast.data if fast is not None else yamlio.load_data(self.text, self.owner.what)
         return self._data
 
@@ -106,8 +102,7 @@ class ItemViews:
 
     def set_data(self, new: Any) -> None:
         """Make the text hold ``new``, changing as few bytes as possible."""
-        from krm_merge.krm import rtedit  # start-up: runs that change no item never load the editor
-
+        rtedit = _rtedit()
         old = self.data
         if deep_equal(old, new):
             return
@@ -129,8 +124,7 @@ class ItemViews:
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
-        from krm_merge.krm import fastyaml, rtedit
-
+        fastyaml, rtedit = _fastyaml(), _rtedit()
         if self._rt is not None:
             return False
         fast = self._fast
@@ -177,8 +171,6 @@ class ItemViews:
         """The round-trip tree of the current text (comments kept)."""
         if self._rt is None:
             self._rt = yamlio.load_rt(self.text, self.owner.what, heads_on_elements=True)
-            from krm_merge.yaml.layout import layout_of  # start-up: only a round-trip print needs it
-
             self._layout = layout_of(self.text)
         return self._rt
 
@@ -194,6 +186,20 @@ class ItemViews:
         if new_text != self.text:
             self.text = new_text
             self.mark_changed(rt)
+
+
+def _fastyaml() -> Any:
+    """The fast reader and editor, imported on first use: a run that reads no item's values never loads it."""
+    from krm_merge.krm import fastyaml  # start-up: see the docstring
+
+    return fastyaml
+
+
+def _rtedit() -> Any:
+    """The round-trip editor, imported on first use: a run that changes no item never loads it."""
+    from krm_merge.krm import rtedit  # start-up: see the docstring
+
+    return rtedit
 
 
 _ANCHOR = re.compile(r"(?:^|[\s\[{,])&([^\s,\[\]{}]+)", re.M)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.values import deep_equal
-from krm_merge.yaml import scalars
+from krm_merge.yaml import load, scalars
 
 # Keys that identify list elements when no identity is known (kpt's
 # documented fallback list plus the most common Kubernetes merge keys).
@@ -28,7 +28,8 @@ literal_can_hold = scalars.literal_can_hold
 
 def to_rt(value: Any) -> Any:
     """Plain data → round-trip nodes with kyaml's styles for new scalars."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     if isinstance(value, dict):
         out = CommentedMap()
@@ -46,7 +47,8 @@ def to_rt(value: Any) -> Any:
 
 def rt_key(key: Any) -> Any:
     """A new mapping key: double-quoted when a YAML 1.1 reader would not read it back as this string."""
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+    ry = load.ruamel()
+    DoubleQuotedScalarString = ry.scalarstring.DoubleQuotedScalarString
 
     if isinstance(key, str) and (scalars.needs_double_quotes(key) or not key.isprintable()):
         return DoubleQuotedScalarString(key)
@@ -55,11 +57,10 @@ def rt_key(key: Any) -> Any:
 
 def _rt_string(value: str, like: Any) -> Any:
     """A new string scalar; keeps the quote style of ``like`` when that can hold it."""
-    from ruamel.yaml.scalarstring import (
-        DoubleQuotedScalarString,
-        LiteralScalarString,
-        SingleQuotedScalarString,
-    )
+    ry = load.ruamel()
+    strings = ry.scalarstring
+    DoubleQuotedScalarString, LiteralScalarString = strings.DoubleQuotedScalarString, strings.LiteralScalarString
+    SingleQuotedScalarString = strings.SingleQuotedScalarString
 
     if "\n" in value and scalars.literal_can_hold(value):
         return LiteralScalarString(value)
@@ -99,7 +100,8 @@ class _Edit:
         self.copies: dict[int, Any] = {}  # id(copy) -> the shared original
 
     def apply(self, rt: Any, old: Any, new: Any) -> Any:
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+        ry = load.ruamel()
+        CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
         if deep_equal(old, new):
             return rt

@@ -19,14 +19,12 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load
-
-if TYPE_CHECKING:
-    from krm_merge.yaml.layout import Layout
+from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
 
 MAX_DEPTH = load.MAX_DEPTH
 
@@ -151,7 +149,8 @@ def load_strings(text: str, what: str = "input") -> Any:
 
 def dump_data(data: Any) -> str:
     """Print plain data as block YAML (for new objects and results; no comments)."""
-    from krm_merge.yaml.libyaml import Dumper, yaml
+    lib = load.libyaml()
+    Dumper, yaml = lib.Dumper, lib.yaml
 
     return yaml.dump(
         data,
@@ -202,7 +201,8 @@ def _move_seq_item_comments(node: Any) -> None:
 def _heads_in_tree(node: Any, depth: int) -> None:
     """:func:`_heads_to_elements` on every sequence; a key holding a sequence forgets
     the first element's head (ruamel keeps it on the key too)."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     if depth > MAX_DEPTH:
         return
@@ -274,7 +274,8 @@ def _heads_to_elements(seq: Any) -> list[Any]:
 def detach_foot(node: Any) -> list[str]:
     """Take the comment lines after a collection's last entry that belong to the collection
     (at its dash's or keys' column or left of it: a closing ``# [END x]``), so they stay at its end."""
-    from ruamel.yaml.comments import CommentedMap
+    ry = load.ruamel()
+    CommentedMap = ry.comments.CommentedMap
 
     if not len(node):
         return []
@@ -297,7 +298,8 @@ def detach_foot(node: Any) -> list[str]:
 
 def attach_foot(seq: Any, lines: list[str]) -> None:
     """Put comment lines (from :func:`detach_foot`) after a sequence's last element."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     node = seq
     for _ in range(MAX_DEPTH):
@@ -337,7 +339,8 @@ def last_slot(node: Any) -> tuple[Any, Any, int] | None:
     scalar's entry (``ca.items[key][2]`` in a map, ``[0]`` in a sequence); a
     flow collection counts as one scalar: the lines after it sit on its key.
     """
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     for _ in range(MAX_DEPTH + 1):
         if isinstance(node, CommentedMap) and len(node):
@@ -365,7 +368,8 @@ def _tail_slot(node: Any) -> tuple[list[Any], int] | None:
 
 
 def _nonempty_collection(value: Any) -> bool:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     return isinstance(value, (CommentedMap, CommentedSeq)) and len(value) > 0
 
@@ -427,8 +431,8 @@ def _head_token(line: str) -> Any:
 
 
 def _comment_token(value: str, column: int) -> Any:
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
+    ry = load.ruamel()
+    CommentMark, CommentToken = ry.error.CommentMark, ry.tokens.CommentToken
 
     return CommentToken(value, CommentMark(column), None)
 
@@ -440,7 +444,8 @@ def restore_seq_item_comments(node: Any) -> None:
 
 def _each_sequence(node: Any, visit: Callable[[Any], None], depth: int = 0) -> None:
     """Call ``visit`` on every sequence of a round-trip tree, refusing what cannot round-trip."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     if depth > MAX_DEPTH:
         raise KrmError(f"input is nested deeper than {MAX_DEPTH} levels")
@@ -459,7 +464,8 @@ def _each_sequence(node: Any, visit: Callable[[Any], None], depth: int = 0) -> N
 
 
 def _comments_to_first_key(seq: Any) -> None:
-    from ruamel.yaml.comments import CommentedMap
+    ry = load.ruamel()
+    CommentedMap = ry.comments.CommentedMap
 
     for idx, entry in list(seq.ca.items.items()):
         if not (isinstance(entry, list) and len(entry) > 1 and entry[1]):
@@ -474,7 +480,8 @@ def _comments_to_first_key(seq: Any) -> None:
 
 
 def _comments_to_sequence_slot(seq: Any) -> None:
-    from ruamel.yaml.comments import CommentedMap
+    ry = load.ruamel()
+    CommentedMap = ry.comments.CommentedMap
 
     for idx, item in enumerate(seq):
         if isinstance(item, CommentedMap) and len(item):
@@ -485,15 +492,13 @@ def _comments_to_sequence_slot(seq: Any) -> None:
                 slot[1] = None
 
 
-def dump_rt(node: Any, layout: bool | Layout | None = False) -> str:
+def dump_rt(node: Any, layout: bool | Layout = False) -> str:
     """Print a round-trip tree the way kyaml would (``- # comment`` form).
 
     ``layout``: kyaml's wide sequence style when True, or a :class:`Layout`
     read from the item's own text by :func:`layout_of` (its indentation only:
     the final newlines are :func:`dump_in`'s).
     """
-    from krm_merge.yaml.layout import COMPACT, WIDE, Layout  # start-up: printing a ruamel tree is the slow path
-
     if not isinstance(layout, Layout):
         layout = WIDE if layout else COMPACT
     rt = new_rt_yaml()
@@ -525,8 +530,6 @@ def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None)
     """
     if reference_text is None:
         return dump_rt(node)
-    from krm_merge.yaml.layout import layout_of  # start-up: only merges print this way
-
     layout = layout_of(reference_text)
     text = dump_in(node, layout)
     if text == reference_text:

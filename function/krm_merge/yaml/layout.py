@@ -10,22 +10,43 @@ library is loaded to read a layout.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
-
-# A key alone on its line, then (after comment or blank lines) a deeper key / a dash with content.
-_MAP_UNDER_KEY = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)[^\s#-]", re.M)
-_SEQ_UNDER_KEY = re.compile(r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)-( +)[^\s#]", re.M)
 
 
-@dataclass(frozen=True)
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A key alone on its line, then (after comment or blank lines) a deeper key / a dash with content.
+
+    Compiled on first use: every run imports this module, few print a tree.
+    """
+    key_line = r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*"
+    return re.compile(key_line + r"( *)[^\s#-]", re.M), re.compile(key_line + r"( *)-( +)[^\s#]", re.M)
+
+
 class Layout:
-    """ruamel's indentation settings (``indent(mapping, sequence, offset)``) and the text's final newlines."""
+    """ruamel's indentation settings (``indent(mapping, sequence, offset)``) and the text's final newlines.
 
-    mapping: int = 2
-    sequence: int = 2
-    offset: int = 0
-    ending: str = "\n"
+    A plain value class rather than a dataclass: the module is on every run's
+    start-up path, and a dataclass costs more to create than to use here.
+    """
+
+    __slots__ = ("mapping", "sequence", "offset", "ending")
+
+    def __init__(self, mapping: int = 2, sequence: int = 2, offset: int = 0, ending: str = "\n") -> None:
+        self.mapping, self.sequence, self.offset, self.ending = mapping, sequence, offset, ending
+
+    def _key(self) -> tuple[int, int, int, str]:
+        return self.mapping, self.sequence, self.offset, self.ending
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Layout) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Layout{self._key()!r}"
 
     @property
     def dash_width(self) -> int:
@@ -49,12 +70,13 @@ def layout_of(text: str) -> Layout:
     content starts at.
     """
     mapping = COMPACT.mapping
-    for m in _MAP_UNDER_KEY.finditer(text):
+    map_under_key, seq_under_key = _patterns()
+    for m in map_under_key.finditer(text):
         if len(m.group(2)) > len(m.group(1)):
             mapping = len(m.group(2)) - len(m.group(1))
             break
     offset, sequence = COMPACT.offset, COMPACT.sequence
-    s = _SEQ_UNDER_KEY.search(text)
+    s = seq_under_key.search(text)
     if s:
         offset = max(0, len(s.group(2)) - len(s.group(1)))
         sequence = offset + 1 + len(s.group(3))
