@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from krm_merge.krm import fastyaml, yamlio
 from krm_merge.krm.resourcelist import read_resource_list
 from krm_merge.runner import run_function
+from krm_merge.yaml.layout import layout_of
 from tests.krm.helpers import resource_list
 from tests.realworld.locate import comments
 
@@ -128,7 +129,7 @@ def test_every_comment_stays_with_its_element_after_set_element_order(
     text = "\n".join(writer.lines) + "\n"
     assert yaml.safe_load(text) == data
     # Unedited, the round-trip printer gives the text back (comment slots moved at load or not).
-    assert yamlio.dump_rt(yamlio.load_rt(text, heads_on_elements=True), yamlio.text_layout(text)) == text
+    assert yamlio.dump_rt(yamlio.load_rt(text, heads_on_elements=True), layout_of(text)) == text
     patch = reorder_patch(rng, data)
 
     with mock.patch.object(fastyaml, "edit", lambda *args, **kwargs: None) if round_trip else _nothing():

@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from tests import helpers
+
 CASES_DIR = Path(__file__).parent / "cases"
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$")
 
@@ -70,7 +72,7 @@ def load_cases() -> list[Case]:
 
 def read_tree(root: Path) -> dict[str, bytes]:
     """Relative path -> bytes of every file under ``root``."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return helpers.read_tree(root)
 
 
 def copy_tree(src: Path, dst: Path) -> Path:

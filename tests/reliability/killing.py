@@ -13,7 +13,6 @@ package is locked must leave no stray file even before the recovery.
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import signal
@@ -22,6 +21,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests import helpers
 
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
 VALUE = "registry.example.net/app:2.0.0"
@@ -56,14 +57,7 @@ class Case:
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file below ``root`` with its bytes (empty folders as ``path/``)."""
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = os.path.relpath(dirpath, root)
-        if rel != "." and not dirnames and not filenames:
-            out[rel + "/"] = b""
-        for name in filenames:
-            out[os.path.relpath(os.path.join(dirpath, name), root)] = Path(dirpath, name).read_bytes()
-    return out
+    return helpers.read_tree(root, empty_dirs=True)
 
 
 def strays(state: dict[str, bytes]) -> list[str]:

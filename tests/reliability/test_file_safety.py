@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import helpers
+
 from .harness import ROOT, run_command
 
 ENV_ORDER = ROOT / "examples" / "reorder-merge-env-order"
@@ -24,7 +26,7 @@ UPDATE = ROOT / "examples" / "resource-merge-renamed-resource"
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return helpers.read_tree(root)
 
 
 def _copy(src: Path, tmp: Path) -> Path:

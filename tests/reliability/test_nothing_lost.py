@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from krm_merge.krm.package import split_documents
+from tests import helpers
 
 from .harness import ROOT, check_function, comment_texts, configmap, load_output, resource_list, run_command
 
@@ -33,7 +34,7 @@ def _docs(path: Path) -> list[str]:
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return helpers.read_tree(root)
 
 
 def _run_example(example: Path, pkg: Path) -> int:

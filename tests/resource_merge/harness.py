@@ -15,6 +15,7 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import split_documents
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.modes import resource_merge
+from tests import helpers
 
 MINIMAL_KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: example\n"
 IGNORED_ANNOTATIONS = ("internal.kpt.dev/upstream-identifier",)
@@ -72,23 +73,7 @@ def expected_files(files: dict[str, str]) -> dict[str, list[Any]]:
 
 def normalise(data: Any) -> Any:
     """Drop bookkeeping: reader/kpt annotations, Kptfile upstream info."""
-    if not isinstance(data, dict):
-        return data
-    data = dict(data)
-    meta = dict(data.get("metadata") or {})
-    ann = {
-        k: v
-        for k, v in (meta.get("annotations") or {}).items()
-        if k not in IGNORED_ANNOTATIONS and not k.startswith("internal.config.kubernetes.io/")
-        and k not in ("config.kubernetes.io/path", "config.kubernetes.io/index")
-    }
-    if ann:
-        meta["annotations"] = ann
-    else:
-        meta.pop("annotations", None)
-    data["metadata"] = meta
-    if data.get("kind") == "Kptfile":
-        data.pop("upstream", None)
-        data.pop("upstreamLock", None)
-        meta.pop("name", None)
-    return data
+    return helpers.normalise(
+        data, annotations=(*IGNORED_ANNOTATIONS, "config.kubernetes.io/path", "config.kubernetes.io/index"),
+        annotation_prefixes=("internal.config.kubernetes.io/",), kptfile_upstream=True,
+    )

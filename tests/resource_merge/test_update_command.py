@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import yaml
 from krm_merge.commands import update
 from krm_merge.update import plan as update_plan, planner
 from krm_merge.errors import KrmMergeError
+from tests import helpers
 
 from .harness import MINIMAL_KPTFILE, expected_files, is_krm_file, normalise
 from .test_conformance import DATA, DEVIATIONS
@@ -26,12 +26,7 @@ def write_tree(root: Path, files: dict[str, str]) -> None:
 
 
 def read_tree(root: Path) -> dict[str, str]:
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            full = Path(dirpath) / name
-            out[str(full.relative_to(root))] = full.read_text()
-    return out
+    return helpers.read_tree(root, text=True)
 
 
 def make_copies(tmp_path: Path, case: dict[str, Any]) -> tuple[Path, Path, Path]:

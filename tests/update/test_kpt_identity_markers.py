@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from krm_merge.krm import splice
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.update import markers
 from tests.conftest import require_binary
@@ -91,6 +92,6 @@ def test_markers_on_a_resource_the_text_editor_declines() -> None:
 
 def test_annotation_goes_after_the_last_entry_and_its_comments() -> None:
     text = "kind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    foo: bar\n    # about foo\n\n# data\ndata: {}\n"
-    out = markers.with_annotations_text(text, {markers.UPSTREAM_IDENTIFIER: "|ConfigMap|default|a"})
+    out = splice.with_annotations(text, {markers.UPSTREAM_IDENTIFIER: "|ConfigMap|default|a"})
     assert out == ("kind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    foo: bar\n    # about foo\n"
                    "    internal.kpt.dev/upstream-identifier: '|ConfigMap|default|a'\n\n# data\ndata: {}\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from krm_merge.update.markers import with_annotations_text as _with_annotations_text
+from krm_merge.krm.splice import with_annotations
 
 KEY = "internal.kpt.dev/upstream-identifier"
 
@@ -16,7 +16,7 @@ KEY = "internal.kpt.dev/upstream-identifier"
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: a\n    annotations:\n        other: o\ndata: {x: '1'}\n",
 ])
 def test_annotation_added_as_lines(text: str) -> None:
-    out = _with_annotations_text(text, {KEY: "|ConfigMap|default|a"})
+    out = with_annotations(text, {KEY: "|ConfigMap|default|a"})
     assert out is not None
     before, after = yaml.safe_load(text), yaml.safe_load(out)
     assert after["metadata"]["annotations"][KEY] == "|ConfigMap|default|a"
@@ -37,4 +37,4 @@ def test_annotation_added_as_lines(text: str) -> None:
     "apiVersion: v1\nkind: ConfigMap\n",
 ])
 def test_unusual_layouts_fall_back(text: str) -> None:
-    assert _with_annotations_text(text, {KEY: "x"}) is None
+    assert with_annotations(text, {KEY: "x"}) is None

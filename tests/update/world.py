@@ -15,9 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from krm_merge.commands import update
+from tests import helpers
 
 Files = dict[str, "str | None"]  # relative path -> text (None: delete)
 KPT_ANNOTATIONS = ("internal.kpt.dev/upstream-identifier",)
@@ -112,31 +111,12 @@ def write_tree(root: Path, files: Files) -> None:
 
 def read_tree(root: Path) -> dict[str, Any]:
     """Every file of a package: KRM files as normalised data (Kptfiles included), others as text."""
-    out: dict[str, Any] = {}
-    for dirpath, dirnames, names in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
-        for name in names:
-            full = Path(dirpath) / name
-            rel = full.relative_to(root).as_posix()
-            text = full.read_text()
-            if rel.endswith((".yaml", ".yml")) or name == "Kptfile":
-                out[rel] = [normalise(d) for d in yaml.safe_load_all(text) if d is not None]
-            else:
-                out[rel] = text
-    return out
+    return helpers.read_tree(root, skip_dirs=(".git",), krm=normalise)
 
 
 def normalise(data: Any) -> Any:
     """Drop kpt's upstream-identifier annotation (its place is checked byte for byte in test_kpt_identity_markers)."""
-    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
-        return data
-    meta = dict(data["metadata"])
-    ann = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in KPT_ANNOTATIONS}
-    if ann:
-        meta["annotations"] = ann
-    else:
-        meta.pop("annotations", None)
-    return {**data, "metadata": meta}
+    return helpers.normalise(data, annotations=KPT_ANNOTATIONS)
 
 
 def cm(name: str, value: str, extra: str = "") -> str:

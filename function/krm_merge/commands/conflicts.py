@@ -34,6 +34,7 @@ from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import read_package, split_documents
 from krm_merge.krm.results import Field, File, KrmError, Result, Results
+from krm_merge.krm.values import Label, PathPart
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.merge3 import textfile
 from krm_merge.merge3.conflicts import ABSENT, ABSENT_VALUE, MARKER, find_marker, format_path, parse_marker
@@ -184,13 +185,13 @@ def _field_lines(tree: Any) -> dict[int, tuple[DataPath, tuple[Any, ...]]]:
     return out
 
 
-def _element_label(element: Any, index: int) -> str:
+def _element_label(element: Any, index: int) -> PathPart:
     if isinstance(element, dict):
         for key in _LABEL_KEYS:
             value = element.get(key)
             if value is not None and not isinstance(value, (dict, list)):
-                return f"[{key}={value}]"
-    return f"[{index}]"
+                return Label(f"{key}={value}")
+    return index
 
 
 def _resource_label(doc: str) -> str:

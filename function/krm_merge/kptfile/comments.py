@@ -17,6 +17,10 @@ function upstream added — re-indented to the list's dash column, and the
 list gets local's trailing comment after its last function.  Comment lines
 indented deeper than the dash stay where they are (they belong to the
 element above).
+
+This module holds only that policy; where ruamel keeps a comment (the dash
+column, the last scalar's slot, tokens and their lines) is the one
+comment-surgery module's, :mod:`krm_merge.krm.yamlio`.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import CommentMark
-from ruamel.yaml.tokens import CommentToken
+
+from krm_merge.krm.yamlio import dash_column, join_token, last_slot, line_tokens, split_token, token_column, token_lines
 
 KeyFn = Callable[[Any], "tuple[str, ...] | None"]
 Lines = list[str]
@@ -49,7 +53,7 @@ def detach(parent: Any, key: str, key_fn: KeyFn | None) -> ListComments | None:
     seq = parent.get(key) if isinstance(parent, CommentedMap) else None
     if not isinstance(seq, CommentedSeq) or not len(seq) or seq.fa.flow_style():
         return None
-    column = _dash_column(seq)
+    column = dash_column(seq) or 0
     found = ListComments(column)
     heads: list[Lines] = [_take_key_region(parent, key, seq)]
     for element in seq:
@@ -71,15 +75,15 @@ def attach(parent: Any, key: str, local: ListComments | None, origin: ListCommen
     seq = parent.get(key) if isinstance(parent, CommentedMap) else None
     if not isinstance(seq, CommentedSeq) or not len(seq):
         return
-    column = local.column if local is not None else _dash_column(seq)
+    column = local.column if local is not None else dash_column(seq) or 0
     for i, element in enumerate(seq):
         head = _head_for(element, local, origin, upstream)
         if head:
             entry = seq.ca.items.setdefault(i, [None, None, None, None])
-            entry[1] = _tokens([_indent(line, column) for line in head])
+            entry[1] = line_tokens([_indent(line, column) for line in head])
     tail = local.tail if local is not None else upstream.tail if upstream is not None else []
     if tail:
-        seq.ca.end = _tokens(tail)
+        seq.ca.end = line_tokens(tail)
         if seq.ca.comment is None:
             seq.ca.comment = [None, None]  # ruamel prints `end` only next to a comment slot
 
@@ -109,33 +113,7 @@ def _indent(line: str, column: int) -> str:
     return " " * column + line.lstrip() if line.strip() else ""
 
 
-def _tokens(lines: Lines) -> list[CommentToken]:
-    """One comment token per line (a blank line is an empty token), at the line's own column."""
-    out = []
-    for line in lines:
-        text = line.lstrip()
-        out.append(CommentToken(text + "\n", CommentMark(len(line) - len(text) if text else 0), None))
-    return out
-
-
-def _dash_column(seq: CommentedSeq) -> int:
-    lc = getattr(seq, "lc", None)
-    col = getattr(lc, "col", None) if lc is not None else None
-    return col if isinstance(col, int) else 0
-
-
 # --- where ruamel keeps the comments -------------------------------------------
-
-
-def _split(value: str) -> tuple[str, Lines]:
-    """A trailing-comment token: (comment on the node's own line, the following lines)."""
-    parts = value.split("\n")
-    lines = parts[1:-1] if value.endswith("\n") else parts[1:]
-    return parts[0], lines
-
-
-def _join(first: str, lines: Lines) -> str:
-    return first + "\n" + "".join(line + "\n" for line in lines)
 
 
 def _take_key_region(parent: CommentedMap, key: str, seq: CommentedSeq) -> Lines:
@@ -143,32 +121,18 @@ def _take_key_region(parent: CommentedMap, key: str, seq: CommentedSeq) -> Lines
     entry = parent.ca.items.get(key)
     lines: Lines = []
     if entry and len(entry) > 2 and entry[2] is not None:
-        first, rest = _split(entry[2].value)
+        first, rest = split_token(entry[2].value)
         if rest:
-            entry[2].value = _join(first, [])  # the token is shared with seq.ca.comment[0]
+            entry[2].value = join_token(first, [])  # the token is shared with seq.ca.comment[0]
         lines += rest
     listed = entry[3] if entry and len(entry) > 3 else None
     if not listed and seq.ca.comment and len(seq.ca.comment) > 1:
         listed = seq.ca.comment[1]  # the same tokens, when ruamel kept them here only
-    lines += [line for tok in listed or () for line in _raw_lines(tok)]
+    lines += [line for tok in listed or () for line in token_lines(tok)]
     if entry and len(entry) > 3:
         entry[3] = None
     if seq.ca.comment and len(seq.ca.comment) > 1:
         seq.ca.comment[1] = None
-    return lines
-
-
-def _column(tok: CommentToken) -> int:
-    mark = getattr(tok, "start_mark", None)
-    col = getattr(mark, "column", None)
-    return col if isinstance(col, int) else 0
-
-
-def _raw_lines(tok: CommentToken) -> Lines:
-    """A full-line comment token as the lines it was (indentation included)."""
-    value = tok.value[:-1] if tok.value.endswith("\n") else tok.value
-    lines = value.split("\n")
-    lines[0] = " " * _column(tok) + lines[0] if lines[0].strip() else ""
     return lines
 
 
@@ -179,15 +143,15 @@ def _take_first_key_heads(element: Any, column: int) -> Lines:
     entry = element.ca.items.get(next(iter(element)))
     if not entry or len(entry) < 2 or not entry[1]:
         return []
-    heads = [tok for tok in entry[1] if not tok.value.strip() or _column(tok) <= column]
+    heads = [tok for tok in entry[1] if not tok.value.strip() or token_column(tok) <= column]
     keep = [tok for tok in entry[1] if all(tok is not h for h in heads)]
     entry[1] = keep or None
-    return [line for tok in heads for line in _raw_lines(tok)]
+    return [line for tok in heads for line in token_lines(tok)]
 
 
 def _take_trailing_region(element: Any, column: int) -> Lines:
     """Comment lines after an element at or left of the dash column (the next element's head)."""
-    slot = _last_slot(element)
+    slot = last_slot(element)
     if slot is None:
         return []
     container, key, pos = slot
@@ -195,33 +159,16 @@ def _take_trailing_region(element: Any, column: int) -> Lines:
     token = entry[pos] if entry and len(entry) > pos else None
     if token is None:
         return []
-    first, lines = _split(token.value)
+    first, lines = split_token(token.value)
     cut = next((i for i, line in enumerate(lines) if line.strip() and len(line) - len(line.lstrip()) <= column), len(lines))
     while cut > 0 and not lines[cut - 1].strip():
         cut -= 1  # blank lines before the head comment go with it
     taken = lines[cut:]
     if taken:
-        token.value = _join(first, lines[:cut])
+        token.value = join_token(first, lines[:cut])
         if not first and not lines[:cut]:
             entry[pos] = None
     return taken
-
-
-def _last_slot(node: Any) -> tuple[Any, Any, int] | None:
-    """(container, key, slot) of the comment after the last scalar of ``node``."""
-    if isinstance(node, CommentedMap) and len(node):
-        last = list(node)[-1]
-        value = node[last]
-        if isinstance(value, (CommentedMap, CommentedSeq)) and len(value) and not value.fa.flow_style():
-            return _last_slot(value)
-        return node, last, 2
-    if isinstance(node, CommentedSeq) and len(node):
-        last_i = len(node) - 1
-        value = node[last_i]
-        if isinstance(value, (CommentedMap, CommentedSeq)) and len(value) and not value.fa.flow_style():
-            return _last_slot(value)
-        return node, last_i, 0
-    return None
 
 
 def _take_end(seq: CommentedSeq) -> Lines:
@@ -229,4 +176,4 @@ def _take_end(seq: CommentedSeq) -> Lines:
     if not end:
         return []
     seq.ca.end = None
-    return [line for tok in end for line in _raw_lines(tok)]
+    return [line for tok in end for line in token_lines(tok)]

@@ -19,7 +19,8 @@ from krm_merge.merge3 import Conflict, MergeOptions, Merger
 from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.merge3.nodes import MISSING, new_map, new_seq, same
 from krm_merge.merge3.rules import INFER_LIST, PLAIN_LIST, ListRule, MergeSchema
-from krm_merge.merge3.text import dump_like, load
+from krm_merge.krm.yamlio import dump_like
+from krm_merge.krm.yamlio import load_rt as load
 from krm_merge.merge3.visit import DELETE, KEEP, Decision, Sources, descend, replace_with
 from krm_merge.merge3.visitor import Merge3Visitor
 

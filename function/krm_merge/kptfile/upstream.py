@@ -18,6 +18,7 @@ from krm_merge import files
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.values import deep_equal
 
 _COMMIT_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -152,7 +153,7 @@ def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: st
     if strategy is not None and up.get("updateStrategy") != strategy:
         return False
     lock = {"repo": upstream.repo, "directory": upstream.directory, "ref": lock_ref, "commit": commit}
-    return data.get("upstreamLock") == {"type": "git", "git": lock}
+    return deep_equal(data.get("upstreamLock"), {"type": "git", "git": lock})
 
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.values import deep_equal
+from krm_merge.yaml.layout import COMPACT, Layout, layout_of
 
 
 class _Unset:
@@ -45,7 +47,7 @@ class ItemViews:
         self._data: Any = UNSET
         self._fast: Any = None  # the fast parser's result for the current text
         self._rt: Any = None
-        self._layout: yamlio.Layout = (2, 2, 0)  # the text's own indentation, which the round-trip printer follows
+        self._layout: Layout = COMPACT  # the text's own indentation, which the round-trip printer follows
         self._copy_origin: dict[int, Any] | None = None
         self.rt_repaired = False  # the ruamel printer needed the comment repair (for tests)
         self.owner = owner
@@ -86,9 +88,7 @@ class ItemViews:
     def data(self) -> Any:
         """The text as plain data: by the fast parser when it can, else through the bounded loader."""
         if self._data is UNSET:
-            from krm_merge.krm import fastyaml
-
-            fast = self._fast = fastyaml.parse(self.text)
+            fast = self._fast = _fastyaml().parse(self.text)
             self._data = fast.data if fast is not None else yamlio.load_data(self.text, self.owner.what)
         return self._data
 
@@ -102,10 +102,9 @@ class ItemViews:
 
     def set_data(self, new: Any) -> None:
         """Make the text hold ``new``, changing as few bytes as possible."""
-        from krm_merge.krm import rtedit
-
+        rtedit = _rtedit()
         old = self.data
-        if rtedit.same(old, new):
+        if deep_equal(old, new):
             return
         if not isinstance(new, dict):
             raise KrmError("an item must be a mapping", self.owner)
@@ -118,22 +117,21 @@ class ItemViews:
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         printed = self._print_rt_checked(rt, new)
         kept = keep_trailing_space(before, printed)
-        printed = kept if kept != printed and _reads_back(kept, new) else printed
+        printed = kept if kept != printed and yamlio.read_back_error(kept, new) is None else printed
         self.text = keep_closing_comments(before, printed)
         self.mark_changed(rt)  # the tree still matches the new text: later edits reuse it
         self._data = new
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
-        from krm_merge.krm import fastyaml, rtedit
-
+        fastyaml, rtedit = _fastyaml(), _rtedit()
         if self._rt is not None:
             return False
         fast = self._fast
         if fast is None or fast.data is not old:
             # After an earlier edit the positions are gone: re-read the text.
             fast = fastyaml.parse(self.text)
-            if fast is None or not rtedit.same(fast.data, old):
+            if fast is None or not deep_equal(fast.data, old):
                 return False
         new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         if new_text is None:
@@ -152,12 +150,12 @@ class ItemViews:
         not read back is refused rather than written.
         """
         text = yamlio.dump_rt(rt, self._layout)
-        if _reads_back(text, new):
+        if yamlio.read_back_error(text, new) is None:
             return text
         yamlio.restore_seq_item_comments(rt)
         self.rt_repaired = True
         text = yamlio.dump_rt(rt, self._layout)
-        if _reads_back(text, new):
+        if yamlio.read_back_error(text, new) is None:
             return text
         anchors = sorted(set(_ANCHOR.findall(self.text)))
         uses = f" (it uses the anchors {', '.join('&' + a for a in anchors)})" if anchors else ""
@@ -173,7 +171,7 @@ class ItemViews:
         """The round-trip tree of the current text (comments kept)."""
         if self._rt is None:
             self._rt = yamlio.load_rt(self.text, self.owner.what, heads_on_elements=True)
-            self._layout = yamlio.text_layout(self.text)
+            self._layout = layout_of(self.text)
         return self._rt
 
     def commit_rt(self) -> None:
@@ -183,11 +181,25 @@ class ItemViews:
         rt = self._rt
         new_text = yamlio.dump_rt(rt, self._layout)
         kept = keep_trailing_space(self.text, new_text)
-        if kept != new_text and _reads_back(kept, yamlio.load_data(new_text)):
+        if kept != new_text and yamlio.read_back_error(kept, yamlio.load_data(new_text)) is None:
             new_text = kept
         if new_text != self.text:
             self.text = new_text
             self.mark_changed(rt)
+
+
+def _fastyaml() -> Any:
+    """The fast reader and editor, imported on first use: a run that reads no item's values never loads it."""
+    from krm_merge.krm import fastyaml  # start-up: see the docstring
+
+    return fastyaml
+
+
+def _rtedit() -> Any:
+    """The round-trip editor, imported on first use: a run that changes no item never loads it."""
+    from krm_merge.krm import rtedit  # start-up: see the docstring
+
+    return rtedit
 
 
 _ANCHOR = re.compile(r"(?:^|[\s\[{,])&([^\s,\[\]{}]+)", re.M)
@@ -247,15 +259,6 @@ def _closing_block(text: str) -> str:
     if start == end:
         return ""
     return "\n".join(lines[start:end]) + ("\n" if text.endswith("\n") else "")
-
-
-def _reads_back(text: str, expected: Any) -> bool:
-    from krm_merge.krm import rtedit
-
-    try:
-        return rtedit.same(yamlio.load_data(text), expected)
-    except KrmError:
-        return False
 
 
 def _copy_tracking(value: Any, origin: dict[int, Any]) -> Any:

@@ -85,9 +85,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
     """
     root = os.fspath(root)
     if not os.path.isdir(root):
-        from pathlib import Path  # the message names the folder as before: normalised
-
-        raise KrmError(f"{Path(root)} is not a directory")
+        raise KrmError(f"{os.path.normpath(root)} is not a directory")
     pkg = Package(root)
     rl = ResourceList()
     try:

@@ -12,6 +12,7 @@ from dataclasses import field as dc_field
 from typing import Any, Protocol
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.krm.values import resource_label
 
 
 class ResultSubject(Protocol):
@@ -49,8 +50,7 @@ class ResourceRef:
 
     def display(self) -> str:
         """``Kind/[namespace/]name``, the form used in messages."""
-        ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind}/{ns}{self.name}"
+        return resource_label(self.kind, self.name, self.namespace)
 
 
 @dataclass(frozen=True)

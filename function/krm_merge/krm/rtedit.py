@@ -9,11 +9,12 @@ types by YAML 1.2 rules — guarantees that an untouched value keeps its bytes.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 from krm_merge.krm import yamlio
-from krm_merge.krm.values import same
-from krm_merge.yaml import scalars
+from krm_merge.krm.values import deep_equal
+from krm_merge.yaml import load, scalars
 
 # Keys that identify list elements when no identity is known (kpt's
 # documented fallback list plus the most common Kubernetes merge keys).
@@ -27,7 +28,8 @@ literal_can_hold = scalars.literal_can_hold
 
 def to_rt(value: Any) -> Any:
     """Plain data → round-trip nodes with kyaml's styles for new scalars."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     if isinstance(value, dict):
         out = CommentedMap()
@@ -45,7 +47,8 @@ def to_rt(value: Any) -> Any:
 
 def rt_key(key: Any) -> Any:
     """A new mapping key: double-quoted when a YAML 1.1 reader would not read it back as this string."""
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+    ry = load.ruamel()
+    DoubleQuotedScalarString = ry.scalarstring.DoubleQuotedScalarString
 
     if isinstance(key, str) and (scalars.needs_double_quotes(key) or not key.isprintable()):
         return DoubleQuotedScalarString(key)
@@ -54,11 +57,10 @@ def rt_key(key: Any) -> Any:
 
 def _rt_string(value: str, like: Any) -> Any:
     """A new string scalar; keeps the quote style of ``like`` when that can hold it."""
-    from ruamel.yaml.scalarstring import (
-        DoubleQuotedScalarString,
-        LiteralScalarString,
-        SingleQuotedScalarString,
-    )
+    ry = load.ruamel()
+    strings = ry.scalarstring
+    DoubleQuotedScalarString, LiteralScalarString = strings.DoubleQuotedScalarString, strings.LiteralScalarString
+    SingleQuotedScalarString = strings.SingleQuotedScalarString
 
     if "\n" in value and scalars.literal_can_hold(value):
         return LiteralScalarString(value)
@@ -98,9 +100,10 @@ class _Edit:
         self.copies: dict[int, Any] = {}  # id(copy) -> the shared original
 
     def apply(self, rt: Any, old: Any, new: Any) -> Any:
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+        ry = load.ruamel()
+        CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
-        if same(old, new):
+        if deep_equal(old, new):
             return rt
         if isinstance(new, dict) and isinstance(old, dict) and isinstance(rt, CommentedMap):
             rt = self._own(rt)
@@ -118,8 +121,6 @@ class _Edit:
         """``node``, or a private copy of it when an anchor shares it with other sites."""
         if id(node) not in self.shared:
             return node
-        import copy
-
         private = copy.deepcopy(node)
         private.anchor.value = None
         self.copies[id(private)] = node
@@ -179,7 +180,7 @@ class _Edit:
         replace: dict[int, Any] = {}
         for nodes in sites.values():
             first = nodes[0]
-            if len(nodes) < 2 or not all(same(first, other) for other in nodes[1:]):
+            if len(nodes) < 2 or not all(deep_equal(first, other) for other in nodes[1:]):
                 continue
             original = self.copies.get(id(first), first)
             keep = next((n for n in nodes if n is original), first)
@@ -262,7 +263,7 @@ def match_elements(
             claim(i, by_id.get(id(source)))
     for i, item in enumerate(new):
         if result[i] is None:
-            claim(i, next((j for j, o in enumerate(old) if j not in taken and same(o, item)), None))
+            claim(i, next((j for j, o in enumerate(old) if j not in taken and deep_equal(o, item)), None))
     for i, item in enumerate(new):
         if result[i] is None and isinstance(item, dict):
             claim(i, _match_by_key(item, old, taken))
@@ -279,7 +280,7 @@ def _match_by_key(item: dict, old: list[Any], taken: set[int]) -> int | None:
             continue
         for j, candidate in enumerate(old):
             if j not in taken and isinstance(candidate, dict) and key in candidate:
-                if same(candidate[key], item[key]):
+                if deep_equal(candidate[key], item[key]):
                     return j
         return None
     return None

@@ -1,82 +1,157 @@
-"""Value helpers shared by every algorithm: type-aware equality and field paths."""
+"""The one home of three concepts every algorithm shares: deep equality, field paths, resource labels.
+
+Each has exactly one implementation here; ``tests/architecture/test_one_home.py``
+fails when a second one appears elsewhere.  The module imports nothing but ``re``
+so the fast paths (and promote's text-only path) can use it without loading a
+YAML library.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
-PathPart = str | int
+
+class Label(NamedTuple):
+    """A list element named by what identifies it (``name=app``), written ``[name=app]`` in a path.
+
+    Labels come from merge keys (merge3, SMP) and are for people to read: the
+    text is written as is, so only labels without ``]`` read back.
+    """
+
+    text: str
+
+
+PathPart = str | int | Label
 Path = tuple[PathPart, ...]
 
+# --- deep equality ------------------------------------------------------------------------
 
-def same(a: Any, b: Any) -> bool:
-    """Deep equality that, like Go, tells ``1``, ``1.0``, ``True`` and ``"1"`` apart."""
+# The JSON kinds of YAML data; a loader's subclass (ruamel's ScalarFloat, a str
+# subclass) counts as its base, because only the data, not the reader, is compared.
+_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "bool"), (int, "int"), (float, "float"), (str, "str"), (dict, "map"), (list, "list"),
+)
+
+
+def _kind(value: Any) -> str:
+    exact = type(value)
+    for base, name in _KINDS:
+        if exact is base:
+            return name
+    if value is None:
+        return "null"
+    for base, name in _KINDS:  # bool before int: True is an int to Python, not to YAML
+        if isinstance(value, base):
+            return name
+    return exact.__name__
+
+
+def deep_equal(a: Any, b: Any) -> bool:
+    """Equality of YAML/JSON data, the project's only one.
+
+    Type-aware like Go's ``reflect.DeepEqual`` on decoded JSON: ``1``, ``1.0``,
+    ``True`` and ``"1"`` all differ, and list order matters.  One deliberate
+    difference: ``.nan`` equals ``.nan``.  This compares documents as data (is
+    the edited text the data we meant?  did a field change?), and a document
+    holding ``.nan`` is the same document when read twice; Go's NaN != NaN is an
+    arithmetic rule, and Kubernetes never compares a NaN anyway (its JSON cannot
+    hold one).
+    """
     if a is b:
         return True
-    ta, tb = type(a), type(b)
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or len(a) != len(b):
-            return False
-        for key, value in a.items():
-            if key not in b or not same(value, b[key]):
-                return False
-        return True
-    if isinstance(a, list):
-        if not isinstance(b, list) or len(a) != len(b):
-            return False
-        return all(same(x, y) for x, y in zip(a, b))
-    if ta is not tb and not (issubclass(ta, str) and issubclass(tb, str)):
+    kind = _kind(a)
+    if kind != _kind(b):
         return False
-    if ta is float and a != a:  # NaN: the same value when both are NaN
-        return b != b
+    if kind == "map":
+        return len(a) == len(b) and all(key in b and deep_equal(value, b[key]) for key, value in a.items())
+    if kind == "list":
+        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b))
+    if kind == "float" and a != a:
+        return bool(b != b)
     return bool(a == b)
 
 
-_PART = re.compile(r"""([^.\[\]]+)|\[(-?\d+)\]|\[([^\]=]+)=([^\]]*)\]""")
+same = deep_equal
+"""The name most of the code base calls :func:`deep_equal` by."""
+
+# --- field paths --------------------------------------------------------------------------
+
+# Keys written bare: letters and digits of any script (re's \w), "_", "-", "$", "/".  Any
+# other key is written ["..."] with \\ and \" escaped (docs/promote.md's fieldPath grammar).
+_BARE_KEY = re.compile(r"[\w$/-]+")
+
+_PART = re.compile(r"""([^.\[\]]+)|\[(-?\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\[(?!")([^\]]*)\]""")
 
 
-def parse_path(path: str | Sequence[PathPart]) -> Path:
-    """``"spec.containers[0].image"`` → ``("spec", "containers", 0, "image")``.
+def format_key(key: str) -> str:
+    """One map key as a path segment: bare when safe, else ``["..."]`` with escapes."""
+    if _BARE_KEY.fullmatch(key):
+        return key
+    return '["' + key.replace("\\", "\\\\").replace('"', '\\"') + '"]'
 
-    A tuple or list is taken as already split.  Keys holding dots can be given
-    in a tuple.
+
+def format_path(parts: Sequence[PathPart]) -> str:
+    """The one written form of a field path: ``spec.containers[0].image``, ``[name=app]`` labels, odd keys quoted."""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, Label):
+            out.append(f"[{part.text}]")
+        elif isinstance(part, int):
+            out.append(f"[{part}]")
+        else:
+            key = format_key(str(part))
+            out.append(("." if out and key[0] != "[" else "") + key)
+    return "".join(out)
+
+
+def parse_path(path: str | Sequence[PathPart], *, labels: bool = False, strict: bool = False) -> Path:
+    """``'spec.containers[0].image'`` → ``("spec", "containers", 0, "image")``; the inverse of :func:`format_path`.
+
+    A tuple or list is taken as already split.  ``labels``: ``[name=app]`` reads
+    as a :class:`Label` (else it is an error: most callers need a path into the
+    data).  ``strict``: separators exactly as :func:`format_path` writes them
+    (one dot before a bare key, none before a bracket); otherwise stray dots are
+    skipped.  ValueError names the path when it is not one.
     """
     if not isinstance(path, str):
         return tuple(path)
     parts: list[PathPart] = []
     pos = 0
     while pos < len(path):
-        if path[pos] == ".":
+        dotted = path[pos] == "."
+        if dotted:
             pos += 1
-            continue
+            if not strict:
+                continue
         m = _PART.match(path, pos)
-        if not m:
+        if not m or (strict and dotted != (bool(parts) and m.group(1) is not None)):
             raise ValueError(f"bad field path {path!r} at {pos}")
-        if m.group(1) is not None:
-            parts.append(m.group(1))
-        elif m.group(2) is not None:
-            parts.append(int(m.group(2)))
-        else:
-            raise ValueError(f"selector paths are not supported here: {path!r}")
+        parts.append(_part_of(m, path, labels))
         pos = m.end()
     return tuple(parts)
 
 
-def format_path(parts: Sequence[PathPart]) -> str:
-    """The dotted form used in results: ``spec.containers[0].image``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out
+def _part_of(m: re.Match[str], path: str, labels: bool) -> PathPart:
+    bare, index, quoted, label = m.groups()
+    if bare is not None:
+        return bare
+    if index is not None:
+        return int(index)
+    if quoted is not None:
+        return re.sub(r"\\(.)", r"\1", quoted)
+    if not labels:
+        what = "selector paths are" if "=" in label else "this list element label is"
+        raise ValueError(f"{what} not supported here: {path!r}")
+    return Label(label)
 
 
 def get_path(data: Any, path: Sequence[PathPart], default: Any = None) -> Any:
     """Follow ``path`` through maps and lists; ``default`` where it leads nowhere."""
     node = data
     for part in path:
+        if isinstance(part, Label):
+            return default
         if isinstance(part, int):
             if not isinstance(node, list) or not -len(node) <= part < len(node):
                 return default
@@ -86,3 +161,13 @@ def get_path(data: Any, path: Sequence[PathPart], default: Any = None) -> Any:
                 return default
             node = node[part]
     return node
+
+
+# --- resource labels ----------------------------------------------------------------------
+
+
+def resource_label(kind: str, name: str, namespace: str = "") -> str:
+    """``Kind/[namespace/]name``, how every message names a resource; ``?`` for a missing part, "" with neither."""
+    if not kind and not name:
+        return ""
+    return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"

@@ -22,7 +22,9 @@ import re
 from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load
+from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
 
 MAX_DEPTH = load.MAX_DEPTH
 
@@ -99,14 +101,38 @@ def load_data(text: str, what: str = "input") -> Any:
         return load.load_data(text, what, _load_all_fast)
 
 
-def load_all_data(text: str, what: str = "input") -> list[Any]:
+def load_all_data(text: str, what: str = "input", *, note_duplicates: bool = True) -> list[Any]:
     """Load every document of a YAML stream as plain data through the bounded loader.
 
     Documents in kyaml's block style are read by the fast reader (same data,
-    no PyYAML import); anything else by libyaml.
+    no PyYAML import); anything else by libyaml.  ``note_duplicates=False``
+    for a text whose duplicate keys an earlier read noted.
     """
     with _as_krm_error():
-        return load.load_all_data(text, what, _load_all_fast)
+        return load.load_all_data(text, what, _load_all_fast, note_duplicates=note_duplicates)
+
+
+def read_back_error(text: str, expected: Any, *, documents: bool = False) -> str | None:
+    """The one read-back check of an edit: None when ``text`` reads as ``expected``, else why not.
+
+    Every editor that writes text (the round-trip printer, promote's
+    splicers) proves its output with it before the text is used: ``text`` is
+    read by the bounded loader and compared with ``expected`` by the project's
+    one equality (:func:`krm_merge.krm.values.deep_equal`).  ``expected`` is one
+    document's data, or with ``documents`` the list of the stream's non-empty
+    documents.  Duplicate keys are not noted again: the text's first read did.
+    """
+    try:
+        docs = load.load_all_data(text, "the edited text", _load_all_fast, note_duplicates=False)
+    except load.YamlError as err:
+        return f"does not parse ({err.message})"
+    if documents:
+        got = [doc for doc in docs if doc is not None]
+    elif len(docs) > 1:
+        return f"holds {len(docs)} YAML documents, expected one"
+    else:
+        got = docs[0] if docs else None
+    return None if deep_equal(got, expected) else "does not read back as intended"
 
 
 def check_syntax(text: str, what: str) -> None:
@@ -123,7 +149,8 @@ def load_strings(text: str, what: str = "input") -> Any:
 
 def dump_data(data: Any) -> str:
     """Print plain data as block YAML (for new objects and results; no comments)."""
-    from krm_merge.yaml.libyaml import Dumper, yaml
+    lib = load.libyaml()
+    Dumper, yaml = lib.Dumper, lib.yaml
 
     return yaml.dump(
         data,
@@ -174,7 +201,8 @@ def _move_seq_item_comments(node: Any) -> None:
 def _heads_in_tree(node: Any, depth: int) -> None:
     """:func:`_heads_to_elements` on every sequence; a key holding a sequence forgets
     the first element's head (ruamel keeps it on the key too)."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     if depth > MAX_DEPTH:
         return
@@ -205,7 +233,7 @@ def _heads_to_elements(seq: Any) -> list[Any]:
     """
     if not len(seq):
         return []
-    column = _dash_column(seq)
+    column = dash_column(seq)
     if column is None:
         return []
     moved: list[Any] = []
@@ -229,7 +257,7 @@ def _heads_to_elements(seq: Any) -> list[Any]:
             slot = seq.ca.items.setdefault(0, [None, None, None, None])
             slot[1] = [_head_token(line) for line in head] + list(slot[1] or [])
     for k in range(1, len(seq)):
-        tail = _tail_slot(seq[k - 1], 0)
+        tail = _tail_slot(seq[k - 1])
         if tail is None:
             continue
         holder, index = tail
@@ -246,15 +274,16 @@ def _heads_to_elements(seq: Any) -> list[Any]:
 def detach_foot(node: Any) -> list[str]:
     """Take the comment lines after a collection's last entry that belong to the collection
     (at its dash's or keys' column or left of it: a closing ``# [END x]``), so they stay at its end."""
-    from ruamel.yaml.comments import CommentedMap
+    ry = load.ruamel()
+    CommentedMap = ry.comments.CommentedMap
 
     if not len(node):
         return []
     if isinstance(node, CommentedMap):
         column = _key_column(node)
     else:
-        column = _dash_column(node)
-    tail = _tail_slot(node, 0)
+        column = dash_column(node)
+    tail = _tail_slot(node)
     if column is None:
         return []
     if tail is None:
@@ -269,7 +298,8 @@ def detach_foot(node: Any) -> list[str]:
 
 def attach_foot(seq: Any, lines: list[str]) -> None:
     """Put comment lines (from :func:`detach_foot`) after a sequence's last element."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     node = seq
     for _ in range(MAX_DEPTH):
@@ -296,39 +326,86 @@ def _key_column(node: Any) -> int | None:
     return col if isinstance(col, int) else None
 
 
-def _dash_column(seq: Any) -> int | None:
-    """The column of a sequence's dashes (ruamel records its elements' positions)."""
-    try:
-        line, col = seq.lc.item(0)
-    except (AttributeError, KeyError, TypeError, IndexError):
-        return None
-    return col - 2 if isinstance(col, int) and col >= 2 else None
+def dash_column(seq: Any) -> int | None:
+    """The column of a block sequence's dashes (ruamel records it as the sequence's position)."""
+    col = getattr(getattr(seq, "lc", None), "col", None)
+    return col if isinstance(col, int) else None
 
 
-def _tail_slot(node: Any, depth: int) -> tuple[list[Any], int] | None:
-    """Where ruamel keeps the comment lines that follow ``node``: its last scalar's slot."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+def last_slot(node: Any) -> tuple[Any, Any, int] | None:
+    """(container, key, slot index) of the comment after ``node``'s last scalar.
 
-    if depth > MAX_DEPTH:
-        return None
-    if isinstance(node, CommentedMap) and len(node):
-        key = next(reversed(node))
-        if _nonempty_collection(node[key]):
-            return _tail_slot(node[key], depth + 1)  # the key's own slot holds its line's comment
-        slot = node.ca.items.get(key)
-        return (slot, 2) if slot and len(slot) > 2 and slot[2] is not None else None
-    if isinstance(node, CommentedSeq) and len(node):
-        if _nonempty_collection(node[-1]):
-            return _tail_slot(node[-1], depth + 1)
-        slot = node.ca.items.get(len(node) - 1)
-        return (slot, 0) if slot and slot[0] is not None else None
+    ruamel keeps the comment lines that follow a collection on its last
+    scalar's entry (``ca.items[key][2]`` in a map, ``[0]`` in a sequence); a
+    flow collection counts as one scalar: the lines after it sit on its key.
+    """
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
+
+    for _ in range(MAX_DEPTH + 1):
+        if isinstance(node, CommentedMap) and len(node):
+            key: Any = next(reversed(node))
+            pos = 2
+        elif isinstance(node, CommentedSeq) and len(node):
+            key, pos = len(node) - 1, 0
+        else:
+            return None
+        value = node[key]
+        if not (_nonempty_collection(value) and not value.fa.flow_style()):
+            return node, key, pos
+        node = value
     return None
 
 
+def _tail_slot(node: Any) -> tuple[list[Any], int] | None:
+    """Where ruamel keeps the comment lines that follow ``node``, when it holds some."""
+    found = last_slot(node)
+    if found is None:
+        return None
+    container, key, pos = found
+    slot = container.ca.items.get(key)
+    return (slot, pos) if slot and len(slot) > pos and slot[pos] is not None else None
+
+
 def _nonempty_collection(value: Any) -> bool:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     return isinstance(value, (CommentedMap, CommentedSeq)) and len(value) > 0
+
+
+def split_token(value: str) -> tuple[str, list[str]]:
+    """A trailing-comment token's text: (the comment on the node's own line, the lines after it)."""
+    parts = value.split("\n")
+    return parts[0], (parts[1:-1] if value.endswith("\n") else parts[1:])
+
+
+def join_token(first: str, lines: list[str]) -> str:
+    """The inverse of :func:`split_token`."""
+    return first + "\n" + "".join(line + "\n" for line in lines)
+
+
+def token_column(token: Any) -> int:
+    """The column a comment token starts at (0 when ruamel kept none)."""
+    col = getattr(getattr(token, "start_mark", None), "column", None)
+    return col if isinstance(col, int) else 0
+
+
+def token_lines(token: Any) -> list[str]:
+    """A full-line comment token as the lines it was, indentation included."""
+    value = token.value[:-1] if token.value.endswith("\n") else token.value
+    lines = value.split("\n")
+    lines[0] = " " * token_column(token) + lines[0] if lines[0].strip() else ""
+    return lines
+
+
+def line_tokens(lines: list[str]) -> list[Any]:
+    """One comment token per line (a blank line is an empty token), at the line's own column."""
+    out = []
+    for line in lines:
+        text = line.lstrip()
+        out.append(_comment_token(text + "\n", len(line) - len(text) if text else 0))
+    return out
 
 
 def _split_tail(value: str, column: int) -> tuple[str, list[str]]:
@@ -354,8 +431,8 @@ def _head_token(line: str) -> Any:
 
 
 def _comment_token(value: str, column: int) -> Any:
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
+    ry = load.ruamel()
+    CommentMark, CommentToken = ry.error.CommentMark, ry.tokens.CommentToken
 
     return CommentToken(value, CommentMark(column), None)
 
@@ -367,7 +444,8 @@ def restore_seq_item_comments(node: Any) -> None:
 
 def _each_sequence(node: Any, visit: Callable[[Any], None], depth: int = 0) -> None:
     """Call ``visit`` on every sequence of a round-trip tree, refusing what cannot round-trip."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    ry = load.ruamel()
+    CommentedMap, CommentedSeq = ry.comments.CommentedMap, ry.comments.CommentedSeq
 
     if depth > MAX_DEPTH:
         raise KrmError(f"input is nested deeper than {MAX_DEPTH} levels")
@@ -386,7 +464,8 @@ def _each_sequence(node: Any, visit: Callable[[Any], None], depth: int = 0) -> N
 
 
 def _comments_to_first_key(seq: Any) -> None:
-    from ruamel.yaml.comments import CommentedMap
+    ry = load.ruamel()
+    CommentedMap = ry.comments.CommentedMap
 
     for idx, entry in list(seq.ca.items.items()):
         if not (isinstance(entry, list) and len(entry) > 1 and entry[1]):
@@ -401,7 +480,8 @@ def _comments_to_first_key(seq: Any) -> None:
 
 
 def _comments_to_sequence_slot(seq: Any) -> None:
-    from ruamel.yaml.comments import CommentedMap
+    ry = load.ruamel()
+    CommentedMap = ry.comments.CommentedMap
 
     for idx, item in enumerate(seq):
         if isinstance(item, CommentedMap) and len(item):
@@ -412,48 +492,50 @@ def _comments_to_sequence_slot(seq: Any) -> None:
                 slot[1] = None
 
 
-_BARE_DASH_COMMENT = re.compile(r"^( *)-\n\1  (#[^\n]*)$", re.M)
-
-
-Layout = tuple[int, int, int]  # ruamel's indent(mapping, sequence, offset)
-
-
-def dump_rt(node: Any, wide: bool | Layout = False) -> str:
+def dump_rt(node: Any, layout: bool | Layout = False) -> str:
     """Print a round-trip tree the way kyaml would (``- # comment`` form).
 
-    ``wide`` is kyaml's wide sequence style, or a :data:`Layout` read from
-    the item's own text by :func:`text_layout`.
+    ``layout``: kyaml's wide sequence style when True, or a :class:`Layout`
+    read from the item's own text by :func:`layout_of` (its indentation only:
+    the final newlines are :func:`dump_in`'s).
     """
+    if not isinstance(layout, Layout):
+        layout = WIDE if layout else COMPACT
+    rt = new_rt_yaml()
+    rt.indent(mapping=layout.mapping, sequence=layout.sequence, offset=layout.offset)
     buf = io.StringIO()
-    if isinstance(wide, tuple):
-        rt = new_rt_yaml()
-        mapping, sequence, offset = wide
-        rt.indent(mapping=mapping, sequence=sequence, offset=offset)
-    else:
-        rt = new_rt_yaml(wide)
     rt.dump(node, buf)
-    return _BARE_DASH_COMMENT.sub(r"\1- \2", buf.getvalue())
+    return _join_dash_comments(buf.getvalue(), layout.dash_width)
 
 
-_FIRST_NESTED_KEY = re.compile(r"^[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( +)[^\s#-]", re.M)
-_FIRST_SEQUENCE_LAYOUT = re.compile(
-    r"^( *)[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)-( +)[^\s#]", re.M
-)
+# --- printing in a text's own layout ---------------------------------------------------
 
 
-def text_layout(text: str) -> Layout:
-    """The indentation a block YAML text uses, as ruamel's indent settings.
+def dump_in(node: Any, layout: Layout) -> str:
+    """Print ``node`` with ``layout``'s indentation and final newlines."""
+    return dump_rt(node, layout).rstrip("\n") + layout.ending
 
-    Mappings: the first nested key's indentation (1, 2, 4 ... spaces).
-    Sequences: the first block sequence's dash offset under its key and the
-    column its content starts after the dash (``-   name:`` → 4).  Unknown
-    parts take kyaml's compact style.
+
+def _join_dash_comments(text: str, width: int) -> str:
+    """``-`` / ``  # c`` (how ruamel prints a ``- # c`` element comment) back on one line."""
+    return re.sub(r"^( *)-\n\1" + " " * width + r"(#[^\n]*)$", r"\1- \2", text, flags=re.M)
+
+
+def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None) -> str:
+    """Print ``node`` in ``reference_text``'s layout; ``reference_text`` itself if that changes nothing.
+
+    ``reference_tree``: an unedited tree of ``reference_text`` the caller
+    already has; it spares reading the text again, and printing it at all
+    when its data differ from ``node``'s (then the prints differ too).
     """
-    m = _FIRST_NESTED_KEY.search(text)
-    mapping = len(m.group(1)) if m else 2
-    s = _FIRST_SEQUENCE_LAYOUT.search(text)
-    if s is None:
-        return (mapping, 2, 0)
-    offset = max(len(s.group(2)) - len(s.group(1)), 0)
-    content = 1 + len(s.group(3))
-    return (mapping, offset + content, offset)
+    if reference_text is None:
+        return dump_rt(node)
+    layout = layout_of(reference_text)
+    text = dump_in(node, layout)
+    if text == reference_text:
+        return text
+    if reference_tree is not None and reference_tree != node:
+        return text
+    if dump_in(load_rt(reference_text) if reference_tree is None else reference_tree, layout) != text:
+        return text
+    return reference_text  # the merge changed nothing ruamel can see: keep local's bytes

@@ -14,6 +14,8 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedSeq
 
+from krm_merge.krm.values import Label
+
 from .nodes import MISSING, plain
 from .rules import ListRule
 
@@ -36,7 +38,7 @@ def element_key(element: Any, rule: ListRule) -> Key | None:
     return values
 
 
-def element_label(rule: ListRule, key: Key) -> str:
+def element_label(rule: ListRule, key: Key) -> Label:
     """``[name=app]`` — how an element appears in a field path."""
     if rule.keys:
         pairs = zip(rule.keys, key)
@@ -44,8 +46,8 @@ def element_label(rule: ListRule, key: Key) -> str:
         pairs = zip(key[:1], key[-1:])
     else:
         value = key[0]
-        return f"[{value[-1] if isinstance(value, tuple) else value}]"
-    return "[" + ",".join(f"{f}={v}" for f, v in pairs) + "]"
+        return Label(str(value[-1] if isinstance(value, tuple) else value))
+    return Label(",".join(f"{f}={v}" for f, v in pairs))
 
 
 def _key_text(value: Any) -> str:

@@ -6,7 +6,9 @@ import json
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
+
+from krm_merge.krm.values import Label, PathPart, format_path, parse_path
 
 
 class ConflictPolicy(Enum):
@@ -58,17 +60,6 @@ class Conflict:
             f"{self.path}: changed locally ({self.origin} -> {self.local}) and upstream "
             f"({self.origin} -> {self.upstream}); {outcome}"
         )
-
-
-def format_path(path: tuple[Any, ...]) -> str:
-    """Render a field path tuple; list elements are ``[key=value]`` labels."""
-    out = ""
-    for part in path:
-        if isinstance(part, str) and part.startswith("["):
-            out += part
-        else:
-            out += ("." if out else "") + str(part)
-    return out
 
 
 # --- the conflict marker ---------------------------------------------------------------
@@ -143,10 +134,6 @@ def parse_marker(line: str) -> tuple[Any, Any] | None:
 RULES_ANNOTATION = "krm-merge.dev/conflicts"
 """Annotation holding conflict rules: on a resource its own, on a Kptfile the package's."""
 
-# One segment of a path as :func:`format_path` writes it: a key, or a list element's label.
-_SEGMENT = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
-
-
 @dataclass(frozen=True)
 class FieldRule:
     """``[Kind:]path: policy``: the policy deciding conflicts at ``path`` and below it.
@@ -157,39 +144,59 @@ class FieldRule:
     """
 
     kind: str
-    segments: tuple[str, ...]
+    segments: tuple[PathPart, ...]
     policy: ConflictPolicy
+    path: str = ""
 
     @property
     def text(self) -> str:
         """The rule as it is written in the annotation."""
-        path = format_path(self.segments)
+        path = self.path or format_path(self.segments)
         return f"{self.kind + ':' if self.kind else ''}{path}: {self.policy.value}"
 
-    def matches(self, segments: tuple[str, ...]) -> bool:
+    def matches(self, segments: Sequence[PathPart]) -> bool:
         """The rule covers this field (it names it or one of its parents)."""
-        if len(self.segments) > len(segments):
+        want, got = _dotted(self.segments), _dotted(segments)
+        if len(want) > len(got):
             return False
-        return all(_segment_matches(want, got) for want, got in zip(self.segments, segments))
+        return all(_segment_matches(w, g) for w, g in zip(want, got))
 
     @property
     def specificity(self) -> tuple[int, int]:
         """Longer paths first, then fewer wildcards."""
-        return len(self.segments), -sum(s in ("*", "[*]") for s in self.segments)
+        segments = _dotted(self.segments)
+        return len(segments), -sum(s in ("*", ANY_ELEMENT) for s in segments)
 
 
-def _segment_matches(want: str, got: str) -> bool:
-    if want == "[*]":
-        return got.startswith("[")
+def _dotted(segments: Sequence[PathPart]) -> tuple[PathPart, ...]:
+    """Keys split at their dots, so a rule written before keys were quoted (``annotations.a.b/c``)
+    still names the key ``a.b/c`` that conflicts now report as ``annotations["a.b/c"]``."""
+    return tuple(p for s in segments for p in (s.split(".") if isinstance(s, str) and s != "*" else (s,)))
+
+
+ANY_ELEMENT = Label("*")
+
+
+def _segment_matches(want: PathPart, got: PathPart) -> bool:
+    if want == ANY_ELEMENT:
+        return not isinstance(got, str)
     if want == "*":
-        return not got.startswith("[")
-    return want == got
+        return isinstance(got, str)
+    return _element_text(want) == _element_text(got)
 
 
-def split_path(path: str) -> tuple[str, ...]:
+def _element_text(part: PathPart) -> PathPart:
+    """An element written ``[3]`` is the same segment whether it was read as an index or a label."""
+    return Label(str(part)) if isinstance(part, int) else part
+
+
+def split_path(path: str) -> tuple[PathPart, ...]:
     """The segments of a path :func:`format_path` wrote; ValueError when it is not one."""
-    segments = tuple(_SEGMENT.findall(path))
-    if not path or format_path(segments) != path:
+    try:
+        segments = parse_path(path, labels=True, strict=True)
+    except ValueError:
+        segments = ()
+    if not segments:
         raise ValueError(f"malformed field path {path!r}")
     return segments
 
@@ -216,7 +223,7 @@ def _parse_rule(key: str, value: Any, kinds: bool) -> FieldRule:
     try:
         if not isinstance(value, str):
             raise ValueError(f"invalid conflicts policy {value!r}: expected one of {', '.join(POLICIES)}")
-        return FieldRule(kind, split_path(path), ConflictPolicy.parse(value))
+        return FieldRule(kind, split_path(path), ConflictPolicy.parse(value), path)
     except ValueError as err:
         raise ValueError(f"rule {key!r}: {err}") from None
 
@@ -241,12 +248,15 @@ class FieldRules:
         """Some rule asks for markers."""
         return any(r.policy is ConflictPolicy.MARK for r in self.own + self.package)
 
-    def find(self, path: str) -> FieldRule | None:
+    def find(self, path: str | Sequence[PathPart]) -> FieldRule | None:
         """The rule deciding the field at ``path``: the most specific of the resource's, else of the package's.
 
         A package rule naming the Kind beats one that does not, at equal specificity.
         """
-        segments = tuple(_SEGMENT.findall(path))
+        try:
+            segments = parse_path(path, labels=True)
+        except ValueError:
+            return None  # not a path format_path writes: no rule names it
         for rules in (self.own, self.package):
             found = [r for r in rules if r.matches(segments)]
             if found:

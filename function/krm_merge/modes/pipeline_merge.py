@@ -30,7 +30,6 @@ from krm_merge.kptfile.document import is_kptfile
 from krm_merge.update.result import PackageMergeResult
 from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourcePrefixes, group_by_source, prefixes_from
-from krm_merge.merge3.text import dump_like
 from krm_merge.registry import Mode
 
 KEYS = ("origin", "upstream", "conflicts", *PREFIX_KEYS)
@@ -140,7 +139,7 @@ def _merge(local: KubeObject, origin: str | None, upstream: str, nested: bool, p
     except Merge3Error as err:
         raise KrmError(err.message, local, err.path or None) from None
     result.conflicts.extend((local, c) for c in conflicts)
-    local.set_text(dump_like(merged, original_text))
+    local.set_text(yamlio.dump_like(merged, original_text))
 
 
 MODE: Mode[Config] = Mode(

@@ -1,7 +1,8 @@
-"""What a promotion changed, how a field path is written, and where a stream's documents are.
+"""What a promotion changed and where a stream's documents are.
 
 Text-level and free of YAML library imports: the fast path (:mod:`krm_merge.promote.fastpath`)
-and the full, libyaml-backed path share these, and a run whose documents all take the fast
+and the full, libyaml-backed path share these (field paths and resource labels are
+:mod:`krm_merge.krm.values`'s, also free of YAML imports), and a run whose documents all take the fast
 path never loads the YAML library.
 """
 
@@ -11,10 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-PathPart = str | int
-
-# Keys written bare in a path: letters and digits of any script (re's \w is str.isalnum or "_"), "-", "$", "/".
-_NAME = re.compile(r"[\w$/-]+")
+from krm_merge.krm.values import PathPart as PathPart  # promote's data paths hold keys and indexes only
 
 
 class Change(NamedTuple):
@@ -28,26 +26,6 @@ class Change(NamedTuple):
     marker: str | None = None
     source: str = ""  # what set it: the marker or strategy (for reports)
     resource: str = ""  # kind/name of the document, e.g. "HelmRelease/podinfo"
-
-
-def format_path(path: tuple[PathPart, ...]) -> str:
-    """Render a data path as ``spec.containers[1].image`` (odd keys in ``["..."]``)."""
-    out: list[str] = []
-    for part in path:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif _NAME.fullmatch(part):
-            out.append(("." if out else "") + part)
-        else:
-            out.append('["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]')
-    return "".join(out)
-
-
-def resource_label(kind: str, name: str, namespace: str) -> str:
-    """``Kind/name`` (with ``namespace/`` before the name when set) for reports; "" with neither."""
-    if not kind and not name:
-        return ""
-    return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"
 
 
 def lines_holding(text: str, keys: Sequence[str]) -> list[int]:

@@ -270,7 +270,7 @@ def parse_document(text: str, focus_keys: Sequence[str] | None = None, *, what: 
     except KrmMergeError as err:
         raise PromoteError(err.message) from None
     try:
-        roots = [root for root in yaml.compose_all(text, Loader=yaml.CSafeLoader) if root is not None]
+        roots = [root for root in load.compose_marked(text) if root is not None]
         load.note_duplicate_keys(roots, what, line_offset)
         indexer = _Indexer(text, _focus(text, line_starts, focus_keys) if focus_keys is not None else None)
         for doc, root in enumerate(roots):

@@ -14,10 +14,12 @@ from typing import Any, NamedTuple
 import yaml
 from yaml import MappingNode, ScalarNode
 
+from krm_merge.krm.values import format_path, resource_label
 from krm_merge.promote import scalars
-from krm_merge.promote.changes import Change, format_path, resource_label
+from krm_merge.promote.changes import Change
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
+from krm_merge.yaml import load
 
 STR_TAG = "tag:yaml.org,2002:str"
 
@@ -160,7 +162,7 @@ def verify(old: Document, new_text: str, expected: dict[int, str]) -> None:
     difference, so a rendering bug can never write a wrong file.
     """
     try:
-        new_roots = [r for r in yaml.compose_all(new_text, Loader=yaml.CSafeLoader) if r is not None]
+        new_roots = [r for r in load.compose_marked(new_text) if r is not None]
     except yaml.YAMLError as err:
         raise PromoteError(f"internal error: the edited text does not parse ({err}); nothing written") from None
     except RecursionError:

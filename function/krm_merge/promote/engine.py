@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 __all__ = ["Outcome", "TextOutcome", "Unit", "UnitResult", "promote_text", "promote_units"]
 
 
+def _fullpath() -> Any:
+    """The libyaml-backed full path, imported on first use: a run whose documents all take the fast path never loads libyaml."""
+    from krm_merge.promote import fullpath  # start-up: see the docstring
+
+    return fullpath
+
+
 def promote_text(text: str, marker_key: str, setters: Mapping[str, str | None]) -> TextOutcome:
     """Set every field of ``text`` carrying a ``marker_key`` marker whose value is in ``setters``.
 
@@ -34,9 +41,7 @@ def promote_text(text: str, marker_key: str, setters: Mapping[str, str | None]) 
     invalid YAML and for a matching marker on a mapping, sequence or alias.  (The full path,
     on the whole text: what the fast path must agree with.)
     """
-    from krm_merge.promote import fullpath
-
-    return fullpath.promote_text(text, marker_key, setters)
+    return _fullpath().promote_text(text, marker_key, setters)
 
 
 def promote_units(units: Sequence[Unit], resolved: Sequence[Resolved]) -> Outcome:
@@ -141,11 +146,8 @@ def _promote_unit(unit: Unit, keys: list[str], setters: _Setters, others: list[R
 
 def _promote_fully(chunk: str, keys: list[str], setters: _Setters, others: list[Resolved], matched: list[int],
                    line_offset: int, what: str) -> tuple[str, list[Change], list[MalformedMarker], int]:
-    # Imported here: a run whose documents all take the fast path never loads libyaml.
-    from krm_merge.promote import fullpath
-
     try:
-        return fullpath.promote_chunk_text(chunk, keys, setters, others, matched, what=what,
+        return _fullpath().promote_chunk_text(chunk, keys, setters, others, matched, what=what,
                                            line_offset=line_offset)
     except PromoteError as err:
         raise _shifted(err, line_offset) from None

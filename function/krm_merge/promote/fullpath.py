@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from krm_merge.promote.changes import Change, format_path
+from krm_merge.krm.values import format_path
+from krm_merge.promote import kustomize_images, strategies
+from krm_merge.promote.changes import Change
 from krm_merge.promote.document import Document, Entry, parse_document
 from krm_merge.promote.edit import set_scalars, with_sources
 from krm_merge.promote.errors import PromoteError
@@ -88,8 +90,6 @@ def promote_chunk(doc: Document, keys: list[str], setters: Mapping[str, Mapping[
     for key in keys:
         malformed.extend(marker_targets(doc, key, setters[key], targets))
     inserts: list[Any] = []
-    if others:
-        from krm_merge.promote import kustomize_images, strategies
     for r in others:
         if r.promotion.strategy == "kustomize-image":
             found = kustomize_images.plan(doc, r)

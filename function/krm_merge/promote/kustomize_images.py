@@ -16,8 +16,10 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from krm_merge.krm import yamlio
+from krm_merge.krm.values import format_path
 from krm_merge.promote import scalars
-from krm_merge.promote.changes import Change, PathPart, format_path
+from krm_merge.promote.changes import Change, PathPart
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.edit import Splice, plan_scalar_edit, resource_name, splice, with_sources
 from krm_merge.promote.errors import PromoteError
@@ -253,7 +255,7 @@ def apply(doc: Document, targets: Sequence[Any], inserts: list[ImageEdit]) -> tu
     """Set ``targets`` (engine targets: entry, value, ...) and make ``inserts``; verified as data."""
     splices = []
     changes: list[Change] = []
-    expected = [d for d in yaml.load_all(doc.text, Loader=yaml.CSafeLoader) if d is not None]
+    expected = [d for d in yamlio.load_all_data(doc.text, "the kustomization", note_duplicates=False) if d is not None]
     for target in targets:
         planned = plan_scalar_edit(doc, target.entry, target.value)
         _set_path(expected[target.entry.doc], target.entry.path, target.value)
@@ -271,12 +273,9 @@ def apply(doc: Document, targets: Sequence[Any], inserts: list[ImageEdit]) -> tu
     if not splices:
         return doc.text, []
     new_text = splice(doc.text, splices)
-    try:
-        got = [d for d in yaml.load_all(new_text, Loader=yaml.CSafeLoader) if d is not None]
-    except yaml.YAMLError as err:
-        raise PromoteError(f"internal error: the edited kustomization does not parse ({err}); nothing written") from None
-    if got != expected:
-        raise PromoteError("internal error: the edited kustomization does not read back as intended; nothing written")
+    wrong = yamlio.read_back_error(new_text, expected, documents=True)
+    if wrong is not None:
+        raise PromoteError(f"internal error: the edited kustomization {wrong}; nothing written")
     return new_text, changes
 
 

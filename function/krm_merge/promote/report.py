@@ -6,6 +6,7 @@ strategy that set it), plus a one-line summary usable as a commit message.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -45,8 +46,6 @@ def summary(found: Sequence[Entry], promotions: Sequence[Promotion]) -> str:
 
 def to_json(found: Sequence[Entry], line: str) -> str:
     """The report as JSON: ``{"summary": ..., "changes": [...]}``."""
-    import json
-
     data: dict[str, Any] = {"summary": line, "changes": [e._asdict() for e in found]}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

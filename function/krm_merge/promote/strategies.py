@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple, Protocol
 
+from krm_merge.krm.values import parse_path
 from krm_merge.promote.changes import PathPart
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
@@ -107,30 +108,17 @@ def field_for(group: str, kind: str, field_path: str | None) -> str | None:
     return field_path or KNOWN_FIELDS.get((group, kind))
 
 
-_FIELD_PART: Final = re.compile(r"""([^.\[\]]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]""")
-
-
 def parse_field_path(path: str) -> tuple[PathPart, ...]:
-    """``spec.containers[0].image`` / ``metadata.annotations["a.b/c"]`` -> parts."""
-    parts: list[PathPart] = []
-    pos = 0
-    while pos < len(path):
-        if path[pos] == ".":
-            pos += 1
-            continue
-        m = _FIELD_PART.match(path, pos)
-        if m is None:
-            raise PromoteError(f"bad field path {path!r}")
-        if m.group(1) is not None:
-            parts.append(m.group(1))
-        elif m.group(2) is not None:
-            parts.append(int(m.group(2)))
-        else:
-            parts.append(re.sub(r"\\(.)", r"\1", m.group(3)))
-        pos = m.end()
+    """``spec.containers[0].image`` / ``metadata.annotations["a.b/c"]`` -> parts (the one grammar, :mod:`krm_merge.krm.values`)."""
+    try:
+        parts = parse_path(path)
+    except ValueError:
+        raise PromoteError(f"bad field path {path!r}") from None
     if not parts:
         raise PromoteError("empty field path")
-    return tuple(parts)
+    if any(isinstance(part, int) and part < 0 for part in parts):
+        raise PromoteError(f"bad field path {path!r}")  # a marker names one element, never one from the end
+    return parts
 
 
 def find_field(doc: Document, doc_index: int, path: tuple[PathPart, ...]) -> Entry | None:

@@ -8,7 +8,7 @@ from ..schema.base import SchemaNode
 from .apply import slice_element_kind
 from .errors import SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, lookup_list_field, lookup_map_field
-from .path import Path, child, render
+from .path import Path, child, element, render
 from .values import (
     BOOL,
     DIRECTIVE_MARKER,
@@ -111,7 +111,7 @@ def _slices_conflict(
         right_by_key = _by_merge_key(right, merge_key, path)
         for ident, item in left_by_key.items():
             if ident in right_by_key:
-                sub_path = (path, f"[{merge_key}={go_str(item[merge_key])}]")
+                sub_path = element(path, merge_key, item)
                 _fields_conflict(item, right_by_key[ident], schema, "", "", sub_path, found)
         return
     if len(left) != len(right):
@@ -121,7 +121,7 @@ def _slices_conflict(
         left = sort_scalars(deduplicate_scalars(left))
         right = sort_scalars(deduplicate_scalars(right))
     for index, (a, b) in enumerate(zip(left, right)):
-        _fields_conflict(a, b, schema, "", "", (path, f"[{index}]"), found)
+        _fields_conflict(a, b, schema, "", "", element(path, None, a, index), found)
 
 
 def _by_merge_key(items: list[Any], merge_key: str, path: Path) -> dict[Any, dict[str, Any]]:

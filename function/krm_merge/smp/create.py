@@ -16,7 +16,7 @@ from .go_yaml import to_yaml
 from .errors import ConflictError, MissingMergeKeyError, SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, lookup_list_field, lookup_map_field
 from .order import missing_merge_key_error, not_a_map_error, sort_by_order
-from .path import Path, child, render
+from .path import Path, child, element, render
 from .values import (
     DELETE_FROM_PRIMITIVE_LIST_PREFIX,
     DIRECTIVE_MARKER,
@@ -309,7 +309,7 @@ def _diff_lists_of_maps(
         both = i < len(old_sorted) and j < len(new_sorted)
         if both and old_str == new_str:
             assert old is not None and new is not None
-            sub_path = (path, f"[{merge_key}={new_str}]")
+            sub_path = element(path, merge_key, new)
             sub_patch = diff_maps(old, new, schema, options, sub_path)
             if sub_patch:
                 sub_patch[merge_key] = new_value

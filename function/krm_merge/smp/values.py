@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable
 
+# SMP's public equality is the project's one; re-exported for smp's modules and its API.
+from krm_merge.krm.values import deep_equal as deep_equal
+
 MAP = "map"
 LIST = "list"
 STRING = "string"
@@ -72,25 +75,6 @@ def identity(value: Any) -> Hashable:
 def scalar_equal(left: Any, right: Any) -> bool:
     """Go ``==`` on two scalars (type-aware)."""
     return kind_of(left) == kind_of(right) and left == right
-
-
-def deep_equal(left: Any, right: Any) -> bool:
-    """``reflect.DeepEqual`` on decoded JSON: type-aware, list order matters."""
-    if left is right:
-        return True
-    kind = kind_of(left)
-    if kind != kind_of(right):
-        return False
-    if kind == MAP:
-        if len(left) != len(right):
-            return False
-        for key, value in left.items():
-            if key not in right or not deep_equal(value, right[key]):
-                return False
-        return True
-    if kind == LIST:
-        return len(left) == len(right) and all(deep_equal(a, b) for a, b in zip(left, right))
-    return bool(left == right)
 
 
 def _go_float(value: float) -> str:

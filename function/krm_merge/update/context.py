@@ -12,6 +12,7 @@ import copy
 from collections import Counter
 from typing import Any, Callable
 
+from krm_merge import merge3
 from krm_merge.kptfile.document import DEFAULT_KPTFILE, ROOT_KPTFILE, Strategy, is_kptfile
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
@@ -19,7 +20,6 @@ from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
-from krm_merge.merge3.text import dump_like
 from .unchanged import same_as_fetched
 from krm_merge.schema import SchemaRegistry
 
@@ -226,16 +226,14 @@ class MergeContext:
         return self._full_merge(obj, base, up, result)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
-        # The engine (and ruamel.yaml) only for a resource changed on both sides: start-up time.
-        from krm_merge.merge3.nodes import MISSING
-        from krm_merge.merge3.walker import Merge3Error, MergeOptions, Merger
-
+        # merge3's names load the engine (and ruamel) on first use: only a resource changed on both sides pays.
+        MISSING, Merge3Error = merge3.MISSING, merge3.Merge3Error
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
-        options = MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj))
-        merger = Merger(options)
+        options = merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj))
+        merger = merge3.Merger(options)
         try:
             merged = merger.merge_document(l_tree, o_tree, u_tree, self._resolve(up.api_version, up.kind))
         except Merge3Error as err:
@@ -243,7 +241,7 @@ class MergeContext:
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         if merged is MISSING:
             return False
-        obj.set_text(dump_like(merged, obj.text, unedited))
+        obj.set_text(yamlio.dump_like(merged, obj.text, unedited))
         return True
 
     def _kptfile_unchanged_upstream(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> bool:
@@ -262,9 +260,7 @@ class MergeContext:
         if merge_kptfile is None:
             self._full_merge(obj, base, up, result)
             return
-        from krm_merge.merge3.nodes import MISSING  # as in _full_merge: start-up time
-        from krm_merge.merge3.walker import Merge3Error
-
+        MISSING, Merge3Error = merge3.MISSING, merge3.Merge3Error  # on first use, as in _full_merge
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
@@ -275,7 +271,7 @@ class MergeContext:
         except Merge3Error as err:
             raise KrmError(err.message, obj, err.path or None) from None
         result.conflicts.extend((obj, c) for c in conflicts)
-        obj.set_text(dump_like(merged, obj.text, unedited))
+        obj.set_text(yamlio.dump_like(merged, obj.text, unedited))
 
     def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:
         """The schema of a kind (CRDs of the three copies included), built on first use."""

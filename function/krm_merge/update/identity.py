@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from krm_merge.krm import splice
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.values import resource_label
 
 _KPT_MERGE = re.compile(r"^metadata:[ \t]*#[ \t]*kpt-merge:[ \t]*(\S*)[ \t]*$", re.M)
-_METADATA_LINE = re.compile(r"^metadata:([ \t]*)$", re.M)
 BOOKKEEPING = re.compile(
     r"^(internal\.config\.kubernetes\.io/.*|config\.kubernetes\.io/(path|index)|config\.k8s\.io/id"
     r"|internal\.kpt\.dev/upstream-identifier)$"
@@ -40,9 +41,8 @@ class Identity:
     name: str
 
     def display(self) -> str:
-        """``group/Kind ns/name`` for messages."""
-        gk = f"{self.group}/{self.kind}" if self.group else self.kind
-        return f"{gk} {self.namespace}/{self.name}" if self.namespace else f"{gk} {self.name}"
+        """``Kind/[ns/]name`` for messages, the one resource label."""
+        return resource_label(self.kind, self.name, self.namespace)
 
 
 def kpt_merge_comment(text: str) -> tuple[str, str] | None:
@@ -123,8 +123,4 @@ def with_kpt_merge_comment(text: str, identity: Identity) -> str:
     """
     if not identity.name or _KPT_MERGE.search(text):
         return text
-    comment = f"{identity.namespace}/{identity.name}"
-    if not comment.isprintable():
-        return text  # a comment cannot hold it: no identity comment rather than broken YAML
-    line = f"metadata: # kpt-merge: {comment}"
-    return _METADATA_LINE.sub(lambda _m: line, text, count=1)
+    return splice.with_key_comment(text, "metadata", f"kpt-merge: {identity.namespace}/{identity.name}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.krm import splice
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
@@ -17,7 +18,6 @@ from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, parse_rules
 from krm_merge.yaml.load import load_data
 
 from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping
-from .markers import with_annotations_text
 
 
 def rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
@@ -110,7 +110,7 @@ def take_upstream(obj: KubeObject, up: KubeObject) -> None:
     if mine and not theirs:
         # The common case of a package kpt fetched: local carries kpt's upstream identifier,
         # upstream's file does not.  Adding lines is ~100x cheaper than a round trip.
-        text = with_annotations_text(up.text, mine)
+        text = splice.with_annotations(up.text, mine)
         if text is not None:
             obj.set_text(text)
             return

@@ -31,6 +31,7 @@ import contextvars
 import functools
 import os
 import re
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from krm_merge.errors import KrmMergeError
@@ -98,6 +99,26 @@ def _note_duplicates(found: list[tuple[str, int]], what: str) -> None:
 # --- bounds -----------------------------------------------------------------------
 
 
+def libyaml() -> ModuleType:
+    """:mod:`krm_merge.yaml.libyaml` (PyYAML with Kubernetes' rules), imported on first use.
+
+    The one door to PyYAML: a run whose items the fast reader serves never pays its import.
+    """
+    from krm_merge.yaml import libyaml as module  # start-up: see the docstring
+
+    return module
+
+
+def ruamel() -> ModuleType:
+    """``ruamel.yaml`` (with its comments, tokens, error, resolver and constructor modules), imported on first use.
+
+    The one door to ruamel.yaml: only an item that needs a round-trip tree pays its import.
+    """
+    import ruamel.yaml  # start-up: see the docstring
+
+    return ruamel.yaml
+
+
 def max_input_bytes() -> int:
     """The size limit of one input, from ``KRM_MERGE_MAX_INPUT_MB`` (default 512 MB)."""
     raw = os.environ.get(MAX_INPUT_ENV, "")
@@ -142,7 +163,8 @@ _DEEP_LINE = re.compile(r"^(?:[ \t]|- ){%d}" % MAX_DEPTH, re.M)
 
 
 def _check_depth(text: str, what: str) -> None:
-    from krm_merge.yaml.libyaml import Loader, yaml
+    lib = libyaml()
+    Loader, yaml = lib.Loader, lib.yaml
 
     opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
     closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
@@ -167,7 +189,8 @@ def check_syntax(text: str, what: str) -> None:
     cost of reading the events), so a broken file is never passed on silently.
     """
     check_bounds(text, what)
-    from krm_merge.yaml.libyaml import Loader, yaml
+    lib = libyaml()
+    Loader, yaml = lib.Loader, lib.yaml
 
     loader = Loader(text)
     try:
@@ -179,7 +202,8 @@ def check_syntax(text: str, what: str) -> None:
 
 
 def _compose_unbounded(text: str, what: str) -> list[Any]:
-    from krm_merge.yaml.libyaml import Loader, yaml
+    lib = libyaml()
+    Loader, yaml = lib.Loader, lib.yaml
 
     try:
         return list(yaml.compose_all(text, Loader=Loader))
@@ -195,7 +219,8 @@ def _check_tree(root: Any, what: str) -> None:
     Iterative (a deep tree must not exhaust Python's stack); a subtree shared
     through aliases is counted once per use but walked once.
     """
-    from krm_merge.yaml.libyaml import yaml
+    lib = libyaml()
+    yaml = lib.yaml
 
     expanded: dict[int, int] = {}
     stack: list[tuple[Any, int, bool]] = [(root, 0, False)]
@@ -261,11 +286,15 @@ def _yaml_error_message(err: Any, what: str) -> str:
 # --- plain data (libyaml) -------------------------------------------------------------
 
 
-def load_all_data(text: str, what: str = "input", fast: FastReader | None = None) -> list[Any]:
+def load_all_data(
+    text: str, what: str = "input", fast: FastReader | None = None, *, note_duplicates: bool = True
+) -> list[Any]:
     """Every document of a YAML stream as plain data (YAML 1.1, timestamps as strings).
 
     ``fast``, when given, is tried first (it returns None to decline); it must
     read exactly what libyaml reads, and decline aliases and duplicate keys.
+    ``note_duplicates=False`` for a second read of a text whose duplicate keys
+    were noted when it was first read (a read-back check), so none is reported twice.
     """
     check_size(len(text), what)
     if fast is not None:
@@ -273,7 +302,8 @@ def load_all_data(text: str, what: str = "input", fast: FastReader | None = None
         if docs is not None:
             return docs
     check_bounds(text, what)
-    from krm_merge.yaml.libyaml import Loader, yaml
+    lib = libyaml()
+    Loader, yaml = lib.Loader, lib.yaml
 
     loader = Loader(text)
     try:
@@ -288,7 +318,8 @@ def load_all_data(text: str, what: str = "input", fast: FastReader | None = None
         raise YamlError(f"{what} is not valid Kubernetes YAML: {err}") from None
     finally:
         loader.dispose()
-    _note_duplicates(loader.duplicates, what)
+    if note_duplicates:
+        _note_duplicates(loader.duplicates, what)
     return docs
 
 
@@ -303,7 +334,8 @@ def load_data(text: str, what: str = "input", fast: FastReader | None = None) ->
 def load_strings(text: str, what: str = "input") -> Any:
     """One document with every scalar kept as its string (no type resolution)."""
     check_bounds(text, what)
-    from krm_merge.yaml.libyaml import StringLoader, yaml
+    lib = libyaml()
+    StringLoader, yaml = lib.StringLoader, lib.yaml
 
     loader = StringLoader(text)
     try:
@@ -329,6 +361,21 @@ def compose_all(text: str, what: str = "input") -> list[Any]:
     return roots
 
 
+def compose_marked(text: str) -> list[Any]:
+    """The node trees of every document with PyYAML's own resolver (timestamps keep their tag).
+
+    For promote's byte splicer, which indexes nodes by their marks and checks
+    a splice by comparing node trees: both reads must resolve tags alike.  The
+    caller checks the bounds first (:func:`check_bounds`), notes duplicate
+    keys (:func:`note_duplicate_keys`) and turns ``yaml.YAMLError`` into its
+    own message (with the line).
+    """
+    lib = libyaml()
+    yaml = lib.yaml
+
+    return list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
+
+
 def note_duplicate_keys(roots: list[Any], what: str, line_offset: int = 0) -> None:
     """Note the duplicate mapping keys of composed node trees, as every read notes them.
 
@@ -336,7 +383,8 @@ def note_duplicate_keys(roots: list[Any], what: str, line_offset: int = 0) -> No
     collection of :func:`collecting_duplicate_keys`, their lines shifted by ``line_offset``
     (the document's first line in its file).
     """
-    from krm_merge.yaml.libyaml import Loader, yaml
+    lib = libyaml()
+    Loader, yaml = lib.Loader, lib.yaml
 
     noter = Loader("")
     stack = [root for root in roots if root is not None]
@@ -366,7 +414,7 @@ def new_rt_yaml(wide: bool = False) -> Any:
     original quotes kept, timestamps read as strings, duplicate keys
     last-wins (noted in ``.constructor.duplicates``).
     """
-    from ruamel.yaml import YAML
+    YAML = ruamel().YAML
 
     rt = YAML(typ="rt")
     rt.Resolver = _no_timestamp_resolver()
@@ -388,7 +436,7 @@ def _no_timestamp_resolver() -> Any:
     constructs (``2001-12-14t21:59:43.10-05:00`` comes back with a ``T`` and
     six decimals), which would change an untouched value.
     """
-    from ruamel.yaml.resolver import VersionedResolver
+    VersionedResolver = ruamel().resolver.VersionedResolver
 
     class NoTimestampResolver(VersionedResolver):  # type: ignore[misc]
         @property
@@ -401,7 +449,7 @@ def _no_timestamp_resolver() -> Any:
 @functools.cache
 def _last_wins_constructor() -> Any:
     """ruamel's round-trip constructor reading a repeated key last-wins (ruamel keeps the first, or fails)."""
-    from ruamel.yaml.constructor import RoundTripConstructor
+    RoundTripConstructor = ruamel().constructor.RoundTripConstructor
 
     class LastWinsConstructor(RoundTripConstructor):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -419,7 +467,7 @@ def _last_wins_constructor() -> Any:
 
 def load_rt(text: str, what: str = "input") -> Any:
     """One document as a ruamel round-trip tree (comments kept)."""
-    from ruamel.yaml.error import YAMLError as RtError
+    RtError = ruamel().error.YAMLError
 
     check_bounds(text, what)
     rt = new_rt_yaml()

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from krm_merge.krm.fastyaml.nodes import Entry, MapPos, Node, Nothing, Parsed, ScalarPos, SeqPos, Unsupported
 from krm_merge.krm.fastyaml.render import render_block, render_entry, render_item, scalar_text
-from krm_merge.krm.values import same
+from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import scalars
 
 Matcher = Callable[[list[Any], list[Any]], list[int | None]]
@@ -119,12 +119,12 @@ class _Editor:
 
     def edit_value(self, pos: Node, old: Any, new: Any, entry: Entry, key_col: int) -> list[Edit]:
         """Edits turning the value at ``pos`` from ``old`` into ``new``."""
-        if isinstance(pos, (MapPos, SeqPos)) and pos.anchor and not same(old, new):
+        if isinstance(pos, (MapPos, SeqPos)) and pos.anchor and not deep_equal(old, new):
             raise Unsupported("anchored collection changed")  # its aliases: the round-trip path decides
         if isinstance(pos, MapPos) and isinstance(new, dict) and new:
             # No deep comparison first: walking the map finds what changed in one pass.
             return self.edit_map(pos, old, new)
-        if same(old, new):
+        if deep_equal(old, new):
             return []
         if isinstance(pos, MapPos) and isinstance(old, dict) and isinstance(new, dict):
             raise Unsupported("map emptied")

@@ -7,7 +7,7 @@ import re
 from typing import Any, Callable
 
 from krm_merge.krm.fastyaml.nodes import NOTHING, Entry, MapPos, Node, Parsed, ScalarPos, SeqPos, Unsupported
-from krm_merge.yaml import scalars
+from krm_merge.yaml import load, scalars
 
 # --- scalar resolution: the rules live in krm_merge.yaml.scalars ---------------------
 
@@ -419,8 +419,6 @@ class _Parser:
         Its value is read by the bounded loader from exactly its text, so it
         is what libyaml reads in place.
         """
-        from krm_merge.yaml import load
-
         last, close = _flow_extent(self.lines, i, col)
         comment = _comment_after(self.lines[last], close)
         body = [self.lines[i][col:]] + self.lines[i + 1 : last] + [self.lines[last][:close]]

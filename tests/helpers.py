@@ -1,0 +1,64 @@
+"""The one tree reader and the one normaliser of the test suite.
+
+Every test that compares a package before and after, or ours with kpt's,
+reads it with :func:`read_tree` and drops bookkeeping with :func:`normalise`,
+so two suites cannot disagree about what "the same package" means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def read_tree(root: Path, *, text: bool = False, empty_dirs: bool = False, skip_dirs: Collection[str] = (),
+              krm: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """Relative POSIX path -> the file's bytes (``text``: its text), for every file below ``root``.
+
+    ``empty_dirs``: an empty folder appears as ``path/`` with ``b""``.
+    ``skip_dirs``: folder names not entered (``.git``).  ``krm``: KRM files
+    (``*.yaml``, ``*.yml``, ``Kptfile``) become the list of their non-empty
+    documents as data, each passed through ``krm`` (e.g. :func:`normalise`).
+    """
+    out: dict[str, Any] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if skip_dirs and any(part in skip_dirs for part in rel.parts[:-1 if path.is_file() else None]):
+            continue
+        if path.is_dir():
+            if empty_dirs and not any(path.iterdir()):
+                out[rel.as_posix() + "/"] = b""
+        elif path.is_file():
+            out[rel.as_posix()] = _content(path, text, krm)
+    return out
+
+
+def _content(path: Path, text: bool, krm: Callable[[Any], Any] | None) -> Any:
+    if krm is not None and (path.suffix in (".yaml", ".yml") or path.name == "Kptfile"):
+        # PyYAML's own reading, not krm-merge's: an oracle independent of the code under test
+        return [krm(doc) for doc in yaml.safe_load_all(path.read_text()) if doc is not None]
+    return path.read_text() if text or krm is not None else path.read_bytes()
+
+
+def normalise(data: Any, *, annotations: Collection[str] = ("internal.kpt.dev/upstream-identifier",),
+              annotation_prefixes: tuple[str, ...] = (), kptfile_upstream: bool = False) -> Any:
+    """A resource without bookkeeping: the named annotations (and prefixes) dropped, an emptied
+    ``annotations`` removed; ``kptfile_upstream``: a Kptfile's upstream, upstreamLock and name too."""
+    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
+        return data
+    meta = dict(data["metadata"])
+    ann = {k: v for k, v in (meta.get("annotations") or {}).items()
+           if k not in annotations and not k.startswith(annotation_prefixes)}
+    if ann:
+        meta["annotations"] = ann
+    else:
+        meta.pop("annotations", None)
+    out = {**data, "metadata": meta}
+    if kptfile_upstream and out.get("kind") == "Kptfile":
+        out.pop("upstream", None)
+        out.pop("upstreamLock", None)
+        meta.pop("name", None)
+    return out
