@@ -34,7 +34,8 @@ DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 PATH_REF = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-]+\.py)\b")
 # `krm_merge.krm.values`, `krm_merge.sdk.KubeObject`: a module, then maybe names in it.
 DOTTED_REF = re.compile(r"(?<![\w.])krm_merge(?:\.\w+)+")
-# `krm/values.deep_equal`, `pkgio.ChangeSet.apply`: a module by its path, then names in it.
+# `krm/values.deep_equal`, `krm/pkgio.ChangeSet.apply`: a module by its path, then names in it
+# (the whole dotted tail is taken, so a data file such as `schema/k8s_patchmeta.json.gz` is recognised as one).
 MEMBER_REF = re.compile(r"(?<![\w./-])((?:\w+/)+\w+)((?:\.\w+)+)")
 
 # The top-level folders of the package: a member reference is checked only
