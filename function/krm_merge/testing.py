@@ -46,6 +46,8 @@ from typing import Any
 import pytest
 import yaml
 
+from krm_merge.yaml.load import load_data
+
 __all__ = [
     "Example",
     "Run",
@@ -85,7 +87,7 @@ def discover(examples: str | os.PathLike[str]) -> list[Example]:
     """Every ``<examples>/<name>/`` with a ``.expected/config.yaml``, by name."""
     out = []
     for config in sorted(Path(examples).glob("*/.expected/config.yaml")):
-        raw = yaml.safe_load(config.read_text()) or {}
+        raw = load_data(config.read_text(), str(config)) or {}
         out.append(
             Example(
                 name=config.parent.parent.name,
@@ -192,7 +194,7 @@ def _results_of(path: Path) -> list[dict[str, Any]] | None:
     """The results in a kpt ``FunctionResultList`` or ``{results: [...]}`` file (``None``: no file)."""
     if not path.exists() or not path.read_text().strip():
         return None
-    data = yaml.safe_load(path.read_text()) or {}
+    data = load_data(path.read_text(), str(path)) or {}
     if data.get("kind") == "FunctionResultList":
         return [r for item in data.get("items") or [] for r in item.get("results") or []]
     return list(data.get("results") or [])

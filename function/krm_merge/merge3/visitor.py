@@ -10,13 +10,14 @@ Conflicts (a value changed differently on both sides) are settled by the
 from __future__ import annotations
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.krm.values import format_path
 
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import scalars
-from .conflicts import Conflict, ConflictPolicy, FieldRules, format_path
+from .conflicts import Conflict, ConflictPolicy, FieldRules
 from .nodes import MISSING, kind_of, new_map, new_seq, same
 from .rules import ListRule, ListStrategy, MergeSchema
 from .visit import DELETE, KEEP, Action, Decision, Sources, descend, replace_with

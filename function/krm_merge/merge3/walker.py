@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from krm_merge.krm.values import format_path
+
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
-from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldRules, format_path, marker_comment
+from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldRules, marker_comment
 from .nodes import (
     MISSING,
     NodeKind,

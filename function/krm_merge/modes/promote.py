@@ -34,6 +34,7 @@ from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.request import KEYS as PROMOTION_KEYS
 from krm_merge.promote.request import Promotion, RequestError, no_match_messages, promotion_from_spec, resolve
 from krm_merge.registry import Mode
+from krm_merge.yaml.load import compose_marked
 
 KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions")
 
@@ -135,9 +136,10 @@ def _values_as_written(function_config: KubeObject | None, config: Config) -> Co
     if function_config is None:
         return config
     try:
-        root = yaml.compose(function_config.text, Loader=yaml.CSafeLoader)
+        roots = compose_marked(function_config.text)  # PyYAML's resolver and marks, as yaml.compose
     except yaml.YAMLError:
         return config
+    root = roots[0] if len(roots) == 1 else None  # yaml.compose: None for no document, an error for two
     for section in ("data", "spec"):
         holder = _child(root, section)
         if holder is None:
