@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from krm_merge import files
+
 if TYPE_CHECKING:  # the report is built on every run; the YAML code only loads when a file is edited
     from krm_merge.promote.changes import Change
     from krm_merge.promote.request import Promotion
@@ -74,5 +76,4 @@ def write(fmt: str, path: str, found: Sequence[Entry], line: str) -> None:
     if path == "-":
         sys.stdout.write(text)
         return
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    files.write_file_atomic(path, text)  # a reader of the report never sees half of it
