@@ -138,6 +138,22 @@ def make_result(
     return Result(message, severity, ref, fld, file, dict(tags or {}))
 
 
+CONFLICT = "conflict: "
+"""How the message of a conflict result begins (the label its line carries)."""
+
+
+def labelled_line(result: Result) -> str:
+    """The line of a result that names no program: ``SEVERITY: message``; a conflict or a note as it is.
+
+    ``update`` prints its plan's results so (``conflict: FILE: ...``,
+    ``warning: FILE: ...``, ``merged: FILE: ...``): the conflict's label is
+    its message's first word, whatever severity the policy gave it.
+    """
+    if result.severity == "info" or result.message.startswith(CONFLICT):
+        return result.message
+    return f"{result.severity}: {result.message}"
+
+
 def result_of(err: KrmMergeError) -> Result:
     """The error result of any krm-merge error (the runner's one conversion)."""
     if isinstance(err, KrmError):
