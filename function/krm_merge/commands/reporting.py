@@ -6,8 +6,9 @@ objects (severity, message, resource, field, file) in a
 human line of one (``PROG: error: …``, ``PROG: warning: …``, ``PROG: …`` for
 info), :func:`write_results` the ``--results`` file in kpt's results format,
 and :func:`guarded` turns the error that stops a command (``KrmMergeError``,
-``OSError``) into one error result, one line, exit 1.  ``update`` prints its
-plan's results without the program's name (``conflict: FILE: ...``,
+``OSError``) into one error result, one line, exit 1.  Those three and
+:func:`emit`/:func:`failure` live in :mod:`krm_merge.krm.results`, below the
+SDK, whose directory run shares them.  ``update`` prints its plan's results without the program's name (``conflict: FILE: ...``,
 :func:`krm_merge.krm.results.labelled_line`); they are the same results.
 """
 
@@ -15,29 +16,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Iterable
 
 from krm_merge import files
 from krm_merge.commands import outcomes
-from krm_merge.errors import KrmMergeError
 from krm_merge.krm import yamlio
-from krm_merge.krm.results import CONFLICT, File, ResourceRef, Result, Results, labelled_line, result_of
+from krm_merge.krm.results import CONFLICT, ResourceRef, Result, emit, failure, guarded, labelled_line, render_line
 
 RESULTS_HELP = "also write the results as YAML to FILE (kpt's results format)"
-
-
-def render_line(prog: str, result: Result) -> str:
-    """The stderr line of a result: ``PROG: error: MESSAGE``, ``PROG: warning: MESSAGE``, ``PROG: MESSAGE`` (info)."""
-    if result.severity == "info":
-        return f"{prog}: {result.message}"
-    return f"{prog}: {result.severity}: {result.message}"
-
-
-def emit(prog: str, results: Iterable[Result], stream: TextIO | None = None) -> None:
-    """Write each result's line (:func:`render_line`) to ``stream`` (default: stderr)."""
-    out = stream or sys.stderr
-    for result in results:
-        out.write(render_line(prog, result) + "\n")
 
 
 def write_results(path: str | None, results: Iterable[Result]) -> None:
@@ -45,16 +31,6 @@ def write_results(path: str | None, results: Iterable[Result]) -> None:
     if not path:
         return
     files.write_file_atomic(path, yamlio.dump_data({"results": [r.to_dict() for r in results]}))
-
-
-def failure(err: KrmMergeError | OSError, describe: Callable[[KrmMergeError], str] | None = None) -> Result:
-    """The error result of what stopped a command: the error's one line, its resource, field and file kept."""
-    if isinstance(err, OSError):
-        where = f"{err.filename}: " if err.filename else ""
-        return Result(f"{where}{err.strerror or err}", "error", file=File(str(err.filename)) if err.filename else None)
-    found = result_of(err)
-    message = describe(err) if describe is not None else err.one_line()
-    return Result(message, "error", found.resource_ref, found.field, found.file, found.tags)
 
 
 def resource_ref(label: str) -> ResourceRef | None:
@@ -65,23 +41,6 @@ def resource_ref(label: str) -> ResourceRef | None:
     if len(parts) == 3 and parts[0] and parts[2]:
         return ResourceRef("", parts[0], parts[2], parts[1])
     return None
-
-
-def guarded(prog: str, body: Callable[[], int], results: Results,
-            describe: Callable[[KrmMergeError], str] | None = None) -> int:
-    """Run ``body``; a ``KrmMergeError`` or ``OSError`` it raises becomes one error result and line, exit 1.
-
-    The line is written at once (stderr), the result appended to ``results``
-    for ``--results``.  ``describe`` words a ``KrmMergeError`` (default: its
-    ``one_line()``).
-    """
-    try:
-        return body()
-    except (KrmMergeError, OSError) as err:
-        result = failure(err, describe)
-        results.append(result)
-        emit(prog, [result])
-        return 1
 
 
 def update_report(plan: Any, *, policy: str, dry_run: bool, code: int) -> dict[str, Any]:
@@ -156,3 +115,7 @@ def write_report(fmt: str, path: str, report: dict[str, Any]) -> None:
         sys.stdout.write(text)
         return
     files.write_file_atomic(path, text)
+
+
+__all__ = ["RESULTS_HELP", "emit", "failure", "guarded", "render_line", "resource_ref", "update_report",
+           "update_report_markdown", "write_report", "write_results"]
