@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from krm_merge.commands import conflicts, diff, promote, reporting, resolve, update
-from krm_merge.krm.results import File, Result, Results
+from krm_merge.krm.results import File, KrmError, Result, Results
 
 MARKED = ('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n---\n'
           'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n'
@@ -149,3 +149,20 @@ def test_update_file_results_carry_their_file_and_a_failure_is_one_error(tmp_pat
                                              "--upstream", str(tmp_path / "upstream")], tmp_path / "r.yaml")
     assert code == 1 and [r["severity"] for r in results] == ["error"]
     assert err == f"krm-merge update: error: {results[0]['message']}\n"
+
+
+@pytest.mark.parametrize("error", [FileNotFoundError(2, "No such file or directory", "a.yaml"),
+                                   KrmError("bad item", file=File("a.yaml"))])
+def test_the_sdk_directory_run_words_what_stops_it_as_the_commands_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: Exception) -> None:
+    """One except block: the SDK's run of a directory and every command turn an error into the same line."""
+    from krm_merge import sdk
+    from krm_merge.krm import package
+
+    def fail(*_args: object, **_kw: object) -> None:
+        raise error
+
+    monkeypatch.setattr(package, "read_package", fail)
+    code = sdk.run_directory(lambda rl: None, str(tmp_path), name="fn", label="krm-merge run")
+    expected = reporting.render_line("krm-merge run", reporting.failure(error))  # type: ignore[arg-type]
+    assert code == 1 and capsys.readouterr().err == expected + "\n"
