@@ -166,3 +166,14 @@ def test_the_sdk_directory_run_words_what_stops_it_as_the_commands_do(
     code = sdk.run_directory(lambda rl: None, str(tmp_path), name="fn", label="krm-merge run")
     expected = reporting.render_line("krm-merge run", reporting.failure(error))  # type: ignore[arg-type]
     assert code == 1 and capsys.readouterr().err == expected + "\n"
+
+
+def test_update_kept_local_note_names_the_resource_and_its_file(tmp_path: Path) -> None:
+    argv = _update_copies(tmp_path, {"origin": "1", "upstream": "1", "local": "1"},
+                          {"origin": {"gone.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"},
+                           "local": {"gone.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ntype: mine\n"}})
+    code, results, err = _call(update.main, argv, tmp_path / "r.yaml")
+    assert code == 0 and [r["severity"] for r in results] == ["warning"]
+    assert results[0]["resourceRef"] == {"apiVersion": "v1", "kind": "Secret", "name": "s"}
+    assert results[0]["file"] == {"path": "gone.yaml"} and "modified locally: kept" in results[0]["message"]
+    assert err == f"warning: {results[0]['message']}\n"
