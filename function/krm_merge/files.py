@@ -125,10 +125,10 @@ class UntrustedTree:
     others: list[str] = field(default_factory=list)
 
     def warnings(self, what: str) -> list[str]:
-        """One line per entry left out, naming it (kpt pkg update skips links silently)."""
-        return [f"warning: {what}: {rel}: a symbolic link; not read and not copied (content from elsewhere "
+        """One warning message per entry left out, naming it (kpt pkg update skips links silently)."""
+        return [f"{what}: {rel}: a symbolic link; not read and not copied (content from elsewhere "
                 "is never read through a link; docs/security.md)" for rel in self.links] + [
-                f"warning: {what}: {rel}: not a regular file or folder; not read and not copied" for rel in self.others]
+                f"{what}: {rel}: not a regular file or folder; not read and not copied" for rel in self.others]
 
 
 def scan_untrusted_tree(root: str | os.PathLike[str], what: str) -> UntrustedTree:

@@ -47,7 +47,7 @@ from krm_merge.krm import resourcelist as _resourcelist
 from krm_merge.krm import yamlio as _yamlio
 from krm_merge.krm import results as _results
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, result_of
+from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, guarded, result_of
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.selectors import select as _select
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
@@ -417,14 +417,14 @@ def run_directory(
     """
     from krm_merge import txn
 
-    try:
+    def locked() -> int:
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
             return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, results_file, name,
                                          label, skip_undecodable, after_read, summary)
-    except KrmMergeError as err:
-        sys.stderr.write(f"{label}: error: {err.one_line()}\n")
-        return 1
+
+    # The commands' one rule: what stops the run is one error line; --results was written before it, if at all.
+    return guarded(label, locked, _results.Results())
 
 
 def _run_locked_directory(
@@ -435,39 +435,32 @@ def _run_locked_directory(
     from krm_merge import files
     from krm_merge.krm import package, yamlio
 
-    try:
-        with collecting_duplicate_keys() as duplicates:
-            config = function_config_from_args(fn_config, list(pairs))
-            skip = skip_undecodable(config) if skip_undecodable is not None else False
-            pkg, inner = package.read_package(root, skip_undecodable=skip)
-            rl = ResourceList(items=inner.items, results=inner.results)
-            for message in recovered:
-                rl.results.warning(message)
-            rl.function_config = config
-            if after_read is not None:
-                after_read(rl, pkg)
-            call_reporting_errors(fn, rl, name)
-            report_duplicate_keys(rl.results, duplicates)
-        for result in rl.results:
-            sys.stderr.write(result.display() + "\n")
-        if results_file:
-            files.write_file_atomic(results_file, yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
-        if rl.results.has_errors:
-            sys.stderr.write(f"{label}: errors reported; no file was changed\n")
-            return 1
-        changes = package.plan_changes(pkg, rl)
-        if dry_run:
-            # File by file: the whole diff as one string cost a dry run more memory than the write.
-            for chunk in changes.diff():
-                sys.stdout.write(chunk)
-        else:
-            package.apply_writes(root, changes)
-        if summary:
-            sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
-    except KrmMergeError as err:
-        sys.stderr.write(f"{label}: error: {err.one_line()}\n")
+    with collecting_duplicate_keys() as duplicates:
+        config = function_config_from_args(fn_config, list(pairs))
+        skip = skip_undecodable(config) if skip_undecodable is not None else False
+        pkg, inner = package.read_package(root, skip_undecodable=skip)
+        rl = ResourceList(items=inner.items, results=inner.results)
+        for message in recovered:
+            rl.results.warning(message)
+        rl.function_config = config
+        if after_read is not None:
+            after_read(rl, pkg)
+        call_reporting_errors(fn, rl, name)
+        report_duplicate_keys(rl.results, duplicates)
+    for result in rl.results:
+        sys.stderr.write(result.display() + "\n")
+    if results_file:
+        files.write_file_atomic(results_file, yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+    if rl.results.has_errors:
+        sys.stderr.write(f"{label}: errors reported; no file was changed\n")
         return 1
-    except OSError as err:
-        sys.stderr.write(f"{label}: error: cannot write {err.filename or ''}: {err.strerror or err}\n")
-        return 1
+    changes = package.plan_changes(pkg, rl)
+    if dry_run:
+        # File by file: the whole diff as one string cost a dry run more memory than the write.
+        for chunk in changes.diff():
+            sys.stdout.write(chunk)
+    else:
+        package.apply_writes(root, changes)
+    if summary:
+        sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
     return 0

@@ -41,6 +41,8 @@ class Lazy(NamedTuple):
 _START_UP = "start-up: "
 ALLOWED: list[Lazy] = [
     # --- kept: start-up time needs them ---------------------------------------------------------------
+    Lazy("krm_merge.update.context", "_merge_kptfile", "krm_merge.kptfile.merge",
+         _START_UP + "the Kptfile merge loads the 3-way engine; an update or package merge that merges no Kptfile skips it"),
     Lazy("krm_merge.krm.itemviews", "_fastyaml", "krm_merge.krm.fastyaml",
          _START_UP + "the fast reader costs ~11 ms to import; only items read through it load it"),
     Lazy("krm_merge.krm.itemviews", "_rtedit", "krm_merge.krm.rtedit",
@@ -55,8 +57,6 @@ ALLOWED: list[Lazy] = [
          _START_UP + "the merge and ruamel load only when an --origin/--upstream update runs"),
     Lazy("krm_merge.update.git", "_plan_one_git_package", "krm_merge.update.planner",
          _START_UP + "imported past the no-op check only, so a no-op update never loads the merge"),
-    Lazy("krm_merge.modes.resource_merge", "_merge_kptfile", "krm_merge.kptfile.merge",
-         _START_UP + "the Kptfile merge loads the 3-way engine; a package merge that merges no Kptfile skips it"),
     Lazy("krm_merge.cli", "function_main", "krm_merge.runner",
          _START_UP + "--version and the commands that do not run a mode never load the runner and the krm core"),
     Lazy("krm_merge.cli", "build_parser", "argparse", _START_UP + "only --help builds the whole parser"),

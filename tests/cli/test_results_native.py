@@ -1,4 +1,4 @@
-"""``--results`` of promote, diff, conflicts and resolve are their own result lists, not parsed stderr.
+"""``--results`` of promote, diff, conflicts, resolve and update are their own result lists, not parsed stderr.
 
 A stderr line carries a message only; these results carry what no line
 does (the resource reference, the field with its old and new values, the
@@ -15,8 +15,8 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from krm_merge.commands import conflicts, diff, promote, reporting, resolve
-from krm_merge.krm.results import File, Result, Results
+from krm_merge.commands import conflicts, diff, promote, reporting, resolve, update
+from krm_merge.krm.results import File, KrmError, Result, Results
 
 MARKED = ('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n---\n'
           'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n'
@@ -31,12 +31,9 @@ def _call(main: Callable[[list[str]], int], argv: list[str], results: Path) -> t
     return code, yaml.safe_load(results.read_text())["results"], err.getvalue()
 
 
-@pytest.fixture(autouse=True)
-def _no_stderr_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(*_args: object) -> None:
-        raise AssertionError("a result was parsed from a stderr line")
-
-    monkeypatch.setattr(reporting, "result_of_line", refuse)
+def test_no_command_parses_its_stderr_into_results() -> None:
+    """The line parser is gone: every command builds its results and prints them, never the reverse."""
+    assert not any(hasattr(reporting, name) for name in ("run_with_results", "result_of_line", "_Tee"))
 
 
 def test_promote_results_name_the_resource_field_and_file_of_each_change(tmp_path: Path) -> None:
@@ -107,3 +104,76 @@ def test_guarded_turns_an_os_error_into_one_result_and_one_line(capsys: pytest.C
     assert reporting.guarded("krm-merge test", body, results) == 1
     assert results == [Result("x.yaml: No such file or directory", "error", file=File("x.yaml"))]
     assert capsys.readouterr().err == "krm-merge test: error: x.yaml: No such file or directory\n"
+
+
+def _update_copies(tmp_path: Path, values: dict[str, str], extra: dict[str, dict[str, str]] | None = None) -> list[str]:
+    cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\ndata:\n  k: "{}"\n'
+    for name, value in values.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "cm.yaml").write_text(cm.format(value))
+        for rel, text in (extra or {}).get(name, {}).items():
+            (tmp_path / name / rel).write_text(text)
+    return [str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream")]
+
+
+@pytest.mark.parametrize("policy, severity", [("upstream-wins", "warning"), ("local-wins", "info")])
+def test_update_conflict_result_names_resource_field_values_and_file(tmp_path: Path, policy: str, severity: str) -> None:
+    argv = _update_copies(tmp_path, {"origin": "1", "upstream": "2", "local": "3"})
+    code, results, err = _call(update.main, [*argv, "--conflicts", policy], tmp_path / "r.yaml")
+    assert code == 0
+    [conflict] = results
+    assert conflict["severity"] == severity and conflict["message"].startswith("conflict: cm.yaml: ConfigMap/ns/a")
+    assert conflict["resourceRef"] == {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "namespace": "ns"}
+    assert conflict["field"] == {"path": "data.k", "currentValue": "3", "proposedValue": "2"}
+    assert conflict["file"] == {"path": "cm.yaml"}
+    assert err == conflict["message"] + "\n"  # stderr renders the same list
+
+
+def test_update_under_conflicts_fail_reports_errors_and_writes_nothing(tmp_path: Path) -> None:
+    argv = _update_copies(tmp_path, {"origin": "1", "upstream": "2", "local": "3"})
+    code, results, err = _call(update.main, [*argv, "--conflicts", "fail"], tmp_path / "r.yaml")
+    assert code == 1 and [r["severity"] for r in results] == ["error", "error"]
+    assert results[0]["field"]["path"] == "data.k" and results[1]["message"] == "1 conflicting field(s); nothing written"
+    assert err.splitlines() == [results[0]["message"], f"krm-merge update: error: {results[1]['message']}"]
+    assert 'k: "3"' in (tmp_path / "local" / "cm.yaml").read_text()
+
+
+def test_update_file_results_carry_their_file_and_a_failure_is_one_error(tmp_path: Path) -> None:
+    readme = {"origin": "a\nb\nc\nd\ne\n", "upstream": "a\nb\nc\nd\nE\n", "local": "A\nb\nc\nd\ne\n"}
+    argv = _update_copies(tmp_path, {"origin": "1", "upstream": "1", "local": "1"},
+                          {name: {"README.md": text} for name, text in readme.items()})
+    code, results, err = _call(update.main, [*argv, "--files", "merge"], tmp_path / "r.yaml")
+    assert code == 0 and [(r["severity"], r["file"]) for r in results] == [("info", {"path": "README.md"})]
+    assert err == results[0]["message"] + "\n" and results[0]["message"].startswith("merged: README.md: ")
+    code, results, err = _call(update.main, [str(tmp_path / "nope"), "--origin", str(tmp_path / "origin"),
+                                             "--upstream", str(tmp_path / "upstream")], tmp_path / "r.yaml")
+    assert code == 1 and [r["severity"] for r in results] == ["error"]
+    assert err == f"krm-merge update: error: {results[0]['message']}\n"
+
+
+@pytest.mark.parametrize("error", [FileNotFoundError(2, "No such file or directory", "a.yaml"),
+                                   KrmError("bad item", file=File("a.yaml"))])
+def test_the_sdk_directory_run_words_what_stops_it_as_the_commands_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: Exception) -> None:
+    """One except block: the SDK's run of a directory and every command turn an error into the same line."""
+    from krm_merge import sdk
+    from krm_merge.krm import package
+
+    def fail(*_args: object, **_kw: object) -> None:
+        raise error
+
+    monkeypatch.setattr(package, "read_package", fail)
+    code = sdk.run_directory(lambda rl: None, str(tmp_path), name="fn", label="krm-merge run")
+    expected = reporting.render_line("krm-merge run", reporting.failure(error))  # type: ignore[arg-type]
+    assert code == 1 and capsys.readouterr().err == expected + "\n"
+
+
+def test_update_kept_local_note_names_the_resource_and_its_file(tmp_path: Path) -> None:
+    argv = _update_copies(tmp_path, {"origin": "1", "upstream": "1", "local": "1"},
+                          {"origin": {"gone.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"},
+                           "local": {"gone.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ntype: mine\n"}})
+    code, results, err = _call(update.main, argv, tmp_path / "r.yaml")
+    assert code == 0 and [r["severity"] for r in results] == ["warning"]
+    assert results[0]["resourceRef"] == {"apiVersion": "v1", "kind": "Secret", "name": "s"}
+    assert results[0]["file"] == {"path": "gone.yaml"} and "modified locally: kept" in results[0]["message"]
+    assert err == f"warning: {results[0]['message']}\n"

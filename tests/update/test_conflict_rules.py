@@ -144,6 +144,15 @@ def test_resource_rules_decide_their_fields_and_the_flag_the_rest(tmp_path: Path
     assert "a rule: spec.template.spec.containers[*].args: mark" in report
 
 
+def test_markdown_report_names_the_rule_that_decided_a_conflict(tmp_path: Path) -> None:
+    pkg = both_changed(tmp_path, "spec.replicas: local-wins")
+    out = tmp_path / "report.md"
+    assert run_update(pkg, "--report", "markdown", str(out)) == 0
+    [line] = [line for line in out.read_text().splitlines() if "spec.replicas" in line and line.startswith("- ")]
+    # upstream-wins was the policy; the rule kept local's value, and the line says both what and why
+    assert line.endswith("(decided: local's value; a rule: spec.replicas: local-wins)")
+
+
 def test_package_rules_name_a_kind_and_resource_rules_come_first(tmp_path: Path) -> None:
     pkg = both_changed(tmp_path, "spec.replicas: upstream-wins")
     for side in ("local", "origin", "upstream"):

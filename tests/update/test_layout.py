@@ -87,10 +87,12 @@ def test_the_scan_sees_a_second_plan_type() -> None:
     assert plan_types(sample) == ["Other", "SubPlan"]
 
 
-def test_only_the_tree_module_walks() -> None:
-    walkers = sorted(path.name for path in UPDATE.glob("*.py")
-                     if "walk" in _called_names(ast.parse(path.read_text(encoding="utf-8"))))
-    assert walkers == ["tree.py"]
+def test_only_the_tree_module_lists_packages() -> None:
+    """Every walk of update goes through the one lister, from tree.py (git.py copies the scratch package)."""
+    walkers = {path.name: sorted(_called_names(ast.parse(path.read_text(encoding="utf-8"))) & WALKS)
+               for path in UPDATE.glob("*.py")}
+    assert {name: found for name, found in walkers.items() if found} == {"tree.py": ["list_package"],
+                                                                          "git.py": ["copytree"]}
 
 
 def test_each_strategy_has_its_updater_in_a_module_named_after_it() -> None:

@@ -31,11 +31,15 @@ from typing import Any
 
 from krm_merge import txn
 from krm_merge.commands import outcomes
-from krm_merge.commands.reporting import RESULTS_HELP, run_with_results, update_report, write_report
+from krm_merge.commands.reporting import (
+    RESULTS_HELP, emit, failure, guarded, update_report, write_report, write_results,
+)
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import STRATEGIES
+from krm_merge.krm.results import Result, Results, labelled_line
 from krm_merge.update.git import plan_git_update
-from krm_merge.update.plan import UpdatePlan, apply_plan, render_plan
+from krm_merge.update.plan import COMMAND as PROG
+from krm_merge.update.plan import UpdatePlan, apply_plan, render_plan, said
 from krm_merge.upstream.git import split_package_ref
 from krm_merge.yaml.load import collecting_duplicate_keys
 POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
@@ -88,32 +92,28 @@ def main(argv: list[str]) -> int:
     if args.report and args.report[0] not in ("json", "markdown"):
         sys.stderr.write(f"krm-merge update: error: --report FORMAT must be json or markdown, got {args.report[0]!r}\n")
         return 2
-    return run_with_results("krm-merge update", args.results, lambda: _locked_update(args))
+    results = Results()
+    code = guarded(PROG, lambda: _locked_update(args, results), results)
+    write_results(args.results, results)
+    return code
 
 
-def _locked_update(args: argparse.Namespace) -> int:
-    try:
-        package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
-        # Held from the read to the write: a second writer is refused, not silently overwritten.
-        with txn.PackageLock(package_dir, "krm-merge update", read_only=args.dry_run) as lock:
-            for message in lock.messages:
-                sys.stderr.write(f"krm-merge update: warning: {message}\n")
-            return _locked_main(args)
-    except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
-        return 1
+def _locked_update(args: argparse.Namespace, results: Results) -> int:
+    package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
+    # Held from the read to the write: a second writer is refused, not silently overwritten.
+    with txn.PackageLock(package_dir, PROG, read_only=args.dry_run) as lock:
+        for message in lock.messages:
+            _say(results, Result(message, "warning"))
+        return _locked_main(args, results)
 
 
-def _locked_main(args: argparse.Namespace) -> int:
+def _locked_main(args: argparse.Namespace, results: Results) -> int:
     with collecting_duplicate_keys() as duplicates:
         try:
             local, plan = _plan(args)
-        except KrmMergeError as err:
-            _warn_duplicates(duplicates)
-            sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
-            return 1
-    _warn_duplicates(duplicates)
-    code = _finish(local, plan, args.conflicts, args.dry_run)
+        finally:  # said before the error that stopped the plan, if one did
+            _warn_duplicates(duplicates, results)
+    code = _finish(local, plan, args.conflicts, args.dry_run, results)
     if args.report:
         write_report(args.report[0], args.report[1],
                      update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
@@ -137,32 +137,38 @@ def _plan(args: argparse.Namespace) -> tuple[Path, UpdatePlan]:
     )
 
 
-def _warn_duplicates(duplicates: list[Any]) -> None:
+def _warn_duplicates(duplicates: list[Any], results: Results) -> None:
     """Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each."""
     for message in dict.fromkeys(dup.message() for dup in duplicates):
-        sys.stderr.write(f"krm-merge update: warning: {message}\n")
+        _say(results, Result(message, "warning"))
 
 
-def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool) -> int:
-    for message in plan.messages:
-        sys.stderr.write(message + "\n")
-    for merged in plan.merged_files:  # said here, not in messages: a subpackage's are named by their full path
-        for message in merged.messages():
-            sys.stderr.write(message + "\n")
+def _say(results: Results, result: Result) -> None:
+    """Keep one of the command's own results for ``--results`` and print its line (it names the program)."""
+    results.append(result)
+    emit(PROG, [result])
+
+
+def _say_plan(results: Results, plan: UpdatePlan) -> None:
+    """Keep the plan's results and print their lines (labelled by what they are, without the program)."""
+    for result in said(plan):
+        results.append(result)
+        sys.stderr.write(labelled_line(result) + "\n")
+
+
+def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results) -> int:
+    _say_plan(results, plan)
     failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
     if failed:
-        sys.stderr.write(f"krm-merge update: error: {failed} conflicting field(s); nothing written\n")
+        _say(results, Result(f"{failed} conflicting field(s); nothing written", "error"))
         return 1
     if dry_run:
         sys.stdout.write(render_plan(plan))
         return 0
     try:
         apply_plan(local, plan)
-    except KrmMergeError as err:
-        sys.stderr.write(f"krm-merge update: error: {err.one_line()}\n")
-        return 1
-    except OSError as err:
-        sys.stderr.write(f"krm-merge update: error: {err}\n")
+    except (KrmMergeError, OSError) as err:  # here, not in guarded: the report still says nothing was written
+        _say(results, failure(err))
         return 1
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
     if plan.outcomes:

@@ -12,11 +12,14 @@ from typing import Any
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.values import same
 
 
 ROOT_KPTFILE = "Kptfile"
 DEFAULT_KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n"
 RENDERED_CONDITION = "Rendered"
+UPSTREAM_FIELDS = ("upstream", "upstreamLock")
+"""Where a copy came from: its own, never another copy's (except where kpt says so)."""
 
 
 class Strategy(Enum):
@@ -64,4 +67,61 @@ def without_render_status(kptfile: dict[str, Any]) -> None:
         kptfile.pop("status")
 
 
-__all__ = ["STRATEGIES", "Strategy", "update_strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "is_kptfile", "without_render_status"]
+def comparable(kptfile: dict[str, Any]) -> dict[str, Any]:
+    """A Kptfile's data without what each copy holds for itself: its name, upstream and lock, its render status.
+
+    Two copies equal so are the same package content (fast-forward,
+    subpackage decisions).  ``status`` is written by ``kpt fn render`` and
+    controllers, not by the user: kpt's current rule (beta.56 still counted
+    it, so a rendered package could not fast-forward).
+    """
+    out = {k: v for k, v in kptfile.items() if k not in (*UPSTREAM_FIELDS, "status")}
+    meta = out.get("metadata")
+    out["metadata"] = {k: v for k, v in meta.items() if k != "name"} if isinstance(meta, dict) else {}
+    return out
+
+
+def upstream_info(kptfile: Any) -> tuple[Any, Any] | None:
+    """A Kptfile's ``(upstream, upstreamLock)`` when it names an upstream (a remote package), else None."""
+    if not isinstance(kptfile, dict) or not kptfile.get("upstream"):
+        return None
+    return kptfile.get("upstream"), kptfile.get("upstreamLock")
+
+
+def unchanged_upstream_keeps_local(local: Any, upstream: Any, *, nested: bool) -> bool:
+    """Whether local's Kptfile is the merge when upstream's did not change since origin.
+
+    A root Kptfile: always.  A nested one: only when local's upstream and
+    lock already are upstream's (else kpt takes upstream's, and the Kptfile
+    merge runs).
+    """
+    if not nested:
+        return True
+    return isinstance(local, dict) and isinstance(upstream, dict) and all(
+        upstream.get(key) is None or same(local.get(key), upstream.get(key)) for key in UPSTREAM_FIELDS
+    )
+
+
+def with_local_upstream(taken: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's Kptfile data (``taken``) with local's name, upstream and upstreamLock; no render status.
+
+    kpt's force-delete-replace of a root Kptfile: the package stays the one
+    the user fetched, under the name they gave it.
+    """
+    keep = {k: local[k] for k in UPSTREAM_FIELDS if k in local}
+    name = (local.get("metadata") or {}).get("name")
+    ordered: dict[str, Any] = {}
+    for key, value in taken.items():
+        if key in UPSTREAM_FIELDS:
+            continue
+        ordered[key] = value
+        if key == "metadata":  # kpt's field order: upstream info right after metadata
+            ordered.update(keep)
+    ordered.update({k: v for k, v in keep.items() if k not in ordered})
+    if name is not None:
+        ordered.setdefault("metadata", {})["name"] = name
+    without_render_status(ordered)  # upstream's render is not this copy's (kpt clears it)
+    return ordered
+
+
+__all__ = ["STRATEGIES", "Strategy", "update_strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "UPSTREAM_FIELDS", "comparable", "is_kptfile", "unchanged_upstream_keeps_local", "upstream_info", "with_local_upstream", "without_render_status"]

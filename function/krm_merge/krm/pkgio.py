@@ -81,6 +81,7 @@ class Listing:
     broken_links: list[str] = field(default_factory=list)  # links whose target does not exist
     others: list[str] = field(default_factory=list)  # neither a file, a folder nor a link (FIFO, socket)
     subpackages: list[str] = field(default_factory=list)  # folders below the root holding a Kptfile
+    dirs: list[str] = field(default_factory=list)  # every real folder below the root it reached (links: linked_dirs)
 
     def rels(self) -> list[str]:
         """The relative paths of the files."""
@@ -112,7 +113,7 @@ def list_package(
     listing = Listing(root)
     ignore = read_krmignore(root) if krmignore else []
     pending: list[tuple[str, str, str]] = [(root, "", "")]  # (folder, its rel prefix, package of its parent)
-    listed, skipped = listing.files, SKIPPED_NAMES
+    listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     every = suffixes is None and not names
     suffixes = suffixes or ("\0",)  # no name ends with NUL: only ``names`` then
     new = tuple.__new__  # a NamedTuple built this way skips its __new__'s argument handling: 5,000 files a run
@@ -134,6 +135,7 @@ def list_package(
                     rel = prefix + name
                     if not (ignore and ignored(rel, ignore)):
                         pending.append((entry.path, rel + "/", package))
+                        dirs.append(rel)
                 elif every or name.endswith(suffixes) or name in names:
                     rel = prefix + name
                     if ignore and ignored(rel, ignore):
@@ -152,7 +154,7 @@ def list_package(
             it.close()
         if has_kptfile and prefix:
             _subpackage(listing, pending, mark, prefix[:-1], subpackages)
-    for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.subpackages):
+    for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.subpackages, dirs):
         found.sort()
     listed.sort()  # by rel: the first field, unique
     return listing
@@ -169,7 +171,7 @@ def _subpackage(listing: Listing, pending: list[tuple[str, str, str]], mark: tup
     if not enter:
         del listing.files[files_at:], pending[pending_at:]
         inside = package + "/"
-        for found in (listing.linked_dirs, listing.broken_links, listing.others):
+        for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.dirs):
             found[:] = [rel for rel in found if not rel.startswith(inside)]
         return
     listing.files[files_at:] = [f._replace(package=package) for f in listing.files[files_at:]]

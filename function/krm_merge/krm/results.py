@@ -7,9 +7,11 @@ are emitted only in the v1 shape kpt and kustomize read.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import resource_label
@@ -138,6 +140,22 @@ def make_result(
     return Result(message, severity, ref, fld, file, dict(tags or {}))
 
 
+CONFLICT = "conflict: "
+"""How the message of a conflict result begins (the label its line carries)."""
+
+
+def labelled_line(result: Result) -> str:
+    """The line of a result that names no program: ``SEVERITY: message``; a conflict or a note as it is.
+
+    ``update`` prints its plan's results so (``conflict: FILE: ...``,
+    ``warning: FILE: ...``, ``merged: FILE: ...``): the conflict's label is
+    its message's first word, whatever severity the policy gave it.
+    """
+    if result.severity == "info" or result.message.startswith(CONFLICT):
+        return result.message
+    return f"{result.severity}: {result.message}"
+
+
 def result_of(err: KrmMergeError) -> Result:
     """The error result of any krm-merge error (the runner's one conversion)."""
     if isinstance(err, KrmError):
@@ -223,3 +241,44 @@ class KrmError(KrmMergeError):
         if result.field is not None and result.field.path not in self.message:
             where.append(result.field.path)
         return f"{' '.join(where)}: {self.message}" if where else self.message
+
+
+def render_line(prog: str, result: Result) -> str:
+    """The stderr line of a result: ``PROG: error: MESSAGE``, ``PROG: warning: MESSAGE``, ``PROG: MESSAGE`` (info)."""
+    if result.severity == "info":
+        return f"{prog}: {result.message}"
+    return f"{prog}: {result.severity}: {result.message}"
+
+
+def emit(prog: str, results: Iterable[Result], stream: TextIO | None = None) -> None:
+    """Write each result's line (:func:`render_line`) to ``stream`` (default: stderr)."""
+    out = stream or sys.stderr
+    for result in results:
+        out.write(render_line(prog, result) + "\n")
+
+
+def failure(err: KrmMergeError | OSError, describe: Callable[[KrmMergeError], str] | None = None) -> Result:
+    """The error result of what stopped a command: the error's one line, its resource, field and file kept."""
+    if isinstance(err, OSError):
+        where = f"{err.filename}: " if err.filename else ""
+        return Result(f"{where}{err.strerror or err}", "error", file=File(str(err.filename)) if err.filename else None)
+    found = result_of(err)
+    message = describe(err) if describe is not None else err.one_line()
+    return Result(message, "error", found.resource_ref, found.field, found.file, found.tags)
+
+
+def guarded(prog: str, body: Callable[[], int], results: Results,
+            describe: Callable[[KrmMergeError], str] | None = None) -> int:
+    """Run ``body``; a ``KrmMergeError`` or ``OSError`` it raises becomes one error result and line, exit 1.
+
+    The line is written at once (stderr), the result appended to ``results``
+    for ``--results``.  ``describe`` words a ``KrmMergeError`` (default: its
+    ``one_line()``).
+    """
+    try:
+        return body()
+    except (KrmMergeError, OSError) as err:
+        result = failure(err, describe)
+        results.append(result)
+        emit(prog, [result])
+        return 1

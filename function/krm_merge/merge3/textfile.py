@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from krm_merge.krm.results import File, KrmError
+from krm_merge.krm.results import CONFLICT, File, KrmError, Results, labelled_line
 
 # local = the user's copy (git's "ours"), origin = the version it was fetched from (the base),
 # upstream = the new version ("theirs"): the names the rest of update uses for the three copies.
@@ -64,16 +64,22 @@ class FileMerge:
     conflicts: list[MarkerRegion] = field(default_factory=list)
     warning: str | None = None
 
-    def messages(self) -> list[str]:
-        """The lines ``update`` prints for this file (stderr), one per conflict region."""
+    def results(self) -> Results:
+        """What ``update`` says about this file: a warning, a merged note, or one conflict per region."""
+        out, where = Results(), File(self.path)
         if self.warning is not None:
-            return [f"warning: {self.path}: {self.warning}"]
+            out.warning(f"{self.path}: {self.warning}", file=where)
+            return out
         if not self.conflicts:
-            return [f"merged: {self.path}: changes of local and upstream combined (git merge-file)"]
-        return [
-            f"conflict: {self.path}:{r.start}: lines changed on both sides; diff3 markers left (lines {r.start}-{r.end})"
-            for r in self.conflicts
-        ]
+            out.info(f"merged: {self.path}: changes of local and upstream combined (git merge-file)", file=where)
+        for r in self.conflicts:
+            out.warning(f"{CONFLICT}{self.path}:{r.start}: lines changed on both sides; diff3 markers left "
+                        f"(lines {r.start}-{r.end})", file=where)
+        return out
+
+    def messages(self) -> list[str]:
+        """The lines ``update`` prints for this file (stderr): its results, labelled."""
+        return [labelled_line(r) for r in self.results()]
 
 
 def is_binary(data: bytes) -> bool:

@@ -18,9 +18,9 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
-from krm_merge.update.package_merge import PackageMerger
+from krm_merge.update.package_merge import merge_package
 from krm_merge.kptfile.document import Strategy
-from krm_merge.update.result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
+from krm_merge.update.result import OtherFilesChanged, PackageMergeResult, RelPath
 from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
 from krm_merge.update.report import report
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
@@ -113,8 +113,8 @@ def merge(
     tells whether a subpackage directory's non-KRM files changed locally (the
     update command knows them; a ResourceList has none).
     """
-    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=_merge_kptfile)
-    return PackageMerger(options, rel_path, other_files_changed).merge(local, origin, upstream)
+    return merge_package(config.strategy, config.conflicts, config.fallback_keys, local, origin, upstream, rel_path,
+                         other_files_changed)
 
 
 def place_added(result: PackageMergeResult, groups: SourceGroups, local_prefix: str) -> None:
@@ -142,13 +142,6 @@ def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: l
     if not inserted:
         out.extend(merged)
     return out
-
-
-def _merge_kptfile(*args: Any, **kwargs: Any) -> Any:
-    """:func:`krm_merge.kptfile.merge_kptfile`, imported when a Kptfile is merged (it loads the engine: start-up time)."""
-    from krm_merge.kptfile.merge import merge_kptfile
-
-    return merge_kptfile(*args, **kwargs)
 
 
 MODE: Mode[Config] = Mode(

@@ -13,14 +13,14 @@ from collections import Counter
 from typing import Any, Callable
 
 from krm_merge import merge3
-from krm_merge.kptfile.document import DEFAULT_KPTFILE, ROOT_KPTFILE, Strategy, is_kptfile
+from krm_merge.kptfile.document import (
+    DEFAULT_KPTFILE, ROOT_KPTFILE, Strategy, is_kptfile, unchanged_upstream_keeps_local, upstream_info,
+)
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
-from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
-from .unchanged import same_as_fetched
 from krm_merge.schema import SchemaRegistry
 
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
@@ -29,6 +29,7 @@ from .result import (
     OUTCOME_ADDED, OUTCOME_KEPT, OUTCOME_MERGED, OUTCOME_TAKEN, OUTCOME_UNCHANGED,
     OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath,
 )
+from .unchanged import same_as_fetched
 
 
 class MergeContext:
@@ -122,8 +123,8 @@ class MergeContext:
         out = {}
         for obj in items:
             rel = self.rel_path(obj)
-            if is_kptfile(obj) and "/" in rel and isinstance(obj.data, dict) and obj.data.get("upstream"):
-                out[rel.rpartition("/")[0]] = (obj.data.get("upstream"), obj.data.get("upstreamLock"))
+            if is_kptfile(obj) and "/" in rel and (info := upstream_info(obj.data)) is not None:
+                out[rel.rpartition("/")[0]] = info
         return out
 
     def inside(self, directory: str) -> Callable[[KubeObject], bool]:
@@ -248,18 +249,12 @@ class MergeContext:
         """Upstream's Kptfile is origin's, so the merge is local's (a nested one also keeps its upstream info)."""
         if base is None or content_text(up.text) != content_text(base.text):
             return False
-        if "/" not in self.rel_path(obj):
-            return True
-        mine, theirs = obj.data, up.data
-        return isinstance(mine, dict) and isinstance(theirs, dict) and all(
-            theirs.get(key) is None or same(mine.get(key), theirs.get(key)) for key in ("upstream", "upstreamLock")
-        )
+        return unchanged_upstream_keeps_local(obj.data, up.data, nested="/" in self.rel_path(obj))
 
     def _merge_kptfile(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
-        merge_kptfile = self.options.kptfile_merge
-        if merge_kptfile is None:
-            self._full_merge(obj, base, up, result)
-            return
+        # The pipeline-aware merge loads the engine: only when a Kptfile changed on both sides (start-up time).
+        from krm_merge.kptfile.merge import merge_kptfile
+
         MISSING, Merge3Error = merge3.MISSING, merge3.Merge3Error  # on first use, as in _full_merge
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from krm_merge.kptfile.document import ROOT_KPTFILE, is_kptfile, without_render_status
+from krm_merge.kptfile.document import ROOT_KPTFILE, is_kptfile, with_local_upstream
 from krm_merge.krm.kubeobject import KubeObject
 
 from .context import MergeContext
@@ -52,24 +52,10 @@ class ForceDeleteReplace:
 
 
 def set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
-    """Upstream's Kptfile with local's name, upstream and upstreamLock."""
+    """Upstream's Kptfile with local's name, upstream and upstreamLock (the rule: :func:`with_local_upstream`)."""
     mine = obj.data if isinstance(obj.data, dict) else {}
-    keep = {k: mine[k] for k in ("upstream", "upstreamLock") if k in mine}
-    name = (mine.get("metadata") or {}).get("name")
     take_upstream(obj, up)
-    data = obj.copy_data()
-    ordered: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in ("upstream", "upstreamLock"):
-            continue
-        ordered[key] = value
-        if key == "metadata":  # kpt's field order: upstream info right after metadata
-            ordered.update(keep)
-    ordered.update({k: v for k, v in keep.items() if k not in ordered})
-    if name is not None:
-        ordered.setdefault("metadata", {})["name"] = name
-    without_render_status(ordered)  # upstream's render is not this copy's (kpt clears it)
-    obj.set_data(ordered)
+    obj.set_data(with_local_upstream(obj.copy_data(), mine))
 
 
 __all__ = ["ForceDeleteReplace", "set_kptfile_from_upstream"]

@@ -20,10 +20,10 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
-from krm_merge.krm.results import File, KrmError
+from krm_merge.krm.results import File, KrmError, Result, Results
 from krm_merge.upstream.git import GitCache
 
-from .plan import UpdatePlan, apply_plan
+from .plan import UpdatePlan, apply_plan, within
 from .tree import diff_trees, kptfiles, remote_subpackages
 
 
@@ -109,7 +109,7 @@ def _plan_git_tree(
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
-        messages, conflicts_found = list(plan.messages), plan.conflicts
+        results, conflicts_found = Results(plan.results), plan.conflicts
         merged_files, found = list(plan.merged_files), list(plan.outcomes)
         for sub in remote_subpackages(scratch):
             # Named where the user finds it, not in the scratch copy.
@@ -125,12 +125,12 @@ def _plan_git_tree(
                 conflicts, fallback_keys, cache, True, walk, sub_where, files_policy,
             )
             apply_plan(scratch / sub, sub_plan)
-            messages.extend(f"{sub}: {m}" for m in sub_plan.messages)
+            results.extend(within(sub, result) for result in sub_plan.results)
             conflicts_found += sub_plan.conflicts
             merged_files.extend(replace(m, path=f"{sub}/{m.path}") for m in sub_plan.merged_files)
             found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
         final = diff_trees(local, scratch)
-    final.messages, final.conflicts = messages, conflicts_found
+    final.results, final.conflicts = results, conflicts_found
     final.merged_files, final.outcomes = merged_files, found
     return final
 
@@ -190,7 +190,7 @@ def _plan_one_git_package(
         warnings = files.prune_untrusted_tree(upstream_dir, "upstream")
         plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
                            fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
-        plan.messages[:0] = warnings
+        plan.results[:0] = [Result(warning, "warning") for warning in warnings]
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from krm_merge.kptfile.document import Strategy, is_kptfile
-from krm_merge.kptfile.merge import merge_kptfile
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.merge3.conflicts import ConflictPolicy
 
@@ -35,7 +34,7 @@ def merge_package(
     ``other_files_changed`` tells whether a subpackage directory's non-KRM
     files changed locally (the update knows them; a ResourceList has none).
     """
-    options = PackageMergeOptions(strategy, conflicts, fallback_keys, kptfile_merge=merge_kptfile)
+    options = PackageMergeOptions(strategy, conflicts, fallback_keys)
     return PackageMerger(options, rel_path, other_files_changed).merge(local, origin, upstream)
 
 

@@ -8,11 +8,12 @@ all-or-nothing and ``--dry-run`` shows exactly what would be written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from krm_merge.krm import pkgio
+from krm_merge.krm.results import CONFLICT, Result, Results
 
 COMMAND = "krm-merge update"
 
@@ -22,7 +23,7 @@ class UpdatePlan:
     """Everything the update will do, computed before touching the disk: the changes and what to say about them."""
 
     changes: pkgio.ChangeSet = field(default_factory=pkgio.ChangeSet)
-    messages: list[str] = field(default_factory=list)
+    results: Results = field(default_factory=Results)  # what the merge says: conflicts, warnings, skipped links
     conflicts: int = 0
     merged_files: list[Any] = field(default_factory=list)  # merge3.textfile.FileMerge, with --files merge
     outcomes: list[dict[str, Any]] = field(default_factory=list)  # each resource and conflict: update.outcomes
@@ -38,6 +39,22 @@ class UpdatePlan:
         return self.changes.remove_dirs
 
 
+def said(plan: UpdatePlan) -> Results:
+    """Everything the plan says, in the order ``update`` prints it: the merge's results, then the merged files'.
+
+    A merged file's results are its own (:meth:`~krm_merge.merge3.textfile.FileMerge.results`),
+    so that a subpackage's name them by their full path.
+    """
+    return Results([*plan.results, *(r for merged in plan.merged_files for r in merged.results())])
+
+
+def within(sub: str, result: Result) -> Result:
+    """A subpackage's result as its parent's: the file below ``sub``, ``sub`` named after the message's label."""
+    label = CONFLICT if result.message.startswith(CONFLICT) else ""
+    file = replace(result.file, path=f"{sub}/{result.file.path}") if result.file is not None else None
+    return replace(result, message=f"{label}{sub}: {result.message[len(label):]}", file=file)
+
+
 def apply_plan(root: Path, plan: UpdatePlan) -> None:
     """Write the plan as one transaction: files, deletions, emptied folders.
 
@@ -51,4 +68,4 @@ def render_plan(plan: UpdatePlan) -> str:
     return "".join(plan.changes.diff())
 
 
-__all__ = ["COMMAND", "UpdatePlan", "apply_plan", "render_plan"]
+__all__ = ["COMMAND", "UpdatePlan", "apply_plan", "render_plan", "said", "within"]

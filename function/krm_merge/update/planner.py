@@ -15,7 +15,7 @@ from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import package
 from krm_merge.krm.resourcelist import ResourceList
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import CONFLICT, KrmError, Result
 from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.merge3.rules import fallback_keys_from
 
@@ -23,6 +23,7 @@ from .outcomes import entries as outcome_entries
 from .package_merge import merge_package
 from .other_files import check_other_files_unmodified, other_files_differ, plan_other_files
 from .plan import UpdatePlan
+from .report import conflict_result
 from .tree import emptied_dirs
 
 
@@ -56,7 +57,7 @@ def plan_update(
         warnings = files.copy_untrusted_tree(upstream, Path(tmp) / "upstream", "upstream")
         plan = _plan_checked(local, Path(tmp) / "origin", Path(tmp) / "upstream", strategy, conflicts, fallback_keys,
                              files_policy)
-    plan.messages[:0] = warnings
+    plan.results[:0] = [Result(warning, "warning") for warning in warnings]
     return plan
 
 
@@ -92,12 +93,14 @@ def _plan_checked(
                                         plan.merged_files if files_policy == "merge" else None))
     plan.outcomes = outcome_entries(result, lambda obj: obj.file_path or "")
     plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
+    policy = ConflictPolicy(conflicts)
     for obj, conflict in result.conflicts:
-        plan.messages.append(f"conflict: {obj.file_path}: {obj.display()}: {conflict.describe()}")
+        plan.results.append(conflict_result(
+            obj, conflict, policy, f"{CONFLICT}{obj.file_path}: {obj.display()}: {conflict.describe()}"))
     plan.conflicts = len(result.conflicts)
     plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
     for obj, message in result.warnings:
-        plan.messages.append(f"warning: {obj.file_path}: {obj.display()}: {message}")
+        plan.results.warning(f"{obj.file_path}: {obj.display()}: {message}", obj)
     return plan
 
 

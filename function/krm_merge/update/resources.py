@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile import document as kptfile_document
 from krm_merge.krm import splice
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
@@ -52,15 +53,8 @@ def _comparable(data: Any, kptfile: bool) -> Any:
         meta["annotations"] = ann
     else:
         meta.pop("annotations", None)
-    if kptfile:
-        meta.pop("name", None)
-        out.pop("upstream", None)
-        out.pop("upstreamLock", None)
-        # Written by `kpt fn render` and controllers, not by the user: kpt's current
-        # rule (beta.56 still counted it, so a rendered package could not fast-forward).
-        out.pop("status", None)
     out["metadata"] = meta
-    return out
+    return kptfile_document.comparable(out) if kptfile else out
 
 
 def _is_bookkeeping(key: str) -> bool:

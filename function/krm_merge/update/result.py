@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Callable
 
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
@@ -18,8 +18,6 @@ from krm_merge.merge3.rules import FALLBACK_KEYS
 
 
 RelPath = Callable[[KubeObject], str]
-KptfileMerge = Callable[..., "tuple[Any, list[Conflict]]"]
-"""``(local, origin, upstream, *, update_upstream, conflicts) -> (merged tree, conflicts)``."""
 # Whether the files of a subpackage directory other than its KRM resources
 # (READMEs, scripts) differ between local and origin; the ResourceList mode
 # has none, the update command looks at the disk.
@@ -46,9 +44,6 @@ class PackageMergeOptions:
     conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
     add_kpt_merge_comment: bool = True
-    # The Kptfile's own merge (pipeline rules), supplied by the caller
-    # (krm_merge.kptfile.merge_kptfile); None: Kptfiles merge like any resource.
-    kptfile_merge: KptfileMerge | None = None
 
 
 @dataclass
@@ -101,4 +96,4 @@ OUTCOME_DELETED = "deleted"
 OUTCOME_UNCHANGED = "unchanged"
 
 
-__all__ = ["KptfileMerge", "OUTCOME_ADDED", "OUTCOME_DELETED", "OUTCOME_KEPT", "OUTCOME_MERGED", "OUTCOME_TAKEN", "OUTCOME_UNCHANGED", "OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "Subpackage"]
+__all__ = ["OUTCOME_ADDED", "OUTCOME_DELETED", "OUTCOME_KEPT", "OUTCOME_MERGED", "OUTCOME_TAKEN", "OUTCOME_UNCHANGED", "OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "Subpackage"]

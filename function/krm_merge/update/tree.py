@@ -5,8 +5,9 @@ Files are listed by the project's one package lister
 reserved names never, hidden names included (kpt pkg update copies them),
 ``.krmignore`` not applied (it is ``kpt fn source``'s rule, not the
 update's), and symbolic links skipped, as ``kpt pkg update`` skips local
-links (content from elsewhere is never followed).  The lister names files
-only, so the two folder walks (folders that disappear) stay here.
+links (content from elsewhere is never followed).  Its folders
+(:attr:`~krm_merge.krm.pkgio.Listing.dirs`) say which ones an update empties
+or removes: no walk of its own here.
 """
 
 from __future__ import annotations
@@ -22,31 +23,39 @@ from krm_merge.krm.results import KrmError
 from .plan import UpdatePlan
 
 
-def _regular_files(root: Path, *, names: tuple[str, ...] = (), hidden: bool = True) -> Iterator[pkgio.PackageFile]:
+def _listing(root: Path, *, names: tuple[str, ...] = ()) -> pkgio.Listing:
+    """The package's files (every file, or those named ``names``) and folders, hidden ones included."""
+    return pkgio.list_package(root, names=names, hidden=True, krmignore=False)
+
+
+def _regular_files(root: Path, *, names: tuple[str, ...] = (), listing: pkgio.Listing | None = None,
+                   ) -> Iterator[pkgio.PackageFile]:
     """The package's files that are not links (every file, or those named ``names``)."""
-    listing = pkgio.list_package(root, names=names, hidden=hidden, krmignore=False)
-    return (f for f in listing.files if not f.is_link)
+    return (f for f in (listing or _listing(root, names=names)).files if not f.is_link)
 
 
 def diff_trees(before: Path, after: Path) -> UpdatePlan:
     """The plan that turns directory ``before`` into ``after`` (``.git`` ignored)."""
     plan = UpdatePlan()
-    old, new = _all_files(before), _all_files(after)
+    listed_before, listed_after = _listing(before), _listing(after)
+    old, new = _all_files(before, listed_before), _all_files(after, listed_after)
     for rel in sorted(set(old) | set(new)):
         a = old[rel].read_bytes() if rel in old else None
         b = new[rel].read_bytes() if rel in new else None
         if a != b:
             plan.writes.append(pkgio.Write(rel, a, b))
-    dirs_after = {os.path.relpath(d, after).replace(os.sep, "/") for d, _, _ in os.walk(after)}
-    for dirpath, _, _ in os.walk(before, topdown=False):
-        rel = os.path.relpath(dirpath, before).replace(os.sep, "/")
-        if rel != "." and ".git" not in rel.split("/") and rel not in dirs_after:
-            plan.remove_dirs.append(rel)
+    gone = set(listed_before.dirs) - set(listed_after.dirs)
+    plan.remove_dirs.extend(rel for rel in _bottom_up(listed_before.dirs) if rel in gone)
     return plan
 
 
-def _all_files(root: Path) -> dict[str, Path]:
-    return {f.rel: Path(f.path) for f in _regular_files(root)}
+def _bottom_up(folders: list[str]) -> list[str]:
+    """Folders each after every folder inside it: one emptied is removed after its contents."""
+    return sorted(folders, key=lambda rel: rel.split("/"), reverse=True)
+
+
+def _all_files(root: Path, listing: pkgio.Listing | None = None) -> dict[str, Path]:
+    return {f.rel: Path(f.path) for f in _regular_files(root, listing=listing)}
 
 
 def other_files_of(root: Path, krm_files: set[str]) -> dict[str, Path]:
@@ -74,18 +83,30 @@ def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) ->
     """Local directories left empty that origin has and upstream does not."""
     deleted = {w.path for w in plan.writes if w.data is None}
     added = {w.path for w in plan.writes if w.data is not None}
-    out = []
-    for dirpath, dirnames, filenames in os.walk(local, topdown=False):
-        rel = os.path.relpath(dirpath, local).replace(os.sep, "/")
-        if rel == "." or ".git" in rel.split("/"):
-            continue
+    listing = _listing(local)
+    entries, folders = _contents(listing)
+    out: list[str] = []
+    for rel in _bottom_up(listing.dirs):
         if not (origin / rel).is_dir() or (upstream / rel).is_dir():
             continue
-        remaining = [f"{rel}/{n}" for n in filenames if f"{rel}/{n}" not in deleted]
-        subdirs = [d for d in dirnames if f"{rel}/{d}" not in out]
+        if os.path.lexists(local / rel / ".git"):
+            continue  # a repository of its own inside the package (the lister does not enter .git)
+        remaining = [entry for entry in entries.get(rel, ()) if entry not in deleted]
+        subdirs = [d for d in folders.get(rel, ()) if d not in out]
         if not remaining and not subdirs and not any(a.startswith(rel + "/") for a in added):
             out.append(rel)
     return out
+
+
+def _contents(listing: pkgio.Listing) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Folder -> what is in it but folders (files, links, special files); folder -> the folders in it."""
+    entries: dict[str, list[str]] = {}
+    for rel in (*listing.rels(), *listing.linked_dirs, *listing.broken_links, *listing.others):
+        entries.setdefault(rel.rpartition("/")[0], []).append(rel)
+    folders: dict[str, list[str]] = {}
+    for rel in listing.dirs:
+        folders.setdefault(rel.rpartition("/")[0], []).append(rel)
+    return entries, folders
 
 
 def remote_subpackages(root: Path) -> list[str]:
