@@ -433,7 +433,7 @@ def _run_locked_directory(
     after_read: ReadHook | None, summary: bool,
 ) -> int:
     from krm_merge import files
-    from krm_merge.krm import package, yamlio
+    from krm_merge.krm import package
 
     try:
         with collecting_duplicate_keys() as duplicates:
@@ -451,7 +451,7 @@ def _run_locked_directory(
         for result in rl.results:
             sys.stderr.write(result.display() + "\n")
         if results_file:
-            files.write_file_atomic(results_file, yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+            files.write_file_atomic(results_file, _yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
         if rl.results.has_errors:
             sys.stderr.write(f"{label}: errors reported; no file was changed\n")
             return 1

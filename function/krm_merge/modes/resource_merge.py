@@ -20,6 +20,8 @@ from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.update.package_merge import PackageMerger
 from krm_merge.kptfile.document import Strategy
+# loaded with update.package_merge anyway: importing it here costs nothing more
+from krm_merge.kptfile.merge import merge_kptfile
 from krm_merge.update.result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
 from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
 from krm_merge.update.report import report
@@ -113,7 +115,7 @@ def merge(
     tells whether a subpackage directory's non-KRM files changed locally (the
     update command knows them; a ResourceList has none).
     """
-    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=_merge_kptfile)
+    options = PackageMergeOptions(config.strategy, config.conflicts, config.fallback_keys, kptfile_merge=merge_kptfile)
     return PackageMerger(options, rel_path, other_files_changed).merge(local, origin, upstream)
 
 
@@ -142,13 +144,6 @@ def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: l
     if not inserted:
         out.extend(merged)
     return out
-
-
-def _merge_kptfile(*args: Any, **kwargs: Any) -> Any:
-    """:func:`krm_merge.kptfile.merge_kptfile`, imported when a Kptfile is merged (it loads the engine: start-up time)."""
-    from krm_merge.kptfile.merge import merge_kptfile
-
-    return merge_kptfile(*args, **kwargs)
 
 
 MODE: Mode[Config] = Mode(
