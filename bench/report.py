@@ -55,7 +55,16 @@ def provenance(results: dict[str, Any]) -> str:
         f"medians), {results['date']}: {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}, kubectl {m['kubectl']}, "
         f"kpt {m['kpt']}; load average {m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end "
         f"(the machine is shared). Targets are judged on {results['judged_on']}."
+        + "".join(_remeasured(p) for p in results.get("remeasured", []))
     )
+
+
+def _remeasured(partial: dict[str, Any]) -> str:
+    """A case re-measured on its own (``bench/run.py --only CASES --merge``): its rows' own date and load."""
+    m = partial["machine"]
+    return (f" Rows of `{','.join(partial['cases'])}` re-measured by `bench/run.py --only {','.join(partial['cases'])} "
+            f"--merge` ({partial['runs']} timed runs per command), {partial['date']}; load average "
+            f"{m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end.")
 
 
 def render_summary(results: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
     python bench/run.py --quick          # small sizes (a few minutes)
     python bench/run.py                  # the targets' sizes; writes bench/results.json
     python bench/run.py --only startup,reorder --runs 3
+    python bench/run.py --only update --merge   # re-measure these cases' rows in bench/results.json
 
 Every case generates its inputs (deterministically) and first runs both
 commands once and CHECKS their answers: our output must equal the reference
@@ -600,14 +601,22 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=0, help="timed runs per command (default 3 quick / 5 full)")
     parser.add_argument("--json", default="", help="where to write the results (default: bench/results.json for a "
                         "full run of every case, bench/out/results-quick.json otherwise)")
+    parser.add_argument("--merge", action="store_true", help="with --only (full sizes): replace only those cases' rows "
+                        "and growth in bench/results.json (or --json), keeping every other row of the recorded full "
+                        "run; the partial run's date, runs and load are recorded beside them (`remeasured`)")
     args = parser.parse_args()
     chosen = [c.strip() for c in args.only.split(",") if c.strip()]
     unknown = [c for c in chosen if c not in CASES]
     if unknown:
         parser.error(f"unknown case {unknown[0]!r}; cases: {', '.join(CASES)}")
+    if args.merge and args.quick:
+        parser.error("--merge records full-size rows only (no --quick)")
     runs = args.runs or (3 if args.quick else 5)
     complete = not args.quick and set(chosen) == set(CASES)
-    json_path = Path(args.json) if args.json else (HERE / "results.json" if complete else HERE / "out" / "results-quick.json")
+    json_path = Path(args.json) if args.json else (
+        HERE / "results.json" if complete or args.merge else HERE / "out" / "results-quick.json")
+    if args.merge and not _is_full_run(json_path):
+        parser.error(f"--merge needs a recorded full run in {json_path} (python bench/run.py first)")
     info = machine()
     started_at = datetime.datetime.now(datetime.timezone.utc)
     print(f"krm-merge benchmarks ({'quick' if args.quick else 'full'}), {info['cpus']} CPUs, Python {info['python']}, "
@@ -656,6 +665,13 @@ def main() -> int:
             return 1
     total = time.perf_counter() - started
     print(f"total {total:.0f} s")
+    if args.merge:
+        partial = {"cases": chosen, "date": started_at.strftime("%Y-%m-%d %H:%M UTC"), "runs": runs,
+                   "seconds": round(total), "machine": dict(info, load_average_end=round(os.getloadavg()[0], 2))}
+        merged = merge_rows(json.loads(json_path.read_text()), [r.to_json() for r in rows], growths, partial)
+        json_path.write_text(json.dumps(merged, indent=1) + "\n")
+        print(f"results: {json_path} (rows of {', '.join(chosen)} replaced; now: python bench/report.py)")
+        return 0
     result = {
         "date": started_at.strftime("%Y-%m-%d %H:%M UTC"), "mode": "quick" if args.quick else "full",
         "runs": runs, "seconds": round(total), "machine": dict(info, load_average_end=round(os.getloadavg()[0], 2)),
@@ -666,6 +682,38 @@ def main() -> int:
     json_path.write_text(json.dumps(result, indent=1) + "\n")
     print(f"results: {json_path}")
     return 0
+
+
+def _is_full_run(path: Path) -> bool:
+    try:
+        return bool(json.loads(path.read_text()).get("mode") == "full")
+    except (OSError, ValueError):
+        return False
+
+
+def merge_rows(results: dict[str, Any], rows: list[dict[str, Any]], growths: list[dict[str, Any]],
+               partial: dict[str, Any]) -> dict[str, Any]:
+    """``results`` (a full run) with the rows and growth of the cases in ``rows`` replaced, in place of the old ones.
+
+    Every other row stays as the full run measured it; ``partial`` (which
+    cases, when, how many runs, the machine's load) is kept in
+    ``remeasured``, replacing an earlier entry for the same cases, so the
+    tables say which figures come from which run.
+    """
+    cases = {r["case"] for r in rows}
+    out: list[dict[str, Any]] = []
+    for row in results["rows"]:
+        if row["case"] in cases:
+            if rows:  # the new rows go where the first old row of their cases was
+                out.extend(rows)
+                rows = []
+            continue
+        out.append(row)
+    out.extend(rows)  # cases the full run did not have
+    new_growth = {g["case"]: g for g in growths}
+    kept = [new_growth.pop(g["case"], g) if g["case"] in cases else g for g in results.get("growth", [])]
+    earlier = [p for p in results.get("remeasured", []) if set(p["cases"]) != set(partial["cases"])]
+    return {**results, "rows": out, "growth": kept + list(new_growth.values()), "remeasured": [*earlier, partial]}
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ mode's module only when it is used, so the function path starts fast.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import textwrap
@@ -39,6 +40,14 @@ Exit code: 0 on success, 1 when any error result was reported, 2 for usage error
 
 SUBCOMMANDS = registry.COMMANDS
 
+# Allocations between two collections of the youngest generation, for a run of the console
+# script (CPython's default is 700).  Most of a short run's allocations are its imports —
+# functions, classes, code objects that are never garbage — and the default threshold made
+# the collector scan them ~35 times: 10 ms of a no-op update's ~75 ms CPU, 16 ms of a
+# small package's update (issue 24).  Cycles are still collected, every 50,000
+# allocations; the older generations keep their default ratios.
+GEN0_THRESHOLD = 50_000
+
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m krm_merge``."""
@@ -67,7 +76,11 @@ def entry() -> NoReturn:
     more after a large one, for nothing a short-lived process needs (mypy's ``hard_exit`` does
     the same).  The output streams are flushed first; krm-merge registers no ``atexit`` work.
     An exception, or ``SystemExit`` from argument parsing, leaves the normal way.
+    The garbage collector runs less often (:data:`GEN0_THRESHOLD`); in-process callers of
+    :func:`main` keep their own settings.
     """
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GEN0_THRESHOLD, older, oldest)
     code = main()
     try:
         sys.stdout.flush()

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from krm_merge.errors import ConfigError
 
@@ -36,8 +35,12 @@ API_VERSIONS = (API_VERSION,)  # every typed-config version this release underst
 C = TypeVar("C")
 
 
-@dataclass(frozen=True)
-class Mode(Generic[C]):
+# The records below are NamedTuples, not frozen dataclasses: every run of the command line and
+# of the function builds these classes, and a frozen dataclass costs ~0.5-1 ms to create
+# (generated code compiled at import) against ~0.1 ms for a NamedTuple (issue 24).
+
+
+class Mode(NamedTuple, Generic[C]):
     """A mode, as its module declares it (``MODE = Mode(...)``).
 
     ``name`` is what a ConfigMap's ``data.mode`` says, ``kind`` the kind of
@@ -59,8 +62,7 @@ class Mode(Generic[C]):
     run: Callable[[ResourceList, C], None]
 
 
-@dataclass(frozen=True)
-class ModeEntry:
+class ModeEntry(NamedTuple):
     """Where a mode lives: what routing a functionConfig needs, known without importing the mode."""
 
     name: str

@@ -10,9 +10,8 @@ are written by whoever wrote the Kptfile, upstream authors included.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from krm_merge import files
 from krm_merge.krm import yamlio
@@ -25,8 +24,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_FIELD_LENGTH = 4096
 
 
-@dataclass(frozen=True)
-class GitUpstream:
+# NamedTuples, not frozen dataclasses: every update reads them, and a frozen dataclass costs
+# ~0.5-1 ms to create at import against ~0.1 ms (issue 24: a no-op update's start-up).
+class GitUpstream(NamedTuple):
     """``upstream.git`` of a Kptfile: which repository, package directory and ref to follow."""
 
     repo: str
@@ -34,8 +34,7 @@ class GitUpstream:
     ref: str
 
 
-@dataclass(frozen=True)
-class GitLock:
+class GitLock(NamedTuple):
     """``upstreamLock.git``: the commit the local copy was fetched at."""
 
     repo: str

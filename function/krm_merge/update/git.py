@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
@@ -35,12 +35,19 @@ MAX_SUBPACKAGES = 256
 UpstreamKey = tuple[str, str, str]  # (repo, directory, ref): where a package's update comes from
 
 
-@dataclass
 class Recursion:
     """Where a recursive update is: the chain of upstreams above, and how many subpackages it has visited."""
 
-    chain: tuple[UpstreamKey, ...] = ()
-    visited: list[int] = field(default_factory=lambda: [0])  # shared by the whole walk
+    # A plain class, not a dataclass: every update builds this class, and @dataclass
+    # compiles generated code at import (~0.3 ms of a no-op update's start-up, issue 24).
+    __slots__ = ("chain", "visited")
+
+    def __init__(self, chain: tuple[UpstreamKey, ...] = (), visited: list[int] | None = None) -> None:
+        self.chain = chain
+        self.visited = [0] if visited is None else visited  # shared by the whole walk
+
+    def __repr__(self) -> str:
+        return f"Recursion(chain={self.chain!r}, visited={self.visited!r})"
 
     def enter(self, key: UpstreamKey, where: str) -> Recursion:
         """The state one level down, or a KrmError for a cycle or a chain too deep."""
