@@ -32,14 +32,22 @@ UNSET: Any = _Unset()
 
 
 class PendingReader:
-    """The reader annotations of an item, built on first use (``path``/``index`` known at once)."""
+    """The reader annotations of document ``index`` (text ``doc``) of file ``path``, built on first use.
 
-    __slots__ = ("path", "index", "build")
+    ``builder(path, index, doc)`` builds them; ``path`` and ``index`` are known at once.
+    """
 
-    def __init__(self, path: str, index: int, build: Callable[[], dict[str, str]]) -> None:
+    __slots__ = ("path", "index", "doc", "builder")
+
+    def __init__(self, path: str, index: int, doc: str, builder: Callable[[str, int, str], dict[str, str]]) -> None:
         self.path = path
         self.index = index
-        self.build = build
+        self.doc = doc  # the text as read (the same string as the item's until it changes)
+        self.builder = builder
+
+    def build(self) -> dict[str, str]:
+        """The annotations."""
+        return self.builder(self.path, self.index, self.doc)
 
 
 class ItemViews:

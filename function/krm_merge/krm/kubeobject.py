@@ -282,7 +282,8 @@ class KubeObject:
 
     @property
     def is_local_config(self) -> bool:
-        return self.annotations.get(LOCAL_CONFIG, "").lower() == "true"
+        # The text's own: the reader's annotations never include this one, and composing them costs.
+        return self.text_annotations.get(LOCAL_CONFIG, "").lower() == "true"
 
     def ref(self) -> ResourceRef:
         return ResourceRef(self.api_version, self.kind, self.name, self.namespace)

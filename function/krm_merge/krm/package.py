@@ -25,7 +25,6 @@ Like ``kpt fn source`` (checked against kpt 1.0.0-beta.56):
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
@@ -150,7 +149,7 @@ def _read_source(root: str, rel: str, validate: bool) -> SourceFile:
             indent = 0 if _compact_sequence(doc) else 2
             obj = KubeObject(_wrap(doc, indent), what=obj.what)
             source.wrapped[position] = indent
-        obj.set_reader_annotations(PendingReader(rel, index, functools.partial(reader_annotations, rel, index, doc)))
+        obj.set_reader_annotations(PendingReader(rel, index, doc, reader_annotations))
         source.items.append(obj)
         index += 1
     if validate and index:
