@@ -158,3 +158,29 @@ def test_place_sets_the_annotations_beside_the_text() -> None:
 ])
 def test_seq_indent_follows_kyaml(doc: str, style: str) -> None:
     assert seq_indent(doc) == style
+
+
+def test_an_sdk_function_sees_the_same_items_standalone_as_under_kpt(tmp_path: Path) -> None:
+    """``run(fn)`` on a directory and ``kpt fn source | fn``: the function sees the same annotations."""
+    from krm_merge import sdk
+
+    kpt = require_binary("kpt")
+    pkg = _make(tmp_path / "pkg")
+    seen: list[list[dict[str, str]]] = []
+
+    def fn(rl: sdk.ResourceList) -> None:
+        seen.append(sorted((dict(item.annotations) for item in rl.items), key=repr))
+        for item in rl.items:
+            if item.kind == "ConfigMap":
+                item.set_label("seen", "yes")
+
+    source = subprocess.run([kpt, "fn", "source", str(pkg)], capture_output=True, check=True).stdout
+    sdk.run_text(fn, source)
+    with pytest.raises(SystemExit) as done:
+        sdk.run(fn, [str(pkg)])
+    assert done.value.code == 0
+    assert seen[0] == seen[1] and len(seen[1]) == 7
+    # Only the edit (a new metadata key goes after the last one); no reader annotation in any file.
+    assert (pkg / "multi.yaml").read_text() == FILES["multi.yaml"].replace(
+        "    team: x\n", "    team: x\n  labels:\n    seen: \"yes\"\n", 1)
+    assert "config.kubernetes.io" not in "".join(p.read_text() for p in pkg.rglob("*.yaml"))
