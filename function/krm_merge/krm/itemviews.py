@@ -54,8 +54,8 @@ class ItemViews:
     """The text of one item and its cached views; ``owner`` names the item in errors."""
 
     __slots__ = (
-        "text", "changed", "input_bytes", "header", "composed_header", "_reader", "_pending_reader", "_data", "_reader_data", "_fast",
-        "_rt", "_layout", "_copy_origin", "rt_repaired", "owner",
+        "text", "changed", "input_bytes", "header", "composed_header", "_reader", "_pending_reader", "_data",
+        "_reader_data", "_fast", "_rt", "_layout", "_copy_origin", "rt_repaired", "owner",
     )
 
     def __init__(self, text: str, input_bytes: str | None, owner: Any) -> None:
