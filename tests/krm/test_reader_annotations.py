@@ -184,3 +184,15 @@ def test_an_sdk_function_sees_the_same_items_standalone_as_under_kpt(tmp_path: P
     assert (pkg / "multi.yaml").read_text() == FILES["multi.yaml"].replace(
         "    team: x\n", "    team: x\n  labels:\n    seen: \"yes\"\n", 1)
     assert "config.kubernetes.io" not in "".join(p.read_text() for p in pkg.rglob("*.yaml"))
+
+
+def test_a_path_annotation_written_in_a_file_is_the_readers_as_kpts(tmp_path: Path) -> None:
+    """kpt fn source overwrites a path annotation a file holds with the file's own path; so do we."""
+    kpt = require_binary("kpt")
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n"
+            "    config.kubernetes.io/path: '../escaped.yaml'\n    internal.config.kubernetes.io/path: '../escaped.yaml'\n")
+    pkg = _make(tmp_path / "pkg", {"a.yaml": text})
+    out = subprocess.run([kpt, "fn", "source", str(pkg)], capture_output=True, text=True, check=True).stdout
+    theirs = yaml.safe_load(out)["items"][0]["metadata"]["annotations"]
+    _, rl = read_package(pkg)
+    assert rl.items[0].annotations == theirs and rl.items[0].path == "a.yaml"
