@@ -178,7 +178,7 @@ def test_a_planted_stale_name_is_found() -> None:
 
 def test_real_names_are_not_stale() -> None:
     sample = ("`krm_merge/txn.py`, `update/git.py`, `tests/helpers.py`, `krm_merge.krm.values.format_path`, "
-              "`krm/values.deep_equal`, `krm_merge.sdk.KubeObject.file_path`, `docs/merge.md`, `fn.py`")
+              "`krm/values.deep_equal`, `krm_merge.sdk.KubeObject.path`, `docs/merge.md`, `fn.py`")
     assert stale_refs(sample) == []
 
 

@@ -16,7 +16,7 @@ Any change of the text forgets every view of the old one (:meth:`mark_changed`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
@@ -31,20 +31,47 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
+class PendingReader:
+    """The reader annotations of document ``index`` (text ``doc``) of file ``path``, built on first use.
+
+    ``builder(path, index, doc)`` builds them; ``path`` and ``index`` are known at once.
+    """
+
+    __slots__ = ("path", "index", "doc", "builder")
+
+    def __init__(self, path: str, index: int, doc: str, builder: Callable[[str, int, str], dict[str, str]]) -> None:
+        self.path = path
+        self.index = index
+        self.doc = doc  # the text as read (the same string as the item's until it changes)
+        self.builder = builder
+
+    def build(self) -> dict[str, str]:
+        """The annotations."""
+        return self.builder(self.path, self.index, self.doc)
+
+
 class ItemViews:
     """The text of one item and its cached views; ``owner`` names the item in errors."""
 
     __slots__ = (
-        "text", "changed", "input_bytes", "header", "_data", "_fast", "_rt", "_layout", "_copy_origin",
-        "rt_repaired", "owner",
+        "text", "changed", "input_bytes", "header", "composed_header", "_reader", "_pending_reader", "_data",
+        "_reader_data", "_fast", "_rt", "_layout", "_copy_origin", "rt_repaired", "owner",
     )
 
     def __init__(self, text: str, input_bytes: str | None, owner: Any) -> None:
         self.text = text
         self.changed = False
         self.input_bytes = input_bytes  # the exact block the item had in its input
-        self.header: Any = None
+        self.header: Any = None  # the text's own header
+        self.composed_header: Any = None  # the header with the reader's annotations (cached)
+        # kpt's reader annotations (path, index, seqindent), held beside the text rather than
+        # printed into it: the file's bytes stay the bytes read, and no writer has to strip them.
+        self._reader: dict[str, str] | None = None
+        # Or the function that builds them, run on first use: a run that never looks at an
+        # item's annotations and never changes it does not pay for them (issue #22's 5% budget).
+        self._pending_reader: PendingReader | None = None
         self._data: Any = UNSET
+        self._reader_data: tuple[Any, Any] | None = None  # (plain data, the same with the reader's annotations)
         self._fast: Any = None  # the fast parser's result for the current text
         self._rt: Any = None
         self._layout: Layout = COMPACT  # the text's own indentation, which the round-trip printer follows
@@ -62,10 +89,14 @@ class ItemViews:
 
     def mark_changed(self, rt: Any = None) -> None:
         """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
+        if self._pending_reader is not None:
+            self.reader  # noqa: B018 - built now: the builder holds the text as read, released here
         self.changed = True
         self.input_bytes = None  # never written once the item changed: one copy of the item in memory
         self.header = None
+        self.composed_header = None
         self._data = UNSET
+        self._reader_data = None
         self._fast = None
         self._copy_origin = None
         self._rt = rt
@@ -92,10 +123,45 @@ class ItemViews:
             self._data = fast.data if fast is not None else yamlio.load_data(self.text, self.owner.what)
         return self._data
 
+    @property
+    def item_data(self) -> Any:
+        """:attr:`data` with the reader's annotations, as ``kpt fn source`` gives the item."""
+        data = self.data
+        reader = self.reader
+        if reader is None:
+            return data
+        cached = self._reader_data
+        if cached is None or cached[0] is not data:
+            cached = self._reader_data = (data, with_reader_annotations(data, reader))
+        return cached[1]
+
+    @property
+    def reader(self) -> dict[str, str] | None:
+        """kpt's reader annotations held beside the text (None: the item has none)."""
+        if self._pending_reader is not None:
+            self._reader, self._pending_reader = self._pending_reader.build(), None
+        return self._reader
+
+    def location(self) -> tuple[str, int] | None:
+        """The reader's path and index without building its annotations (None: no reader annotations)."""
+        pending = self._pending_reader
+        if pending is not None:
+            return pending.path, pending.index
+        return None
+
+    def set_reader(self, reader: dict[str, str] | PendingReader | None) -> None:
+        """Hold ``reader`` (or a :class:`PendingReader`) as the reader annotations; views with them are recomposed."""
+        if isinstance(reader, PendingReader):
+            self._reader, self._pending_reader = None, reader
+        else:
+            self._reader, self._pending_reader = reader, None
+        self.composed_header = None
+        self._reader_data = None
+
     def copy_data(self) -> Any:
-        """A deep copy of :attr:`data` that remembers which original element each list element is."""
+        """A deep copy of :attr:`item_data` that remembers which original element each list element is."""
         origin: dict[int, Any] = {}
-        copy = _copy_tracking(self.data, origin)
+        copy = _copy_tracking(self.item_data, origin)
         self._copy_origin = origin
         origin[-1] = copy  # keep the copy alive so the ids recorded above cannot be reused
         return copy
@@ -103,6 +169,8 @@ class ItemViews:
     def set_data(self, new: Any) -> None:
         """Make the text hold ``new``, changing as few bytes as possible."""
         rtedit = _rtedit()
+        if self.reader is not None:
+            new = self._take_reader(new)
         old = self.data
         if deep_equal(old, new):
             return
@@ -121,6 +189,38 @@ class ItemViews:
         self.text = keep_closing_comments(before, printed)
         self.mark_changed(rt)  # the tree still matches the new text: later edits reuse it
         self._data = new
+
+    def _take_reader(self, new: Any) -> Any:
+        """``new`` without the reader's annotations, which stay beside the text.
+
+        A reader annotation given another value moves the item (``set_path``,
+        or a mode editing the annotation as it would under kpt); one left out
+        keeps its value, as the slots it replaced did.  An ``annotations`` (or
+        ``metadata``) mapping left empty is dropped when the text had none.
+        """
+        reader = self.reader
+        assert reader is not None
+        meta = new.get("metadata") if isinstance(new, dict) else None
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        if not isinstance(ann, dict) or not any(key in ann for key in reader):
+            return new
+        moved = {key: str(ann[key]) for key in reader if key in ann and str(ann[key]) != reader[key]}
+        if moved:
+            self.set_reader({**reader, **moved})
+        ann = {k: v for k, v in ann.items() if k not in reader}
+        meta = dict(meta)
+        base = self.data
+        base_meta = base.get("metadata") if isinstance(base, dict) else None
+        if ann or (isinstance(base_meta, dict) and "annotations" in base_meta):
+            meta["annotations"] = ann
+        else:
+            del meta["annotations"]
+        new = dict(new)
+        if meta or (isinstance(base, dict) and "metadata" in base):
+            new["metadata"] = meta
+        else:
+            del new["metadata"]
+        return new
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
@@ -186,6 +286,30 @@ class ItemViews:
         if new_text != self.text:
             self.text = new_text
             self.mark_changed(rt)
+
+
+def with_reader_annotations(data: Any, reader: dict[str, str]) -> Any:
+    """``data`` with ``reader`` added to ``metadata.annotations`` (after the others, as kyaml adds them).
+
+    Only the mappings on the way are copied: lists stay the same objects, so
+    :meth:`ItemViews.copy_data`'s element tracking still finds them.  A
+    ``metadata`` or ``annotations`` that is not a mapping is left alone.
+    """
+    if not isinstance(data, dict):
+        return data
+    meta = data.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return data
+    ann = meta.get("annotations")
+    if ann is None:
+        ann = {}
+    if not isinstance(ann, dict):
+        return data
+    out = dict(data)
+    out["metadata"] = {**meta, "annotations": {**ann, **reader}}
+    return out
 
 
 def _fastyaml() -> Any:

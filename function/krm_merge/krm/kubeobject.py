@@ -13,13 +13,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from krm_merge.krm import yamlio
-from krm_merge.krm.itemviews import ItemViews
+from krm_merge.krm import splice, yamlio
+from krm_merge.krm.itemviews import ItemViews, PendingReader
 from krm_merge.krm.results import KrmError, ResourceRef
 from krm_merge.krm.values import PathPart, format_path, get_path, parse_path
 
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
+SEQ_INDENT_ANNOTATION = "internal.config.kubernetes.io/seqindent"
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 
 _MISSING: Any = object()
@@ -45,7 +46,14 @@ class KubeObject:
 
     Identity: ``api_version``, ``kind``, ``group``, ``version``, ``name``,
     ``namespace``, ``labels``, ``annotations``, ``path`` and ``index`` (the
-    file and document the item came from), ``is_local_config``, ``ref()``.
+    file and document the item came from: kpt's path/index annotations, the
+    only record of it), ``is_local_config``, ``ref()``.
+
+    An item read from a package directory carries the annotations ``kpt fn
+    source`` gives it (``reader_annotations``) beside its text: ``annotations``,
+    ``data`` and ``copy_data`` include them, ``text`` is the file's text
+    without them (so the writer never has them to strip), and
+    ``text_with_reader_annotations`` is the item as a ResourceList prints it.
 
     Values: paths are ``"spec.template.spec.containers[0].image"`` or, for keys
     holding dots, a tuple (``("metadata", "labels", "app.kubernetes.io/name")``).
@@ -63,15 +71,12 @@ class KubeObject:
     then ``ResourceList.add``.
     """
 
-    __slots__ = ("_views", "what", "file_path", "file_index")
+    __slots__ = ("_views", "what")
 
     def __init__(self, text: str, *, source_block: str | None = None, what: str = "item") -> None:
         # The text and every view of it (header, data, positions, round-trip tree) live in one place.
         self._views = ItemViews(text, source_block, self)
         self.what = what
-        # Where the standalone reader found the item (kpt passes annotations instead).
-        self.file_path: str | None = None
-        self.file_index: int = 0
 
     # --- construction -----------------------------------------------------------
 
@@ -131,6 +136,22 @@ class KubeObject:
 
     @property
     def header(self) -> Header:
+        """Identity fields (annotations include the reader's), scanned from the text once."""
+        views = self._views
+        if views.reader is not None:
+            composed: Header | None = views.composed_header
+            if composed is None:
+                base = self.text_header
+                composed = views.composed_header = Header(
+                    base.api_version, base.kind, base.name, base.namespace,
+                    {**base.annotations, **views.reader}, base.labels,
+                )
+            return composed
+        return self.text_header
+
+    @property
+    def text_header(self) -> Header:
+        """The header of the text alone (without the reader's annotations)."""
         views = self._views
         if views.header is None:
             views.header = scan_header(views.text) or self._header_from_data()
@@ -140,9 +161,10 @@ class KubeObject:
     def cache_header(self, header: Header) -> None:
         """Remember a header the reader already scanned (it is not scanned twice)."""
         self._views.header = header
+        self._views.composed_header = None
 
     def _header_from_data(self) -> Header:
-        data = self.data
+        data = self._views.data  # the text's own values: the reader's annotations are added by `header`
         if not isinstance(data, dict):
             raise KrmError(f"{self.what} is not a KRM object (not a mapping)")
         meta = data.get("metadata")
@@ -158,11 +180,12 @@ class KubeObject:
 
     @property
     def api_version(self) -> str:
-        return self.header.api_version
+        # Identity reads the text's own header: only `annotations` needs the reader's composed in.
+        return self.text_header.api_version
 
     @property
     def kind(self) -> str:
-        return self.header.kind
+        return self.text_header.kind
 
     @property
     def group(self) -> str:
@@ -174,11 +197,11 @@ class KubeObject:
 
     @property
     def name(self) -> str:
-        return self.header.name
+        return self.text_header.name
 
     @property
     def namespace(self) -> str:
-        return self.header.namespace
+        return self.text_header.namespace
 
     @property
     def annotations(self) -> dict[str, str]:
@@ -186,30 +209,81 @@ class KubeObject:
 
     @property
     def labels(self) -> dict[str, str]:
-        return self.header.labels
+        return self.text_header.labels
+
+    @property
+    def text_annotations(self) -> dict[str, str]:
+        """The annotations the item's text holds (without the reader's)."""
+        return self.text_header.annotations
+
+    @property
+    def reader_annotations(self) -> dict[str, str]:
+        """kpt's reader annotations held beside the text (empty for an item not read from a directory)."""
+        return dict(self._views.reader or {})
+
+    def set_reader_annotations(self, annotations: dict[str, str] | PendingReader) -> None:
+        """Hold ``annotations`` beside the text, as the package reader does (they replace any held before).
+
+        The mapping is held as given, not copied; a :class:`PendingReader`
+        builds it on first use (the package reader defers the work).
+        """
+        self._views.set_reader(annotations if isinstance(annotations, PendingReader) else annotations or None)
+
+    def place(self, path: str, index: int) -> None:
+        """Record the item's file and document index as kpt's reader annotations, beside the text.
+
+        The package writer puts the item there; the text is not touched (an
+        item without reader annotations gets them, its text keeps its own).
+        """
+        reader = dict(self._views.reader or {})
+        for key in INDEX_ANNOTATIONS:
+            reader[key] = str(index)
+        for key in PATH_ANNOTATIONS:
+            reader[key] = path
+        self._views.set_reader(dict(sorted(reader.items())))  # kyaml's order: the keys sorted
+
+    @property
+    def text_with_reader_annotations(self) -> str:
+        """The text with the reader's annotations in it, as a ResourceList prints the item (kpt's lines)."""
+        views = self._views
+        if views.reader is None:
+            return views.text
+        own = self.text_annotations
+        if not any(key in own for key in views.reader):
+            text = splice.with_annotations(views.text, views.reader)
+            if text is not None:
+                return text
+        return yamlio.dump_data(self.data)
 
     @property
     def path(self) -> str | None:
         """The file the item came from (kpt's path annotation), if known."""
-        ann = self.annotations
+        location = self._views.location()
+        if location is not None:
+            return location[0]
+        ann = self._views.reader or self.annotations
         for key in PATH_ANNOTATIONS:
             if ann.get(key):
                 return ann[key]
-        return self.file_path
+        return None
 
     @property
     def index(self) -> int:
-        """The item's document index within its file (0 when unknown)."""
-        ann = self.annotations
+        """The item's document index within its file (kpt's index annotation; 0 when unknown)."""
+        location = self._views.location()
+        if location is not None:
+            return location[1]
+        ann = self._views.reader or self.annotations
         for key in INDEX_ANNOTATIONS:
             value = ann.get(key, "")
             if value.isdigit():
                 return int(value)
-        return self.file_index
+        return 0
 
     @property
     def is_local_config(self) -> bool:
-        return self.annotations.get(LOCAL_CONFIG, "").lower() == "true"
+        # The text's own: the reader's annotations never include this one, and composing them costs.
+        return self.text_annotations.get(LOCAL_CONFIG, "").lower() == "true"
 
     def ref(self) -> ResourceRef:
         return ResourceRef(self.api_version, self.kind, self.name, self.namespace)
@@ -239,7 +313,12 @@ class KubeObject:
 
     @property
     def data(self) -> Any:
-        """The item as plain data (read-only: use :meth:`copy_data` to edit)."""
+        """The item as plain data, reader annotations included (read-only: use :meth:`copy_data` to edit)."""
+        return self._views.item_data
+
+    @property
+    def text_data(self) -> Any:
+        """The item's text as plain data (without the reader's annotations; read-only)."""
         return self._views.data
 
     def copy_data(self) -> Any:

@@ -1,8 +1,12 @@
 """A package directory as a ResourceList, and back (``kpt fn source``/``sink``).
 
 Used by ``krm-merge run DIR``.  Files are read as text and split into
-documents; each document becomes an item that remembers its file and
-index.  Writing back rewrites only files whose items changed, moved, were
+documents; each document becomes an item carrying the annotations ``kpt fn
+source`` gives it (``config.kubernetes.io/path``/``index``, their
+``internal.`` twins and ``internal.config.kubernetes.io/seqindent``), the
+only record of its file and position.  They are held beside the item's
+text (:attr:`KubeObject.reader_annotations`), so the text stays the file's
+and the writer has nothing to strip.  Writing back rewrites only files whose items changed, moved, were
 added or removed, splicing the new item texts between the file's original
 document separators, so everything else in the file keeps its bytes.
 
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 
 from krm_merge import files
 from krm_merge.krm import pkgio, yamlio
+from krm_merge.krm.itemviews import PendingReader
 from krm_merge.krm.kubeobject import KubeObject, scan_header
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import File, KrmError
@@ -113,10 +118,10 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
             item = source.items[position]
             assert item is not None
             rl.results.info(
-                f"document {item.file_index} is a top-level sequence (e.g. a kustomize JSON6902 patch), "
+                f"document {item.index} is a top-level sequence (e.g. a kustomize JSON6902 patch), "
                 f"not a KRM object; passed on wrapped under {WRAPPING_KEY} as kpt fn source does "
                 "(kpt fn eval/render refuse such a package)",
-                file=File(rel, item.file_index),
+                file=File(rel, item.index),
             )
     return pkg, rl
 
@@ -144,7 +149,7 @@ def _read_source(root: str, rel: str, validate: bool) -> SourceFile:
             indent = 0 if _compact_sequence(doc) else 2
             obj = KubeObject(_wrap(doc, indent), what=obj.what)
             source.wrapped[position] = indent
-        obj.file_path, obj.file_index = rel, index
+        obj.set_reader_annotations(PendingReader(rel, index, doc, reader_annotations))
         source.items.append(obj)
         index += 1
     if validate and index:
@@ -195,6 +200,60 @@ def _is_sequence(obj: KubeObject, rel: str, index: int) -> bool:
     return False
 
 
+def reader_annotations(rel: str, index: int, doc: str) -> dict[str, str]:
+    """The annotations ``kpt fn source`` puts on document ``index`` (text ``doc``) of file ``rel``, in its order."""
+    position = str(index)
+    return {
+        "config.kubernetes.io/index": position,
+        "config.kubernetes.io/path": rel,
+        "internal.config.kubernetes.io/index": position,
+        "internal.config.kubernetes.io/path": rel,
+        "internal.config.kubernetes.io/seqindent": seq_indent(doc),
+    }
+
+
+# From the newline before the line: the first line never counts (no key line above it), and a
+# literal first character lets the regex engine skip ahead fast.
+_SEQ_ELEMENT = re.compile(r"\n( *)- ")
+
+
+def seq_indent(doc: str) -> str:
+    """kyaml's ``DeriveSeqIndentStyle``: "wide" or "compact", from the document's first block sequence.
+
+    The first line that is spaces then ``- `` decides, against the nearest
+    line above it that is not a comment (that key line must hold one ``:``,
+    at its end, its trailing comment aside): at the key's column "compact",
+    two further in "wide"; any other line is passed over.  No such line:
+    "compact".
+    """
+    for m in _SEQ_ELEMENT.finditer(doc):
+        key = _key_line_above(doc, m.start() + 1)
+        if key is None:
+            continue
+        trimmed = key.strip(" ")
+        if trimmed.count(":") != 1 or not trimmed.endswith(":"):
+            continue
+        seq_col, key_col = len(m.group(1)), len(key) - len(key.lstrip(" "))
+        if seq_col == key_col:
+            return "compact"
+        if seq_col - key_col == 2:
+            return "wide"
+    return "compact"
+
+
+def _key_line_above(doc: str, line_start: int) -> str | None:
+    """The nearest line above the one at ``line_start`` that is not a comment, its comment cut off."""
+    # Walked backwards in place: splitting every document into lines cost more than the rest of the read's new work.
+    end = line_start - 1  # the newline ending the line above
+    while end >= 0:
+        begin = doc.rfind("\n", 0, end) + 1
+        line = doc[begin:end]
+        if not line.strip(" ").startswith("#"):
+            return line.split("#", 1)[0]
+        end = begin - 1
+    return None
+
+
 def _compact_sequence(doc: str) -> bool:
     """Every content line at column 0 starts a `- ` element: the sequence can sit under a key as is."""
     lines = [line for line in doc.split("\n") if line.strip() and not line.lstrip().startswith("#")]
@@ -210,7 +269,7 @@ def _wrap(doc: str, indent: int) -> str:
 def _unwrap(obj: KubeObject, indent: int) -> str:
     """The sequence text of a wrapped item, as it goes back to its file."""
     text = obj.text
-    data = obj.data
+    data = obj.text_data  # the reader's annotations are not part of the sequence
     if not isinstance(data, dict) or set(data) != {WRAPPING_KEY}:
         raise KrmError(f"{obj.path}: the wrapped top-level sequence gained other fields; cannot write it back")
     head = f"{WRAPPING_KEY}:\n"
@@ -327,7 +386,9 @@ def _render_file(source: SourceFile, wanted: list[KubeObject]) -> str:
 def _item_text(obj: KubeObject, original: str | None = None) -> str:
     if not obj.changed and original is not None:
         return original
-    if any(_READER_ANNOTATIONS.match(k) for k in obj.annotations):
+    # The reader's own annotations are held beside the text and never written; these are
+    # ones the text itself holds (an item kpt passed in, or one a mode created with a path).
+    if any(_READER_ANNOTATIONS.match(k) for k in obj.text_annotations):
         data = obj.copy_data()
         ann = data.get("metadata", {}).get("annotations", {})
         for key in [k for k in ann if _READER_ANNOTATIONS.match(k)]:

@@ -312,7 +312,8 @@ def resource_list_parts(rl: ResourceList, *, include_function_config: bool = Tru
         yield "items:\n"
         for item in rl.items:
             block = item.source_block
-            yield block if block is not None else indent_item(item.text)
+            # An item read from a directory prints with kpt's reader annotations, as kpt fn source prints it.
+            yield block if block is not None else indent_item(item.text_with_reader_annotations)
     else:
         yield "items: []\n"
     if include_function_config and rl.function_config is not None:

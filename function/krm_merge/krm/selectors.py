@@ -157,8 +157,12 @@ class ItemIndex:
         if buckets is None:
             buckets = self._tables[table] = {}
             keys_of = _KEYS[table]
+            # Only the annotations table reads annotations: an item read from a directory composes
+            # kpt's reader annotations on first use, which the other tables need not pay for.
+            with_annotations = table == "annotations"
             for obj in self._items:
-                for k in keys_of(self.identity(obj)):
+                identity = (obj.kind, obj.name, obj.labels, obj.annotations if with_annotations else {})
+                for k in keys_of(identity):
                     _put(buckets, k, obj)
         found = buckets.get(key)
         return [] if found is None else found if isinstance(found, list) else [found]

@@ -111,8 +111,8 @@ def strip_bookkeeping(tree: Any) -> Any:
 
 
 def bookkeeping_of(obj: KubeObject) -> dict[str, str]:
-    """The bookkeeping annotations an item carries."""
-    return {k: v for k, v in obj.annotations.items() if BOOKKEEPING.match(k)}
+    """The bookkeeping annotations an item's text carries (the reader's, held beside it, are not copied)."""
+    return {k: v for k, v in obj.text_annotations.items() if BOOKKEEPING.match(k)}
 
 
 def with_kpt_merge_comment(text: str, identity: Identity) -> str:

@@ -73,34 +73,34 @@ def _plan_checked(
         check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
     result = merge_package(
         Strategy(strategy), ConflictPolicy(conflicts), fallback_keys_from(fallback_keys),
-        lrl.items, orl.items, url.items, lambda obj: obj.file_path or "",
+        lrl.items, orl.items, url.items, lambda obj: obj.path or "",
         other_files_changed=lambda directory: other_files_differ(local, origin, krm_files, directory),
     )
 
     plan = UpdatePlan()
     for new, up in result.added:
-        new.file_path, new.file_index = up.file_path, up.file_index
+        new.set_reader_annotations(up.reader_annotations)
     for obj, index in result.moved_index:
-        obj.file_index = index
+        obj.place(obj.path or "", index)
     for obj, up in result.moved_file:
-        obj.file_path, obj.file_index = up.file_path, up.file_index
-    items = sorted(result.items, key=lambda o: o.file_index)
+        obj.place(up.path or "", up.index)
+    items = sorted(result.items, key=lambda o: o.index)
     lrl.items = items
     for write in package.plan_changes(lpkg, lrl):
         files.check_relative(write.path)
         plan.writes.append(write)
     plan.writes.extend(plan_other_files(local, origin, upstream, krm_files, Strategy(strategy), result,
                                         plan.merged_files if files_policy == "merge" else None))
-    plan.outcomes = outcome_entries(result, lambda obj: obj.file_path or "")
+    plan.outcomes = outcome_entries(result, lambda obj: obj.path or "")
     plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
     policy = ConflictPolicy(conflicts)
     for obj, conflict in result.conflicts:
         plan.results.append(conflict_result(
-            obj, conflict, policy, f"{CONFLICT}{obj.file_path}: {obj.display()}: {conflict.describe()}"))
+            obj, conflict, policy, f"{CONFLICT}{obj.path}: {obj.display()}: {conflict.describe()}"))
     plan.conflicts = len(result.conflicts)
     plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
     for obj, message in result.warnings:
-        plan.results.warning(f"{obj.file_path}: {obj.display()}: {message}", obj)
+        plan.results.warning(f"{obj.path}: {obj.display()}: {message}", obj)
     return plan
 
 
