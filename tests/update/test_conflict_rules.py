@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any

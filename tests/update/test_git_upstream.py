@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
 
-from .world import World, cm, kptfile
+from .world import World, cm, kptfile, spy_git
 
 pytestmark = pytest.mark.e2e
 
@@ -60,14 +59,7 @@ def test_second_update_reuses_the_cached_mirror(world: World, monkeypatch: pytes
     c1 = world.commit({"cm.yaml": cm("cm", "1")})
     world.commit({"cm.yaml": cm("cm", "2")})
     fetched(world, f"file://{world.up}", "main", c1)
-    calls: list[list[str]] = []
-    real_run = subprocess.run
-
-    def spy(cmd: list[str], *a: object, **k: object) -> subprocess.CompletedProcess[bytes]:
-        calls.append(cmd)
-        return real_run(cmd, *a, **k)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(gitmod.subprocess, "run", spy)
+    calls = spy_git(monkeypatch)
     assert update.main([str(world.our_pkg)]) == 0
     assert sum("init" in c for c in calls) == 1  # the cache's repository, created once
     assert sum("fetch" in c for c in calls) == 1  # origin and upstream in one fetch

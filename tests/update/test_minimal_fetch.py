@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 import tarfile
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from krm_merge.commands import update
 from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
 
-from .world import World, cm, kptfile
+from .world import World, cm, kptfile, spy_git
 
 pytestmark = pytest.mark.e2e
 
@@ -31,18 +30,6 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     w = World(tmp_path, monkeypatch)
     w.git("config", "uploadpack.allowFilter", "true")
     return w
-
-
-def spy(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    calls: list[list[str]] = []
-    real_run = subprocess.run
-
-    def run(cmd: list[str], *a: object, **k: object) -> subprocess.CompletedProcess[bytes]:
-        calls.append(cmd)
-        return real_run(cmd, *a, **k)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(gitmod.subprocess, "run", run)
-    return calls
 
 
 def fetched_at(world: World, commit: str, ref: str = "v1") -> None:
@@ -72,7 +59,7 @@ def test_only_the_two_commits_and_the_package_directory_are_fetched(world: World
     v1 = world.commit({"cm.yaml": cm("cm", "1"), "../other/big.yaml": cm("big", "y" * 5000)}, tag="v1")
     v2 = world.commit({"cm.yaml": cm("cm", "2"), "new.yaml": cm("new", "n")}, tag="v2")
     fetched_at(world, v1)
-    calls = spy(monkeypatch)
+    calls = spy_git(monkeypatch)
     assert update.main([f"{world.our_pkg}@v2"]) == 0
     assert (world.our_pkg / "new.yaml").is_file() and '"2"' in (world.our_pkg / "cm.yaml").read_text()
     fetches = [c for c in calls if "fetch" in c]
@@ -88,7 +75,7 @@ def test_an_update_to_where_the_package_is_lists_refs_and_fetches_nothing(world:
     world.git("tag", "same")  # another name of the same commit
     fetched_at(world, v1)
     before = (world.our_pkg / "cm.yaml").read_bytes()
-    calls = spy(monkeypatch)
+    calls = spy_git(monkeypatch)
     assert update.main([f"{world.our_pkg}@same"]) == 0
     assert [c[1] for c in calls] == ["ls-remote"]  # one round trip, no object transferred
     assert (world.our_pkg / "cm.yaml").read_bytes() == before

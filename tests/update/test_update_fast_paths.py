@@ -16,24 +16,11 @@ import yaml
 from krm_merge.commands import update
 from krm_merge.update import context, planner
 from krm_merge.update import plan as update_plan
-from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
 
-from .world import World, cm, kptfile, read_tree
+from .world import World, cm, kptfile, read_tree, spy_git
 
 pytestmark = pytest.mark.e2e
-
-
-def spy_git(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    calls: list[list[str]] = []
-    real_run = subprocess.run
-
-    def spy(cmd: list[str], *a: object, **k: object) -> subprocess.CompletedProcess[bytes]:
-        calls.append(cmd)
-        return real_run(cmd, *a, **k)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(gitmod.subprocess, "run", spy)
-    return calls
 
 
 def test_update_to_the_locked_commit_only_records_the_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

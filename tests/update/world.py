@@ -15,7 +15,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from krm_merge.commands import update
+from krm_merge.upstream import git as gitmod
 from tests import helpers
 
 Files = dict[str, "str | None"]  # relative path -> text (None: delete)
@@ -94,6 +97,19 @@ class World:
     def both(self, ref: str | None = None, strategy: str = "resource-merge") -> tuple[int, int]:
         """Run both updates; returns (kpt's exit code, ours)."""
         return self.update_kpt(ref, strategy).returncode, self.update_ours(ref, strategy)
+
+
+def spy_git(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Record every command the git cache runs (they still run): the list fills as the update goes."""
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(cmd: list[str], *a: object, **k: object) -> subprocess.CompletedProcess[bytes]:
+        calls.append(cmd)
+        return real_run(cmd, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitmod.subprocess, "run", spy)
+    return calls
 
 
 def write_tree(root: Path, files: Files) -> None:
