@@ -23,8 +23,6 @@ WRITING_ATTRIBUTES = {
     "replace", "rename", "renames", "unlink", "remove", "rmdir", "removedirs", "rmtree", "move",
     "copy", "copy2", "copyfile", "copytree", "write_text", "write_bytes", "symlink", "link", "truncate",
 }
-# Receivers whose ``replace``/``copy``/``remove``... are data operations, not file system writes.
-DATA_RECEIVERS = {"str", "text", "line", "name", "value", "s", "data", "list", "set", "dict", "seen", "items", "out"}
 WRITING_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
 
 # (module, function) -> why it may write outside the two homes.
@@ -61,7 +59,7 @@ def _is_write(call: ast.Call) -> bool:
     if func.attr not in WRITING_ATTRIBUTES:
         return False
     receiver = func.value
-    if isinstance(receiver, ast.Constant) or (isinstance(receiver, ast.Name) and receiver.id in DATA_RECEIVERS):
+    if isinstance(receiver, ast.Constant):
         return False
     if func.attr in {"replace", "remove", "copy", "move", "link", "truncate"}:
         # Only the os/shutil module functions of these names touch files; str.replace, list.remove... do not.
@@ -70,7 +68,7 @@ def _is_write(call: ast.Call) -> bool:
 
 
 def _opens_for_writing(call: ast.Call) -> bool:
-    modes = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg == "mode"]
+    modes = list(call.args[1:2]) + [k.value for k in call.keywords if k.arg == "mode"]
     return any(isinstance(m, ast.Constant) and isinstance(m.value, str) and set(m.value) & set("wax+") for m in modes)
 
 
