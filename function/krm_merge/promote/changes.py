@@ -12,8 +12,6 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from krm_merge.krm.values import PathPart as PathPart  # promote's data paths hold keys and indexes only
-
 
 class Change(NamedTuple):
     """One field set by a promotion (for the info result / command output)."""

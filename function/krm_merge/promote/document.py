@@ -14,7 +14,8 @@ from typing import Literal
 import yaml
 
 from krm_merge.errors import KrmMergeError
-from krm_merge.promote.changes import PathPart, lines_holding
+from krm_merge.krm.values import PathPart
+from krm_merge.promote.changes import lines_holding
 from krm_merge.promote.errors import PromoteError
 from krm_merge.yaml import load
 

@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import fastyaml
 from krm_merge.krm.fastyaml import MapPos, ScalarPos, SeqPos
-from krm_merge.krm.values import format_path, resource_label
-from krm_merge.promote.changes import Change, PathPart, lines_holding
+from krm_merge.krm.values import PathPart, format_path, resource_label
+from krm_merge.promote.changes import Change, lines_holding
 from krm_merge.promote.markers import marker_value
 from krm_merge.promote.scalars import render_inline
 from krm_merge.promote.units import Setter

@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 import yaml
 
 from krm_merge.krm import yamlio
-from krm_merge.krm.values import format_path
+from krm_merge.krm.values import PathPart, format_path
 from krm_merge.promote import scalars
-from krm_merge.promote.changes import Change, PathPart
+from krm_merge.promote.changes import Change
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.edit import Splice, plan_scalar_edit, resource_name, splice, with_sources
 from krm_merge.promote.errors import PromoteError

@@ -12,8 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, NamedTuple, Protocol
 
-from krm_merge.krm.values import parse_path
-from krm_merge.promote.changes import PathPart
+from krm_merge.krm.values import PathPart, parse_path
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
 
