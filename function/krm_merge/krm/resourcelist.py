@@ -12,7 +12,6 @@ list with ruamel.yaml and prints each item on its own.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from krm_merge.krm import yamlio
@@ -22,15 +21,39 @@ from krm_merge.krm.results import KrmError, Results
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
 
 
-@dataclass
 class ResourceList:
-    """A function's input and output: items, functionConfig and results."""
+    """A function's input and output: items, functionConfig and results.
 
-    items: list[KubeObject] = field(default_factory=list)
-    function_config: KubeObject | None = None
-    results: Results = field(default_factory=Results)
-    api_version: str = "config.kubernetes.io/v1"
-    kind: str = "ResourceList"
+    ``ResourceList(items=None, function_config=None, results=None, api_version=..., kind=...)``:
+    ``items`` and ``results`` default to new empty lists.  A plain class, with the equality
+    and repr a dataclass would give it: creating a dataclass costs every command start-up
+    (issue 24).
+    """
+
+    _FIELDS = ("items", "function_config", "results", "api_version", "kind")
+
+    def __init__(self, items: list[KubeObject] | None = None, function_config: KubeObject | None = None,
+                 results: Results | None = None, api_version: str = "config.kubernetes.io/v1",
+                 kind: str = "ResourceList") -> None:
+        self.items: list[KubeObject] = [] if items is None else items
+        self.function_config = function_config
+        self.results: Results = Results() if results is None else results
+        self.api_version = api_version
+        self.kind = kind
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__qualname__}({fields})"
 
     def add(self, obj: KubeObject) -> None:
         """Append a new item."""
