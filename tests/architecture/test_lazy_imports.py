@@ -14,7 +14,7 @@ that stay.
 
 Importing a module *by name* (``importlib.import_module``) hides an arrow from
 the contract: only the registry (modes and commands) and the PEP 562 faces of
-``krm_merge.smp`` and ``krm_merge.merge3`` do it.
+``krm_merge.smp``, ``krm_merge.merge3`` and ``krm_merge.schema`` do it.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ ALLOWED: list[Lazy] = [
          _START_UP + "a no-op update never unpacks an archive (~1.4 ms)"),
     Lazy("krm_merge.update.context", "_merge_kptfile", "krm_merge.kptfile.merge",
          _START_UP + "the Kptfile merge loads the 3-way engine; an update or package merge that merges no Kptfile skips it"),
+    Lazy("krm_merge.update.context", "_resolve", "krm_merge.schema.registry",
+         _START_UP + "only a resource changed on both sides needs a schema (the registry and the table's reader, ~2 ms)"),
     Lazy("krm_merge.krm.itemviews", "_fastyaml", "krm_merge.krm.fastyaml",
          _START_UP + "the fast reader costs ~11 ms to import; only items read through it load it"),
     Lazy("krm_merge.krm.itemviews", "_rtedit", "krm_merge.krm.rtedit",
@@ -77,7 +79,6 @@ ALLOWED: list[Lazy] = [
          _START_UP + "a plain patch (the function path) never loads the patch-creation engine"),
     Lazy("krm_merge.smp", "offline_apply", "krm_merge.smp.kubectl_apply",
          _START_UP + "a plain patch (the function path) never loads the kubectl apply engine"),
-    Lazy("krm_merge.smp", "__getattr__", "importlib", "the PEP 562 face of the public smp package: internal names on first use"),
     Lazy("krm_merge.smp.go_yaml", "to_yaml", "yaml", _START_UP + "PyYAML only for the (rare) conflict message"),
     Lazy("krm_merge.smp.values", "_go_float", "decimal", _START_UP + "the patch engine of the function path; decimal only for Go's float format"),
     # --- other branches' files (issue #23), to hoist there ------------------------------------------------
@@ -116,9 +117,9 @@ ALLOWED: list[Lazy] = [
     Lazy("krm_merge.txn", "_syncfs", "ctypes",
          "start-up: only for syncfs, from 256 files"),
 ]
-# The modules that import modules by name: the registry (modes, commands) and smp's PEP 562 face.
-# The registry, and the PEP 562 faces of smp and merge3 (a package loads its engine on first use).
-IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.smp", "krm_merge.merge3"}
+# The modules that import modules by name: the registry (modes, commands), and the PEP 562
+# faces of smp, merge3 and schema (a package loads its modules on first use).
+IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.smp", "krm_merge.merge3", "krm_merge.schema"}
 
 
 def _module_name(path: Path) -> str:

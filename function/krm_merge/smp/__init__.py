@@ -35,6 +35,7 @@ module still imports from them for existing callers (``apply_patch``,
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -344,6 +345,4 @@ def __getattr__(name: str) -> Any:
     module = _LAZY_ENGINE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
