@@ -26,6 +26,7 @@ Like ``kpt fn source`` (checked against kpt 1.0.0-beta.56):
 from __future__ import annotations
 
 import os
+import functools
 import re
 import sys
 from typing import NamedTuple
@@ -184,12 +185,16 @@ def _fast_reader_accepts(source: SourceFile) -> bool:
     """Whether the fast reader reads every document (it accepts only what libyaml reads alike)."""
     from krm_merge.krm import fastyaml
 
-    if any(sep.strip() and not _SEPARATOR_ONLY.match(sep) for sep in source.separators):
+    if any(sep.strip() and not _separator_only().match(sep) for sep in source.separators):
         return False  # content after `---` on its line: not part of any document text here
     return all(fastyaml.parse(doc) is not None for doc, item in zip(source.docs, source.items) if item is not None)
 
 
-_SEPARATOR_ONLY = re.compile(r"^---[ \t]*(#.*)?\n?$")
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs it does not pay for compiling it at start-up (issue 24).
+@functools.cache
+def _separator_only() -> re.Pattern[str]:
+    return re.compile(r"^---[ \t]*(#.*)?\n?$")
 
 
 def _is_sequence(obj: KubeObject, rel: str, index: int) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import functools
 import re
 from enum import Enum
 from typing import Any, Iterable, NamedTuple, Sequence
@@ -69,7 +70,11 @@ MARKER = "krm-merge:conflict"
 ABSENT = "<absent>"
 """How a marker writes a value that is not there (no JSON text starts with ``<``)."""
 
-_MARKER_AT = re.compile(r"[ \t]*#[ \t]*" + re.escape(MARKER) + r"\b")
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs them does not pay for compiling them at start-up (issue 24).
+@functools.cache
+def _marker_at() -> re.Pattern[str]:
+    return re.compile(r"[ \t]*#[ \t]*" + re.escape(MARKER) + r"\b")
 
 
 class Absent:
@@ -100,7 +105,7 @@ def _marker_value(value: Any) -> str:
 
 def find_marker(line: str) -> int:
     """Where the marker comment starts in ``line`` (its leading blanks included), or -1."""
-    m = _MARKER_AT.search(line)
+    m = _marker_at().search(line)
     return -1 if m is None else m.start()
 
 
@@ -210,12 +215,14 @@ def parse_rules(data: Any, *, kinds: bool) -> list[FieldRule]:
     return [_parse_rule(str(key), value, kinds) for key, value in data.items()]
 
 
-_KIND_PREFIX = re.compile(r"([A-Za-z][A-Za-z0-9]*):")
+@functools.cache
+def _kind_prefix() -> re.Pattern[str]:
+    return re.compile(r"([A-Za-z][A-Za-z0-9]*):")
 
 
 def _parse_rule(key: str, value: Any, kinds: bool) -> FieldRule:
     kind, path = "", key
-    prefixed = _KIND_PREFIX.match(key) if kinds else None
+    prefixed = _kind_prefix().match(key) if kinds else None
     if prefixed:
         kind, path = prefixed.group(1), key[prefixed.end():]
     try:
