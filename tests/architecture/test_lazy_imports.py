@@ -59,6 +59,8 @@ ALLOWED: list[Lazy] = [
          _START_UP + "the one door to PyYAML: readers that never parse with it do not load it"),
     Lazy("krm_merge.yaml.load", "ruamel", "ruamel.yaml",
          _START_UP + "the one door to ruamel: only round-trip reads and prints load it"),
+    Lazy("krm_merge.update.other_files", "plan_other_files", "krm_merge.merge3.textfile",
+         _START_UP + "only --files merge merges text files"),
     Lazy("krm_merge.commands.update", "parser", "argparse",
          _START_UP + "the plain form `update PKG[@REF]` is read without argparse (~3.5 ms)"),
     Lazy("krm_merge.commands.update", "_plan", "krm_merge.update.planner",

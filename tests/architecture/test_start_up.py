@@ -119,6 +119,7 @@ _DATACLASSES_OWNED_ELSEWHERE = {"krm_merge.files.UntrustedTree"}
 # issue 24, or is kept off it by a lazy import listed in test_lazy_imports.ALLOWED).
 _NOT_ON_A_SMALL_UPDATE = {"argparse", "textwrap", "krm_merge.usage", "gzip", "krm_merge.schema.registry",
                           "krm_merge.schema.builtin", "krm_merge.schema.crd", "krm_merge.kptfile.merge",
+                          "krm_merge.merge3.textfile",
                           "ruamel", "yaml", "difflib"}
 
 
