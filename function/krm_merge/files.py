@@ -120,7 +120,9 @@ MAX_TREE_BYTES = 2 * 1024 * 1024 * 1024
 
 def check_untrusted_name(name: str, rel: str, what: str) -> None:
     """Refuse a name from elsewhere holding a control character, a slash, a backslash, or ``.``/``..``."""
-    if name in ("", ".", "..") or "/" in name or "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
+    # an ASCII name is printable exactly when it holds no control character (0-31, 127): checked in C
+    controls = not name.isprintable() if name.isascii() else any(ord(c) < 32 or ord(c) == 127 for c in name)
+    if controls or name in ("", ".", "..") or "/" in name or "\\" in name:
         raise UntrustedTreeError(f"{what}: {rel!r}: a file name with a control character, a slash or '..'; refused")
 
 
@@ -190,18 +192,27 @@ def read_beneath(root: str | os.PathLike[str], rel: str, what: str | None = None
                                  "not read", file=rel) from None
     finally:
         os.close(dir_fd)
-    with os.fdopen(fd, "rb") as fh:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UntrustedTreeError(f"{what or os.fspath(root)}: {rel}: no longer a regular file; not read",
                                      file=rel)
-        if what is None:
-            return fh.read()
-        check_size(info.st_size, f"{what}: {rel}")
-        limit = max_input_bytes()
-        data = fh.read(limit + 1)  # a file growing after the check is still bounded
-        check_size(len(data), f"{what}: {rel}")
-        return data
+        limit = max_input_bytes() if what is not None else None
+        if limit is not None and info.st_size > limit:
+            check_size(info.st_size, f"{what}: {rel}")
+        # os.read on the descriptor: a buffered file object would add a stat, an ioctl and a seek per file
+        chunks, got = [], 0
+        while True:
+            chunk = os.read(fd, max(info.st_size - got + 1, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if limit is not None and got > limit:  # a file growing after the check is still bounded
+                check_size(got, f"{what}: {rel}")
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def unlink_beneath(root: str | os.PathLike[str], rel: str) -> None:

@@ -33,7 +33,7 @@ from typing import Collection, Iterator, NamedTuple, Sequence
 
 from krm_merge import files, txn
 from krm_merge.krm.results import File, KrmError
-from krm_merge.yaml.load import check_size
+from krm_merge.yaml.load import check_size, max_input_bytes
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KPTFILE = "Kptfile"
@@ -197,6 +197,7 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
     """
     root = listing.root
     count = total = 0
+    limit = max_input_bytes()
     listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     while pending:
         directory, prefix, package = pending.pop()
@@ -206,8 +207,7 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
         fd = files.open_dir_beneath(root, prefix[:-1])
         try:
             with os.scandir(fd) as it:
-                # sorted when checked: which of two clashing names is "the earlier" stays the same
-                entries = sorted(it, key=lambda e: e.name) if untrusted is not None else list(it)
+                entries = list(it)
             for entry in entries:
                 name = entry.name
                 rel = prefix + name
@@ -215,9 +215,10 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                     files.check_untrusted_name(name, rel, untrusted)
                     earlier = seen.setdefault(name.casefold(), name)
                     if earlier != name:
+                        first, second = sorted((earlier, name))  # named in one order, whatever the folder's
                         raise files.UntrustedTreeError(
-                            f"{untrusted}: {prefix + earlier} and {rel} are the same file on a case-insensitive "
-                            "file system; refused", file=rel)
+                            f"{untrusted}: {prefix + first} and {prefix + second} are the same file on a "
+                            "case-insensitive file system; refused", file=prefix + second)
                 if name in skipped or (not hidden and name[0] == "."):
                     continue
                 kept = (every or name.endswith(suffixes) or name in names) and not (ignore and ignored(rel, ignore))
@@ -233,7 +234,8 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                     if untrusted is not None:
                         # the entry's lstat, made relative to the folder's descriptor (still open here)
                         size = entry.stat(follow_symlinks=False).st_size
-                        check_size(size, f"{untrusted}: {rel}")
+                        if size > limit:
+                            check_size(size, f"{untrusted}: {rel}")
                         count, total = count + 1, total + size
                         files.check_untrusted_totals(count, total, untrusted)
                     if kept:
