@@ -201,7 +201,8 @@ def read_beneath(root: str | os.PathLike[str], rel: str, what: str | None = None
         if limit is not None and info.st_size > limit:
             check_size(info.st_size, f"{what}: {rel}")
         # os.read on the descriptor: a buffered file object would add a stat, an ioctl and a seek per file
-        chunks, got = [], 0
+        chunks: list[bytes] = []
+        got = 0
         while True:
             chunk = os.read(fd, max(info.st_size - got + 1, 65536))
             if not chunk:

@@ -146,4 +146,4 @@ def remote_subpackages(root: Path) -> list[str]:
     return found
 
 
-__all__ = ["diff_trees", "emptied_dirs", "kptfiles", "other_files_of", "remote_subpackages"]
+__all__ = ["InPlace", "diff_trees", "emptied_dirs", "kptfiles", "other_files_of", "remote_subpackages"]
