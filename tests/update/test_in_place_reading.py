@@ -310,3 +310,13 @@ def test_prune_deletes_links_and_special_files_but_never_their_targets(tmp_path:
     assert len(warnings) == 3
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == ["cm.yaml", "d", "d/keep.txt"]
     assert (secret / "notes.txt").read_text() == TOKEN + "\n" and (secret / "cm.yaml").exists()
+
+
+def test_a_subpackage_not_entered_takes_its_links_with_it(tmp_path: Path, secret: Path) -> None:
+    root = tmp_path / "tree"
+    write_tree(root, {"Kptfile": kptfile("p"), "sub/Kptfile": kptfile("sub"), "sub/cm.yaml": cm("s", "1")})
+    (root / "sub" / "link.yaml").symlink_to(secret / "cm.yaml")
+    (root / "top.yaml").symlink_to(secret / "cm.yaml")
+    assert pkgio.list_package(root, nofollow=True).links == ["sub/link.yaml", "top.yaml"]
+    outer = pkgio.list_package(root, nofollow=True, subpackages=False)
+    assert outer.links == ["top.yaml"] and outer.subpackages == ["sub"] and outer.rels() == ["Kptfile"]

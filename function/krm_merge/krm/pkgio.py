@@ -278,7 +278,7 @@ def _subpackage(listing: Listing, pending: list[tuple[str, str, str]], mark: tup
     if not enter:
         del listing.files[files_at:], pending[pending_at:]
         inside = package + "/"
-        for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.dirs):
+        for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.dirs, listing.links):
             found[:] = [rel for rel in found if not rel.startswith(inside)]
         return
     listing.files[files_at:] = [f._replace(package=package) for f in listing.files[files_at:]]
