@@ -32,7 +32,8 @@ def plan_other_files(
     ``merged_files`` (``--files merge``), a file local and upstream both
     changed is merged instead of kept, and the merge is appended there.
     """
-    lf, of, uf = (other_files_of(r, krm_files) for r in (local, origin, upstream))
+    lf, of, uf = (other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin"),
+                  other_files_of(upstream, krm_files, "upstream"))
     writes: list[pkgio.Write] = []
     for rel in sorted(set(lf) | set(uf)):
         files.check_relative(rel)
@@ -64,13 +65,13 @@ def other_files_differ(local: Path, origin: Path, krm_files: set[str], directory
     """Whether the non-KRM files under ``directory`` differ between local and origin."""
     prefix = directory + "/"
     lf = {r: p for r, p in other_files_of(local, krm_files).items() if r.startswith(prefix)}
-    of = {r: p for r, p in other_files_of(origin, krm_files).items() if r.startswith(prefix)}
+    of = {r: p for r, p in other_files_of(origin, krm_files, "origin").items() if r.startswith(prefix)}
     return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
 
 
 def check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
     """fast-forward's check of non-KRM files: a KrmError naming each one local changed, added or deleted."""
-    lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files)
+    lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin")
     modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
     if modified:
         raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")
