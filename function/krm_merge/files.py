@@ -12,21 +12,24 @@ The one place that knows how krm-merge touches files:
   kept and a reader never sees half a file;
 * ``--dry-run`` output is one unified diff format;
 * a tree written by someone else (an upstream or origin version of a
-  package) is taken only through :func:`prune_untrusted_tree` or
-  :func:`copy_untrusted_tree`: no symbolic link is followed, copied or read,
-  and names, file count and total size are checked first (docs/security.md).
+  package) is listed by :func:`krm_merge.krm.pkgio.list_package` with
+  ``untrusted`` (names, file count and total size checked with
+  :func:`check_untrusted_name` / :func:`check_untrusted_totals`, no link
+  followed) and read in place by :func:`read_beneath`: every name on the
+  way opened with ``O_NOFOLLOW`` below its folder's descriptor, so a link
+  swapped in after the listing is never read through (docs/security.md).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
 from krm_merge.errors import KrmMergeError
-from krm_merge.yaml.load import check_size
+from krm_merge.yaml.load import check_size, max_input_bytes
 
 # No pathlib here (it pulls in urllib.parse and ipaddress: milliseconds every command would
 # pay at start-up, dry runs included): paths are strings.
@@ -115,103 +118,115 @@ MAX_TREE_FILES = 100_000
 MAX_TREE_BYTES = 2 * 1024 * 1024 * 1024
 
 
-@dataclass
-class UntrustedTree:
-    """What a check of a tree found: its regular files and what was left out (relative paths)."""
-
-    files: list[str] = field(default_factory=list)
-    dirs: list[str] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)
-    others: list[str] = field(default_factory=list)
-
-    def warnings(self, what: str) -> list[str]:
-        """One warning message per entry left out, naming it (kpt pkg update skips links silently)."""
-        return [f"{what}: {rel}: a symbolic link; not read and not copied (content from elsewhere "
-                "is never read through a link; docs/security.md)" for rel in self.links] + [
-                f"{what}: {rel}: not a regular file or folder; not read and not copied" for rel in self.others]
-
-
-def scan_untrusted_tree(root: str | os.PathLike[str], what: str) -> UntrustedTree:
-    """Check the tree below ``root`` without following any symbolic link; raise ``UntrustedTreeError``.
-
-    Refused: a name with a control character, ``..`` or a ``/``; two names in
-    one folder that are the same on a case-insensitive file system; more than
-    :data:`MAX_TREE_FILES` files; more than :data:`MAX_TREE_BYTES` in all; a
-    file above the input size limit.  ``.git`` folders are not part of a
-    package and are not entered.
-    """
-    tree = UntrustedTree()
-    total = 0
-    pending = [""]
-    while pending:
-        rel_dir = pending.pop()
-        seen: dict[str, str] = {}
-        with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                rel = rel_dir + entry.name
-                _check_name(entry.name, rel, what)
-                earlier = seen.setdefault(entry.name.casefold(), entry.name)
-                if earlier != entry.name:
-                    raise UntrustedTreeError(f"{what}: {rel_dir + earlier} and {rel} are the same file on a "
-                                             "case-insensitive file system; refused", file=rel)
-                if entry.is_symlink():
-                    tree.links.append(rel)
-                elif entry.is_dir(follow_symlinks=False):
-                    if entry.name != ".git":
-                        tree.dirs.append(rel)
-                        pending.append(rel + "/")
-                elif entry.is_file(follow_symlinks=False):
-                    size = entry.stat(follow_symlinks=False).st_size
-                    check_size(size, f"{what}: {rel}")
-                    total += size
-                    tree.files.append(rel)
-                    _check_totals(len(tree.files), total, what)
-                else:
-                    tree.others.append(rel)
-    tree.files.sort()
-    tree.links.sort()
-    return tree
-
-
-def _check_name(name: str, rel: str, what: str) -> None:
-    if name in ("", ".", "..") or "/" in name or "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name):
+def check_untrusted_name(name: str, rel: str, what: str) -> None:
+    """Refuse a name from elsewhere holding a control character, a slash, a backslash, or ``.``/``..``."""
+    # an ASCII name is printable exactly when it holds no control character (0-31, 127): checked in C
+    controls = not name.isprintable() if name.isascii() else any(ord(c) < 32 or ord(c) == 127 for c in name)
+    if controls or name in ("", ".", "..") or "/" in name or "\\" in name:
         raise UntrustedTreeError(f"{what}: {rel!r}: a file name with a control character, a slash or '..'; refused")
 
 
-def _check_totals(count: int, total: int, what: str) -> None:
+def check_untrusted_totals(count: int, total: int, what: str) -> None:
+    """Refuse a tree from elsewhere past :data:`MAX_TREE_FILES` files or :data:`MAX_TREE_BYTES` bytes."""
+    # Read from the module at each call: tests lower the bounds with monkeypatch.
     if count > MAX_TREE_FILES:
         raise UntrustedTreeError(f"{what}: more than {MAX_TREE_FILES} files; refused")
     if total > MAX_TREE_BYTES:
         raise UntrustedTreeError(f"{what}: more than {MAX_TREE_BYTES} bytes in all; refused")
 
 
-def prune_untrusted_tree(root: str | os.PathLike[str], what: str) -> list[str]:
-    """Check a tree krm-merge unpacked itself (see :func:`scan_untrusted_tree`) and delete every link and
-    special file in it; returns one warning per entry deleted."""
-    tree = scan_untrusted_tree(root, what)
-    for rel in tree.links + tree.others:
-        os.unlink(os.path.join(root, rel))
-    return tree.warnings(what)
+# Descriptor flags of the in-place reader.  O_NOFOLLOW on every name, folders included, is
+# what keeps a read below the root: a folder or file swapped for a link after the listing
+# fails to open (ELOOP/ENOTDIR) instead of being followed.  O_NONBLOCK: a FIFO swapped in
+# for a file must not block the open (a regular file ignores the flag).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
 
 
-def copy_untrusted_tree(src: str | os.PathLike[str], dest: str | os.PathLike[str], what: str) -> list[str]:
-    """Copy the regular files and folders of ``src`` into the new folder ``dest`` (see
-    :func:`scan_untrusted_tree`); returns one warning per entry left out.
+def open_dir_beneath(root: str | os.PathLike[str], rel_dir: str) -> int:
+    """A descriptor of folder ``rel_dir`` ("" for ``root``), opened one name at a time, following no link.
 
-    Each file is opened with ``O_NOFOLLOW``, so a file swapped for a link after
-    the check is still not read through.
+    ``root`` itself is opened as given (the user named it; it may be reached
+    through a link).  Raises ``UntrustedTreeError`` when a folder on the way
+    is a link or no folder (swapped after it was listed), ``OSError`` otherwise.
     """
-    tree = scan_untrusted_tree(src, what)
-    os.makedirs(dest, exist_ok=False)
-    for rel in tree.dirs:
-        os.makedirs(os.path.join(dest, rel), exist_ok=True)
-    nofollow = getattr(os, "O_NOFOLLOW", 0)
-    for rel in tree.files:
-        target = os.path.join(dest, rel)
-        fd = os.open(os.path.join(src, rel), os.O_RDONLY | nofollow)
-        with os.fdopen(fd, "rb") as fh, open(target, "wb") as out:
-            out.write(fh.read())
-    return tree.warnings(what)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for name in rel_dir.split("/") if rel_dir else ():
+            try:
+                inner = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+            except OSError as err:
+                if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise UntrustedTreeError(f"{os.fspath(root)}: {rel_dir}: a folder on the way is no longer a "
+                                             "folder (a symbolic link?); not read", file=rel_dir) from None
+                raise
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_beneath(root: str | os.PathLike[str], rel: str, what: str | None = None) -> bytes:
+    """The bytes of the regular file ``rel`` below ``root``, read in place without following any link.
+
+    Every folder on the way and the file itself are opened with
+    ``O_NOFOLLOW`` relative to their parent's descriptor, and the file is
+    checked to be a regular file after it is opened (``fstat``): a file or
+    folder swapped for a link, a FIFO or a device after it was listed is
+    refused with ``UntrustedTreeError``, never read through.  With ``what``
+    (content from elsewhere, named so in messages) the file is refused above
+    the input size limit, by its size when opened and by what it yields.
+    """
+    folder, _, name = rel.rpartition("/")
+    dir_fd = open_dir_beneath(root, folder)
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as err:
+        if err.errno != errno.ELOOP:
+            raise
+        raise UntrustedTreeError(f"{what or os.fspath(root)}: {rel}: became a symbolic link after it was listed; "
+                                 "not read", file=rel) from None
+    finally:
+        os.close(dir_fd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UntrustedTreeError(f"{what or os.fspath(root)}: {rel}: no longer a regular file; not read",
+                                     file=rel)
+        limit = max_input_bytes() if what is not None else None
+        if limit is not None and info.st_size > limit:
+            check_size(info.st_size, f"{what}: {rel}")
+        # os.read on the descriptor: a buffered file object would add a stat, an ioctl and a seek per file
+        chunks: list[bytes] = []
+        got = 0
+        while True:
+            chunk = os.read(fd, max(info.st_size - got + 1, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+            if limit is not None and got > limit:  # a file growing after the check is still bounded
+                check_size(got, f"{what}: {rel}")
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def unlink_beneath(root: str | os.PathLike[str], rel: str) -> None:
+    """Delete the entry ``rel`` (a link or special file, never followed) of a tree krm-merge unpacked itself.
+
+    Its folder is reached as :func:`read_beneath` reaches it, so the deletion stays below ``root``.
+    """
+    folder, _, name = rel.rpartition("/")
+    dir_fd = open_dir_beneath(root, folder)
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 # --- writing ----------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 kyaml has one reader of a package (``kio.LocalPackageReader``); here
 :func:`krm_merge.krm.pkgio.list_package` is it, and
-:func:`krm_merge.files.scan_untrusted_tree` checks what an upstream sends.
+:func:`krm_merge.files.open_dir_beneath` enters what an upstream sends for it.
 Any other module that walks a tree (``os.walk``, ``os.scandir``,
 ``Path.rglob``) would bring its own rules for links, hidden names, ``.git``
 and krm-merge's reserved names back; it fails here.  Promote's hot path

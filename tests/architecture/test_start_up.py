@@ -112,9 +112,6 @@ def test_version_loads_no_mode_no_runner_and_no_yaml(tmp_path: Path) -> None:
     assert not _ours(modules, "ruamel") and "yaml" not in modules
 
 
-# Left by another branch of issue 24 (its in-place reader of local folders replaces it): when
-# it is gone, remove it here and `dataclasses` must then not be loaded at all.
-_DATACLASSES_OWNED_ELSEWHERE = {"krm_merge.files.UntrustedTree"}
 # What only --help, a schema lookup, or a no-op's skipped work loads (each was on this path before
 # issue 24, or is kept off it by a lazy import listed in test_lazy_imports.ALLOWED).
 _NOT_ON_A_SMALL_UPDATE = {"argparse", "textwrap", "krm_merge.usage", "gzip", "krm_merge.schema.registry",
@@ -139,9 +136,8 @@ def test_a_small_git_update_creates_no_dataclass_and_skips_the_help_and_the_sche
     assert code == 0
     assert 'a: "2"' in (world.our_pkg / "b.yaml").read_text()  # it did update (upstream's change)
     assert 'mine: "yes"' in (world.our_pkg / "a.yaml").read_text()  # and merged (local's edit kept)
-    assert made <= _DATACLASSES_OWNED_ELSEWHERE, f"dataclasses created on the update path: {made}"
-    if not made:
-        assert "dataclasses" not in modules and "inspect" not in modules
+    assert not made, f"dataclasses created on the update path: {made}"
+    assert "dataclasses" not in modules and "inspect" not in modules
     loaded = {m for m in modules if m.split(".")[0] in {"ruamel", "yaml"}} | (modules & _NOT_ON_A_SMALL_UPDATE)
     assert not loaded, f"loaded by a small update: {sorted(loaded)}"
 
@@ -150,5 +146,5 @@ def test_a_no_op_update_loads_no_merge_no_archive_reader_and_no_hash(world: Worl
     assert _probe(["update", f"{world.our_pkg}@v2"], world.tmp, env=world.env)[0] == 0
     code, modules, made = _probe(["update", f"{world.our_pkg}@v2"], world.tmp, env=world.env)
     assert code == 0
-    assert made <= _DATACLASSES_OWNED_ELSEWHERE
+    assert not made and "dataclasses" not in modules
     assert not modules & {"krm_merge.update.planner", "tarfile", "hashlib", *_NOT_ON_A_SMALL_UPDATE}

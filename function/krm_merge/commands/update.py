@@ -12,8 +12,8 @@ After a git update the root Kptfile records the new ``upstream.git.ref``
 and ``upstreamLock`` as kpt does.
 
 Origin and upstream are content from elsewhere: they are taken through
-:func:`krm_merge.files.prune_untrusted_tree` / :func:`~krm_merge.files.copy_untrusted_tree`
-(no symbolic link followed, names and sizes checked), and remote subpackages
+:func:`krm_merge.krm.pkgio.check_untrusted` and read in place (no symbolic link
+followed, names and sizes checked), and remote subpackages
 are followed with cycles refused and depth bounded (docs/security.md).
 
 Writes are one transaction of :mod:`krm_merge.txn` under the package lock

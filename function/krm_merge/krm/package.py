@@ -86,7 +86,7 @@ class Package:
 
 
 def read_package(root: str | os.PathLike[str], *, validate: bool = True,
-                 skip_undecodable: bool = False) -> tuple[Package, ResourceList]:
+                 skip_undecodable: bool = False, untrusted: str | None = None) -> tuple[Package, ResourceList]:
     """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
 
     With ``validate`` every document is checked to be a mapping (by the cheap
@@ -96,7 +96,8 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
     What is not read (links to directories) and what is wrapped is reported
     as info results in the returned list. With ``skip_undecodable`` a file
     that is not UTF-8 is left out (and alone) and listed in
-    ``Package.skipped`` instead of failing the read.
+    ``Package.skipped`` instead of failing the read.  ``untrusted`` (a tree from
+    elsewhere, ``"upstream"``): listed and read in place following no link (pkgio.list_package).
     """
     root = os.fspath(root)
     if not os.path.isdir(root):
@@ -104,7 +105,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
     pkg = Package(root)
     rl = ResourceList()
     try:
-        listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,))
+        listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,), untrusted=untrusted)
     except OSError as err:  # a folder that cannot be listed: kpt fn source fails on it too
         raise KrmError(f"cannot read folder {err.filename}: {err.strerror or err}") from None
     for rel in listing.linked_dirs:
@@ -116,7 +117,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
             raise KrmError(f"{rel} is a broken symbolic link (to {os.readlink(os.path.join(root, rel))})",
                            file=File(rel))
         try:
-            source = _read_source(root, rel, validate)
+            source = _read_source(root, rel, validate, untrusted)
         except KrmError as err:
             if not (skip_undecodable and err.message.endswith("is not UTF-8 text")):
                 raise
@@ -136,10 +137,10 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
     return pkg, rl
 
 
-def _read_source(root: str, rel: str, validate: bool) -> SourceFile:
+def _read_source(root: str, rel: str, validate: bool, untrusted: str | None = None) -> SourceFile:
     path = os.path.join(root, rel)
     try:
-        text = files.read_text(path)
+        text = files.read_text(path) if untrusted is None else files.read_beneath(root, rel, untrusted).decode("utf-8")
     except UnicodeDecodeError:
         raise KrmError(f"{rel} is not UTF-8 text", file=File(rel)) from None
     except OSError as err:

@@ -26,11 +26,13 @@ imported only to write, so a read-only command's start-up does not pay for it.
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 from typing import Collection, Iterator, NamedTuple, Sequence
 
 from krm_merge import files, txn
 from krm_merge.krm.results import File, KrmError
+from krm_merge.yaml.load import check_size, max_input_bytes
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KPTFILE = "Kptfile"
@@ -78,7 +80,7 @@ class PackageFile(NamedTuple):
 class Listing:
     """What :func:`list_package` found below a root, every list in sorted order."""
 
-    __slots__ = ("root", "files", "linked_dirs", "broken_links", "others", "subpackages", "dirs")
+    __slots__ = ("root", "files", "linked_dirs", "broken_links", "others", "subpackages", "dirs", "links")
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -88,6 +90,7 @@ class Listing:
         self.others: list[str] = []  # neither a file, a folder nor a link (FIFO, socket)
         self.subpackages: list[str] = []  # folders below the root holding a Kptfile
         self.dirs: list[str] = []  # every real folder below the root it reached (links: linked_dirs)
+        self.links: list[str] = []  # nofollow/untrusted listings: every link, none followed
 
     def rels(self) -> list[str]:
         """The relative paths of the files."""
@@ -102,6 +105,8 @@ def list_package(
     hidden: bool = False,
     krmignore: bool = True,
     subpackages: bool = True,
+    nofollow: bool = False,
+    untrusted: str | None = None,
 ) -> Listing:
     """The files below ``root``, with their kind, link status and package folder.
 
@@ -112,16 +117,29 @@ def list_package(
     the patterns of the root's ``.krmignore`` leave out what they match, as
     ``kpt fn source`` does.  Without ``subpackages`` a folder holding a
     ``Kptfile`` (below the root) is not entered, only named in
-    :attr:`Listing.subpackages`.  Links follow the module's policy.
+    :attr:`Listing.subpackages`.  Links follow the module's policy; with
+    ``nofollow`` none is followed (each in :attr:`Listing.links`) and
+    folders are entered by descriptor, for :func:`read_file`.  ``untrusted``
+    (a tree from elsewhere, named so in messages: ``"upstream"``) implies
+    ``nofollow`` and refuses with ``files.UntrustedTreeError`` a name
+    with a control character or a slash, two names one case-insensitive
+    file system would merge, a file above the input size limit, and more
+    than ``files.MAX_TREE_FILES`` files or ``files.MAX_TREE_BYTES`` bytes in
+    all (of what the walk reaches: list with ``hidden`` and without
+    ``krmignore`` to check the whole tree).
     Raises ``OSError`` when a folder cannot be read.
     """
     root = os.fspath(root)
     listing = Listing(root)
-    ignore = read_krmignore(root) if krmignore else []
+    nofollow = nofollow or untrusted is not None
+    ignore = (_krmignore_beneath(root) if nofollow else read_krmignore(root)) if krmignore else []
     pending: list[tuple[str, str, str]] = [(root, "", "")]  # (folder, its rel prefix, package of its parent)
     listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     every = suffixes is None and not names
     suffixes = suffixes or ("\0",)  # no name ends with NUL: only ``names`` then
+    if nofollow:
+        _walk_beneath(listing, pending, ignore, every, suffixes, names, hidden, subpackages, untrusted)
+        return _sorted(listing)
     new = tuple.__new__  # a NamedTuple built this way skips its __new__'s argument handling: 5,000 files a run
     # This loop runs once per entry of the tree and is most of promote's screen: kept flat, and
     # plain entries are told apart by their dirent type (no stat).
@@ -160,10 +178,99 @@ def list_package(
             it.close()
         if has_kptfile and prefix:
             _subpackage(listing, pending, mark, prefix[:-1], subpackages)
-    for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.subpackages, dirs):
+    return _sorted(listing)
+
+
+def _sorted(listing: Listing) -> Listing:
+    """The listing with every list sorted (files by rel: their first field, unique)."""
+    for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.subpackages, listing.dirs,
+                  listing.links):
         found.sort()
-    listed.sort()  # by rel: the first field, unique
+    listing.files.sort()
     return listing
+
+
+def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore: list[str], every: bool,
+                  suffixes: tuple[str, ...], names: Collection[str], hidden: bool, subpackages: bool,
+                  untrusted: str | None) -> None:
+    """:func:`list_package`'s walk with ``nofollow``: each folder opened by descriptor, no link followed.
+
+    The same filters as the walk above; a link (to anything) the filters keep
+    goes to :attr:`Listing.links` and is never stat'ed through.  A folder
+    swapped for a link after its parent was read is refused when entered
+    (:func:`files.open_dir_beneath`).  With ``untrusted`` every entry's name
+    and every regular file's size are checked too (see :func:`list_package`).
+    """
+    root = listing.root
+    count = total = 0
+    limit = max_input_bytes()
+    listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
+    while pending:
+        directory, prefix, package = pending.pop()
+        mark = (len(listed), len(pending))
+        has_kptfile = False
+        seen: dict[str, str] = {}
+        fd = files.open_dir_beneath(root, prefix[:-1])
+        try:
+            with os.scandir(fd) as it:
+                entries = list(it)
+            for entry in entries:
+                name = entry.name
+                rel = prefix + name
+                if untrusted is not None:
+                    files.check_untrusted_name(name, rel, untrusted)
+                    earlier = seen.setdefault(name.casefold(), name)
+                    if earlier != name:
+                        first, second = sorted((earlier, name))  # named in one order, whatever the folder's
+                        raise files.UntrustedTreeError(
+                            f"{untrusted}: {prefix + first} and {prefix + second} are the same file on a "
+                            "case-insensitive file system; refused", file=prefix + second)
+                if name in skipped or (not hidden and name[0] == "."):
+                    continue
+                kept = (every or name.endswith(suffixes) or name in names) and not (ignore and ignored(rel, ignore))
+                if entry.is_symlink():
+                    if kept:
+                        listing.links.append(rel)
+                elif entry.is_dir(follow_symlinks=False):
+                    if not (ignore and ignored(rel, ignore)):
+                        pending.append((os.path.join(directory, name), rel + "/", package))
+                        dirs.append(rel)
+                elif entry.is_file(follow_symlinks=False):
+                    has_kptfile = has_kptfile or name == KPTFILE
+                    if untrusted is not None:
+                        # the entry's lstat, made relative to the folder's descriptor (still open here)
+                        size = entry.stat(follow_symlinks=False).st_size
+                        if size > limit:
+                            check_size(size, f"{untrusted}: {rel}")
+                        count, total = count + 1, total + size
+                        files.check_untrusted_totals(count, total, untrusted)
+                    if kept:
+                        listed.append(PackageFile(rel, os.path.join(directory, name), kind_of(name), False, package))
+                elif kept:
+                    listing.others.append(rel)
+        finally:
+            os.close(fd)
+        if has_kptfile and prefix:
+            _subpackage(listing, pending, mark, prefix[:-1], subpackages)
+
+
+def _krmignore_beneath(root: str) -> list[str]:
+    """:func:`read_krmignore` for a nofollow listing: a ``.krmignore`` that is a link (or none) is no file."""
+    try:
+        data = files.read_beneath(root, ".krmignore")
+    except (FileNotFoundError, files.UntrustedTreeError):
+        return []
+    text = io.TextIOWrapper(io.BytesIO(data)).read()  # as open() reads: the locale's encoding, universal newlines
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def read_file(listing: Listing, rel: str, what: str | None = None) -> bytes:
+    """The bytes of file ``rel`` of a ``nofollow``/``untrusted`` listing, read in place, following no link.
+
+    See :func:`krm_merge.files.read_beneath` (``what``: content from
+    elsewhere, bounded by the input size limit).
+    """
+    return files.read_beneath(listing.root, rel, what)
 
 
 def _subpackage(listing: Listing, pending: list[tuple[str, str, str]], mark: tuple[int, int], package: str,
@@ -177,7 +284,7 @@ def _subpackage(listing: Listing, pending: list[tuple[str, str, str]], mark: tup
     if not enter:
         del listing.files[files_at:], pending[pending_at:]
         inside = package + "/"
-        for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.dirs):
+        for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.dirs, listing.links):
             found[:] = [rel for rel in found if not rel.startswith(inside)]
         return
     listing.files[files_at:] = [f._replace(package=package) for f in listing.files[files_at:]]
@@ -199,6 +306,34 @@ def _list_other(listing: Listing, entry: os.DirEntry[str], rel: str, package: st
         listing.broken_links.append(rel)
     else:
         listing.others.append(rel)
+
+
+def check_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
+    """Check a whole tree from elsewhere (``what``: ``"origin"``, ``"upstream"``) before any of it is read.
+
+    :func:`list_package` with ``untrusted``, hidden names included and no
+    ``.krmignore``: raises ``files.UntrustedTreeError`` for a bad name, a
+    file above the size limit or too many files or bytes (see there); its
+    links and special files are for :func:`untrusted_warnings`.
+    """
+    return list_package(root, hidden=True, krmignore=False, untrusted=what)
+
+
+def untrusted_warnings(listing: Listing, what: str) -> list[str]:
+    """One warning per link and special file of a :func:`check_untrusted` listing (kpt pkg update skips links
+    silently)."""
+    return [f"{what}: {rel}: a symbolic link; not read and not copied (content from elsewhere "
+            "is never read through a link; docs/security.md)" for rel in listing.links] + [
+            f"{what}: {rel}: not a regular file or folder; not read and not copied" for rel in listing.others]
+
+
+def prune_untrusted(root: str | os.PathLike[str], what: str) -> list[str]:
+    """Check a tree krm-merge unpacked itself (:func:`check_untrusted`) and delete every link and special file
+    in it, so that later readers of that private folder cannot meet one; one warning per entry deleted."""
+    listing = check_untrusted(root, what)
+    for rel in listing.links + listing.others:
+        files.unlink_beneath(listing.root, rel)
+    return untrusted_warnings(listing, what)
 
 
 def check_broken_links(listing: Listing) -> None:
@@ -345,6 +480,6 @@ def write_target(root: str, rel: str) -> str:
 
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "SKIPPED_NAMES", "YAML_SUFFIXES", "ChangeSet",
-    "Listing", "PackageFile", "Write", "check_broken_links", "ignored", "is_krm_name", "kind_of", "list_package",
-    "read_krmignore", "transaction_changes", "write_target",
+    "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "ignored", "is_krm_name", "kind_of", "list_package",
+    "prune_untrusted", "read_file", "read_krmignore", "transaction_changes", "untrusted_warnings", "write_target",
 ]

@@ -192,8 +192,8 @@ def _plan_one_git_package(
         cache.extract_all(([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
                           + [(target.repo, commit, target.directory, upstream_dir)])
         # Our own extraction: links are deleted in place instead of copying the rest.
-        files.prune_untrusted_tree(origin_dir, "origin")
-        warnings = files.prune_untrusted_tree(upstream_dir, "upstream")
+        pkgio.prune_untrusted(origin_dir, "origin")
+        warnings = pkgio.prune_untrusted(upstream_dir, "upstream")
         plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
                            fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
         plan.results[:0] = [Result(warning, "warning") for warning in warnings]

@@ -38,7 +38,8 @@ def plan_other_files(
     if merged_files is not None:
         # Only --files merge merges text files: other updates never load the merger (issue 24).
         from krm_merge.merge3 import textfile
-    lf, of, uf = (other_files_of(r, krm_files) for r in (local, origin, upstream))
+    lf, of, uf = (other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin"),
+                  other_files_of(upstream, krm_files, "upstream"))
     writes: list[pkgio.Write] = []
     for rel in sorted(set(lf) | set(uf)):
         files.check_relative(rel)
@@ -70,13 +71,13 @@ def other_files_differ(local: Path, origin: Path, krm_files: set[str], directory
     """Whether the non-KRM files under ``directory`` differ between local and origin."""
     prefix = directory + "/"
     lf = {r: p for r, p in other_files_of(local, krm_files).items() if r.startswith(prefix)}
-    of = {r: p for r, p in other_files_of(origin, krm_files).items() if r.startswith(prefix)}
+    of = {r: p for r, p in other_files_of(origin, krm_files, "origin").items() if r.startswith(prefix)}
     return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
 
 
 def check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
     """fast-forward's check of non-KRM files: a KrmError naming each one local changed, added or deleted."""
-    lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files)
+    lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin")
     modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
     if modified:
         raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")

@@ -2,18 +2,18 @@
 
 KRM resources and Kptfiles go through the package merge
 (:func:`krm_merge.modes.resource_merge.merge`'s code path), every other file
-through :mod:`.other_files`; origin and upstream are content from elsewhere
-and are read without following links.
+through :mod:`.other_files`; origin and upstream are content from elsewhere,
+checked whole and then read in place without following any link
+(:func:`krm_merge.krm.pkgio.check_untrusted`, docs/security.md).
 """
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
-from krm_merge.krm import package
+from krm_merge.krm import package, pkgio
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import CONFLICT, KrmError, Result
 from krm_merge.merge3.conflicts import ConflictPolicy
@@ -41,9 +41,11 @@ def plan_update(
     """Compute the update of ``local`` without writing anything.
 
     ``origin`` and ``upstream`` are content from elsewhere: unless ``checked``
-    (they already went through :func:`files.prune_untrusted_tree`), they are
-    first copied by :func:`files.copy_untrusted_tree`, so no link in them is
-    followed and each one left out is named in a warning.  ``files_policy``
+    (they already went through :func:`pkgio.prune_untrusted`), each is first
+    checked whole (:func:`pkgio.check_untrusted`: names, sizes, counts), and
+    upstream's links and special files are named in warnings; both are then
+    read in place, no link in them followed (not even one swapped in after
+    the check: every read opens its names with ``O_NOFOLLOW``).  ``files_policy``
     ``"merge"`` merges non-KRM files changed on both sides
     (:mod:`krm_merge.merge3.textfile`) instead of keeping local's (kpt).
     """
@@ -52,11 +54,9 @@ def plan_update(
             raise KrmError(f"{label} package {root} is not a directory")
     if checked:
         return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
-        files.copy_untrusted_tree(origin, Path(tmp) / "origin", "origin")
-        warnings = files.copy_untrusted_tree(upstream, Path(tmp) / "upstream", "upstream")
-        plan = _plan_checked(local, Path(tmp) / "origin", Path(tmp) / "upstream", strategy, conflicts, fallback_keys,
-                             files_policy)
+    pkgio.check_untrusted(origin, "origin")  # checked, but only upstream's left-out entries are reported (as before)
+    warnings = pkgio.untrusted_warnings(pkgio.check_untrusted(upstream, "upstream"), "upstream")
+    plan = _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
     plan.results[:0] = [Result(warning, "warning") for warning in warnings]
     return plan
 
@@ -66,8 +66,8 @@ def _plan_checked(
     files_policy: str = "keep-local",
 ) -> UpdatePlan:
     lpkg, lrl = read_copy(local)
-    opkg, orl = read_copy(origin)
-    upkg, url = read_copy(upstream)
+    opkg, orl = read_copy(origin, "origin")
+    upkg, url = read_copy(upstream, "upstream")
     krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
     if Strategy(strategy) is Strategy.FAST_FORWARD:
         check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
@@ -104,14 +104,16 @@ def _plan_checked(
     return plan
 
 
-def read_copy(root: Path) -> tuple[package.Package, ResourceList]:
+def read_copy(root: Path, untrusted: str | None = None) -> tuple[package.Package, ResourceList]:
     """Read a package copy without parsing its documents.
 
     Only resources that differ between the copies are ever parsed (the merge
     compares texts first), which keeps a large update fast; a document that
-    is not a mapping is still rejected when it has to be merged.
+    is not a mapping is still rejected when it has to be merged.  A copy
+    from elsewhere (``untrusted``: ``"origin"``, ``"upstream"``) is read in
+    place, following no link.
     """
-    return package.read_package(root, validate=False)
+    return package.read_package(root, validate=False, untrusted=untrusted)
 
 
 __all__ = ["plan_update", "read_copy"]

@@ -5,7 +5,10 @@ Files are listed by the project's one package lister
 reserved names never, hidden names included (kpt pkg update copies them),
 ``.krmignore`` not applied (it is ``kpt fn source``'s rule, not the
 update's), and symbolic links skipped, as ``kpt pkg update`` skips local
-links (content from elsewhere is never followed).  Its folders
+links: the walks are ``nofollow`` listings and files are read in place
+through :func:`krm_merge.files.read_beneath`, so content from elsewhere
+(origin, upstream) is never read through a link, not even one swapped in
+after the listing, and needs no copy first.  Its folders
 (:attr:`~krm_merge.krm.pkgio.Listing.dirs`) say which ones an update empties
 or removes: no walk of its own here.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from krm_merge import files
 from krm_merge.krm import pkgio, yamlio
@@ -24,8 +27,20 @@ from .plan import UpdatePlan
 
 
 def _listing(root: Path, *, names: tuple[str, ...] = ()) -> pkgio.Listing:
-    """The package's files (every file, or those named ``names``) and folders, hidden ones included."""
-    return pkgio.list_package(root, names=names, hidden=True, krmignore=False)
+    """The package's files (every file, or those named ``names``) and folders, hidden ones included; no link."""
+    return pkgio.list_package(root, names=names, hidden=True, krmignore=False, nofollow=True)
+
+
+class InPlace(NamedTuple):
+    """A regular file of a listed tree, read when asked, in place and following no link."""
+
+    root: str
+    rel: str
+    what: str | None  # content from elsewhere ("origin", "upstream"): bounded by the input size limit
+
+    def read_bytes(self) -> bytes:
+        """The file's bytes (see :func:`krm_merge.files.read_beneath`)."""
+        return files.read_beneath(self.root, self.rel, self.what)
 
 
 def _regular_files(root: Path, *, names: tuple[str, ...] = (), listing: pkgio.Listing | None = None,
@@ -54,13 +69,16 @@ def _bottom_up(folders: list[str]) -> list[str]:
     return sorted(folders, key=lambda rel: rel.split("/"), reverse=True)
 
 
-def _all_files(root: Path, listing: pkgio.Listing | None = None) -> dict[str, Path]:
-    return {f.rel: Path(f.path) for f in _regular_files(root, listing=listing)}
+def _all_files(root: Path, listing: pkgio.Listing | None = None) -> dict[str, InPlace]:
+    return {f.rel: InPlace(str(root), f.rel, None) for f in _regular_files(root, listing=listing)}
 
 
-def other_files_of(root: Path, krm_files: set[str]) -> dict[str, Path]:
-    """Regular files that are not KRM files of the package (``.git`` and krm-merge's lock excluded, symlinks ignored)."""
-    return {f.rel: Path(f.path) for f in _regular_files(root)
+def other_files_of(root: Path, krm_files: set[str], what: str | None = None) -> dict[str, InPlace]:
+    """Regular files that are not KRM files of the package (``.git`` and krm-merge's lock excluded, symlinks ignored).
+
+    ``what`` names a tree from elsewhere (``"origin"``, ``"upstream"``): its reads are bounded.
+    """
+    return {f.rel: InPlace(str(root), f.rel, what) for f in _regular_files(root)
             if f.rel not in krm_files and not _is_krm_name(f.rel)}  # a KRM file another copy has: its merge decided it
 
 
@@ -85,9 +103,11 @@ def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) ->
     added = {w.path for w in plan.writes if w.data is not None}
     listing = _listing(local)
     entries, folders = _contents(listing)
+    # The folders origin and upstream have, from their listings: no stat through a link of theirs.
+    in_origin, in_upstream = set(_listing(origin).dirs), set(_listing(upstream).dirs)
     out: list[str] = []
     for rel in _bottom_up(listing.dirs):
-        if not (origin / rel).is_dir() or (upstream / rel).is_dir():
+        if rel not in in_origin or rel in in_upstream:
             continue
         if os.path.lexists(local / rel / ".git"):
             continue  # a repository of its own inside the package (the lister does not enter .git)
@@ -101,7 +121,7 @@ def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) ->
 def _contents(listing: pkgio.Listing) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Folder -> what is in it but folders (files, links, special files); folder -> the folders in it."""
     entries: dict[str, list[str]] = {}
-    for rel in (*listing.rels(), *listing.linked_dirs, *listing.broken_links, *listing.others):
+    for rel in (*listing.rels(), *listing.links, *listing.linked_dirs, *listing.broken_links, *listing.others):
         entries.setdefault(rel.rpartition("/")[0], []).append(rel)
     folders: dict[str, list[str]] = {}
     for rel in listing.dirs:
@@ -126,4 +146,4 @@ def remote_subpackages(root: Path) -> list[str]:
     return found
 
 
-__all__ = ["diff_trees", "emptied_dirs", "kptfiles", "other_files_of", "remote_subpackages"]
+__all__ = ["InPlace", "diff_trees", "emptied_dirs", "kptfiles", "other_files_of", "remote_subpackages"]
