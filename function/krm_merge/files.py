@@ -23,6 +23,7 @@ The one place that knows how krm-merge touches files:
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import stat
@@ -338,9 +339,15 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
 # Below this size both texts are diffed whole (and the diff is exactly difflib's).
 _WINDOW_ABOVE = 1 << 20
 _CHUNK_CHARS = 1 << 16
+
+
 # Line breaks other than \n that str.splitlines honours: with one of them the window's
 # line numbers (counted by \n) could be off, so such a text is diffed whole.
-_OTHER_BREAKS = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# Compiled on first use (functools.cache), as _hunk below: only a diff of a large file needs
+# them, and compiling them at import was start-up time of every command (issue 24).
+@functools.cache
+def _other_breaks() -> re.Pattern[str]:
+    return re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def _changed_window(before: str, after: str) -> tuple[int, str, str]:
@@ -354,7 +361,7 @@ def _changed_window(before: str, after: str) -> tuple[int, str, str]:
     """
     if max(len(before), len(after)) <= _WINDOW_ABOVE or before == after:
         return 0, before, after
-    if _OTHER_BREAKS.search(before) or _OTHER_BREAKS.search(after):
+    if _other_breaks().search(before) or _other_breaks().search(after):
         return 0, before, after
     common = _common_prefix_length(before, after)
     start = before.rfind("\n", 0, common) + 1
@@ -398,12 +405,14 @@ def _common_suffix_length(a: str, b: str, limit: int) -> int:
     return done
 
 
-_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+@functools.cache
+def _hunk() -> re.Pattern[str]:
+    return re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 def _shift_hunk(header: str, by: int) -> str:
     """A hunk header of the window as one of the whole file (its starts moved down ``by`` lines)."""
-    m = _HUNK.match(header)
+    m = _hunk().match(header)
     assert m is not None
     old_start, old_len, new_start, new_len = m.groups()
     return (f"@@ -{int(old_start) + by}{old_len or ''} +{int(new_start) + by}{new_len or ''} @@"

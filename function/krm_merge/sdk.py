@@ -38,10 +38,7 @@ import os
 import sys
 import traceback  # ~0.5 ms: its own imports are loaded already
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, NoReturn
-
-import dataclasses
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import resourcelist as _resourcelist
@@ -114,7 +111,6 @@ class Results(_results.Results):
         return super().exit_code()
 
 
-@dataclass
 class ResourceList(_resourcelist.ResourceList):
     """A function's input and output: ``items``, ``function_config`` and ``results``.
 
@@ -125,12 +121,14 @@ class ResourceList(_resourcelist.ResourceList):
     Iterating a ResourceList iterates its items.
     """
 
-    # The SDK's Results (with the builders); items and function_config are the one KubeObject class.
-    results: Results = field(default_factory=Results)
+    results: Results
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.results, Results):
-            self.results = Results(self.results)
+    def __init__(self, items: list[KubeObject] | None = None, function_config: KubeObject | None = None,
+                 results: Sequence[Result] | None = None, api_version: str = "config.kubernetes.io/v1",
+                 kind: str = "ResourceList") -> None:
+        # The SDK's Results (with the builders); items and function_config are the one KubeObject class.
+        super().__init__(items, function_config, results if isinstance(results, Results) else Results(results or ()),
+                         api_version, kind)
 
     def select(
         self,
@@ -238,7 +236,7 @@ def report_duplicate_keys(results: _results.Results, duplicates: list[DuplicateK
     note = "; ".join(dup.message() for dup in duplicates)
     for n, result in enumerate(results):
         if result.severity == "error":
-            results[n] = dataclasses.replace(result, message=f"{result.message} (note: {note})")
+            results[n] = result._replace(message=f"{result.message} (note: {note})")
     for dup in duplicates:
         results.append(Result(dup.message(), "warning", tags={"key": dup.key, "line": str(dup.line)}))
 

@@ -14,7 +14,7 @@ that stay.
 
 Importing a module *by name* (``importlib.import_module``) hides an arrow from
 the contract: only the registry (modes and commands) and the PEP 562 faces of
-``krm_merge.smp`` and ``krm_merge.merge3`` do it.
+``krm_merge.smp``, ``krm_merge.merge3`` and ``krm_merge.schema`` do it.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ ALLOWED: list[Lazy] = [
          _START_UP + "a no-op update never unpacks an archive (~1.4 ms)"),
     Lazy("krm_merge.update.context", "_merge_kptfile", "krm_merge.kptfile.merge",
          _START_UP + "the Kptfile merge loads the 3-way engine; an update or package merge that merges no Kptfile skips it"),
+    Lazy("krm_merge.update.context", "_resolve", "krm_merge.schema.registry",
+         _START_UP + "only a resource changed on both sides needs a schema (the registry and the table's reader, ~2 ms)"),
     Lazy("krm_merge.krm.itemviews", "_fastyaml", "krm_merge.krm.fastyaml",
          _START_UP + "the fast reader costs ~11 ms to import; only items read through it load it"),
     Lazy("krm_merge.krm.itemviews", "_rtedit", "krm_merge.krm.rtedit",
@@ -57,13 +59,18 @@ ALLOWED: list[Lazy] = [
          _START_UP + "the one door to PyYAML: readers that never parse with it do not load it"),
     Lazy("krm_merge.yaml.load", "ruamel", "ruamel.yaml",
          _START_UP + "the one door to ruamel: only round-trip reads and prints load it"),
+    Lazy("krm_merge.update.other_files", "plan_other_files", "krm_merge.merge3.textfile",
+         _START_UP + "only --files merge merges text files"),
+    Lazy("krm_merge.commands.update", "parser", "argparse",
+         _START_UP + "the plain form `update PKG[@REF]` is read without argparse (~3.5 ms)"),
     Lazy("krm_merge.commands.update", "_plan", "krm_merge.update.planner",
          _START_UP + "the merge and ruamel load only when an --origin/--upstream update runs"),
     Lazy("krm_merge.update.git", "_plan_one_git_package", "krm_merge.update.planner",
          _START_UP + "imported past the no-op check only, so a no-op update never loads the merge"),
     Lazy("krm_merge.cli", "function_main", "krm_merge.runner",
          _START_UP + "--version and the commands that do not run a mode never load the runner and the krm core"),
-    Lazy("krm_merge.cli", "build_parser", "argparse", _START_UP + "only --help builds the whole parser"),
+    Lazy("krm_merge.cli", "usage", "krm_merge.usage",
+         _START_UP + "only --help builds the whole parser (argparse, textwrap and every command's module)"),
     Lazy("krm_merge.modes.promote", "unread_file_warnings", "krm_merge.promote.files",
          _START_UP + "only `krm-merge run` calls it; the promote function path never reads files"),
     Lazy("krm_merge.modes.reorder_merge", "_apply_desired", "krm_merge.smp.kubectl_apply",
@@ -71,13 +78,10 @@ ALLOWED: list[Lazy] = [
     Lazy("krm_merge.sdk", "function_config_from_args", "krm_merge.files",
          _START_UP + "the function path (stdin) never reads a file; only directory runs build a config from files"),
     Lazy("krm_merge.sdk", "_standalone", "argparse", _START_UP + "only an SDK function run on a directory parses arguments"),
-    Lazy("krm_merge.smp", "create_two_way", "krm_merge.smp.create",
-         _START_UP + "a plain patch (the function path) never loads the patch-creation engine"),
-    Lazy("krm_merge.smp", "create_three_way", "krm_merge.smp.create",
+    Lazy("krm_merge.smp", "_create", "krm_merge.smp.create",
          _START_UP + "a plain patch (the function path) never loads the patch-creation engine"),
     Lazy("krm_merge.smp", "offline_apply", "krm_merge.smp.kubectl_apply",
          _START_UP + "a plain patch (the function path) never loads the kubectl apply engine"),
-    Lazy("krm_merge.smp", "__getattr__", "importlib", "the PEP 562 face of the public smp package: internal names on first use"),
     Lazy("krm_merge.smp.go_yaml", "to_yaml", "yaml", _START_UP + "PyYAML only for the (rare) conflict message"),
     Lazy("krm_merge.smp.values", "_go_float", "decimal", _START_UP + "the patch engine of the function path; decimal only for Go's float format"),
     # --- other branches' files (issue #23), to hoist there ------------------------------------------------
@@ -116,9 +120,9 @@ ALLOWED: list[Lazy] = [
     Lazy("krm_merge.txn", "_syncfs", "ctypes",
          "start-up: only for syncfs, from 256 files"),
 ]
-# The modules that import modules by name: the registry (modes, commands) and smp's PEP 562 face.
-# The registry, and the PEP 562 faces of smp and merge3 (a package loads its engine on first use).
-IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.smp", "krm_merge.merge3"}
+# The modules that import modules by name: the registry (modes, commands), and the PEP 562
+# faces of smp, merge3 and schema (a package loads its modules on first use).
+IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.smp", "krm_merge.merge3", "krm_merge.schema"}
 
 
 def _module_name(path: Path) -> str:

@@ -15,6 +15,7 @@ Any change of the text forgets every view of the old one (:meth:`mark_changed`).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable
 
@@ -257,7 +258,7 @@ class ItemViews:
         text = yamlio.dump_rt(rt, self._layout)
         if yamlio.read_back_error(text, new) is None:
             return text
-        anchors = sorted(set(_ANCHOR.findall(self.text)))
+        anchors = sorted(set(_anchor().findall(self.text)))
         uses = f" (it uses the anchors {', '.join('&' + a for a in anchors)})" if anchors else ""
         raise KrmError(
             f"cannot print the edited item faithfully (ruamel.yaml round trip){uses}; "
@@ -326,8 +327,16 @@ def _rtedit() -> Any:
     return rtedit
 
 
-_ANCHOR = re.compile(r"(?:^|[\s\[{,])&([^\s,\[\]{}]+)", re.M)
-_TRAILING_SPACE = re.compile(r"[ \t]$", re.M)
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs them does not pay for compiling them at start-up (issue 24).
+@functools.cache
+def _anchor() -> re.Pattern[str]:
+    return re.compile(r"(?:^|[\s\[{,])&([^\s,\[\]{}]+)", re.M)
+
+
+@functools.cache
+def _trailing_space() -> re.Pattern[str]:
+    return re.compile(r"[ \t]$", re.M)
 
 
 def keep_trailing_space(before: str, after: str) -> str:
@@ -338,7 +347,7 @@ def keep_trailing_space(before: str, after: str) -> str:
     without trailing whitespace; callers check the result still reads back
     as the intended data (inside a literal block, trailing spaces are data).
     """
-    if not _TRAILING_SPACE.search(before):
+    if not _trailing_space().search(before):
         return after
     import difflib
 

@@ -26,9 +26,10 @@ Like ``kpt fn source`` (checked against kpt 1.0.0-beta.56):
 from __future__ import annotations
 
 import os
+import functools
 import re
 import sys
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from krm_merge import files
 from krm_merge.krm import pkgio, yamlio
@@ -51,28 +52,37 @@ _READER_ANNOTATIONS = re.compile(
 WRAPPING_KEY = "bareSeqNodeWrappingKey"
 
 
-@dataclass
+# Plain classes with __slots__ and a NamedTuple, not dataclasses: every command that reads a
+# package loads this module, and creating dataclasses cost a small ``update``'s start-up
+# several milliseconds (issue 24).
+
+
 class SourceFile:
     """A file as read: its documents and the separators between them."""
 
-    path: str
-    text: str
-    crlf: bool
-    separators: list[str] = field(default_factory=list)  # separators[i] precedes docs[i]
-    docs: list[str] = field(default_factory=list)
-    items: list[KubeObject | None] = field(default_factory=list)
-    # Document position -> indentation added when a top-level sequence was wrapped.
-    wrapped: dict[int, int] = field(default_factory=dict)
+    __slots__ = ("path", "text", "crlf", "separators", "docs", "items", "wrapped")
+
+    def __init__(self, path: str, text: str, crlf: bool) -> None:
+        self.path = path
+        self.text = text
+        self.crlf = crlf
+        self.separators: list[str] = []  # separators[i] precedes docs[i]
+        self.docs: list[str] = []
+        self.items: list[KubeObject | None] = []
+        # Document position -> indentation added when a top-level sequence was wrapped.
+        self.wrapped: dict[int, int] = {}
 
 
-@dataclass
 class Package:
     """The files of a package directory and the items read from them."""
 
-    root: str
-    files: dict[str, SourceFile] = field(default_factory=dict)
-    # Files left unread with the reason (only with read_package(skip_undecodable=True)).
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    __slots__ = ("root", "files", "skipped")
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.files: dict[str, SourceFile] = {}
+        # Files left unread with the reason (only with read_package(skip_undecodable=True)).
+        self.skipped: list[tuple[str, str]] = []
 
 
 def read_package(root: str | os.PathLike[str], *, validate: bool = True,
@@ -176,12 +186,16 @@ def _fast_reader_accepts(source: SourceFile) -> bool:
     """Whether the fast reader reads every document (it accepts only what libyaml reads alike)."""
     from krm_merge.krm import fastyaml
 
-    if any(sep.strip() and not _SEPARATOR_ONLY.match(sep) for sep in source.separators):
+    if any(sep.strip() and not _separator_only().match(sep) for sep in source.separators):
         return False  # content after `---` on its line: not part of any document text here
     return all(fastyaml.parse(doc) is not None for doc, item in zip(source.docs, source.items) if item is not None)
 
 
-_SEPARATOR_ONLY = re.compile(r"^---[ \t]*(#.*)?\n?$")
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs it does not pay for compiling it at start-up (issue 24).
+@functools.cache
+def _separator_only() -> re.Pattern[str]:
+    return re.compile(r"^---[ \t]*(#.*)?\n?$")
 
 
 def _is_sequence(obj: KubeObject, rel: str, index: int) -> bool:
@@ -320,8 +334,7 @@ def _has_content(doc: str) -> bool:
 # --- writing back -----------------------------------------------------------------
 
 
-@dataclass
-class FileChange:
+class FileChange(NamedTuple):
     """A file to write (``text``) or delete (``text is None``), as text: :func:`plan_writes`' shape.
 
     Kept for ``update``, which reads it until it holds a :class:`pkgio.ChangeSet` itself.

@@ -28,7 +28,6 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
-from dataclasses import dataclass, field
 from typing import Collection, Iterator, NamedTuple, Sequence
 
 from krm_merge import files, txn
@@ -73,18 +72,25 @@ class PackageFile(NamedTuple):
     package: str  # the folder of the nearest Kptfile at or above it, relative ("" for the root)
 
 
-@dataclass
+# The records below are plain classes with __slots__, not dataclasses: every command that
+# reads or writes a package loads this module, and creating dataclasses cost a small
+# update's start-up several milliseconds (issue 24).
+
+
 class Listing:
     """What :func:`list_package` found below a root, every list in sorted order."""
 
-    root: str
-    files: list[PackageFile] = field(default_factory=list)
-    linked_dirs: list[str] = field(default_factory=list)  # links to folders: not followed
-    broken_links: list[str] = field(default_factory=list)  # links whose target does not exist
-    others: list[str] = field(default_factory=list)  # neither a file, a folder nor a link (FIFO, socket)
-    subpackages: list[str] = field(default_factory=list)  # folders below the root holding a Kptfile
-    dirs: list[str] = field(default_factory=list)  # every real folder below the root it reached (links: linked_dirs)
-    links: list[str] = field(default_factory=list)  # nofollow/untrusted listings: every link, none followed
+    __slots__ = ("root", "files", "linked_dirs", "broken_links", "others", "subpackages", "dirs", "links")
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.files: list[PackageFile] = []
+        self.linked_dirs: list[str] = []  # links to folders: not followed
+        self.broken_links: list[str] = []  # links whose target does not exist
+        self.others: list[str] = []  # neither a file, a folder nor a link (FIFO, socket)
+        self.subpackages: list[str] = []  # folders below the root holding a Kptfile
+        self.dirs: list[str] = []  # every real folder below the root it reached (links: linked_dirs)
+        self.links: list[str] = []  # nofollow/untrusted listings: every link, none followed
 
     def rels(self) -> list[str]:
         """The relative paths of the files."""
@@ -361,7 +367,6 @@ def ignored(rel: str, patterns: list[str]) -> bool:
 # --- the change set ---------------------------------------------------------------------
 
 
-@dataclass
 class Write:
     """One planned change of a package file: new bytes, or ``data is None`` to delete it.
 
@@ -370,10 +375,16 @@ class Write:
     them, unless ``check`` is false.
     """
 
-    path: str
-    before: bytes | None
-    data: bytes | None
-    check: bool = True
+    __slots__ = ("path", "before", "data", "check")
+
+    def __init__(self, path: str, before: bytes | None, data: bytes | None, check: bool = True) -> None:
+        self.path = path
+        self.before = before
+        self.data = data
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"Write(path={self.path!r}, before={self.before!r}, data={self.data!r}, check={self.check!r})"
 
     @property
     def text(self) -> str | None:
@@ -386,12 +397,14 @@ class Write:
         return None if self.before is None else self.before.decode("utf-8")
 
 
-@dataclass
 class ChangeSet:
     """Everything a command will change in a package: file writes and deletions, then folders to remove if empty."""
 
-    writes: list[Write] = field(default_factory=list)
-    remove_dirs: list[str] = field(default_factory=list)
+    __slots__ = ("writes", "remove_dirs")
+
+    def __init__(self, writes: list[Write] | None = None, remove_dirs: list[str] | None = None) -> None:
+        self.writes: list[Write] = [] if writes is None else writes
+        self.remove_dirs: list[str] = [] if remove_dirs is None else remove_dirs
 
     def __len__(self) -> int:
         return len(self.writes)

@@ -11,8 +11,8 @@ list with ruamel.yaml and prints each item on its own.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from krm_merge.krm import yamlio
@@ -22,15 +22,39 @@ from krm_merge.krm.results import KrmError, Results
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
 
 
-@dataclass
 class ResourceList:
-    """A function's input and output: items, functionConfig and results."""
+    """A function's input and output: items, functionConfig and results.
 
-    items: list[KubeObject] = field(default_factory=list)
-    function_config: KubeObject | None = None
-    results: Results = field(default_factory=Results)
-    api_version: str = "config.kubernetes.io/v1"
-    kind: str = "ResourceList"
+    ``ResourceList(items=None, function_config=None, results=None, api_version=..., kind=...)``:
+    ``items`` and ``results`` default to new empty lists.  A plain class, with the equality
+    and repr a dataclass would give it: creating a dataclass costs every command start-up
+    (issue 24).
+    """
+
+    _FIELDS = ("items", "function_config", "results", "api_version", "kind")
+
+    def __init__(self, items: list[KubeObject] | None = None, function_config: KubeObject | None = None,
+                 results: Results | None = None, api_version: str = "config.kubernetes.io/v1",
+                 kind: str = "ResourceList") -> None:
+        self.items: list[KubeObject] = [] if items is None else items
+        self.function_config = function_config
+        self.results: Results = Results() if results is None else results
+        self.api_version = api_version
+        self.kind = kind
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__qualname__}({fields})"
 
     def add(self, obj: KubeObject) -> None:
         """Append a new item."""
@@ -46,9 +70,13 @@ class ResourceList:
 
 # --- reading ----------------------------------------------------------------------
 
-_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):[ \t]*(.*?)[ \t]*(?:#.*)?$")
-# A line inside an item block: indented by at least two, or empty.
-_BAD_ITEM_LINE = re.compile(r"\n(?!  |\n|$)")
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs them does not pay for compiling them at start-up (issue 24).
+@functools.cache
+def _top_key() -> re.Pattern[str]:
+    return re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):[ \t]*(.*?)[ \t]*(?:#.*)?$")
+
+
 
 
 def read_resource_list(text: str) -> ResourceList:
@@ -66,8 +94,14 @@ def read_resource_list(text: str) -> ResourceList:
 # The only lines the reader looks at one by one: column-0 lines outside item
 # blocks (top-level keys, comments, markers).  Splitting the whole input into
 # lines would hold a string per line of every item at once (3× the input).
-_COLUMN0 = re.compile(r"^[^ \n-].*", re.M)
-_ITEM_START = re.compile(r"^-(?: |$)", re.M)
+@functools.cache
+def _column0() -> re.Pattern[str]:
+    return re.compile(r"^[^ \n-].*", re.M)
+
+
+@functools.cache
+def _item_start() -> re.Pattern[str]:
+    return re.compile(r"^-(?: |$)", re.M)
 
 
 def _read_fast(text: str) -> ResourceList | None:
@@ -78,7 +112,7 @@ def _read_fast(text: str) -> ResourceList | None:
     scalars: dict[str, str] = {}
     current: str | None = None
     start = 0
-    for m in _COLUMN0.finditer(text):
+    for m in _column0().finditer(text):
         line, at = m.group(), m.start()
         if line[0] == "#":
             if current == "items":
@@ -88,7 +122,7 @@ def _read_fast(text: str) -> ResourceList | None:
             if at == 0 or (line == "..." and not text[m.end():].strip("\n")):
                 continue
             return None
-        km = _TOP_KEY.match(line)
+        km = _top_key().match(line)
         if km is None:
             return None
         if current is not None:
@@ -142,7 +176,7 @@ def _split_items(text: str, start: int, end: int) -> list[tuple[str | None, str]
     The block is None when indenting the text again gives it back (the
     writer does that): most items then hold one copy of their bytes, not two.
     """
-    starts = [m.start() for m in _ITEM_START.finditer(text, start, end)]
+    starts = [m.start() for m in _item_start().finditer(text, start, end)]
     if not starts:
         return [] if not text[start:end].strip() else None
     if text[start: starts[0]].strip():
@@ -297,7 +331,9 @@ def _header_from_metadata(text: str) -> Any:
 
 # --- writing ----------------------------------------------------------------------
 
-_INDENT_NONEMPTY = re.compile(r"\n(?=[^\n])")
+@functools.cache
+def _indent_nonempty() -> re.Pattern[str]:
+    return re.compile(r"\n(?=[^\n])")
 
 
 def write_resource_list(rl: ResourceList, *, include_function_config: bool = True) -> str:
@@ -325,11 +361,11 @@ def resource_list_parts(rl: ResourceList, *, include_function_config: bool = Tru
 
 def indent_item(text: str) -> str:
     """An item's text as a ``- `` block of a sequence at column 0."""
-    return "- " + _INDENT_NONEMPTY.sub("\n  ", _nestable(text))
+    return "- " + _indent_nonempty().sub("\n  ", _nestable(text))
 
 
 def _indent(text: str) -> str:
-    return "  " + _INDENT_NONEMPTY.sub("\n  ", _nestable(text))
+    return "  " + _indent_nonempty().sub("\n  ", _nestable(text))
 
 
 def _nestable(text: str) -> str:

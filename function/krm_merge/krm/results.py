@@ -5,13 +5,11 @@ as :class:`KrmError`, which the runner turns into one error result.  Results
 are emitted only in the v1 shape kpt and kustomize read.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuples' generated constructors keep their
+# annotations as written, and a string there (``'Any'``) cannot be resolved by the API docs.
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from dataclasses import field as dc_field
-from typing import Any, Protocol, TextIO
+from typing import Any, NamedTuple, Protocol, TextIO
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import resource_label
@@ -29,14 +27,18 @@ class ResultSubject(Protocol):
     @property
     def index(self) -> int: ...
 
-    def ref(self) -> ResourceRef: ...
+    def ref(self) -> "ResourceRef": ...
 
 
 SEVERITIES = ("error", "warning", "info")
 
+# The records below are NamedTuples, not dataclasses: every command that reports anything
+# loads this module, and creating a dataclass (and importing ``dataclasses``, which imports
+# ``inspect``) cost a small ``update`` several milliseconds (issue 24).  They keep the
+# public constructors, field names, immutability, equality and repr they had.
 
-@dataclass(frozen=True)
-class ResourceRef:
+
+class ResourceRef(NamedTuple):
     """Identifies the resource a result is about (flat, as the spec wants)."""
 
     api_version: str
@@ -55,8 +57,7 @@ class ResourceRef:
         return resource_label(self.kind, self.name, self.namespace)
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     """The field a result is about, with its current and proposed values."""
 
     path: str
@@ -72,8 +73,7 @@ class Field:
         return out
 
 
-@dataclass(frozen=True)
-class File:
+class File(NamedTuple):
     """The file (relative to the package) and document index a result is about."""
 
     path: str
@@ -86,16 +86,28 @@ class File:
         return out
 
 
-@dataclass(frozen=True)
-class Result:
-    """One result, serialised with :meth:`to_dict` in the KRM v1 shape."""
-
+class _ResultFields(NamedTuple):
     message: str
-    severity: str = "error"
-    resource_ref: ResourceRef | None = None
-    field: Field | None = None
-    file: File | None = None
-    tags: dict[str, str] = dc_field(default_factory=dict)
+    severity: str
+    resource_ref: ResourceRef | None
+    field: Field | None
+    file: File | None
+    tags: dict[str, str]
+
+
+class Result(_ResultFields):
+    """One result, serialised with :meth:`to_dict` in the KRM v1 shape.
+
+    ``Result(message, severity="error", resource_ref=None, field=None, file=None, tags=None)``;
+    ``tags`` defaults to a new empty dict of its own (a NamedTuple default would be one
+    dict shared by every result).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, message: str, severity: str = "error", resource_ref: ResourceRef | None = None,
+                field: Field | None = None, file: File | None = None, tags: dict[str, str] | None = None) -> "Result":
+        return super().__new__(cls, message, severity, resource_ref, field, file, {} if tags is None else tags)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"message": self.message, "severity": self.severity}

@@ -8,6 +8,7 @@ YAML library.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, NamedTuple, Sequence
 
@@ -79,14 +80,21 @@ same = deep_equal
 
 # Keys written bare: letters and digits of any script (re's \w), "_", "-", "$", "/".  Any
 # other key is written ["..."] with \\ and \" escaped (docs/promote.md's fieldPath grammar).
-_BARE_KEY = re.compile(r"[\w$/-]+")
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs them does not pay for compiling them at start-up (issue 24).
+@functools.cache
+def _bare_key() -> re.Pattern[str]:
+    return re.compile(r"[\w$/-]+")
 
-_PART = re.compile(r"""([^.\[\]]+)|\[(-?\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\[(?!")([^\]]*)\]""")
+
+@functools.cache
+def _part() -> re.Pattern[str]:
+    return re.compile(r"""([^.\[\]]+)|\[(-?\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\[(?!")([^\]]*)\]""")
 
 
 def format_key(key: str) -> str:
     """One map key as a path segment: bare when safe, else ``["..."]`` with escapes."""
-    if _BARE_KEY.fullmatch(key):
+    if _bare_key().fullmatch(key):
         return key
     return '["' + key.replace("\\", "\\\\").replace('"', '\\"') + '"]'
 
@@ -118,13 +126,14 @@ def parse_path(path: str | Sequence[PathPart], *, labels: bool = False, strict: 
         return tuple(path)
     parts: list[PathPart] = []
     pos = 0
+    part = _part()
     while pos < len(path):
         dotted = path[pos] == "."
         if dotted:
             pos += 1
             if not strict:
                 continue
-        m = _PART.match(path, pos)
+        m = part.match(path, pos)
         if not m or (strict and dotted != (bool(parts) and m.group(1) is not None)):
             raise ValueError(f"bad field path {path!r} at {pos}")
         parts.append(_part_of(m, path, labels))

@@ -17,8 +17,7 @@ visitor=...)``).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .conflicts import Conflict, ConflictPolicy
@@ -52,12 +51,12 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-@dataclass
-class MergeOutcome:
+# A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
+class MergeOutcome(NamedTuple):
     """The merged document (MISSING when the merge deletes it) and its conflicts."""
 
     result: Any
-    conflicts: list[Conflict] = field(default_factory=list)
+    conflicts: list[Conflict]
 
 
 def merge3(

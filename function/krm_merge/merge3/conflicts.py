@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import functools
 import re
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from krm_merge.krm.values import Label, PathPart, format_path, parse_path
 
@@ -33,8 +33,8 @@ POLICIES = tuple(p.value for p in ConflictPolicy)
 """The config spellings of the policies."""
 
 
-@dataclass(frozen=True)
-class Conflict:
+# NamedTuples, not dataclasses: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
+class Conflict(NamedTuple):
     """One field changed on both sides.
 
     ``path`` is the field path inside the resource (``spec.replicas``,
@@ -70,7 +70,11 @@ MARKER = "krm-merge:conflict"
 ABSENT = "<absent>"
 """How a marker writes a value that is not there (no JSON text starts with ``<``)."""
 
-_MARKER_AT = re.compile(r"[ \t]*#[ \t]*" + re.escape(MARKER) + r"\b")
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs them does not pay for compiling them at start-up (issue 24).
+@functools.cache
+def _marker_at() -> re.Pattern[str]:
+    return re.compile(r"[ \t]*#[ \t]*" + re.escape(MARKER) + r"\b")
 
 
 class Absent:
@@ -101,7 +105,7 @@ def _marker_value(value: Any) -> str:
 
 def find_marker(line: str) -> int:
     """Where the marker comment starts in ``line`` (its leading blanks included), or -1."""
-    m = _MARKER_AT.search(line)
+    m = _marker_at().search(line)
     return -1 if m is None else m.start()
 
 
@@ -134,8 +138,7 @@ def parse_marker(line: str) -> tuple[Any, Any] | None:
 RULES_ANNOTATION = "krm-merge.dev/conflicts"
 """Annotation holding conflict rules: on a resource its own, on a Kptfile the package's."""
 
-@dataclass(frozen=True)
-class FieldRule:
+class FieldRule(NamedTuple):
     """``[Kind:]path: policy``: the policy deciding conflicts at ``path`` and below it.
 
     ``path`` is written as :func:`format_path` writes conflicts
@@ -212,12 +215,14 @@ def parse_rules(data: Any, *, kinds: bool) -> list[FieldRule]:
     return [_parse_rule(str(key), value, kinds) for key, value in data.items()]
 
 
-_KIND_PREFIX = re.compile(r"([A-Za-z][A-Za-z0-9]*):")
+@functools.cache
+def _kind_prefix() -> re.Pattern[str]:
+    return re.compile(r"([A-Za-z][A-Za-z0-9]*):")
 
 
 def _parse_rule(key: str, value: Any, kinds: bool) -> FieldRule:
     kind, path = "", key
-    prefixed = _KIND_PREFIX.match(key) if kinds else None
+    prefixed = _kind_prefix().match(key) if kinds else None
     if prefixed:
         kind, path = prefixed.group(1), key[prefixed.end():]
     try:
@@ -228,8 +233,7 @@ def _parse_rule(key: str, value: Any, kinds: bool) -> FieldRule:
         raise ValueError(f"rule {key!r}: {err}") from None
 
 
-@dataclass(frozen=True)
-class FieldRules:
+class FieldRules(NamedTuple):
     """The rules applying to one resource: its own first, then its package's for its Kind."""
 
     own: tuple[FieldRule, ...] = ()

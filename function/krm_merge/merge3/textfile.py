@@ -31,8 +31,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from krm_merge.krm.results import CONFLICT, File, KrmError, Results, labelled_line
 
@@ -44,8 +44,11 @@ MARKER_SIZE = 7  # git's default conflict-marker-size
 GIT_MERGE_TIMEOUT = 120
 
 
-@dataclass(frozen=True)
-class MarkerRegion:
+# A NamedTuple and a plain class, not dataclasses: ``update`` loads this module on every run,
+# and creating dataclasses cost its start-up several milliseconds (issue 24).
+
+
+class MarkerRegion(NamedTuple):
     """One diff3 conflict region of a text; lines are 1-based, ``base`` is 0 when the region has none."""
 
     start: int  # the ``<<<<<<<`` line
@@ -54,15 +57,26 @@ class MarkerRegion:
     end: int  # the ``>>>>>>>`` line
 
 
-@dataclass
 class FileMerge:
     """What ``--files merge`` decided for one file changed on both sides."""
 
-    path: str
-    data: bytes  # the file's new content (local's, when not merged)
-    merged: bool  # False: local kept (binary, or git could not merge it)
-    conflicts: list[MarkerRegion] = field(default_factory=list)
-    warning: str | None = None
+    __slots__ = ("path", "data", "merged", "conflicts", "warning")
+
+    def __init__(self, path: str, data: bytes, merged: bool, conflicts: list[MarkerRegion] | None = None,
+                 warning: str | None = None) -> None:
+        self.path = path
+        self.data = data  # the file's new content (local's, when not merged)
+        self.merged = merged  # False: local kept (binary, or git could not merge it)
+        self.conflicts: list[MarkerRegion] = [] if conflicts is None else conflicts
+        self.warning = warning
+
+    def __repr__(self) -> str:
+        return (f"FileMerge(path={self.path!r}, data={self.data!r}, merged={self.merged!r}, "
+                f"conflicts={self.conflicts!r}, warning={self.warning!r})")
+
+    def moved(self, path: str) -> FileMerge:
+        """The same decision for the file at another path (a subpackage's file, named from its parent)."""
+        return FileMerge(path, self.data, self.merged, self.conflicts, self.warning)
 
     def results(self) -> Results:
         """What ``update`` says about this file: a warning, a merged note, or one conflict per region."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import format_path
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,7 +104,7 @@ class Merge3Visitor:
                       ConflictPolicy.FAIL: "none"}.get(policy, "upstream")
             record = scalars.conflict_record(path, l, o, u, winner)
             if rule is not None:
-                record = dataclasses.replace(record, rule=rule.text)
+                record = record._replace(rule=rule.text)
             self.conflicts.append(record)
             if winner in ("local", "marked"):
                 return KEEP

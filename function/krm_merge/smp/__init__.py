@@ -35,7 +35,9 @@ module still imports from them for existing callers (``apply_patch``,
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Mapping
+from types import ModuleType
 from dataclasses import dataclass
 from typing import Any
 
@@ -259,6 +261,13 @@ def apply(live: Mapping[str, Any], patch: Mapping[str, Any], *, schema: Schema |
     return result if result is not None else {}
 
 
+def _create() -> ModuleType:
+    """The patch-creation engine, imported on first use: a plain patch (the function path) never needs it."""
+    from . import create
+
+    return create
+
+
 def create_two_way(
     original: Mapping[str, Any], modified: Mapping[str, Any], *, schema: Schema | None = None
 ) -> dict[str, Any]:
@@ -268,10 +277,8 @@ def create_two_way(
     ``$retainKeys`` entries Kubernetes generates; ``{}`` when they are equal.
     ``apply(original, patch)`` gives ``modified`` back.
     """
-    from .create import create_two_way_patch
-
     node = _schema(schema)._for(modified, original)
-    return create_two_way_patch(_as_map(original, "original"), _as_map(modified, "modified"), node)
+    return _create().create_two_way_patch(_as_map(original, "original"), _as_map(modified, "modified"), node)
 
 
 def create_three_way(
@@ -293,10 +300,8 @@ def create_three_way(
     field paths) when the patch would change fields that were changed from
     ``original`` to ``current``.
     """
-    from .create import create_three_way_patch
-
     node = _schema(schema)._for(modified, current, original)
-    return create_three_way_patch(
+    return _create().create_three_way_patch(
         _as_map(original, "original") if original is not None else None,
         _as_map(modified, "modified"),
         _as_map(current, "current"),
@@ -344,6 +349,4 @@ def __getattr__(name: str) -> Any:
     module = _LAZY_ENGINE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)

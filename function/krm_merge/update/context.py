@@ -21,7 +21,6 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
-from krm_merge.schema import SchemaRegistry
 
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
 from .resources import drop_bookkeeping, drop_nulls, is_crd, rules_of, take_upstream
@@ -271,6 +270,10 @@ class MergeContext:
     def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:
         """The schema of a kind (CRDs of the three copies included), built on first use."""
         if self._registry is None:
+            # Only a resource changed on both sides asks for a schema: an update that merges
+            # none never loads the registry and the built-in table's reader (issue 24).
+            from krm_merge.schema.registry import SchemaRegistry
+
             crds = [o.data for o in self._crd_sources]
             try:
                 self._registry = SchemaRegistry(crds=crds)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
@@ -134,7 +133,7 @@ def _plan_git_tree(
             apply_plan(scratch / sub, sub_plan)
             results.extend(within(sub, result) for result in sub_plan.results)
             conflicts_found += sub_plan.conflicts
-            merged_files.extend(replace(m, path=f"{sub}/{m.path}") for m in sub_plan.merged_files)
+            merged_files.extend(m.moved(f"{sub}/{m.path}") for m in sub_plan.merged_files)
             found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
         final = diff_trees(local, scratch)
     final.results, final.conflicts = results, conflicts_found

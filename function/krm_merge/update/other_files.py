@@ -10,12 +10,15 @@ keeping local's.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
-from krm_merge.merge3 import textfile
+
+if TYPE_CHECKING:  # imported by plan_other_files for --files merge only
+    from krm_merge.merge3 import textfile
 
 from .result import PackageMergeResult, Subpackage
 from .tree import other_files_of
@@ -32,6 +35,9 @@ def plan_other_files(
     ``merged_files`` (``--files merge``), a file local and upstream both
     changed is merged instead of kept, and the merge is appended there.
     """
+    if merged_files is not None:
+        # Only --files merge merges text files: other updates never load the merger (issue 24).
+        from krm_merge.merge3 import textfile
     lf, of, uf = (other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin"),
                   other_files_of(upstream, krm_files, "upstream"))
     writes: list[pkgio.Write] = []

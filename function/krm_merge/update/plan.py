@@ -8,7 +8,6 @@ all-or-nothing and ``--dry-run`` shows exactly what would be written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,21 @@ from krm_merge.krm.results import CONFLICT, Result, Results
 COMMAND = "krm-merge update"
 
 
-@dataclass
 class UpdatePlan:
-    """Everything the update will do, computed before touching the disk: the changes and what to say about them."""
+    """Everything the update will do, computed before touching the disk: the changes and what to say about them.
 
-    changes: pkgio.ChangeSet = field(default_factory=pkgio.ChangeSet)
-    results: Results = field(default_factory=Results)  # what the merge says: conflicts, warnings, skipped links
-    conflicts: int = 0
-    merged_files: list[Any] = field(default_factory=list)  # merge3.textfile.FileMerge, with --files merge
-    outcomes: list[dict[str, Any]] = field(default_factory=list)  # each resource and conflict: update.outcomes
+    A plain class with ``__slots__``, not a dataclass: creating dataclasses cost a small
+    update's start-up several milliseconds (issue 24).
+    """
+
+    __slots__ = ("changes", "results", "conflicts", "merged_files", "outcomes")
+
+    def __init__(self, changes: pkgio.ChangeSet | None = None) -> None:
+        self.changes = pkgio.ChangeSet() if changes is None else changes
+        self.results = Results()  # what the merge says: conflicts, warnings, skipped links
+        self.conflicts = 0
+        self.merged_files: list[Any] = []  # merge3.textfile.FileMerge, with --files merge
+        self.outcomes: list[dict[str, Any]] = []  # each resource and conflict: update.outcomes
 
     @property
     def writes(self) -> list[pkgio.Write]:
@@ -51,8 +56,8 @@ def said(plan: UpdatePlan) -> Results:
 def within(sub: str, result: Result) -> Result:
     """A subpackage's result as its parent's: the file below ``sub``, ``sub`` named after the message's label."""
     label = CONFLICT if result.message.startswith(CONFLICT) else ""
-    file = replace(result.file, path=f"{sub}/{result.file.path}") if result.file is not None else None
-    return replace(result, message=f"{label}{sub}: {result.message[len(label):]}", file=file)
+    file = result.file._replace(path=f"{sub}/{result.file.path}") if result.file is not None else None
+    return result._replace(message=f"{label}{sub}: {result.message[len(label):]}", file=file)
 
 
 def apply_plan(root: Path, plan: UpdatePlan) -> None:

@@ -7,9 +7,8 @@ them has to import another to name what it returns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
@@ -36,8 +35,11 @@ class Subpackage(Enum):
     OWN = "own"  # a remote subpackage merged with the parent's upstream copy, by its own updateStrategy
 
 
-@dataclass(frozen=True)
-class PackageMergeOptions:
+# A NamedTuple and a plain class, not dataclasses: ``update`` loads this module on every run,
+# and creating dataclasses cost its start-up several milliseconds (issue 24).
+
+
+class PackageMergeOptions(NamedTuple):
     """Settings of one package merge."""
 
     strategy: Strategy = Strategy.RESOURCE_MERGE
@@ -46,7 +48,6 @@ class PackageMergeOptions:
     add_kpt_merge_comment: bool = True
 
 
-@dataclass
 class PackageMergeResult:
     """What the merge did to the local copy.
 
@@ -57,20 +58,24 @@ class PackageMergeResult:
     an upstream re-ordering (the index is 3-way merged like a field).
     """
 
-    items: list[KubeObject] = field(default_factory=list)
-    added: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
-    deleted: list[KubeObject] = field(default_factory=list)
-    updated: list[KubeObject] = field(default_factory=list)
-    conflicts: list[tuple[KubeObject, Conflict]] = field(default_factory=list)
-    warnings: list[tuple[KubeObject, str]] = field(default_factory=list)
-    moved_index: list[tuple[KubeObject, int]] = field(default_factory=list)
-    # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
-    moved_file: list[tuple[KubeObject, KubeObject]] = field(default_factory=list)
-    subpackages: dict[str, Subpackage] = field(default_factory=dict)
-    strategies: dict[str, Strategy] = field(default_factory=dict)  # subpackages merged by their own strategy
-    # What happened to each resource, for the update report: (item, outcome, why); a resource
-    # deleted locally is named by upstream's item.  Outcomes: the OUTCOME_* constants.
-    outcomes: list[tuple[KubeObject, str, str]] = field(default_factory=list)
+    __slots__ = ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file",
+                 "subpackages", "strategies", "outcomes")
+
+    def __init__(self) -> None:
+        self.items: list[KubeObject] = []
+        self.added: list[tuple[KubeObject, KubeObject]] = []
+        self.deleted: list[KubeObject] = []
+        self.updated: list[KubeObject] = []
+        self.conflicts: list[tuple[KubeObject, Conflict]] = []
+        self.warnings: list[tuple[KubeObject, str]] = []
+        self.moved_index: list[tuple[KubeObject, int]] = []
+        # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
+        self.moved_file: list[tuple[KubeObject, KubeObject]] = []
+        self.subpackages: dict[str, Subpackage] = {}
+        self.strategies: dict[str, Strategy] = {}  # subpackages merged by their own strategy
+        # What happened to each resource, for the update report: (item, outcome, why); a resource
+        # deleted locally is named by upstream's item.  Outcomes: the OUTCOME_* constants.
+        self.outcomes: list[tuple[KubeObject, str, str]] = []
 
     def subpackage_of(self, rel: str) -> Subpackage:
         """The decision covering a package-relative file path (MERGE outside decided subpackages)."""

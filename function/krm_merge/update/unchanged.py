@@ -19,6 +19,7 @@ kyaml moves them too.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -31,7 +32,11 @@ from .identity import BOOKKEEPING, content_text
 # A comment begins at a '#' at the start of a line or after a blank.  On a line holding a
 # quoted scalar with " #" inside, the match also takes the scalar's tail: the same bytes
 # in both versions give the same match, different ones make the resource count as changed.
-_COMMENT = re.compile(r"(?:^|[ \t])(#[^\n]*?)[ \t]*$", re.M)
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs it does not pay for compiling it at start-up (issue 24).
+@functools.cache
+def _comment() -> re.Pattern[str]:
+    return re.compile(r"(?:^|[ \t])(#[^\n]*?)[ \t]*$", re.M)
 
 
 def same_as_fetched(local: KubeObject, origin: KubeObject) -> bool:
@@ -53,7 +58,7 @@ def same_as_fetched(local: KubeObject, origin: KubeObject) -> bool:
 
 def comments_of(text: str) -> list[str]:
     """The comments of a document in order, without kpt's ``# kpt-merge`` comment and bookkeeping lines."""
-    return _COMMENT.findall(content_text(text))
+    return _comment().findall(content_text(text))
 
 
 def without_bookkeeping(data: dict[str, Any]) -> dict[str, Any]:

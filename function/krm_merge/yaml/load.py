@@ -151,7 +151,7 @@ def check_bounds(text: str, what: str) -> None:
     and its expanded size counted).
     """
     check_size(len(text), what)
-    if text.count("[") + text.count("{") > MAX_DEPTH or _DEEP_LINE.search(text) is not None:
+    if text.count("[") + text.count("{") > MAX_DEPTH or _deep_line().search(text) is not None:
         _check_depth(text, what)
     if "&" in text and "*" in text:
         for node in _compose_unbounded(text, what):
@@ -159,7 +159,11 @@ def check_bounds(text: str, what: str) -> None:
                 _check_tree(node, what)
 
 
-_DEEP_LINE = re.compile(r"^(?:[ \t]|- ){%d}" % MAX_DEPTH, re.M)
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs it does not pay for compiling it at start-up (issue 24).
+@functools.cache
+def _deep_line() -> re.Pattern[str]:
+    return re.compile(r"^(?:[ \t]|- ){%d}" % MAX_DEPTH, re.M)
 
 
 def _check_depth(text: str, what: str) -> None:

@@ -222,7 +222,14 @@ def _flow_plain() -> re.Pattern[str]:
 # Strings every emitter (ruamel.yaml, libyaml, go-yaml) prints plain when they
 # are not another type: what a text editor may write without asking an emitter.
 SIMPLE_PLAIN_VALUE: Final = re.compile(r"[A-Za-z0-9_/.$][A-Za-z0-9_./:=+@$,-]*")
-SIMPLE_PLAIN_KEY: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.\/-]*")
+
+
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs it does not pay for compiling it at start-up (issue 24).
+@functools.cache
+def simple_plain_key() -> re.Pattern[str]:
+    """Keys the fast editor writes plain when it adds them (the rest goes to the round-trip editor)."""
+    return re.compile(r"[A-Za-z_$][A-Za-z0-9_$.\/-]*")
 
 
 # Characters a YAML stream may hold verbatim (c-printable) minus every YAML 1.1

@@ -29,8 +29,16 @@ def _plain_key(text: str) -> Any:
 _KEY_TEXT_RX = re.compile(r"[A-Za-z0-9_$.\/+~()=](?:[A-Za-z0-9_$.\/+~()=@ :-]*[A-Za-z0-9_$.\/+~()=@-])?")
 # Characters a plain value may not start with (flow, quotes, anchors, tags, block indicators ...).
 _PLAIN_BAD_FIRST = scalars.PLAIN_BAD_FIRST
+
+
 # Flow-context plain scalars: a safe alphabet only.
-_FLOW_PLAIN_RX = re.compile(r"[A-Za-z0-9_$.\/+=~()-][A-Za-z0-9_$.\/+=~() -]*")
+# Compiled on first use (functools.cache), not at import: an update or a function run that
+# never needs it does not pay for compiling it at start-up (issue 24).
+@functools.cache
+def _flow_plain_rx() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_$.\/+=~()-][A-Za-z0-9_$.\/+=~() -]*")
+
+
 # Control characters (tabs and CR included) leave the subset.  A character
 # class over all of Unicode would cost ~25 ms to compile at start-up, so
 # non-ASCII characters are checked one by one (they are rare).
@@ -116,7 +124,11 @@ def reread_scalar_line(old_line: str, new_line: str) -> Any:
 _KEY, _DASH = 0, 1
 _EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP, _ANCHOR, _ALIAS = 0, 1, 2, 3, 4, 5, 6
 # Anchor names libyaml accepts (its scanner allows only these characters).
-_ANCHOR_NAME = re.compile(r"[A-Za-z0-9_-]+")
+@functools.cache
+def _anchor_name() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_-]+")
+
+
 # Nodes (keys counted) that aliases may add to the data in total: a tenth of the
 # bounded loader's MAX_ALIAS_EXPANSION, so the fast reader never accepts what the
 # loader refuses; larger expansions are left to the loader, which decides.
@@ -204,7 +216,7 @@ def _value_info(line: str, col: int) -> tuple:
 
 def _anchor_info(line: str, col: int) -> tuple:
     """``&name`` opening a block collection on the next lines, or an alias ``*name``; nothing else after it."""
-    m = _ANCHOR_NAME.match(line, col + 1)
+    m = _anchor_name().match(line, col + 1)
     if m is None:
         raise Unsupported("anchor name")
     end = m.end()
@@ -619,7 +631,7 @@ class _FlowParser:
             if k < 0 or "\\" in line[pos + 1 : k]:
                 raise Unsupported("double-quoted flow scalar")
             return line[pos + 1 : k], k + 1
-        m = _FLOW_PLAIN_RX.match(line, pos)
+        m = _flow_plain_rx().match(line, pos)
         if m is None:
             raise Unsupported("flow plain scalar")
         end = m.end()

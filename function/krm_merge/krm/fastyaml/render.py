@@ -8,7 +8,6 @@ from krm_merge.krm.fastyaml.nodes import Unsupported
 from krm_merge.yaml import scalars
 
 # New plain keys and values the editor writes itself; anything else goes to the fallback.
-_SAFE_NEW_KEY = scalars.SIMPLE_PLAIN_KEY
 _SAFE_NEW_PLAIN = scalars.SIMPLE_PLAIN_VALUE
 
 
@@ -36,7 +35,7 @@ def scalar_text(value: Any, like: str) -> str:
 
 
 def _key_text(key: Any) -> str:
-    if not isinstance(key, str) or not _SAFE_NEW_KEY.fullmatch(key) or scalars.needs_double_quotes(key):
+    if not isinstance(key, str) or not scalars.simple_plain_key().fullmatch(key) or scalars.needs_double_quotes(key):
         raise Unsupported("key needs quoting")
     return key
 
