@@ -65,8 +65,9 @@ ALLOWED: list[Lazy] = [
          _START_UP + "the plain form `update PKG[@REF]` is read without argparse (~3.5 ms)"),
     Lazy("krm_merge.commands.update", "_plan", "krm_merge.update.planner",
          _START_UP + "the merge and ruamel load only when an --origin/--upstream update runs"),
-    Lazy("krm_merge.update.git", "_plan_one_git_package", "krm_merge.update.planner",
-         _START_UP + "imported past the no-op check only, so a no-op update never loads the merge"),
+    Lazy("krm_merge.update.git", "_merge_planner", "krm_merge.update.planner",
+         _START_UP + "imported past the no-op check only (a no-op update never loads the merge), "
+         "while git writes the archives"),
     Lazy("krm_merge.cli", "function_main", "krm_merge.runner",
          _START_UP + "--version and the commands that do not run a mode never load the runner and the krm core"),
     Lazy("krm_merge.cli", "usage", "krm_merge.usage",

@@ -180,17 +180,15 @@ def _plan_one_git_package(
         plan = UpdatePlan()
         _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
         return plan
-    # The merge (and ruamel with it) is imported past the no-op check only: a no-op update stays fast.
-    from .planner import plan_update
-
     # Both versions in one fetch (the extractions below then find them in the cache).
     cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
         # without a lock kpt's origin is empty: everything counts as added upstream
-        cache.extract_all(([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
-                          + [(target.repo, commit, target.directory, upstream_dir)])
+        plan_update = cache.extract_all(
+            ([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
+            + [(target.repo, commit, target.directory, upstream_dir)], meanwhile=_merge_planner)
         # Our own extraction: links are deleted in place instead of copying the rest.
         pkgio.prune_untrusted(origin_dir, "origin")
         warnings = pkgio.prune_untrusted(upstream_dir, "upstream")
@@ -199,6 +197,15 @@ def _plan_one_git_package(
         plan.results[:0] = [Result(warning, "warning") for warning in warnings]
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
+
+
+def _merge_planner() -> Callable[..., UpdatePlan]:
+    """The merge's planner.  Imported past the no-op check only (a no-op update never loads the
+    merge, nor ruamel with it), and while git writes the two archives, so the import's ~10 ms
+    overlap git's instead of adding to them (issue 24)."""
+    from .planner import plan_update
+
+    return plan_update
 
 
 def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:

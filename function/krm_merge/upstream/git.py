@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from krm_merge.krm.results import KrmError
 
@@ -266,12 +266,14 @@ class GitCache:
             # Not reachable from any ref (e.g. force-pushed away): ask for it by id.
             self._fetch(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", repo, mirror)
 
-    def extract_all(self, jobs: list[tuple[str, str, str, Path]]) -> None:
-        """:meth:`extract` of each ``(repo, commit, directory, dest)``, their ``git archive`` run side by side.
+    def extract_all(self, jobs: list[tuple[str, str, str, Path]], meanwhile: Callable[[], _T]) -> _T:
+        """:meth:`extract` of each ``(repo, commit, directory, dest)``, their ``git archive`` run side by side;
+        returns what ``meanwhile()`` returns, called while the archives are being written.
 
         An update reads two versions: one archive waits for the other's
-        process start and disk reads otherwise.  A failed archive is done
-        again by :meth:`extract`, which explains the failure.
+        process start and disk reads otherwise, and the caller's own work
+        (update loads the merge there) overlaps git's.  A failed archive is
+        done again by :meth:`extract`, which explains the failure.
         """
         started: list[tuple[subprocess.Popen[bytes], tuple[str, str, str, Path]]] = []
         try:
@@ -287,6 +289,7 @@ class GitCache:
                 except OSError as err:
                     raise KrmError(f"cannot run git: {err}") from None
                 started.append((proc, (repo, commit, directory, dest)))
+            result = meanwhile()
             for proc, (repo, commit, directory, dest) in started:
                 try:
                     data, _ = proc.communicate(timeout=GIT_TIMEOUT)
@@ -296,6 +299,7 @@ class GitCache:
                     self.extract(repo, commit, directory, dest)
                 else:
                     _unpack(data, dest)
+            return result
         finally:
             for proc, _job in started:  # none outlives the update, whatever stopped it
                 if proc.poll() is None:
@@ -325,6 +329,7 @@ class GitCache:
         return bytes(self._run(options + ["archive", "--format=tar", treeish], what, mirror, stdout_bytes=True, env=env))
 
 
+_T = TypeVar("_T")
 _CLONING = ".cloning."
 
 
