@@ -697,7 +697,7 @@ def merge_rows(results: dict[str, Any], rows: list[dict[str, Any]], growths: lis
 
     Every other row stays as the full run measured it; ``partial`` (which
     cases, when, how many runs, the machine's load) is kept in
-    ``remeasured``, replacing an earlier entry for the same cases, so the
+    ``remeasured``, replacing earlier entries for the same cases (or fewer), so the
     tables say which figures come from which run.
     """
     cases = {r["case"] for r in rows}
@@ -712,7 +712,8 @@ def merge_rows(results: dict[str, Any], rows: list[dict[str, Any]], growths: lis
     out.extend(rows)  # cases the full run did not have
     new_growth = {g["case"]: g for g in growths}
     kept = [new_growth.pop(g["case"], g) if g["case"] in cases else g for g in results.get("growth", [])]
-    earlier = [p for p in results.get("remeasured", []) if set(p["cases"]) != set(partial["cases"])]
+    # an earlier entry whose every case this run measured again describes no row any more
+    earlier = [p for p in results.get("remeasured", []) if not set(p["cases"]) <= set(partial["cases"])]
     return {**results, "rows": out, "growth": kept + list(new_growth.values()), "remeasured": [*earlier, partial]}
 
 

@@ -52,3 +52,13 @@ def test_a_case_the_full_run_lacked_is_added_at_the_end() -> None:
                             {"cases": ["update"]})
     assert [r["case"] for r in merged["rows"]] == ["startup", "resource-merge"]
     assert merged["growth"] == [{"case": "resource-merge", "steps": []}]
+
+
+def test_a_run_of_more_cases_replaces_the_entries_it_measured_again() -> None:
+    run = load_run()
+    full = {"mode": "full", "rows": [row("startup", "1", 1.0), row("resource-merge", "500", 2.0)], "growth": [],
+            "remeasured": [{"cases": ["update"], "date": "older"}, {"cases": ["promote", "update"], "date": "kept"}]}
+    partial = {"cases": ["startup", "update"], "date": "now"}
+    merged = run.merge_rows(full, [row("startup", "1", 0.5), row("resource-merge", "500", 1.5)], [], partial)
+    # "update" alone is measured again; "promote" is not, so that entry still names promote's rows
+    assert merged["remeasured"] == [{"cases": ["promote", "update"], "date": "kept"}, partial]
