@@ -100,7 +100,8 @@ class Result(_ResultFields):
 
     ``Result(message, severity="error", resource_ref=None, field=None, file=None, tags=None)``;
     ``tags`` defaults to a new empty dict of its own (a NamedTuple default would be one
-    dict shared by every result).
+    dict shared by every result).  A NamedTuple, as ``ResourceRef``, ``Field`` and ``File``:
+    immutable; ``result._replace(severity="warning")`` is a changed copy.
     """
 
     __slots__ = ()
