@@ -13,8 +13,9 @@ merge removes each row as its import is hoisted.  The limit counts the rows
 that stay.
 
 Importing a module *by name* (``importlib.import_module``) hides an arrow from
-the contract: only the registry (modes and commands) and the PEP 562 faces of
-``krm_merge.smp``, ``krm_merge.merge3`` and ``krm_merge.schema`` do it.
+the contract: only the registry (modes and commands), the one PEP 562 face
+(``krm_merge.faces``, used by ``krm_merge.smp``, ``krm_merge.merge3`` and
+``krm_merge.schema``) and merge3's engine door do it.
 """
 
 from __future__ import annotations
@@ -121,9 +122,10 @@ ALLOWED: list[Lazy] = [
     Lazy("krm_merge.txn", "_syncfs", "ctypes",
          "start-up: only for syncfs, from 256 files"),
 ]
-# The modules that import modules by name: the registry (modes, commands), and the PEP 562
-# faces of smp, merge3 and schema (a package loads its modules on first use).
-IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.smp", "krm_merge.merge3", "krm_merge.schema"}
+# The modules that import modules by name: the registry (modes, commands), the one PEP 562
+# face (faces.lazy_names: smp, merge3 and schema load their modules on first use), and
+# merge3's engine door (merge3.merge3 loads the walker on first use).
+IMPORTS_BY_NAME = {"krm_merge.registry", "krm_merge.faces", "krm_merge.merge3"}
 
 
 def _module_name(path: Path) -> str:

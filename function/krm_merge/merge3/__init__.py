@@ -19,6 +19,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from krm_merge.faces import lazy_names
+
 if TYPE_CHECKING:
     from .conflicts import Conflict, ConflictPolicy
     from .nodes import MISSING
@@ -41,14 +43,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name of the engine, imported from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES, globals())
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).

@@ -5,8 +5,9 @@ The built-in table is read on first use only.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from krm_merge.faces import lazy_names
 
 if TYPE_CHECKING:
     from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
@@ -36,14 +37,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name of the package, imported from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _HOMES, globals())
 
 
 __all__ = [

@@ -35,13 +35,13 @@ module still imports from them for existing callers (``apply_patch``,
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Mapping
 from types import ModuleType
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import KrmMergeError
+from ..faces import lazy_names
 from ..schema.base import OPEN_SCHEMA, SchemaLookupError, SchemaNode
 from ..schema.crd import is_crd
 from ..schema.registry import DeclaredKey, DeclaredKeyError, SchemaRegistry
@@ -338,15 +338,10 @@ def offline_apply(
 # promise), loaded on first use: a plain patch (the function's common path) never needs
 # the patch-creation modules.
 _LAZY_ENGINE = {
-    "create_two_way_patch": "create",
-    "create_three_way_patch": "create",
-    "apply_desired": "kubectl_apply",
-    "kubectl_apply_patch": "kubectl_apply",
+    "create_two_way_patch": ".create",
+    "create_three_way_patch": ".create",
+    "apply_desired": ".kubectl_apply",
+    "kubectl_apply_patch": ".kubectl_apply",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY_ENGINE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_names(__name__, _LAZY_ENGINE, globals())
