@@ -119,7 +119,7 @@ def list_package(
     ``Kptfile`` (below the root) is not entered, only named in
     :attr:`Listing.subpackages`.  Links follow the module's policy; with
     ``nofollow`` none is followed (each in :attr:`Listing.links`) and
-    folders are entered by descriptor, for :func:`read_file`.  ``untrusted``
+    folders are entered by descriptor, for :func:`files.read_beneath`.  ``untrusted``
     (a tree from elsewhere, named so in messages: ``"upstream"``) implies
     ``nofollow`` and refuses with ``files.UntrustedTreeError`` a name
     with a control character or a slash, two names one case-insensitive
@@ -260,17 +260,7 @@ def _krmignore_beneath(root: str) -> list[str]:
         data = files.read_beneath(root, ".krmignore")
     except (FileNotFoundError, files.UntrustedTreeError):
         return []
-    text = io.TextIOWrapper(io.BytesIO(data)).read()  # as open() reads: the locale's encoding, universal newlines
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-
-def read_file(listing: Listing, rel: str, what: str | None = None) -> bytes:
-    """The bytes of file ``rel`` of a ``nofollow``/``untrusted`` listing, read in place, following no link.
-
-    See :func:`krm_merge.files.read_beneath` (``what``: content from
-    elsewhere, bounded by the input size limit).
-    """
-    return files.read_beneath(listing.root, rel, what)
+    return _krmignore_patterns(io.TextIOWrapper(io.BytesIO(data)).read())  # as open() reads the file
 
 
 def _subpackage(listing: Listing, pending: list[tuple[str, str, str]], mark: tuple[int, int], package: str,
@@ -350,7 +340,11 @@ def read_krmignore(root: str) -> list[str]:
     if not os.path.isfile(path):
         return []
     with open(path) as fh:  # as Path.read_text: the locale's encoding
-        text = fh.read()
+        return _krmignore_patterns(fh.read())
+
+
+def _krmignore_patterns(text: str) -> list[str]:
+    """The patterns of a ``.krmignore`` text: its lines, stripped, but blank ones and comments."""
     return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
@@ -481,5 +475,5 @@ def write_target(root: str, rel: str) -> str:
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "SKIPPED_NAMES", "YAML_SUFFIXES", "ChangeSet",
     "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "ignored", "is_krm_name", "kind_of", "list_package",
-    "prune_untrusted", "read_file", "read_krmignore", "transaction_changes", "untrusted_warnings", "write_target",
+    "prune_untrusted", "read_krmignore", "transaction_changes", "untrusted_warnings", "write_target",
 ]
