@@ -38,9 +38,7 @@ class ForceDeleteReplace:
                 pass  # root Kptfile, none upstream: local's kept whole
             elif is_kptfile(obj) and ctx.rel_path(obj) == ROOT_KPTFILE:
                 set_kptfile_from_upstream(obj, up)
-            elif is_kptfile(obj):
-                take_upstream(obj, up)  # a subpackage is replaced whole, its upstream info too (kpt)
-            else:
+            else:  # a resource, or a subpackage's Kptfile: replaced whole, its upstream info too (kpt)
                 take_upstream(obj, up)
             result.items.append(obj)
             if obj.changed:
