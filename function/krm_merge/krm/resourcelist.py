@@ -77,8 +77,6 @@ def _top_key() -> re.Pattern[str]:
     return re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):[ \t]*(.*?)[ \t]*(?:#.*)?$")
 
 
-
-
 def read_resource_list(text: str) -> ResourceList:
     """Parse a ResourceList (or a ``v1`` ``List``) from its text."""
     if text.startswith("\ufeff"):
