@@ -3,6 +3,8 @@
     krm-merge promote DIR [--set NS:PIPELINE:ENV=VALUE]... [--image-policy NS:NAME=IMAGE_REF]...
                           [--kustomize-image DIR:NAME=IMAGE_REF]... [--environment E]
                           [--report json|markdown FILE] [--dry-run] [--allow-no-match] [--skip-unreadable]
+                          [--pull-request [--branch T] [--base B] [--remote R] [--forge F] [--forge-api URL]
+                                          [--forge-repo O/N] [--label L]... [--reviewer U]... [--secrets-dir DIR]]
     krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V
     krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST]
 
@@ -13,6 +15,8 @@ files of ``--kustomize-image``.  A changed file differs from the original only i
 scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 are
 skipped with a warning; a marked file that is not valid YAML is an error (a warning and
 skipped with ``--skip-unreadable``).  All files are written at once or none.
+With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.commands.pull_request`):
+checked before the write, committed, pushed and opened as a pull request after it.
 Exit code 0 when fields were set (or already current, or nothing matched with
 ``--allow-no-match``), 1 on any error, 2 on bad usage.
 """
@@ -20,12 +24,15 @@ Exit code 0 when fields were set (or already current, or nothing matched with
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
+from krm_merge.change.settings import PipelinePullRequest, SettingsError, branch_value, pipeline_pull_request
+from krm_merge.commands.pull_request import PullRequestStep, add_options, change_text, settings_from_args
 from krm_merge.commands.reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.pkgio import ChangeSet
@@ -35,7 +42,7 @@ from krm_merge.promote.changes import Change
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.files import ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
-from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
+from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline, pull_request_promotion
 from krm_merge.promote.request import (
     KUSTOMIZATION_NAMES, Promotion, RequestError, Resolved, no_match_messages, parse_image_policy,
     parse_kustomize_image, parse_set, promotion_from_spec, resolve)
@@ -46,6 +53,10 @@ if TYPE_CHECKING:
     from krm_merge.promote.units import Outcome
 
 PROG = "krm-merge promote"
+DEFAULT_BRANCH = "krm-merge/promote/{promotion}"
+"""The pull request's branch: ``{promotion}`` is ``<namespace>-<pipeline>-<environment>`` of a pipeline
+promotion (``<namespace>-<policy>`` of an image policy, ``<image>-<directory>`` of a kustomize image);
+several promotions' joined by ``+``."""
 
 
 class UsageError(PromoteError):
@@ -87,6 +98,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
+    add_options(p, default_branch=DEFAULT_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
+    p.add_argument("--secrets-dir", metavar="DIR",
+                   help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
+                        "DIR/<namespace>/<name>/<key> (default $KRM_MERGE_SECRETS_DIR)")
     return p
 
 
@@ -96,6 +111,12 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in ("json", "markdown"):
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    try:
+        args.pull_request_settings = settings_from_args(args)
+    except SettingsError as err:
+        arg_parser.error(str(err))
+    if args.secrets_dir and not args.pull_request:
+        arg_parser.error("--secrets-dir: goes with --pull-request")
     results = Results()
 
     def body() -> int:
@@ -190,15 +211,83 @@ def _main(args: argparse.Namespace, results: Results) -> int:
         out.write(f"{matched} field(s) already at the promoted value(s); nothing to change\n")
     entries = report.entries(run.changes)
     summary = report.summary(entries, [r.promotion for r in run.resolved])
-    if args.report:
-        report.write(args.report[0], args.report[1], entries, summary)
+    step = _pull_request_step(args, run, results)
+    paths = [w.path for w in run.writes.writes]
+    if step is not None:
+        try:
+            step.prepare(paths, dry_run=args.dry_run)
+        except KrmMergeError:
+            _write_report(args, entries, summary, step)  # nothing written; the report says why
+            raise
+    else:
+        _write_report(args, entries, summary, None)  # before the write, as without a pull request
     if args.dry_run:
         out.write(_diff(run.writes))
         out.write(report.to_markdown(entries, summary))
+        if step is not None:
+            step.preview(paths, change_text("promote", (entries, summary)))
+            _write_report(args, entries, summary, step)
         return 0
     write_all(root, run.writes)
     out.write(summary + "\n")
+    if step is not None:
+        try:
+            step.publish(paths, change_text("promote", (entries, summary)))
+        finally:  # the report says what became of the pull request, failed or not
+            _write_report(args, entries, summary, step)
     return 0
+
+
+def _write_report(args: argparse.Namespace, entries: list[report.Entry], summary: str,
+                  step: PullRequestStep | None) -> None:
+    if args.report:
+        report.write(args.report[0], args.report[1], entries, summary, step.report_entry() if step else None)
+
+
+def _pull_request_step(args: argparse.Namespace, run: _Run, results: Results) -> PullRequestStep | None:
+    """The ``--pull-request`` step of this run (None without the option), with its branch's placeholders."""
+    settings = args.pull_request_settings
+    if settings is None:
+        return None
+    slugs = list(dict.fromkeys(_slug(r) for r in run.resolved))
+    promotion = "+".join(slugs) if len("+".join(slugs)) <= 100 else f"{slugs[0]}-and-{len(slugs) - 1}-more"
+    placeholders = {"promotion": promotion}
+    first = next((r for r in run.resolved if r.promotion.pipeline is not None), None)
+    if first is not None and first.promotion.pipeline is not None:
+        placeholders.update(namespace=first.promotion.pipeline.namespace, pipeline=first.promotion.pipeline.name,
+                            environment=first.target or "", value=first.promotion.value)
+    return PullRequestStep(PROG, results, settings, args.dir, branch_template=DEFAULT_BRANCH,
+                           placeholders=placeholders, pipeline=_pipeline_pull_request(run),
+                           secrets_dir=args.secrets_dir)
+
+
+def _slug(resolved: Resolved) -> str:
+    """One promotion in a branch name: ``ns-pipeline-env``, ``ns-policy``, ``image-directory``."""
+    p = resolved.promotion
+    if p.pipeline is not None:
+        return branch_value(f"{p.pipeline.namespace}-{p.pipeline.name}-{resolved.target}")
+    if p.image_policy is not None:
+        return branch_value(p.image_policy.replace(":", "-"))
+    return branch_value(f"{p.image}-{resolved.scope or ''}")
+
+
+def _pipeline_pull_request(run: _Run) -> PipelinePullRequest | None:
+    """The pull-request promotion of the run's Pipeline (the one all its pipeline promotions agree on), if any."""
+    found: dict[str, PipelinePullRequest] = {}
+    for r in run.resolved:
+        ref = r.promotion.pipeline
+        pipeline = run.find_pipeline(ref) if ref is not None else None
+        block = pull_request_promotion(pipeline, r.target or "") if pipeline is not None and ref is not None else None
+        if block is not None and ref is not None:
+            try:
+                settings = pipeline_pull_request(block, ref.namespace)
+            except SettingsError as err:
+                raise PromoteError(f"Pipeline {ref}: {err}") from None
+            found[f"Pipeline {ref} {settings.where}"] = settings
+    if len(set(found.values())) > 1:
+        raise PromoteError("the promotions' Pipelines ask for different pull requests (" + ", ".join(found)
+                           + "): promote them in separate runs")
+    return next(iter(found.values()), None)
 
 
 def change_result(rel: str, change: Change) -> Result:
@@ -212,9 +301,11 @@ def change_result(rel: str, change: Change) -> Result:
 class _Run:
     """What one run found and plans to write."""
 
-    def __init__(self, resolved: list[Resolved], outcome: Outcome) -> None:
+    def __init__(self, resolved: list[Resolved], outcome: Outcome,
+                 find_pipeline: Callable[[PipelineRef], dict[str, Any] | None]) -> None:
         self.resolved = resolved
         self.outcome = outcome
+        self.find_pipeline = find_pipeline
         self.writes = ChangeSet()
         self.changes: list[tuple[str, Any]] = []
         self.errors = Results()
@@ -232,7 +323,8 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
     needs_pipeline = any(p.pipeline is not None for p in promotions)
     tokens = tuple(k.encode() for k in keys) + ((PIPELINE_GROUP.encode(),) if needs_pipeline else ())
     files = screen(root, tokens) if tokens else []
-    resolved = resolve(promotions, _pipeline_finder(files))
+    finder = _pipeline_finder(files)
+    resolved = resolve(promotions, finder)
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
     units: list[tuple[str, str, Any]] = []
@@ -255,7 +347,7 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
         warnings.extend(Result(dup.message(), "warning", file=File(dup.what)) for dup in duplicates)
     else:
         outcome = empty_outcome(len(resolved))
-    run = _Run(resolved, outcome)
+    run = _Run(resolved, outcome, finder)
     run.warnings.extend(warnings)
     for unit, err in outcome.errors:
         rel = unit.path or ""
@@ -294,8 +386,6 @@ def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
     for r in resolved:
         if r.promotion.strategy != "kustomize-image" or r.scope is None:
             continue
-        import glob  # kustomize-image promotions only: the marker path's start-up does not load it
-
         for name in KUSTOMIZATION_NAMES:
             for path in glob.glob(os.path.join(glob.escape(root), r.scope, name)):
                 rel = os.path.relpath(path, root).replace(os.sep, "/")

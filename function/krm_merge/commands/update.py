@@ -33,7 +33,9 @@ if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse 
     import argparse
 
 from krm_merge import txn
+from krm_merge.change.settings import SettingsError
 from krm_merge.commands import outcomes
+from krm_merge.commands.pull_request import OPTION_DEFAULTS, PullRequestStep, add_options, change_text, settings_from_args
 from krm_merge.commands.reporting import (
     RESULTS_HELP, emit, failure, guarded, update_report, write_report, write_results,
 )
@@ -51,9 +53,12 @@ CONFLICTS_LEFT = 3
 """Exit code of an update under ``--conflicts mark`` that wrote markers: merged, conflicts left to decide."""
 
 
+DEFAULT_BRANCH = "krm-merge/update/{package}"
+"""The pull request's branch (``{package}``: the package's path in the repository; ``{ref}``: the upstream ref)."""
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
     "fallback_keys": None, "no_recursive": False, "dry_run": False, "results": None, "report": None,
+    **OPTION_DEFAULTS,
 }
 """Every option's value when it is not given: the parser's defaults and the plain form's, one table."""
 
@@ -93,6 +98,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
+    add_options(p, default_branch=DEFAULT_BRANCH)
     p.set_defaults(**DEFAULTS)
     return p
 
@@ -117,14 +123,30 @@ def main(argv: list[str]) -> int:
     if args.report and args.report[0] not in ("json", "markdown"):
         sys.stderr.write(f"krm-merge update: error: --report FORMAT must be json or markdown, got {args.report[0]!r}\n")
         return 2
+    try:
+        settings = settings_from_args(args)
+    except SettingsError as err:
+        sys.stderr.write(f"krm-merge update: error: {err}\n")
+        return 2
     results = Results()
+    args.step = None if settings is None else PullRequestStep(
+        PROG, results, settings, _package_dir(args), branch_template=DEFAULT_BRANCH,
+        placeholders={"ref": _ref(args) or "upstream"})
     code = guarded(PROG, lambda: _locked_update(args, results), results)
     write_results(args.results, results)
     return code
 
 
+def _package_dir(args: argparse.Namespace | SimpleNamespace) -> str:
+    return str(args.package if args.origin is not None else split_package_ref(args.package)[0])
+
+
+def _ref(args: argparse.Namespace | SimpleNamespace) -> str | None:
+    return None if args.origin is not None else split_package_ref(args.package)[1]
+
+
 def _locked_update(args: argparse.Namespace | SimpleNamespace, results: Results) -> int:
-    package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
+    package_dir = _package_dir(args)
     # Held from the read to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(package_dir, PROG, read_only=args.dry_run) as lock:
         for message in lock.messages:
@@ -138,11 +160,31 @@ def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results) -
             local, plan = _plan(args)
         finally:  # said before the error that stopped the plan, if one did
             _warn_duplicates(duplicates, results)
-    code = _finish(local, plan, args.conflicts, args.dry_run, results)
-    if args.report:
-        write_report(args.report[0], args.report[1],
-                     update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
+    step: PullRequestStep | None = args.step
+    code = _finish(local, plan, args.conflicts, args.dry_run, results, step)
+    report = update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code)
+    try:
+        if step is not None and code in (0, CONFLICTS_LEFT):
+            paths = [w.path for w in plan.writes]
+            text = change_text("update", (_title(args, step, report), report))
+            if args.dry_run:
+                step.preview(paths, text)
+            else:
+                step.publish(paths, text)
+    finally:  # the report says what became of the pull request, failed or not
+        if args.report:
+            if step is not None and step.report_entry() is not None:
+                report["pullRequest"] = step.report_entry()
+            write_report(args.report[0], args.report[1], report)
     return code
+
+
+def _title(args: argparse.Namespace | SimpleNamespace, step: PullRequestStep, report: dict[str, Any]) -> str:
+    """The pull request's title: the package, the ref, and the report's counts."""
+    ref = _ref(args)
+    conflicts = len(report["conflicts"])
+    return (f"krm-merge update {step.package_name}" + (f" to {ref}" if ref else "")
+            + f": {len(report['changes'])} file(s) changed" + (f", {conflicts} conflict(s)" if conflicts else ""))
 
 
 def _plan(args: argparse.Namespace | SimpleNamespace) -> tuple[Path, UpdatePlan]:
@@ -181,12 +223,19 @@ def _say_plan(results: Results, plan: UpdatePlan) -> None:
         sys.stderr.write(labelled_line(result) + "\n")
 
 
-def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results) -> int:
+def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results,
+            step: PullRequestStep | None = None) -> int:
     _say_plan(results, plan)
     failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
     if failed:
         _say(results, Result(f"{failed} conflicting field(s); nothing written", "error"))
         return 1
+    if step is not None:  # before anything is written: a refusal leaves the package as it was
+        try:
+            step.prepare([w.path for w in plan.writes], dry_run=dry_run)
+        except KrmMergeError as err:  # here, not in guarded: the report still says nothing was written
+            _say(results, failure(err))
+            return 1
     if dry_run:
         sys.stdout.write(render_plan(plan))
         return 0

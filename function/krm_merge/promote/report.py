@@ -46,9 +46,11 @@ def summary(found: Sequence[Entry], promotions: Sequence[Promotion]) -> str:
             f"{files} file{'s' if files != 1 else ''})")
 
 
-def to_json(found: Sequence[Entry], line: str) -> str:
-    """The report as JSON: ``{"summary": ..., "changes": [...]}``."""
+def to_json(found: Sequence[Entry], line: str, pull_request: dict[str, Any] | None = None) -> str:
+    """The report as JSON: ``{"summary": ..., "changes": [...]}``, and ``"pullRequest"`` when one was opened."""
     data: dict[str, Any] = {"summary": line, "changes": [e._asdict() for e in found]}
+    if pull_request is not None:
+        data["pullRequest"] = pull_request
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -70,9 +72,9 @@ def to_markdown(found: Sequence[Entry], line: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def write(fmt: str, path: str, found: Sequence[Entry], line: str) -> None:
-    """Write the report in ``fmt`` (json or markdown) to ``path`` (``-``: stdout)."""
-    text = to_json(found, line) if fmt == "json" else to_markdown(found, line)
+def write(fmt: str, path: str, found: Sequence[Entry], line: str, pull_request: dict[str, Any] | None = None) -> None:
+    """Write the report in ``fmt`` (json or markdown) to ``path`` (``-``: stdout); ``pull_request`` goes in the JSON."""
+    text = to_json(found, line, pull_request) if fmt == "json" else to_markdown(found, line)
     if path == "-":
         sys.stdout.write(text)
         return

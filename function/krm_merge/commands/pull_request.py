@@ -1,0 +1,195 @@
+"""``--pull-request`` of ``promote`` and ``update``: the options, and the step around the command's write.
+
+A command that takes ``--pull-request`` calls, in order: :func:`settings_from_args`
+(the options read), :meth:`PullRequestStep.prepare` with the files its plan writes
+(before writing: everything that can be refused is refused with nothing changed), its own
+write, then :meth:`PullRequestStep.publish` (commit, push, pull request) — or, with
+``--dry-run``, :meth:`PullRequestStep.preview` instead of the write.  The pull request's
+title and body are the command's report, through :func:`change_text`.  The git and forge
+work is :mod:`krm_merge.change`, loaded only when a run opens a pull request.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from krm_merge.change.settings import FORGES, PipelinePullRequest, Settings, SettingsError, forge_name
+from krm_merge.commands.reporting import update_report_markdown
+from krm_merge.errors import KrmMergeError
+from krm_merge.krm.results import Result, Results, emit
+from krm_merge.promote.report import to_markdown
+
+if TYPE_CHECKING:
+    import argparse
+
+    from krm_merge.change.publish import Prepared, Published
+
+OPTION_DEFAULTS: dict[str, Any] = {
+    "pull_request": False, "branch": None, "base": None, "remote": None, "forge": None, "forge_api": None,
+    "forge_repo": None, "label": None, "reviewer": None,
+}
+"""The options' values when not given (``update``'s plain form takes them from here)."""
+
+
+class ChangeText(NamedTuple):
+    """The words of a change: the commit's and pull request's title, and their body (Markdown)."""
+
+    title: str
+    body: str
+
+
+def add_options(parser: argparse.ArgumentParser, *, default_branch: str) -> None:
+    """The ``--pull-request`` options, in their own group of ``parser``'s help."""
+    group = parser.add_argument_group("pull request", "commit the change on a branch, push it and open (or update) "
+                                      "a pull request; see docs/pull-requests.md")
+    group.add_argument("--pull-request", action="store_true",
+                       help="after writing: one commit of the changed files on a branch, pushed with a lease, and "
+                            "a pull request whose title and body are the report (its URL on stdout)")
+    group.add_argument("--branch", metavar="TEMPLATE", help=f"the branch (default {default_branch})")
+    group.add_argument("--base", metavar="BRANCH", help="the branch to merge into (default: the remote's default branch)")
+    group.add_argument("--remote", metavar="NAME", help="the remote to push to (default origin)")
+    group.add_argument("--forge", choices=FORGES, help="the forge's API (default: told by the remote's host); "
+                       "Forgejo is gitea")
+    group.add_argument("--forge-api", metavar="URL", help="the forge's API URL (self-hosted; default from the remote's host)")
+    group.add_argument("--forge-repo", metavar="OWNER/NAME", help="the repository on the forge (default: from the remote's URL)")
+    group.add_argument("--label", action="append", metavar="LABEL", help="add a label (repeatable)")
+    group.add_argument("--reviewer", action="append", metavar="USER",
+                       help="request a review (repeatable; ORG/TEAM for a team on GitHub and Gitea)")
+
+
+def settings_from_args(args: Any) -> Settings | None:
+    """The pull-request settings of the options; None without ``--pull-request``.  SettingsError for misuse."""
+    given = [f"--{name.replace('_', '-')}" for name, default in OPTION_DEFAULTS.items()
+             if name != "pull_request" and getattr(args, name, default) not in (None, [], default)]
+    if not args.pull_request:
+        if given:
+            raise SettingsError(given[0], "goes with --pull-request")
+        return None
+    return Settings(branch=args.branch, base=args.base, remote=args.remote or "origin",
+                    forge=forge_name(args.forge, "--forge") if args.forge else None, forge_api=args.forge_api,
+                    forge_repo=args.forge_repo, labels=tuple(args.label or ()), reviewers=tuple(args.reviewer or ()))
+
+
+def merged(first: Settings, then: Settings | None) -> Settings:
+    """``first``'s settings, each missing one taken from ``then`` (the command line over a functionConfig)."""
+    if then is None:
+        return first
+    defaults = Settings()
+    return Settings(*(mine if mine != default else theirs for mine, theirs, default in zip(first, then, defaults)))
+
+
+# --- the words ----------------------------------------------------------------------------
+
+
+def change_text(command: str, report: Any) -> ChangeText:
+    """Title and body of the commit and pull request: the command's report summary line and its Markdown.
+
+    The one place the pull-request step takes the reports' words (the reports are rendered by
+    their commands: ``promote``'s by :mod:`krm_merge.promote.report`, ``update``'s by
+    :mod:`krm_merge.commands.reporting`); point it at a new renderer and both commands follow.
+    ``report`` is ``(entries, summary)`` for promote and ``(title, report dict)`` for update.
+    """
+    if command == "promote":
+        entries, summary = report
+        return ChangeText(summary, to_markdown(entries, summary))
+    title, data = report
+    return ChangeText(title, update_report_markdown(data))
+
+
+# --- the step -------------------------------------------------------------------------------
+
+
+class PullRequestStep:
+    """The pull-request step of one command run: prepared before the write, published after it.
+
+    ``prog`` names the command in its stderr lines; ``results`` is the command's result list
+    (what the step says joins it, for ``--results``).
+    """
+
+    def __init__(self, prog: str, results: Results, settings: Settings, package_dir: str, *,
+                 branch_template: str, placeholders: Mapping[str, str], pipeline: PipelinePullRequest | None = None,
+                 secrets_dir: str | None = None, client: Mapping[str, Any] | None = None) -> None:
+        self.prog = prog
+        self.results = results
+        self.request_args = (settings, package_dir, branch_template, dict(placeholders), pipeline, secrets_dir)
+        self.client = client
+        self.prepared: Prepared | None = None
+        self.published: Published | None = None
+        self.failed: KrmMergeError | None = None
+
+    def prepare(self, package_paths: Sequence[str], *, dry_run: bool) -> None:
+        """Check the work tree, remote, base, branch and forge before the command writes ``package_paths``."""
+        change = _change()
+        settings, package_dir, template, values, pipeline, secrets_dir = self.request_args
+        request = change.Request(settings, package_dir, template, values, pipeline, secrets_dir, None, self.client)
+        try:
+            self.prepared = change.prepare(request, list(package_paths), dry_run=dry_run)
+        except KrmMergeError as err:
+            self.failed = err
+            raise
+
+    def publish(self, package_paths: Sequence[str], text: ChangeText) -> Published:
+        """Commit, push and open or update the pull request; its URL on stdout, a line on stderr."""
+        assert self.prepared is not None, "prepare() first"
+        try:
+            published = _change().publish(self.prepared, list(package_paths), text.title, text.body)
+        except KrmMergeError as err:
+            self.failed = err
+            raise
+        self.published = published
+        self._say_notes(published)
+        if published.url is None:
+            self._say(f"no pull request: nothing to change (branch {published.branch})")
+            return published
+        verb = {"opened": "opened", "updated": "updated", "unchanged": "already up to date"}[published.action]
+        self._say(f"pull request #{published.number} {verb}: {published.branch} into {published.base} "
+                  f"(commit {str(published.commit)[:12]})")
+        sys.stdout.write(published.url + "\n")
+        return published
+
+    def preview(self, package_paths: Sequence[str], text: ChangeText) -> Published:
+        """``--dry-run``: the branch, the commit message and the pull request it would open, on stdout."""
+        assert self.prepared is not None, "prepare() first"
+        published, message = _change().preview(self.prepared, list(package_paths), text.title, text.body)
+        self.published = published
+        if not message:
+            sys.stdout.write("pull request (dry run): nothing to change, no pull request\n")
+            return published
+        where = f"{published.forge} {published.repo}"
+        which = f" #{published.number} ({published.url})" if published.url else ""
+        sys.stdout.write(f"pull request (dry run): {published.action} a pull request{which} on {where}: "
+                         f"branch {published.branch} into {published.base}, {len(package_paths)} file(s)\n")
+        sys.stdout.write("commit message:\n" + "".join(f"    {line}".rstrip() + "\n" for line in message.split("\n")))
+        return published
+
+    @property
+    def package_name(self) -> str:
+        """The package's path in the repository (the repository's folder name for a package at its top)."""
+        assert self.prepared is not None, "prepare() first"
+        return str(self.prepared.tree.package_name)
+
+    def report_entry(self) -> dict[str, Any] | None:
+        """The ``pullRequest`` entry of ``--report json``, once the step ran (or failed: the error and its step)."""
+        if self.failed is not None:
+            tags = self.failed.tags or {}
+            return {"error": self.failed.message, "step": tags.get("step", "")}
+        return self.published.to_dict() if self.published is not None else None
+
+    def _say(self, message: str, severity: str = "info") -> None:
+        result = Result(message, severity)
+        self.results.append(result)
+        emit(self.prog, [result])
+
+    def _say_notes(self, published: Published) -> None:
+        for note in published.notes:
+            self._say(note, "warning")
+
+
+def _change() -> Any:
+    """The git and forge side (:mod:`krm_merge.change.publish`), loaded when a run opens a pull request."""
+    # start-up: only a run with --pull-request loads git's steps, the forges and urllib (~20 ms of imports).
+    from krm_merge.change import publish
+
+    return publish
