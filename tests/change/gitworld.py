@@ -126,15 +126,16 @@ class GitWorld:
 class GitHttpServer:
     """git's smart HTTP protocol for the bare repositories under ``root``, served by ``git http-backend``.
 
-    ``credentials`` (``user:password``) turns on HTTP Basic authentication for every request;
-    ``before_push`` runs once when a client starts a push (its ``info/refs?service=git-receive-pack``).
+    ``credentials`` (``user:password``) turns on HTTP Basic authentication for every request,
+    ``push_credentials`` for pushes only (reading stays open); ``before_push`` runs once when a client starts a push (its ``info/refs?service=git-receive-pack``).
     """
 
     def __init__(self, root: Path, env: dict[str, str], *, credentials: str | None = None,
-                 before_push: Callable[[], None] | None = None) -> None:
+                 push_credentials: str | None = None, before_push: Callable[[], None] | None = None) -> None:
         self.root = root
         self.env = env
         self.credentials = credentials
+        self.push_credentials = push_credentials
         self.before_push = before_push
         self.requests: list[str] = []
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _git_handler(self))
@@ -153,8 +154,10 @@ def _git_handler(server: GitHttpServer) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             server.requests.append(f"{self.command} {self.path}")
             path, _, query = self.path.partition("?")
-            if server.credentials is not None:
-                expected = "Basic " + base64.b64encode(server.credentials.encode()).decode()
+            pushing = "git-receive-pack" in self.path
+            needed = server.credentials or (server.push_credentials if pushing else None)
+            if needed is not None:
+                expected = "Basic " + base64.b64encode(needed.encode()).decode()
                 if self.headers.get("Authorization") != expected:
                     self.send_response(401)
                     self.send_header("WWW-Authenticate", 'Basic realm="git"')

@@ -20,6 +20,16 @@ from krm_merge.change.errors import ChangeError
 from krm_merge.change.redact import Redactor
 
 GIT_TIMEOUT = 600  # seconds; a push of a large repository over a slow link takes minutes
+# How git says a server refused its credentials (HTTP and SSH), in its English messages.
+_AUTH_REFUSED = ("authentication failed", "could not read username", "could not read password", "permission denied",
+                 "terminal prompts disabled", "invalid username or password", "access denied", "http 401",
+                 "http 403", "returned error: 401", "returned error: 403", "403 forbidden")
+
+
+def refused_credentials(text: str) -> bool:
+    """True when git's message says the remote refused (or could not be given) credentials."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in _AUTH_REFUSED)
 
 
 class GitResult:

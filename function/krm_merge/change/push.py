@@ -11,13 +11,9 @@ the pushing: their credential helpers, SSH agent and ``pre-push`` hooks apply.
 from __future__ import annotations
 
 from krm_merge.change.errors import ChangeError
+from krm_merge.change.gitrun import refused_credentials
 from krm_merge.change.remote import ls_remote
 from krm_merge.change.worktree import WorkTree
-
-_AUTH = ("authentication failed", "could not read username", "could not read password", "permission denied",
-         "http 401", "http 403", "terminal prompts disabled", "invalid username or password",
-         "access denied", "403 forbidden", "the requested url returned error: 401",
-         "the requested url returned error: 403")
 
 
 def push(tree: WorkTree, remote: str, commit: str, branch: str, expected: str | None) -> None:
@@ -33,8 +29,7 @@ def push(tree: WorkTree, remote: str, commit: str, branch: str, expected: str | 
         raise ChangeError("push", f"lease lost: {remote}'s branch {branch} moved since this run read it "
                           f"(it was at {(expected or 'nothing')[:12]}); someone else pushed to it, nothing of "
                           f"theirs was overwritten ({reason})")
-    text = (result.err + "\n" + reason).lower()
-    if any(marker in text for marker in _AUTH):
+    if refused_credentials(result.err + "\n" + reason):
         raise ChangeError("push", f"authentication refused by {remote} ({result.last_line()}); the push uses "
                           "git's credentials (credential helper, SSH agent, the remote URL)")
     raise ChangeError("push", f"{remote} rejected the push of {branch}: {reason}")

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from krm_merge.change.errors import ChangeError
-from krm_merge.change.gitrun import Git
+from krm_merge.change.gitrun import Git, refused_credentials
 
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")  # git@github.com:org/repo.git
 
@@ -64,6 +64,9 @@ def ls_remote(git: Git, remote: str, branches: list[str], *, default_branch: boo
     patterns = (["HEAD"] if default_branch else []) + [f"refs/heads/{b}" for b in branches]
     args = ["ls-remote", *(["--symref"] if default_branch else []), remote, *patterns]
     result = git.attempt(args)
+    if result.code != 0 and refused_credentials(result.err):
+        raise ChangeError("remote", f"authentication refused by {remote} ({result.last_line()}); krm-merge uses "
+                          "git's credentials (credential helper, SSH agent, the remote URL)")
     if result.code != 0:
         raise ChangeError("remote", f"cannot read the branches of remote {remote!r}: {result.last_line()}")
     default, head_sha, heads = None, None, {}

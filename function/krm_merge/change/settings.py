@@ -114,7 +114,7 @@ def settings_from_config(block: Any, where: str) -> Settings:
                     forge_repo=text("forgeRepo"), labels=names("labels"), reviewers=names("reviewers"))
 
 
-def pipeline_pull_request(found: tuple[str, Mapping[str, Any]], namespace: str) -> PipelinePullRequest:
+def pipeline_pull_request(found: tuple[str, Mapping[str, Any], str], namespace: str) -> PipelinePullRequest:
     """A Pipeline's pull-request promotion block (from :func:`krm_merge.promote.pipeline.pull_request_promotion`).
 
     Both shapes are read: pipeline-controller's released API (``strategy.pull-request: {type,
@@ -123,7 +123,7 @@ def pipeline_pull_request(found: tuple[str, Mapping[str, Any]], namespace: str) 
     repository content: its values are checked here, and its URL is only compared with the
     remote's, never used to decide where the token goes.
     """
-    where, block = found
+    where, block, secret_at = found
 
     def text(key: str) -> str | None:
         value = block.get(key)
@@ -139,16 +139,16 @@ def pipeline_pull_request(found: tuple[str, Mapping[str, Any]], namespace: str) 
     if isinstance(secret, Mapping):
         name, key = secret.get("name"), secret.get("key", "token")
         if not isinstance(name, str) or not SECRET_NAME.match(name):
-            raise SettingsError(f"{where}.secretRef.name", f"must be a Secret's name, got {name!r}")
+            raise SettingsError(f"{secret_at}.name", f"must be a Secret's name, got {name!r}")
         if not isinstance(key, str) or not SECRET_KEY.match(key):
-            raise SettingsError(f"{where}.secretRef.key", f"must be a Secret's key, got {key!r}")
+            raise SettingsError(f"{secret_at}.key", f"must be a Secret's key, got {key!r}")
         ref = SecretRef(namespace, name, key)
     elif isinstance(secret, str) and secret:
         if not SECRET_NAME.match(secret):
-            raise SettingsError(f"{where}.secretRef", f"must be a Secret's name, got {secret!r}")
+            raise SettingsError(secret_at, f"must be a Secret's name, got {secret!r}")
         ref = SecretRef(namespace, secret)
     elif secret is not None:
-        raise SettingsError(f"{where}.secretRef", "must be a Secret's name or {name: ...}")
+        raise SettingsError(secret_at, "must be a Secret's name or {name: ...}")
     if not SECRET_NAME.match(namespace):
         raise SettingsError("metadata.namespace", f"the Pipeline's namespace {namespace!r} cannot hold a Secret")
     return PipelinePullRequest(where, text("url"), text("baseBranch") or text("branch"),

@@ -54,9 +54,11 @@ def uncommitted(tree: WorkTree, paths: Iterable[str]) -> list[str]:
     wanted = sorted(set(paths))
     if not wanted:
         return []
-    out = tree.git.run(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", *wanted],
-                       "work tree", "reading the work tree's status")
-    return sorted({entry[3:] for entry in out.split("\0") if len(entry) > 3})
+    result = tree.git.attempt(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--",
+                               *wanted])
+    if result.code != 0:
+        raise ChangeError("work tree", f"reading the work tree's status: {result.last_line()}")
+    return sorted({entry[3:] for entry in result.out.split("\0") if len(entry) > 3})  # "XY path", unstripped
 
 
 def blobs(tree: WorkTree, commit: str, paths: Iterable[str]) -> dict[str, str]:

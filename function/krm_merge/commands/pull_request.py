@@ -144,8 +144,8 @@ class PullRequestStep:
             self._say(f"no pull request: nothing to change (branch {published.branch})")
             return published
         verb = {"opened": "opened", "updated": "updated", "unchanged": "already up to date"}[published.action]
-        self._say(f"pull request #{published.number} {verb}: {published.branch} into {published.base} "
-                  f"(commit {str(published.commit)[:12]})")
+        noun = f"merge request !{published.number}" if published.forge == "gitlab" else f"pull request #{published.number}"
+        self._say(f"{noun} {verb}: {published.branch} into {published.base} (commit {str(published.commit)[:12]})")
         sys.stdout.write(published.url + "\n")
         return published
 

@@ -108,8 +108,10 @@ def resolve_target(
 PULL_REQUEST_KEYS = ("pull-request", "pullRequest")
 
 
-def pull_request_promotion(pipeline: dict[str, Any], environment: str) -> tuple[str, dict[str, Any]] | None:
-    """The pull-request promotion a Pipeline sets for ``environment``: (the field it is at, its mapping), or None.
+def pull_request_promotion(pipeline: dict[str, Any], environment: str) -> tuple[str, dict[str, Any], str] | None:
+    """The pull-request promotion a Pipeline sets for ``environment``, or None.
+
+    Returned as (the field it is at, its mapping, the field its ``secretRef`` is at).
 
     The environment's own ``promotion`` wins over ``spec.promotion`` (pipeline-controller's
     ``GetPromotion``).  Both shapes are read: the released API's
@@ -132,12 +134,13 @@ def pull_request_promotion(pipeline: dict[str, Any], environment: str) -> tuple[
         for key in PULL_REQUEST_KEYS:
             block = strategy.get(key)
             if isinstance(block, dict):
-                found = dict(block)
+                found, at = dict(block), f"{where}.strategy.{key}"
                 if "secretRef" not in found and "secretRef" in strategy:
                     found["secretRef"] = strategy["secretRef"]
-                return f"{where}.strategy.{key}", found
+                    return at, found, f"{where}.strategy.secretRef"
+                return at, found, f"{at}.secretRef"
     for key in PULL_REQUEST_KEYS:
         block = promotion.get(key)
         if isinstance(block, dict):
-            return f"{where}.{key}", dict(block)
+            return f"{where}.{key}", dict(block), f"{where}.{key}.secretRef"
     return None
