@@ -31,8 +31,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
-from krm_merge.change.settings import PipelinePullRequest, SettingsError, branch_value, pipeline_pull_request
-from krm_merge.commands.pull_request import PullRequestStep, add_options, change_text, settings_from_args
+from krm_merge.change.settings import SettingsError
+from krm_merge.commands.pull_request import (
+    PROMOTE_BRANCH, PullRequestStep, add_options, change_text, promote_step, settings_from_args)
 from krm_merge.commands.reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.pkgio import ChangeSet
@@ -42,7 +43,7 @@ from krm_merge.promote.changes import Change
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.files import ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
-from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline, pull_request_promotion
+from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 from krm_merge.promote.request import (
     KUSTOMIZATION_NAMES, Promotion, RequestError, Resolved, no_match_messages, parse_image_policy,
     parse_kustomize_image, parse_set, promotion_from_spec, resolve)
@@ -53,10 +54,6 @@ if TYPE_CHECKING:
     from krm_merge.promote.units import Outcome
 
 PROG = "krm-merge promote"
-DEFAULT_BRANCH = "krm-merge/promote/{promotion}"
-"""The pull request's branch: ``{promotion}`` is ``<namespace>-<pipeline>-<environment>`` of a pipeline
-promotion (``<namespace>-<policy>`` of an image policy, ``<image>-<directory>`` of a kustomize image);
-several promotions' joined by ``+``."""
 
 
 class UsageError(PromoteError):
@@ -98,7 +95,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
-    add_options(p, default_branch=DEFAULT_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
+    add_options(p, default_branch=PROMOTE_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
     p.add_argument("--secrets-dir", metavar="DIR",
                    help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
                         "DIR/<namespace>/<name>/<key> (default $KRM_MERGE_SECRETS_DIR)")
@@ -245,49 +242,11 @@ def _write_report(args: argparse.Namespace, entries: list[report.Entry], summary
 
 
 def _pull_request_step(args: argparse.Namespace, run: _Run, results: Results) -> PullRequestStep | None:
-    """The ``--pull-request`` step of this run (None without the option), with its branch's placeholders."""
-    settings = args.pull_request_settings
-    if settings is None:
+    """The ``--pull-request`` step of this run (None without the option)."""
+    if args.pull_request_settings is None:
         return None
-    slugs = list(dict.fromkeys(_slug(r) for r in run.resolved))
-    promotion = "+".join(slugs) if len("+".join(slugs)) <= 100 else f"{slugs[0]}-and-{len(slugs) - 1}-more"
-    placeholders = {"promotion": promotion}
-    first = next((r for r in run.resolved if r.promotion.pipeline is not None), None)
-    if first is not None and first.promotion.pipeline is not None:
-        placeholders.update(namespace=first.promotion.pipeline.namespace, pipeline=first.promotion.pipeline.name,
-                            environment=first.target or "", value=first.promotion.value)
-    return PullRequestStep(PROG, results, settings, args.dir, branch_template=DEFAULT_BRANCH,
-                           placeholders=placeholders, pipeline=_pipeline_pull_request(run),
-                           secrets_dir=args.secrets_dir)
-
-
-def _slug(resolved: Resolved) -> str:
-    """One promotion in a branch name: ``ns-pipeline-env``, ``ns-policy``, ``image-directory``."""
-    p = resolved.promotion
-    if p.pipeline is not None:
-        return branch_value(f"{p.pipeline.namespace}-{p.pipeline.name}-{resolved.target}")
-    if p.image_policy is not None:
-        return branch_value(p.image_policy.replace(":", "-"))
-    return branch_value(f"{p.image}-{resolved.scope or ''}")
-
-
-def _pipeline_pull_request(run: _Run) -> PipelinePullRequest | None:
-    """The pull-request promotion of the run's Pipeline (the one all its pipeline promotions agree on), if any."""
-    found: dict[str, PipelinePullRequest] = {}
-    for r in run.resolved:
-        ref = r.promotion.pipeline
-        pipeline = run.find_pipeline(ref) if ref is not None else None
-        block = pull_request_promotion(pipeline, r.target or "") if pipeline is not None and ref is not None else None
-        if block is not None and ref is not None:
-            try:
-                settings = pipeline_pull_request(block, ref.namespace)
-            except SettingsError as err:
-                raise PromoteError(f"Pipeline {ref}: {err}") from None
-            found[f"Pipeline {ref} {settings.where}"] = settings
-    if len(set(found.values())) > 1:
-        raise PromoteError("the promotions' Pipelines ask for different pull requests (" + ", ".join(found)
-                           + "): promote them in separate runs")
-    return next(iter(found.values()), None)
+    return promote_step(PROG, results, args.pull_request_settings, args.dir, run.resolved, run.find_pipeline,
+                        secrets_dir=args.secrets_dir)
 
 
 def change_result(rel: str, change: Change) -> Result:

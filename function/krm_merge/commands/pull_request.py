@@ -12,19 +12,28 @@ work is :mod:`krm_merge.change`, loaded only when a run opens a pull request.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from krm_merge.change.settings import FORGES, PipelinePullRequest, Settings, SettingsError, forge_name
+from krm_merge.change.settings import (
+    FORGES, PipelinePullRequest, Settings, SettingsError, branch_value, forge_name, pipeline_pull_request)
 from krm_merge.commands.reporting import update_report_markdown
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import Result, Results, emit
+from krm_merge.promote.errors import PromoteError
+from krm_merge.promote.pipeline import PipelineRef, pull_request_promotion
 from krm_merge.promote.report import to_markdown
 
 if TYPE_CHECKING:
     import argparse
 
     from krm_merge.change.publish import Prepared, Published
+    from krm_merge.promote.request import Resolved
+
+PROMOTE_BRANCH = "krm-merge/promote/{promotion}"
+"""A promotion's branch: ``{promotion}`` is ``<namespace>-<pipeline>-<environment>`` of a pipeline promotion
+(``<namespace>-<policy>`` of an image policy, ``<image>-<directory>`` of a kustomize image), several
+promotions' joined by ``+``."""
 
 OPTION_DEFAULTS: dict[str, Any] = {
     "pull_request": False, "branch": None, "base": None, "remote": None, "forge": None, "forge_api": None,
@@ -96,6 +105,55 @@ def change_text(command: str, report: Any) -> ChangeText:
         return ChangeText(summary, to_markdown(entries, summary))
     title, data = report
     return ChangeText(title, update_report_markdown(data))
+
+
+# --- a promotion's step ----------------------------------------------------------------------
+
+
+def promote_step(prog: str, results: Results, settings: Settings, root: str, resolved: Sequence[Resolved],
+                 find_pipeline: Callable[[PipelineRef], dict[str, Any] | None], *,
+                 secrets_dir: str | None = None) -> PullRequestStep:
+    """The pull-request step of a promote run (command or ``krm-merge run``): its branch names what is promoted,
+    and a Pipeline's pull-request promotion fills in what the settings leave out."""
+    slugs = list(dict.fromkeys(_slug(r) for r in resolved))
+    promotion = "+".join(slugs) if len("+".join(slugs)) <= 100 else f"{slugs[0]}-and-{len(slugs) - 1}-more"
+    placeholders = {"promotion": promotion}
+    first = next((r for r in resolved if r.promotion.pipeline is not None), None)
+    if first is not None and first.promotion.pipeline is not None:
+        placeholders.update(namespace=first.promotion.pipeline.namespace, pipeline=first.promotion.pipeline.name,
+                            environment=first.target or "", value=first.promotion.value)
+    return PullRequestStep(prog, results, settings, root, branch_template=PROMOTE_BRANCH, placeholders=placeholders,
+                           pipeline=_pipeline_pull_request(resolved, find_pipeline), secrets_dir=secrets_dir)
+
+
+def _slug(resolved: Resolved) -> str:
+    """One promotion in a branch name: ``ns-pipeline-env``, ``ns-policy``, ``image-directory``."""
+    p = resolved.promotion
+    if p.pipeline is not None:
+        return branch_value(f"{p.pipeline.namespace}-{p.pipeline.name}-{resolved.target}")
+    if p.image_policy is not None:
+        return branch_value(p.image_policy.replace(":", "-"))
+    return branch_value(f"{p.image}-{resolved.scope or ''}")
+
+
+def _pipeline_pull_request(resolved: Sequence[Resolved], find_pipeline: Callable[[PipelineRef], dict[str, Any] | None],
+                           ) -> PipelinePullRequest | None:
+    """The pull-request promotion of the run's Pipeline (the one all its pipeline promotions agree on), if any."""
+    found: dict[str, PipelinePullRequest] = {}
+    for r in resolved:
+        ref = r.promotion.pipeline
+        pipeline = find_pipeline(ref) if ref is not None else None
+        block = pull_request_promotion(pipeline, r.target or "") if pipeline is not None and ref is not None else None
+        if block is not None and ref is not None:
+            try:
+                settings = pipeline_pull_request(block, ref.namespace)
+            except SettingsError as err:
+                raise PromoteError(f"Pipeline {ref}: {err}") from None
+            found[f"Pipeline {ref} {settings.where}"] = settings
+    if len(set(found.values())) > 1:
+        raise PromoteError("the promotions' Pipelines ask for different pull requests (" + ", ".join(found)
+                           + "): promote them in separate runs")
+    return next(iter(found.values()), None)
 
 
 # --- the step -------------------------------------------------------------------------------

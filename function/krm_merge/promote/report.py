@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from krm_merge import files
@@ -34,6 +34,23 @@ def entries(changes: Sequence[tuple[str, Change]]) -> list[Entry]:
     """Report entries for (file, change) pairs, in file and line order."""
     return sorted((Entry(file, c.line, c.resource, c.path, c.old, c.new, c.source) for file, c in changes),
                   key=lambda e: (e.file, e.line))
+
+
+def entries_from_results(results: Iterable[Any]) -> list[Entry]:
+    """Report entries from the promote mode's info results (``krm-merge run``: the mode reports through them).
+
+    A result carries the field (path, old and new value), the resource and the file, not the line
+    or what set the field: those stay empty (``-`` in the Markdown).
+    """
+    found = []
+    for r in results:
+        field = getattr(r, "field", None)
+        if r.severity != "info" or field is None or r.file is None or field.proposed_value is None:
+            continue
+        resource = r.resource_ref.display() if r.resource_ref is not None else ""
+        old = None if field.current_value is None else str(field.current_value)
+        found.append(Entry(r.file.path, 0, resource, field.path, old, str(field.proposed_value), ""))
+    return sorted(found, key=lambda e: (e.file, e.field))
 
 
 def summary(found: Sequence[Entry], promotions: Sequence[Promotion]) -> str:
@@ -67,7 +84,7 @@ def to_markdown(found: Sequence[Entry], line: str) -> str:
         out.append("| file | line | resource | field | old | new | set by |")
         out.append("| --- | --- | --- | --- | --- | --- | --- |")
         for e in found:
-            out.append(f"| {e.file} | {e.line} | {e.resource or '-'} | {_cell(e.field)} | {_cell(e.old)} | "
+            out.append(f"| {e.file} | {e.line or '-'} | {e.resource or '-'} | {_cell(e.field)} | {_cell(e.old)} | "
                        f"{_cell(e.new)} | {_cell(e.source) if e.source else '-'} |")
     return "\n".join(out) + "\n"
 
