@@ -135,6 +135,8 @@ def prepare(request: Request, package_paths: list[str], *, dry_run: bool) -> Pre
     paths = [tree.repo_path(p) for p in package_paths]
     if not dry_run:
         fetch(tree.git, settings.remote, [base, *([branch] if branch in refs.heads else [])])
+    if token is not None and not target.api:
+        raise ChangeError("pull request", f"{settings.remote} is a local path: give --forge-api URL")
     forge = open_forge(target, token, redactor, **(request.client or {})) if token is not None else None
     prepared = Prepared(tree, redactor, settings, target, forge, branch, base, refs, local_sha, paths)
     _check_branches_are_ours(prepared)
@@ -166,13 +168,8 @@ def forge_target(settings: Settings, pipeline: PipelinePullRequest | None, locat
         if named.path.lower() != repo.lower() or (location.host and named.host.lower() != location.host.lower()):
             raise ChangeError("pull request", f"{pipeline.where}.url names {redactor.redact(pipeline.url)}, "
                               f"not {remote}'s repository ({shown}/{repo}); the pull request goes to {remote}")
-    if settings.forge_api:
-        api = settings.forge_api
-    elif location.host:
-        api = default_api(forge, location.host)
-    else:
-        raise ChangeError("pull request", f"{remote} is a local path: give --forge-api URL")
-    return Target(forge, api, repo)
+    api = settings.forge_api or (default_api(forge, location.host) if location.host else "")
+    return Target(forge, api, repo)  # no API (a local remote, no --forge-api): refused when it is needed
 
 
 def publish(prepared: Prepared, package_paths: list[str], title: str, body: str) -> Published:

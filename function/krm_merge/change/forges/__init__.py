@@ -21,7 +21,7 @@ from krm_merge.change.remote import RepoLocation
 from krm_merge.change.secrets import Token
 
 class Target(NamedTuple):
-    """Which forge, where its API is, which repository on it."""
+    """Which forge, where its API is (empty: not known, given none), which repository on it."""
 
     forge: str
     api: str
