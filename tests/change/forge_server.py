@@ -346,15 +346,28 @@ def _pull(server: ForgeServer, number: Any) -> dict[str, Any] | None:
 
 def _github(server: ForgeServer, method: str, template: str, params: dict[str, str], query: dict[str, list[str]],
             data: dict[str, Any]) -> tuple[int, Any]:
-    owner = server.repo.split("/")[0]
-    if f"{params.get('owner')}/{params.get('repo')}" != server.repo:
-        return 404, {"message": "Not Found"}
-    number = params.get("pull_number") or params.get("issue_number")
-    if method == "get":
-        head = query.get("head", [""])[0]
-        base = query.get("base", [None])[0]
+    if method == "get" and f"{params.get('owner')}/{params.get('repo')}" == server.repo:
+        owner, head, base = server.repo.split("/")[0], query.get("head", [""])[0], query.get("base", [None])[0]
         found = [p for p in server.open_pulls() if f"{owner}:{p['head']}" == head and base in (None, p["base"])]
         return 200, [_github_shape(server, p) for p in found]
+    return _github_like(server, method, template, params, data, number=params.get("pull_number")
+                        or params.get("issue_number"), edited=200, reviewers=lambda pull: _github_shape(server, pull))
+
+
+def _gitea(server: ForgeServer, method: str, template: str, params: dict[str, str], query: dict[str, list[str]],
+           data: dict[str, Any]) -> tuple[int, Any]:
+    if method == "get" and f"{params.get('owner')}/{params.get('repo')}" == server.repo:
+        page, limit = int(query.get("page", ["1"])[0]), int(query.get("limit", ["30"])[0])
+        return 200, [_github_shape(server, p) for p in server.open_pulls()[(page - 1) * limit: page * limit]]
+    return _github_like(server, method, template, params, data, number=params.get("index"), edited=201,
+                        reviewers=lambda pull: [{"state": "REQUEST_REVIEW"} for _ in pull["reviewers"]])
+
+
+def _github_like(server: ForgeServer, method: str, template: str, params: dict[str, str], data: dict[str, Any], *,
+                 number: str | None, edited: int, reviewers: Callable[[dict[str, Any]], Any]) -> tuple[int, Any]:
+    """GitHub's pull requests, which Gitea's follow: the two differ in listing, an edit's status and one answer."""
+    if f"{params.get('owner')}/{params.get('repo')}" != server.repo:
+        return 404, {"message": "Not Found"}
     if method == "post" and template.endswith("/pulls"):
         status, pull = _new_pull(server, data["head"], data["base"], data.get("title", ""), data.get("body", ""))
         return status, _github_shape(server, pull) if status < 400 else pull
@@ -367,40 +380,15 @@ def _github(server: ForgeServer, method: str, template: str, params: dict[str, s
     if template.endswith("/requested_reviewers"):
         pull["reviewers"] += [r for r in [*data.get("reviewers", []), *data.get("team_reviewers", [])]
                               if r not in pull["reviewers"]]
-        return 201, _github_shape(server, pull)
+        return 201, reviewers(pull)
     pull.update({k: data[k] for k in ("title", "body") if k in data})
-    return 200, _github_shape(server, pull)
+    return edited, _github_shape(server, pull)
 
 
 def _github_shape(server: ForgeServer, pull: dict[str, Any]) -> dict[str, Any]:
     return {"number": pull["number"], "html_url": f"https://forge.example/{server.repo}/pull/{pull['number']}",
             "title": pull["title"], "body": pull["body"], "state": pull["state"],
             "head": {"ref": pull["head"]}, "base": {"ref": pull["base"]}}
-
-
-def _gitea(server: ForgeServer, method: str, template: str, params: dict[str, str], query: dict[str, list[str]],
-           data: dict[str, Any]) -> tuple[int, Any]:
-    if f"{params.get('owner')}/{params.get('repo')}" != server.repo:
-        return 404, {"message": "Not Found"}
-    if method == "get":
-        page, limit = int(query.get("page", ["1"])[0]), int(query.get("limit", ["30"])[0])
-        found = server.open_pulls()[(page - 1) * limit: page * limit]
-        return 200, [_github_shape(server, p) for p in found]
-    if method == "post" and template.endswith("/pulls"):
-        status, pull = _new_pull(server, data["head"], data["base"], data.get("title", ""), data.get("body", ""))
-        return status, _github_shape(server, pull) if status < 400 else pull
-    pull = _pull(server, params.get("index"))
-    if pull is None:
-        return 404, {"message": "Not Found"}
-    if template.endswith("/labels"):
-        pull["labels"] += [name for name in data["labels"] if name not in pull["labels"]]
-        return 200, [{"name": name} for name in pull["labels"]]
-    if template.endswith("/requested_reviewers"):
-        pull["reviewers"] += [r for r in [*data.get("reviewers", []), *data.get("team_reviewers", [])]
-                              if r not in pull["reviewers"]]
-        return 201, [{"state": "REQUEST_REVIEW"} for _ in pull["reviewers"]]
-    pull.update({k: data[k] for k in ("title", "body") if k in data})
-    return 201, _github_shape(server, pull)
 
 
 def _gitlab(server: ForgeServer, method: str, template: str, params: dict[str, str], query: dict[str, list[str]],

@@ -91,12 +91,7 @@ def settings_from_config(block: Any, where: str) -> Settings:
             raise SettingsError(f"{where}.{key}", f"unknown key; valid keys: {', '.join(CONFIG_KEYS)}")
 
     def text(key: str) -> str | None:
-        value = block.get(key)
-        if value is None or value == "":
-            return None
-        if not isinstance(value, str):
-            raise SettingsError(f"{where}.{key}", "must be a string")
-        return value
+        return _text(block, key, where)
 
     def names(key: str) -> tuple[str, ...]:
         value = block.get(key)
@@ -126,12 +121,7 @@ def pipeline_pull_request(found: tuple[str, Mapping[str, Any], str], namespace: 
     where, block, secret_at = found
 
     def text(key: str) -> str | None:
-        value = block.get(key)
-        if value is None or value == "":
-            return None
-        if not isinstance(value, str):
-            raise SettingsError(f"{where}.{key}", "must be a string")
-        return value
+        return _text(block, key, where)
 
     forge = text("type")
     secret = block.get("secretRef")
@@ -153,6 +143,16 @@ def pipeline_pull_request(found: tuple[str, Mapping[str, Any], str], namespace: 
         raise SettingsError("metadata.namespace", f"the Pipeline's namespace {namespace!r} cannot hold a Secret")
     return PipelinePullRequest(where, text("url"), text("baseBranch") or text("branch"),
                                forge_name(forge, f"{where}.type") if forge else None, ref)
+
+
+def _text(block: Mapping[str, Any], key: str, where: str) -> str | None:
+    """``block[key]`` as a string, None when absent or empty; SettingsError naming ``where.key`` otherwise."""
+    value = block.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise SettingsError(f"{where}.{key}", "must be a string")
+    return value
 
 
 def branch_value(value: str) -> str:

@@ -28,10 +28,13 @@ class GitHub:
     def __init__(self, api: str, repo: str, token: str, redactor: Redactor, **client: Any) -> None:
         self.owner, _, self.repo = repo.partition("/")
         self.notes: list[str] = []
-        self.http = JsonClient(api, {"Authorization": f"Bearer {token}"}, redactor, forge=self.name,
-                               headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION},
-                               **client)
+        self.http = self._client(api, token, redactor, **client)
         self.base = f"/repos/{quote(self.owner, safe='')}/{quote(self.repo, safe='')}"
+
+    def _client(self, api: str, token: str, redactor: Redactor, **client: Any) -> JsonClient:
+        return JsonClient(api, {"Authorization": f"Bearer {token}"}, redactor, forge=self.name,
+                          headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": API_VERSION},
+                          **client)
 
     def find_open(self, head: str, base: str) -> PullRequest | None:
         """The open pull request ``owner:head`` → ``base`` (GitHub filters by both)."""
