@@ -338,3 +338,17 @@ def test_signed_commits_follow_the_users_git_configuration(world: GitWorld, gith
     assert promote(world, github, "6.3.0").returncode == 0
     verified = world.git("verify-commit", "--raw", BRANCH, check=False)
     assert world.git("log", "-1", "--format=%G?", BRANCH) == "G", verified
+
+
+def test_a_commit_that_cannot_be_made_stops_the_run_before_any_file_is_written(
+        world: GitWorld, github: ForgeServer) -> None:
+    """The commit is made from the planned bytes before the write: a signing key that fails leaves the files alone."""
+    for setting in (("gpg.format", "ssh"), ("user.signingKey", str(world.tmp / "no-such-key.pub")),
+                    ("commit.gpgSign", "true")):
+        world.git("config", "--global", *setting)
+    result = promote(world, github, "6.3.0")
+    assert result.returncode == 1
+    assert "error: commit: writing the commit (git's author and signing configuration apply)" in result.stderr
+    assert "6.2.0 #" in (world.package / "release.yaml").read_text()
+    assert world.git("branch", "--list", BRANCH) == "" and world.remote_branch(BRANCH) is None
+    assert github.pulls == []

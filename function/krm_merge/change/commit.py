@@ -1,9 +1,11 @@
-"""One commit on the base branch's tip holding exactly the files a command changed, and the local branch moved to it.
+"""One commit on the base branch's tip holding exactly the files a command changes, and the local branch moved to it.
 
-The commit is built beside the user's index and HEAD, never in them: a private index
-(``GIT_INDEX_FILE``) is filled from the base commit, the changed files are added from the
-work tree (``git update-index``: git's filters and file modes apply, as with ``git add``),
-and ``git commit-tree`` writes the commit.  The author and committer are the user's (their
+The commit is built from the command's planned bytes, before they are written, beside the
+user's index and HEAD, never in them: each new content is stored with ``git hash-object -w
+--path=FILE`` (git's filters for that path apply, as with ``git add``), a private index
+(``GIT_INDEX_FILE``) is filled from the base commit and given the new entries (a file keeps
+the base's mode), and ``git commit-tree`` writes the commit.  A commit that cannot be made
+(no identity, a signing key that fails) stops the run before any file is written.  The author and committer are the user's (their
 ``user.name``/``user.email`` or ``GIT_AUTHOR_*``); it is signed when their configuration asks
 (``commit.gpgSign``: GPG, SSH or X.509 by ``gpg.format``, with their ``user.signingKey``) —
 ``commit-tree`` does not read that setting itself, so ``-S`` is passed for it.  The user's
@@ -21,8 +23,7 @@ import os
 import tempfile
 from typing import NamedTuple
 
-from krm_merge.change.errors import ChangeError
-from krm_merge.change.worktree import WorkTree
+from krm_merge.change.worktree import WorkTree, blobs
 
 TRAILER = "Krm-Merge-Branch"
 ZERO = "0" * 40
@@ -81,14 +82,23 @@ def signing_flags(tree: WorkTree) -> list[str]:
     return ["-S"] if result.code == 0 and result.out.strip() == "true" else []
 
 
-def build_commit(tree: WorkTree, parent: str, paths: list[str], message: str) -> tuple[str, str]:
-    """The commit (and its tree) that is ``parent`` with ``paths`` as the work tree has them (absent: deleted)."""
+def build_commit(tree: WorkTree, parent: str, files: list[tuple[str, bytes | None]], message: str) -> tuple[str, str]:
+    """The commit (and its tree) that is ``parent`` with each file of ``files`` given those bytes (None: deleted)."""
+    modes = {path: entry.split()[0] for path, entry in blobs(tree, parent, [p for p, _ in files]).items()}
+    entries = []
+    for path, data in files:
+        if data is None:
+            entries.append(f"0 {ZERO}\t{path}\n")
+            continue
+        blob = tree.git.run(["hash-object", "-w", f"--path={path}", "--stdin"], "commit", f"storing {path}",
+                            stdin_bytes=data)
+        entries.append(f"{modes.get(path, '100644')} {blob}\t{path}\n")
     with tempfile.TemporaryDirectory(prefix="krm-merge-index-") as scratch:
         env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
         git = tree.git
         git.run(["read-tree", parent], "commit", f"reading the base commit {parent[:12]}", env=env)
-        git.run(["update-index", "--add", "--remove", "-z", "--stdin"], "commit", "adding the changed files",
-                stdin="".join(p + "\0" for p in paths), env=env)
+        git.run(["update-index", "--index-info"], "commit", "adding the changed files", stdin="".join(entries),
+                env=env)
         new_tree = git.run(["write-tree"], "commit", "writing the tree", env=env)
     commit = tree.git.run(["commit-tree", new_tree, "-p", parent, *signing_flags(tree), "-F", "-"], "commit",
                           "writing the commit (git's author and signing configuration apply)", stdin=message)

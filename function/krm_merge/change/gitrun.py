@@ -63,12 +63,13 @@ class Git:
         self._env = {**(os.environ if environ is None else environ),
                      "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 
-    def attempt(self, args: Sequence[str], *, stdin: str | None = None,
+    def attempt(self, args: Sequence[str], *, stdin: str | None = None, stdin_bytes: bytes | None = None,
                 env: Mapping[str, str] | None = None) -> GitResult:
-        """Run ``git ARGS``; never raises for a non-zero exit (the caller reads ``code``)."""
+        """Run ``git ARGS`` (``stdin`` text or bytes as its input); never raises for a non-zero exit (read ``code``)."""
+        data = stdin.encode() if stdin is not None else stdin_bytes
         try:
-            proc = subprocess.run([self.executable, *args], cwd=self.cwd, input=stdin.encode() if stdin else None,
-                                  stdin=None if stdin else subprocess.DEVNULL, capture_output=True,
+            proc = subprocess.run([self.executable, *args], cwd=self.cwd, input=data,
+                                  stdin=None if data is not None else subprocess.DEVNULL, capture_output=True,
                                   timeout=GIT_TIMEOUT, env={**self._env, **(env or {})})
         except subprocess.TimeoutExpired:
             return GitResult(124, "", f"git {args[0]} timed out after {GIT_TIMEOUT} s")
@@ -78,9 +79,9 @@ class Git:
                          self.redactor.redact(proc.stderr.decode("utf-8", "replace")))
 
     def run(self, args: Sequence[str], step: str, what: str, *, stdin: str | None = None,
-            env: Mapping[str, str] | None = None) -> str:
+            stdin_bytes: bytes | None = None, env: Mapping[str, str] | None = None) -> str:
         """Run ``git ARGS``; its stdout, stripped.  A failure is a :class:`ChangeError` of ``step``: ``what: reason``."""
-        result = self.attempt(args, stdin=stdin, env=env)
+        result = self.attempt(args, stdin=stdin, stdin_bytes=stdin_bytes, env=env)
         if result.code != 0:
             raise ChangeError(step, f"{what}: {result.last_line()}")
         return result.out.strip()

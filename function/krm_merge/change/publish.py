@@ -1,14 +1,16 @@
-"""The steps of ``--pull-request`` in order: check, (the command writes), commit, push, open or update.
+"""The steps of ``--pull-request`` in order: check, commit, (the command writes), push, open or update.
 
 :func:`prepare` runs before the command writes anything and refuses what would go wrong
 later: not a work tree, uncommitted changes to the files the command will write, a HEAD
 whose copy of those files differs from the base branch's, no token, a branch krm-merge did
-not make, a forge that refuses the token.  :func:`publish` runs after the write: one commit
-on the base's tip, the local branch moved to it, the push with a lease, then the pull
-request found and updated, or opened.  A failure there keeps the local commit and branch
-(the error says which); the rerun finds the files already written and continues from that
-commit.  :func:`preview` is ``--dry-run``: it reads (``ls-remote``, the forge's list) and
-writes nothing, locally or remotely.
+not make, a forge that refuses the token.  :func:`commit` then makes the one commit on the
+base's tip from the command's planned bytes and moves the local branch to it, still before
+the write, so a commit that cannot be made leaves every file as it was.  :func:`publish`
+runs after the write: the push with a lease, then the pull request found and updated, or
+opened.  A failure there keeps the local commit and branch (the error says which); the rerun
+finds the files already written, nothing left to change, and continues from that commit.
+:func:`preview` is ``--dry-run``: it reads (``ls-remote``, the forge's list) and writes
+nothing, locally or remotely.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, NamedTuple
 from krm_merge.change import commit as commits
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.forges import Target, default_api, detect, open_forge
-from krm_merge.change.forges.base import Forge, PullRequest
+from krm_merge.change.forges.base import Forge, PullRequest, description
 from krm_merge.change.push import push
 from krm_merge.change.redact import Redactor
 from krm_merge.change.remote import RemoteRefs, RepoLocation, fetch, ls_remote, parse_location, remote_url
@@ -110,16 +112,40 @@ def prepare(request: Request, package_paths: list[str], *, dry_run: bool) -> Pre
     url = remote_url(tree.git, settings.remote)
     _mask_url_credentials(url, redactor)
     target = forge_target(settings, request.pipeline, parse_location(url), settings.remote, redactor)
-    token = find_token(target.forge, environ, request.pipeline.secret if request.pipeline else None,
-                       request.secrets_dir)
+    token = _token(request, target, environ, redactor, dry_run)
+    branch = _branch_name(tree, request, settings)
+    base, refs = _base(tree, settings, request.pipeline, branch)
+    if not dry_run:
+        fetch(tree.git, settings.remote, [base, *([branch] if branch in refs.heads else [])])
+    forge = open_forge(target, token, redactor, **(request.client or {})) if token is not None else None
+    prepared = Prepared(tree, redactor, settings, target, forge, branch, base, refs,
+                        commits.local_branch(tree, branch), [tree.repo_path(p) for p in package_paths])
+    _check_branches_are_ours(prepared)
+    _check_work_tree(prepared)
+    if forge is not None:
+        prepared.open_pr = forge.find_open(branch, base)
+    return prepared
+
+
+def _token(request: Request, target: Target, environ: Mapping[str, str], redactor: Redactor,
+           dry_run: bool) -> Token | None:
+    """The forge token (masked from now on); a ``pull request`` error when there is none and one is needed."""
+    secret = request.pipeline.secret if request.pipeline else None
+    token = find_token(target.forge, environ, secret, request.secrets_dir)
     if token is not None:
         redactor.add(token.value)
+        if not target.api:
+            raise ChangeError("pull request", f"{request.settings.remote} is a local path: give --forge-api URL")
     elif not dry_run:
         raise ChangeError("pull request", f"no {target.forge} token: set {' or '.join(token_sources(target.forge))}"
-                          + (f", or give --secrets-dir holding {request.pipeline.secret}"
-                             if request.pipeline and request.pipeline.secret else ""))
-    branch = _branch_name(tree, request, settings)
-    base = settings.base or (request.pipeline.base if request.pipeline else None)
+                          + (f", or give --secrets-dir holding {secret}" if secret else ""))
+    return token
+
+
+def _base(tree: WorkTree, settings: Settings, pipeline: PipelinePullRequest | None,
+          branch: str) -> tuple[str, RemoteRefs]:
+    """The base branch (the option, the Pipeline's, the remote's default) and what ``ls-remote`` says of both branches."""
+    base = settings.base or (pipeline.base if pipeline else None)
     refs = ls_remote(tree.git, settings.remote, [branch, *([base] if base else [])], default_branch=base is None)
     base = base or refs.default_branch
     if not base:
@@ -131,19 +157,7 @@ def prepare(request: Request, package_paths: list[str], *, dry_run: bool) -> Pre
     if commits.checked_out(tree, branch):
         raise ChangeError("branch", f"{branch} is checked out in a work tree of this repository; krm-merge "
                           "rebuilds that branch on each run: switch to another branch")
-    local_sha = commits.local_branch(tree, branch)
-    paths = [tree.repo_path(p) for p in package_paths]
-    if not dry_run:
-        fetch(tree.git, settings.remote, [base, *([branch] if branch in refs.heads else [])])
-    if token is not None and not target.api:
-        raise ChangeError("pull request", f"{settings.remote} is a local path: give --forge-api URL")
-    forge = open_forge(target, token, redactor, **(request.client or {})) if token is not None else None
-    prepared = Prepared(tree, redactor, settings, target, forge, branch, base, refs, local_sha, paths)
-    _check_branches_are_ours(prepared)
-    _check_work_tree(prepared)
-    if forge is not None:
-        prepared.open_pr = forge.find_open(branch, base)
-    return prepared
+    return base, refs
 
 
 def forge_target(settings: Settings, pipeline: PipelinePullRequest | None, location: RepoLocation, remote: str,
@@ -172,27 +186,47 @@ def forge_target(settings: Settings, pipeline: PipelinePullRequest | None, locat
     return Target(forge, api, repo)  # no API (a local remote, no --forge-api): refused when it is needed
 
 
-def publish(prepared: Prepared, package_paths: list[str], title: str, body: str) -> Published:
-    """Commit the written ``package_paths``, push, open or update the pull request.
+def commit(prepared: Prepared, files: list[tuple[str, bytes | None]], title: str, body: str) -> str | None:
+    """Make the commit of the command's planned ``files`` (package path, new bytes or None) on the base's tip.
 
-    With nothing written, a commit an earlier run left on the local branch (not yet pushed,
-    or without its pull request) is published instead; without one there is nothing to do.
+    Before the write: the local branch is moved to it (only from where it was read).  The
+    remote branch's own commit is kept when it is the same change on the same base in the
+    same words (nothing to push then).  None when there is nothing to commit.
     """
     p = prepared
-    paths = [p.tree.repo_path(path) for path in package_paths]
-    if paths:
-        commit = _commit(p, paths, title, body)
-    else:
-        commit = _pending(p)
-        if commit is None:
+    if not files:
+        return None
+    message = commits.commit_message(title, body, p.branch)
+    made, tree = commits.build_commit(p.tree, p.base_sha, [(p.tree.repo_path(path), data) for path, data in files],
+                                      message)
+    if p.remote_sha is not None and commits.tree_and_parents(p.tree, p.remote_sha) == (tree, [p.base_sha]) \
+            and commits.read_message(p.tree, p.remote_sha) == commits.read_message(p.tree, made):
+        made = p.remote_sha  # already pushed: same files, same base, same words
+    if made != p.local_sha:
+        commits.move_branch(p.tree, p.branch, made, p.local_sha)
+        p.local_sha = made
+    return made
+
+
+def publish(prepared: Prepared, made: str | None, title: str, body: str) -> Published:
+    """Push the commit :func:`commit` made and open or update the pull request.
+
+    Without one (nothing was written), a commit an earlier run left on the local branch (not
+    yet pushed, or without its pull request) is published instead; without that there is
+    nothing to do.
+    """
+    p = prepared
+    if made is None:
+        made = _pending(p)
+        if made is None:
             return p.published("nothing to change")
-        message = commits.read_message(p.tree, commit)
+        message = commits.read_message(p.tree, made)
         title, body = message.title, message.body
-    kept = f"the commit {commit[:12]} stays on the local branch {p.branch}"
+    kept = f"the commit {made[:12]} stays on the local branch {p.branch}"
     try:
-        if commit != p.remote_sha:
-            push(p.tree, p.remote, commit, p.branch, p.remote_sha)
-        return _pull_request(p, commit, title, body)
+        if made != p.remote_sha:
+            push(p.tree, p.remote, made, p.branch, p.remote_sha)
+        return _pull_request(p, made, title, body)
     except ChangeError as err:
         raise err.keeping(kept) from None
 
@@ -255,23 +289,11 @@ def _check_work_tree(p: Prepared) -> None:
                           f"request would carry those differences too; run on a checkout of {p.remote}/{p.base}")
 
 
-def _commit(p: Prepared, paths: list[str], title: str, body: str) -> str:
-    """The new commit on the base's tip; the remote branch's own commit when it is the same change on the same base."""
-    message = commits.commit_message(title, body, p.branch)
-    commit, tree = commits.build_commit(p.tree, p.base_sha, paths, message)
-    if p.remote_sha is not None and commits.tree_and_parents(p.tree, p.remote_sha) == (tree, [p.base_sha]) \
-            and commits.read_message(p.tree, p.remote_sha) == commits.read_message(p.tree, commit):
-        commit = p.remote_sha  # already pushed: same files, same base, same words
-    if commit != p.local_sha:
-        commits.move_branch(p.tree, p.branch, commit, p.local_sha)
-    return commit
-
-
 def _pending(p: Prepared) -> str | None:
     """The local branch's commit when an earlier run made it and its change is not in the base yet."""
     if p.local_sha is None:
         return None
-    tree, parents = commits.tree_and_parents(p.tree, p.local_sha)
+    _, parents = commits.tree_and_parents(p.tree, p.local_sha)
     if len(parents) != 1:
         return None
     changed = p.tree.git.run(["diff-tree", "-r", "-z", "--name-only", "--no-renames", parents[0], p.local_sha],
@@ -282,20 +304,21 @@ def _pending(p: Prepared) -> str | None:
     return p.local_sha
 
 
-def _pull_request(p: Prepared, commit: str, title: str, body: str) -> Published:
+def _pull_request(p: Prepared, made: str, title: str, body: str) -> Published:
+    """Open the pull request, or update the open one when its title or body (as the forge keeps it) differ."""
     if p.forge is None:  # prepare refuses a run without a token; kept for the type checker
         raise ChangeError("pull request", "no forge token")
     forge, settings = p.forge, p.settings
-    pr = p.open_pr or forge.find_open(p.branch, p.base)
+    pr = p.open_pr or forge.find_open(p.branch, p.base)  # looked for again: one may have been opened meanwhile
     if pr is None:
         pr, action = forge.create(p.branch, p.base, title, body), "opened"
-    elif (pr.title, pr.body.strip()) != (title, body.strip()):
+    elif (pr.title, pr.body.strip()) != (title, description(body).strip()):
         pr, action = forge.update(pr, title, body), "updated"
     else:
         action = "unchanged"
     forge.add_labels(pr, settings.labels)
     forge.request_reviewers(pr, settings.reviewers)
-    return p.published(action, commit, pr)
+    return p.published(action, made, pr)
 
 
 def _mask_url_credentials(url: str, redactor: Redactor) -> None:
@@ -305,4 +328,4 @@ def _mask_url_credentials(url: str, redactor: Redactor) -> None:
         redactor.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
 
 
-__all__ = ["Prepared", "Published", "Request", "Token", "forge_target", "prepare", "preview", "publish"]
+__all__ = ["Prepared", "Published", "Request", "Token", "commit", "forge_target", "prepare", "preview", "publish"]

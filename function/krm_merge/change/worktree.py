@@ -24,8 +24,19 @@ class WorkTree:
         self.prefix = prefix  # the package folder relative to the top, "" at the top, "/" separated
 
     def repo_path(self, package_rel: str) -> str:
-        """A path relative to the package as a path relative to the top of the work tree."""
-        return f"{self.prefix}/{package_rel}" if self.prefix else package_rel
+        """A path relative to the package as a path relative to the top of the work tree.
+
+        A symbolic link is followed to its target (the command writes through a link inside
+        the package), which must be in the work tree.
+        """
+        path = f"{self.prefix}/{package_rel}" if self.prefix else package_rel
+        full = os.path.join(self.top, path)
+        if not os.path.islink(full):
+            return path
+        target = os.path.relpath(os.path.realpath(full), os.path.realpath(self.top)).replace(os.sep, "/")
+        if target.startswith("../"):
+            raise ChangeError("work tree", f"{path} is a symbolic link out of the work tree")
+        return target
 
     @property
     def package_name(self) -> str:

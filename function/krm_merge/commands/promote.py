@@ -210,9 +210,12 @@ def _main(args: argparse.Namespace, results: Results) -> int:
     summary = report.summary(entries, [r.promotion for r in run.resolved])
     step = _pull_request_step(args, run, results)
     paths = [w.path for w in run.writes.writes]
+    text = change_text("promote", (entries, summary))
     if step is not None:
         try:
             step.prepare(paths, dry_run=args.dry_run)
+            if not args.dry_run:
+                step.commit(run.writes.writes, text)
         except KrmMergeError:
             _write_report(args, entries, summary, step)  # nothing written; the report says why
             raise
@@ -222,14 +225,14 @@ def _main(args: argparse.Namespace, results: Results) -> int:
         out.write(_diff(run.writes))
         out.write(report.to_markdown(entries, summary))
         if step is not None:
-            step.preview(paths, change_text("promote", (entries, summary)))
+            step.preview(paths, text)
             _write_report(args, entries, summary, step)
         return 0
     write_all(root, run.writes)
     out.write(summary + "\n")
     if step is not None:
         try:
-            step.publish(paths, change_text("promote", (entries, summary)))
+            step.publish()
         finally:  # the report says what became of the pull request, failed or not
             _write_report(args, entries, summary, step)
     return 0

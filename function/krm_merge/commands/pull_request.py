@@ -2,9 +2,10 @@
 
 A command that takes ``--pull-request`` calls, in order: :func:`settings_from_args`
 (the options read), :meth:`PullRequestStep.prepare` with the files its plan writes
-(before writing: everything that can be refused is refused with nothing changed), its own
-write, then :meth:`PullRequestStep.publish` (commit, push, pull request) — or, with
-``--dry-run``, :meth:`PullRequestStep.preview` instead of the write.  The pull request's
+(everything that can be refused is refused with nothing changed),
+:meth:`PullRequestStep.commit` with the planned bytes (the commit and the local branch,
+still before the write), its own write, then :meth:`PullRequestStep.publish` (push, pull
+request) — or, with ``--dry-run``, :meth:`PullRequestStep.preview` instead of the last three.  The pull request's
 title and body are the command's report, through :func:`change_text`.  The git and forge
 work is :mod:`krm_merge.change`, loaded only when a run opens a pull request.
 """
@@ -79,14 +80,6 @@ def settings_from_args(args: Any) -> Settings | None:
     return Settings(branch=args.branch, base=args.base, remote=args.remote or "origin",
                     forge=forge_name(args.forge, "--forge") if args.forge else None, forge_api=args.forge_api,
                     forge_repo=args.forge_repo, labels=tuple(args.label or ()), reviewers=tuple(args.reviewer or ()))
-
-
-def merged(first: Settings, then: Settings | None) -> Settings:
-    """``first``'s settings, each missing one taken from ``then`` (the command line over a functionConfig)."""
-    if then is None:
-        return first
-    defaults = Settings()
-    return Settings(*(mine if mine != default else theirs for mine, theirs, default in zip(first, then, defaults)))
 
 
 # --- the words ----------------------------------------------------------------------------
@@ -176,26 +169,28 @@ class PullRequestStep:
         self.prepared: Prepared | None = None
         self.published: Published | None = None
         self.failed: KrmMergeError | None = None
+        self.made: str | None = None
+        self.text = ChangeText("", "")
 
     def prepare(self, package_paths: Sequence[str], *, dry_run: bool) -> None:
         """Check the work tree, remote, base, branch and forge before the command writes ``package_paths``."""
         change = _change()
         settings, package_dir, template, values, pipeline, secrets_dir = self.request_args
         request = change.Request(settings, package_dir, template, values, pipeline, secrets_dir, None, self.client)
-        try:
-            self.prepared = change.prepare(request, list(package_paths), dry_run=dry_run)
-        except KrmMergeError as err:
-            self.failed = err
-            raise
+        self.prepared = self._recorded(lambda: change.prepare(request, list(package_paths), dry_run=dry_run))
 
-    def publish(self, package_paths: Sequence[str], text: ChangeText) -> Published:
-        """Commit, push and open or update the pull request; its URL on stdout, a line on stderr."""
+    def commit(self, writes: Sequence[Any], text: ChangeText) -> None:
+        """Make the commit of the planned ``writes`` (``krm.pkgio.Write``: path, new bytes) before they are written."""
         assert self.prepared is not None, "prepare() first"
-        try:
-            published = _change().publish(self.prepared, list(package_paths), text.title, text.body)
-        except KrmMergeError as err:
-            self.failed = err
-            raise
+        self.text = text
+        files = [(w.path, w.data) for w in writes]
+        self.made = self._recorded(lambda: _change().commit(self.prepared, files, text.title, text.body))
+
+    def publish(self) -> Published:
+        """Push the commit and open or update the pull request; its URL on stdout, a line on stderr."""
+        assert self.prepared is not None, "prepare() and commit() first"
+        published = self._recorded(lambda: _change().publish(self.prepared, self.made, self.text.title,
+                                                              self.text.body))
         self.published = published
         self._say_notes(published)
         if published.url is None:
@@ -206,6 +201,14 @@ class PullRequestStep:
         self._say(f"{noun} {verb}: {published.branch} into {published.base} (commit {str(published.commit)[:12]})")
         sys.stdout.write(published.url + "\n")
         return published
+
+    def _recorded(self, step: Callable[[], Any]) -> Any:
+        """Run one step; its error is kept for the report's ``pullRequest`` entry, and raised."""
+        try:
+            return step()
+        except KrmMergeError as err:
+            self.failed = err
+            raise
 
     def preview(self, package_paths: Sequence[str], text: ChangeText) -> Published:
         """``--dry-run``: the branch, the commit message and the pull request it would open, on stdout."""

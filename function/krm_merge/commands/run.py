@@ -90,18 +90,19 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
                 return  # the mode reports a wrong config or promotion itself, as an error result naming it
 
     def before_write(rl: sdk.ResourceList, changes: Any) -> None:
-        for step, _ in steps:
+        for step, config in steps:
             step.prepare([w.path for w in changes.writes], dry_run=dry_run)
+            entries = report.entries_from_results(rl.results)
+            step.text = change_text("promote", (entries, report.summary(entries, config.promotions)))
+            if not dry_run:
+                step.commit(changes.writes, step.text)
 
     def after_write(rl: sdk.ResourceList, changes: Any) -> None:
-        for step, config in steps:
-            entries = report.entries_from_results(rl.results)
-            text = change_text("promote", (entries, report.summary(entries, config.promotions)))
-            paths = [w.path for w in changes.writes]
+        for step, _ in steps:
             if dry_run:
-                step.preview(paths, text)
+                step.preview([w.path for w in changes.writes], step.text)
             else:
-                step.publish(paths, text)
+                step.publish()
 
     return sdk.run_directory(
         run_mode, root, fn_config=fn_config, pairs=pairs, dry_run=dry_run, results_file=results_file,

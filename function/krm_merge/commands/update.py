@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse 
 from krm_merge import txn
 from krm_merge.change.settings import SettingsError
 from krm_merge.commands import outcomes
-from krm_merge.commands.pull_request import OPTION_DEFAULTS, PullRequestStep, add_options, change_text, settings_from_args
+from krm_merge.commands.pull_request import (
+    OPTION_DEFAULTS, ChangeText, PullRequestStep, add_options, change_text, settings_from_args)
 from krm_merge.commands.reporting import (
     RESULTS_HELP, emit, failure, guarded, update_report, write_report, write_results,
 )
@@ -161,16 +162,14 @@ def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results) -
         finally:  # said before the error that stopped the plan, if one did
             _warn_duplicates(duplicates, results)
     step: PullRequestStep | None = args.step
-    code = _finish(local, plan, args.conflicts, args.dry_run, results, step)
+    code = _finish(local, plan, args, results, step)
     report = update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code)
     try:
         if step is not None and code in (0, CONFLICTS_LEFT):
-            paths = [w.path for w in plan.writes]
-            text = change_text("update", (_title(args, step, report), report))
             if args.dry_run:
-                step.preview(paths, text)
+                step.preview([w.path for w in plan.writes], _text(args, step, report))
             else:
-                step.publish(paths, text)
+                step.publish()
     finally:  # the report says what became of the pull request, failed or not
         if args.report:
             if step is not None and step.report_entry() is not None:
@@ -179,12 +178,13 @@ def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results) -
     return code
 
 
-def _title(args: argparse.Namespace | SimpleNamespace, step: PullRequestStep, report: dict[str, Any]) -> str:
-    """The pull request's title: the package, the ref, and the report's counts."""
+def _text(args: argparse.Namespace | SimpleNamespace, step: PullRequestStep, report: dict[str, Any]) -> ChangeText:
+    """The commit's and pull request's words: a title naming the package, the ref and the report's counts; the report."""
     ref = _ref(args)
     conflicts = len(report["conflicts"])
-    return (f"krm-merge update {step.package_name}" + (f" to {ref}" if ref else "")
-            + f": {len(report['changes'])} file(s) changed" + (f", {conflicts} conflict(s)" if conflicts else ""))
+    title = (f"krm-merge update {step.package_name}" + (f" to {ref}" if ref else "")
+             + f": {len(report['changes'])} file(s) changed" + (f", {conflicts} conflict(s)" if conflicts else ""))
+    return change_text("update", (title, report))
 
 
 def _plan(args: argparse.Namespace | SimpleNamespace) -> tuple[Path, UpdatePlan]:
@@ -223,8 +223,9 @@ def _say_plan(results: Results, plan: UpdatePlan) -> None:
         sys.stderr.write(labelled_line(result) + "\n")
 
 
-def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results,
+def _finish(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNamespace, results: Results,
             step: PullRequestStep | None = None) -> int:
+    conflicts, dry_run = args.conflicts, args.dry_run
     _say_plan(results, plan)
     failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
     if failed:
@@ -233,6 +234,10 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, result
     if step is not None:  # before anything is written: a refusal leaves the package as it was
         try:
             step.prepare([w.path for w in plan.writes], dry_run=dry_run)
+            if not dry_run:  # the commit, of the report the write will give
+                code = CONFLICTS_LEFT if _marked(plan, conflicts)[1] else 0
+                report = update_report(plan, policy=conflicts, dry_run=False, code=code)
+                step.commit(plan.writes, _text(args, step, report))
         except KrmMergeError as err:  # here, not in guarded: the report still says nothing was written
             _say(results, failure(err))
             return 1
@@ -247,14 +252,20 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, result
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
     if plan.outcomes:
         sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")
-    in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
-    marked = plan.conflicts - in_files if conflicts == "mark" else outcomes.decided(plan.outcomes, "marked")  # by rules
-    if (conflicts == "mark" and plan.conflicts) or marked:
+    (marked, in_files), left = _marked(plan, conflicts)
+    if left:
         sys.stdout.write(f"{marked} conflict(s) marked '# krm-merge:conflict'"
                          + (f" and {in_files} diff3 region(s) left in merged files" if in_files else "")
                          + f": list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
         return CONFLICTS_LEFT
     return 0
+
+
+def _marked(plan: UpdatePlan, conflicts: str) -> tuple[tuple[int, int], bool]:
+    """(conflicts marked in fields, diff3 regions left in merged files), and whether any is left to decide."""
+    in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
+    marked = plan.conflicts - in_files if conflicts == "mark" else outcomes.decided(plan.outcomes, "marked")  # by rules
+    return (marked, in_files), bool((conflicts == "mark" and plan.conflicts) or marked)
 
 
 def _merged_summary(plan: UpdatePlan) -> str:
