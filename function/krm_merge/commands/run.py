@@ -63,8 +63,8 @@ def main(argv: list[str]) -> int:
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
     # run_directory writes its own results (the mode's, in kpt's format); this only catches what escapes it
-    return guarded(PROG, lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results,
-                                                 not args.quiet), Results())
+    return guarded(PROG, lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet),
+                   Results())
 
 
 def _is_promote(config: KubeObject | None) -> bool:
