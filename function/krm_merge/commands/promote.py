@@ -215,7 +215,7 @@ def _main(args: argparse.Namespace, results: Results) -> int:
         try:
             step.prepare(paths, dry_run=args.dry_run)
             if not args.dry_run:
-                step.commit(run.writes.writes, text)
+                step.make_commit(run.writes.writes, text)
         except KrmMergeError:
             _write_report(args, entries, summary, step)  # nothing written; the report says why
             raise

@@ -3,7 +3,7 @@
 A command that takes ``--pull-request`` calls, in order: :func:`settings_from_args`
 (the options read), :meth:`PullRequestStep.prepare` with the files its plan writes
 (everything that can be refused is refused with nothing changed),
-:meth:`PullRequestStep.commit` with the planned bytes (the commit and the local branch,
+:meth:`PullRequestStep.make_commit` with the planned bytes (the commit and the local branch,
 still before the write), its own write, then :meth:`PullRequestStep.publish` (push, pull
 request) — or, with ``--dry-run``, :meth:`PullRequestStep.preview` instead of the last three.  The pull request's
 title and body are the command's report, through :func:`change_text`.  The git and forge
@@ -179,7 +179,7 @@ class PullRequestStep:
         request = change.Request(settings, package_dir, template, values, pipeline, secrets_dir, None, self.client)
         self.prepared = self._recorded(lambda: change.prepare(request, list(package_paths), dry_run=dry_run))
 
-    def commit(self, writes: Sequence[Any], text: ChangeText) -> None:
+    def make_commit(self, writes: Sequence[Any], text: ChangeText) -> None:
         """Make the commit of the planned ``writes`` (``krm.pkgio.Write``: path, new bytes) before they are written."""
         assert self.prepared is not None, "prepare() first"
         self.text = text
@@ -188,7 +188,7 @@ class PullRequestStep:
 
     def publish(self) -> Published:
         """Push the commit and open or update the pull request; its URL on stdout, a line on stderr."""
-        assert self.prepared is not None, "prepare() and commit() first"
+        assert self.prepared is not None, "prepare() and make_commit() first"
         published = self._recorded(lambda: _change().publish(self.prepared, self.made, self.text.title,
                                                               self.text.body))
         self.published = published

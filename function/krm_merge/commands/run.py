@@ -95,7 +95,7 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
             entries = report.entries_from_results(rl.results)
             step.text = change_text("promote", (entries, report.summary(entries, config.promotions)))
             if not dry_run:
-                step.commit(changes.writes, step.text)
+                step.make_commit(changes.writes, step.text)
 
     def after_write(rl: sdk.ResourceList, changes: Any) -> None:
         for step, _ in steps:

@@ -237,7 +237,7 @@ def _finish(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleName
             if not dry_run:  # the commit, of the report the write will give
                 code = CONFLICTS_LEFT if _marked(plan, conflicts)[1] else 0
                 report = update_report(plan, policy=conflicts, dry_run=False, code=code)
-                step.commit(plan.writes, _text(args, step, report))
+                step.make_commit(plan.writes, _text(args, step, report))
         except KrmMergeError as err:  # here, not in guarded: the report still says nothing was written
             _say(results, failure(err))
             return 1
