@@ -16,6 +16,7 @@ objects hold no timestamps, only strings that look like them.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import io
 import re
@@ -522,11 +523,15 @@ def _join_dash_comments(text: str, width: int) -> str:
 
 
 def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None) -> str:
-    """Print ``node`` in ``reference_text``'s layout; ``reference_text`` itself if that changes nothing.
+    """Print ``node`` in ``reference_text``'s layout, changing only the lines the edit changed.
 
     ``reference_tree``: an unedited tree of ``reference_text`` the caller
-    already has; it spares reading the text again, and printing it at all
-    when its data differ from ``node``'s (then the prints differ too).
+    already has (it spares reading the text again).  When ruamel prints the
+    reference text differently from how it is written (long plain scalars
+    wrapped over lines, spacing ruamel normalises), only the lines that the
+    edit changes in ruamel's print are carried onto the reference text
+    (:func:`carry_edits`), proven by reading the result back; otherwise the
+    whole print is the answer.  Nothing changed: the reference text itself.
     """
     if reference_text is None:
         return dump_rt(node)
@@ -534,8 +539,137 @@ def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None)
     text = dump_in(node, layout)
     if text == reference_text:
         return text
-    if reference_tree is not None and reference_tree != node:
-        return text
-    if dump_in(load_rt(reference_text) if reference_tree is None else reference_tree, layout) != text:
-        return text
-    return reference_text  # the merge changed nothing ruamel can see: keep local's bytes
+    before = dump_in(load_rt(reference_text) if reference_tree is None else reference_tree, layout)
+    if before == text:
+        return reference_text  # the merge changed nothing ruamel can see: keep local's bytes
+    if before == reference_text:
+        return text  # ruamel prints the reference as written: its print of the edit is already minimal
+    carried = carry_edits(reference_text, before, text)
+    if carried is not None and read_back_error(carried, load_data(text, "the printed merge")) is None:
+        return carried
+    return text
+
+
+def carry_edits(text: str, before: str, after: str) -> str | None:
+    """``text`` with the line changes that turn ``before`` into ``after``, or None.
+
+    ``before`` is a print of ``text``'s data that may be laid out differently
+    in places (a long string on one line instead of several); ``after`` is
+    the same print of the edited data.  Each changed block of lines of
+    ``before`` is found in ``text`` by a line alignment and replaced there, so
+    every line of ``text`` the edit did not touch keeps its bytes.  None when a
+    change touches a line ``text`` writes differently (the caller then prints
+    the whole edit), or lands between two lines that are not neighbours in
+    ``text``.  The caller proves the result by reading it back.
+    """
+    mine, printed, edited = text.splitlines(True), before.splitlines(True), after.splitlines(True)
+    where = dict(matching_lines(printed, mine))
+    out: list[str] = []
+    done = 0  # lines of ``text`` already copied to ``out``
+    for i1, i2, j1, j2 in _changed_blocks(matching_lines(printed, edited), len(printed), len(edited)):
+        if i1 < i2:  # lines replaced or deleted: each must be in ``text``, one after the other
+            start = where.get(i1)
+            if start is None or any(where.get(i) != start + i - i1 for i in range(i1, i2)):
+                return None
+            stop = start + i2 - i1
+        else:  # lines inserted between two neighbours of ``text``
+            start = stop = _between(where, i1, len(printed), len(mine))
+            if start < 0:
+                return None
+        if start < done:
+            return None
+        out.extend(mine[done:start])
+        out.extend(edited[j1:j2])
+        done = stop
+    out.extend(mine[done:])
+    return "".join(out)
+
+
+def _between(where: dict[int, int], at: int, printed: int, mine: int) -> int:
+    """Where lines inserted before line ``at`` of the print go in the text; -1 when that is not one place.
+
+    Next to a line both share: right after the line above, or right before
+    the line below (when the other neighbour is written differently in the
+    text, the insertion goes on the shared line's side, outside that block).
+    """
+    above = where.get(at - 1) if at > 0 else -1
+    below = where.get(at) if at < printed else mine
+    if above is not None and below is not None:
+        return below if below == above + 1 else -1
+    if above is not None:
+        return above + 1
+    return below if below is not None else -1
+
+
+def _changed_blocks(pairs: list[tuple[int, int]], n: int, m: int) -> Iterator[tuple[int, int, int, int]]:
+    """The (i1, i2, j1, j2) blocks between matched line pairs where the two sequences differ."""
+    i = j = 0
+    for a, b in [*pairs, (n, m)]:
+        if a > i or b > j:
+            yield i, a, j, b
+        i, j = a + 1, b + 1
+
+
+def matching_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of equal lines ``a[i] == b[j]``, increasing in both: a patience alignment.
+
+    Equal leading and trailing lines pair first; between them, the lines that
+    occur once in each side anchor the alignment (their longest increasing
+    run), and the gaps between anchors are aligned the same way.  Two versions
+    of one document share most lines, so this finds nearly all of them in
+    about linear time (a line-by-line dynamic programme would be quadratic on
+    a large CRD), and never pairs a repeated line (``type: string``) by guess.
+    """
+    pairs: list[tuple[int, int]] = []
+    ranges = [(0, len(a), 0, len(b))]
+    while ranges:
+        alo, ahi, blo, bhi = ranges.pop()
+        while alo < ahi and blo < bhi and a[alo] == b[blo]:
+            pairs.append((alo, blo))
+            alo, blo = alo + 1, blo + 1
+        while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
+            ahi, bhi = ahi - 1, bhi - 1
+            pairs.append((ahi, bhi))
+        if alo == ahi or blo == bhi:
+            continue
+        pa, pb = alo, blo
+        for i, j in _unique_anchors(a, alo, ahi, b, blo, bhi):
+            ranges.append((pa, i, pb, j))
+            pairs.append((i, j))
+            pa, pb = i + 1, j + 1
+        if pa > alo:  # anchors found: align what follows the last one too
+            ranges.append((pa, ahi, pb, bhi))
+    pairs.sort()
+    return pairs
+
+
+def _unique_anchors(a: list[str], alo: int, ahi: int, b: list[str], blo: int, bhi: int) -> list[tuple[int, int]]:
+    """The longest run, increasing in both, of lines that occur exactly once in ``a[alo:ahi]`` and in ``b[blo:bhi]``."""
+    count_a: dict[str, int] = {}
+    for i in range(alo, ahi):
+        count_a[a[i]] = count_a.get(a[i], 0) + 1
+    where_b: dict[str, int] = {}
+    count_b: dict[str, int] = {}
+    for j in range(blo, bhi):
+        count_b[b[j]] = count_b.get(b[j], 0) + 1
+        where_b[b[j]] = j
+    candidates = [(i, where_b[a[i]]) for i in range(alo, ahi) if count_a[a[i]] == 1 and count_b.get(a[i]) == 1]
+    # Patience sorting: the longest increasing subsequence of the b-positions.
+    tails: list[int] = []  # tails[k]: the smallest b-position ending an increasing run of length k + 1
+    ends: list[int] = []  # ends[k]: the candidate index of that tail
+    back: list[int] = []  # for each candidate, the candidate before it in its run (-1: none)
+    for k, (_, j) in enumerate(candidates):
+        at = bisect.bisect_left(tails, j)
+        back.append(ends[at - 1] if at else -1)
+        if at == len(tails):
+            tails.append(j)
+            ends.append(k)
+        else:
+            tails[at], ends[at] = j, k
+    run: list[tuple[int, int]] = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        run.append(candidates[k])
+        k = back[k]
+    run.reverse()
+    return run
