@@ -209,7 +209,9 @@ class ItemViews:
         A reader annotation given another value moves the item (``set_path``,
         or a mode editing the annotation as it would under kpt); one left out
         keeps its value, as the slots it replaced did.  An ``annotations`` (or
-        ``metadata``) mapping left empty is dropped when the text had none.
+        ``metadata``) mapping left empty is dropped when the text had none,
+        and is the explicit null again when the text had that (kubectl keeps
+        ``annotations: null`` in an object it patches).
         """
         reader = self.reader
         assert reader is not None
@@ -220,20 +222,10 @@ class ItemViews:
         moved = {key: str(ann[key]) for key in reader if key in ann and str(ann[key]) != reader[key]}
         if moved:
             self.set_reader({**reader, **moved})
-        ann = {k: v for k, v in ann.items() if k not in reader}
-        meta = dict(meta)
         base = self.data
         base_meta = base.get("metadata") if isinstance(base, dict) else None
-        if ann or (isinstance(base_meta, dict) and "annotations" in base_meta):
-            meta["annotations"] = ann
-        else:
-            del meta["annotations"]
-        new = dict(new)
-        if meta or (isinstance(base, dict) and "metadata" in base):
-            new["metadata"] = meta
-        else:
-            del new["metadata"]
-        return new
+        meta = _emptied(dict(meta), "annotations", {k: v for k, v in ann.items() if k not in reader}, base_meta)
+        return _emptied(dict(new), "metadata", meta, base)
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
@@ -318,6 +310,18 @@ class ItemViews:
         if new_text != self.text:
             self.text = new_text
             self.mark_changed(rt)
+
+
+def _emptied(parent: dict, key: str, value: dict, base: Any) -> dict:
+    """``parent`` with ``key`` set to ``value``; an empty ``value`` is what ``base`` had there (absent, or null)."""
+    had = base if isinstance(base, dict) else {}
+    if value or (key in had and had[key] is not None):
+        parent[key] = value
+    elif key in had:
+        parent[key] = None
+    else:
+        del parent[key]
+    return parent
 
 
 def with_reader_annotations(data: Any, reader: dict[str, str]) -> Any:
