@@ -41,10 +41,14 @@ class Merge3Visitor:
     policy: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     conflicts: list[Conflict] = field(default_factory=list)
     rules: FieldRules = field(default_factory=FieldRules)  # the package's rules, before ``policy``
+    # An explicit null in all three versions stays (kyaml deletes it; ``krm-merge update`` keeps what nobody changed).
+    keep_unchanged_nulls: bool = False
 
     def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
         """Explicit null deletes; gone locally and upstream stays gone; else merge into local's map."""
         l, o, u = nodes.local, nodes.origin, nodes.upstream
+        if self.keep_unchanged_nulls and l is None and o is None and u is None:
+            return KEEP  # (a field null in all three is walked as a map: it has no kind)
         if u is None or l is None or (l is MISSING and u is MISSING):
             return DELETE
         created = l is MISSING

@@ -236,6 +236,7 @@ class MergeOptions:
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
     resolver: SchemaResolver | None = None
     rules: FieldRules = FieldRules()  # the package's rules, deciding the fields they name before ``conflicts``
+    keep_unchanged_nulls: bool = False  # a null in all three versions stays (kyaml: explicit null deletes)
 
 
 @dataclass
@@ -247,7 +248,8 @@ class Merger:
 
     def __post_init__(self) -> None:
         if self.visitor is None:
-            self.visitor = Merge3Visitor(self.options.conflicts, rules=self.options.rules)
+            self.visitor = Merge3Visitor(self.options.conflicts, rules=self.options.rules,
+                                         keep_unchanged_nulls=self.options.keep_unchanged_nulls)
 
     @property
     def conflicts(self) -> list[Conflict]:

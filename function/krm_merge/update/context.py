@@ -23,12 +23,12 @@ from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
-from .resources import drop_bookkeeping, drop_nulls, is_crd, rules_of, take_upstream
+from .resources import drop_bookkeeping, is_crd, rules_of, take_upstream_change
 from .result import (
     OUTCOME_ADDED, OUTCOME_KEPT, OUTCOME_MERGED, OUTCOME_TAKEN, OUTCOME_UNCHANGED,
     OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath,
 )
-from .unchanged import same_as_fetched
+from .unchanged import comments_of, same_as_fetched
 
 
 class MergeContext:
@@ -218,10 +218,12 @@ class MergeContext:
                 result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
                 return True
             if lc == oc or same_as_fetched(obj, base):  # as data: kpt's get re-prints what it fetches
-                take_upstream(obj, up)
-                drop_nulls(obj)
                 result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
-                return True
+                if comments_of(oc) == comments_of(uc):
+                    take_upstream_change(obj, base, up)
+                    return True
+                # upstream changed comments too: the 3-way merge carries them (kpt's comment rule)
+                return self._full_merge(obj, base, up, result)
         result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
         return self._full_merge(obj, base, up, result)
 
@@ -232,7 +234,8 @@ class MergeContext:
         unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
-        options = merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj))
+        options = merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj),
+                                      keep_unchanged_nulls=True)  # a null nobody changed is no change (docs/merge.md)
         merger = merge3.Merger(options)
         try:
             merged = merger.merge_document(l_tree, o_tree, u_tree, self._resolve(up.api_version, up.kind))

@@ -12,6 +12,7 @@ from typing import Any
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile import document as kptfile_document
 from krm_merge.krm import splice
+from krm_merge.krm.itemviews import with_reader_annotations
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
@@ -19,6 +20,7 @@ from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, parse_rules
 from krm_merge.yaml.load import load_data
 
 from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping
+from .unchanged import without_bookkeeping
 
 
 def rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
@@ -88,6 +90,88 @@ def _without_nulls(data: Any) -> Any:
     return data
 
 
+_ABSENT: Any = object()  # a field a version does not have (distinct from an explicit null)
+
+
+def take_upstream_change(obj: KubeObject, base: KubeObject, up: KubeObject) -> None:
+    """Apply upstream's change (origin -> upstream, as data) to ``obj``, a resource local left as origin's.
+
+    The result is ``obj``'s own text with only the fields upstream changed
+    edited, through the editing layer (the fast editor; else upstream's
+    changed lines where local's text has origin's lines, as for a literal
+    block; else the round-trip editor; each proven by reading the text
+    back): untouched fields keep
+    local's indentation, quoting, wrapping and comments, and a changed one
+    keeps its line comment.  Bookkeeping stays local's.  Falls back to
+    upstream's text when no editor can print the change faithfully.
+    """
+    local, mine = obj.data, bookkeeping_of(obj)
+    change = upstream_change(without_bookkeeping(local), without_bookkeeping(base.data), without_bookkeeping(up.data))
+    if mine:
+        change = with_reader_annotations(change, mine)  # local's bookkeeping back (the mappings on the way copied)
+    try:
+        obj.set_data(change, change=(base.text, up.text))
+    except KrmError:  # e.g. anchors an edit cannot keep: upstream's text is upstream's data too
+        take_upstream(obj, up)
+        drop_nulls(obj)
+
+
+def upstream_change(local: Any, origin: Any, upstream: Any) -> Any:
+    """``local`` (which holds origin's data) with what upstream changed: the data a field-level update writes.
+
+    A value upstream left as origin's stays local's (the same data, and its
+    bytes); a mapping all three have is edited key by key (a key upstream
+    deleted goes, local's own keys stay, a key upstream added is placed after
+    its predecessor in upstream's order); a list element equal to one of
+    origin's stays local's; anything else is upstream's value.  An explicit
+    null is kept where nobody changed it (kubectl keeps one in an object it
+    patches); a null upstream writes anew deletes the field, as kpt's merge
+    does.
+    """
+    if origin is not _ABSENT and same(origin, upstream):
+        return local
+    if isinstance(local, dict) and isinstance(upstream, dict) and (origin is _ABSENT or isinstance(origin, dict)):
+        return _map_change(local, {} if origin is _ABSENT else origin, upstream)
+    if isinstance(local, list) and isinstance(upstream, list) and isinstance(origin, list):
+        return _list_change(local, origin, upstream)
+    return _without_nulls(upstream)
+
+
+def _map_change(local: dict, origin: dict, upstream: dict) -> dict:
+    kept = {}
+    for key, value in local.items():
+        if key in upstream:
+            new = upstream_change(value, origin.get(key, _ABSENT), upstream[key])
+            if new is not None or upstream[key] is None and origin.get(key, _ABSENT) is None:
+                kept[key] = new
+        elif key not in origin:
+            kept[key] = value  # local's own (kpt's identifier): not upstream's business
+    added = [k for k in upstream if k not in local and upstream[k] is not None]
+    if not added:
+        return kept
+    # New keys go after the key before them in upstream's order (local's key order stays).
+    order = list(kept)
+    for key in added:
+        at = next((order.index(p) + 1 for p in reversed(list(upstream)[: list(upstream).index(key)]) if p in order), 0)
+        order.insert(at, key)
+    return {key: kept[key] if key in kept else _without_nulls(upstream[key]) for key in order}
+
+
+def _list_change(local: list, origin: list, upstream: list) -> list:
+    taken: set[int] = set()
+    out = []
+    for k, value in enumerate(upstream):
+        j = next((j for j, o in enumerate(origin) if j not in taken and j < len(local) and same(o, value)), None)
+        if j is None and k < len(origin) and k < len(local) and k not in taken and isinstance(value, dict):
+            j = k  # an element changed in place: edited field by field
+        if j is None:
+            out.append(_without_nulls(value))
+            continue
+        taken.add(j)
+        out.append(upstream_change(local[j], origin[j], value))
+    return out
+
+
 def drop_bookkeeping(obj: KubeObject) -> None:
     """Remove kpt's bookkeeping annotations (path, index, identifiers) from the item."""
     if bookkeeping_of(obj):
@@ -117,4 +201,7 @@ def take_upstream(obj: KubeObject, up: KubeObject) -> None:
     obj.set_text(new.text)
 
 
-__all__ = ["drop_bookkeeping", "drop_nulls", "is_crd", "rules_of", "same_content", "take_upstream"]
+__all__ = [
+    "drop_bookkeeping", "drop_nulls", "is_crd", "rules_of", "same_content", "take_upstream", "take_upstream_change",
+    "upstream_change",
+]
