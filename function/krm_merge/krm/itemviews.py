@@ -257,8 +257,8 @@ class ItemViews:
         An edited tree is kept for later edits: it holds the new data, and
         the next edit carries its own changed lines the same way.
         """
-        carried = yamlio.carry_edits(before, unedited, edited)
-        if carried is None or yamlio.read_back_error(carried, new) is not None:
+        carried = yamlio.carried_edit(before, unedited, edited, new)
+        if carried is None:
             return False
         self.text = keep_closing_comments(before, carried)
         self.mark_changed(self._rt)

@@ -522,16 +522,22 @@ def _join_dash_comments(text: str, width: int) -> str:
     return re.sub(r"^( *)-\n\1" + " " * width + r"(#[^\n]*)$", r"\1- \2", text, flags=re.M)
 
 
-def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None) -> str:
+def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None,
+              change: tuple[str, str] | None = None) -> str:
     """Print ``node`` in ``reference_text``'s layout, changing only the lines the edit changed.
 
     ``reference_tree``: an unedited tree of ``reference_text`` the caller
-    already has (it spares reading the text again).  When ruamel prints the
+    already has (it spares reading the text again).  ``change``: two texts
+    (before, after) whose changed lines, carried onto the reference text,
+    may make ``node``'s data too (:func:`carried_edit`; a 3-way merge
+    passes origin's and upstream's texts).  When ruamel prints the
     reference text differently from how it is written (long plain scalars
     wrapped over lines, spacing ruamel normalises), only the lines that the
-    edit changes in ruamel's print are carried onto the reference text
-    (:func:`carry_edits`), proven by reading the result back; otherwise the
-    whole print is the answer.  Nothing changed: the reference text itself.
+    edit changes in ruamel's print are carried onto the reference text.
+    Of these answers and the whole print, the one that changes the fewest
+    lines of the reference text is returned (``change``'s on a tie: those
+    are the lines as upstream wrote them).  Nothing changed: the reference
+    text itself.
     """
     if reference_text is None:
         return dump_rt(node)
@@ -542,12 +548,23 @@ def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None)
     before = dump_in(load_rt(reference_text) if reference_tree is None else reference_tree, layout)
     if before == text:
         return reference_text  # the merge changed nothing ruamel can see: keep local's bytes
-    if before == reference_text:
-        return text  # ruamel prints the reference as written: its print of the edit is already minimal
-    carried = carry_edits(reference_text, before, text)
-    if carried is not None and read_back_error(carried, load_data(text, "the printed merge")) is None:
-        return carried
-    return text
+    expected = load_data(text, "the printed merge")
+    answers = [carried_edit(reference_text, *change, expected) if change is not None else None]
+    # ruamel printing the reference as written: its print of the edit is already minimal
+    answers.append(text if before == reference_text else carried_edit(reference_text, before, text, expected) or text)
+    return min((a for a in answers if a is not None), key=lambda a: changed_lines(reference_text, a))
+
+
+def changed_lines(a: str, b: str) -> int:
+    """How many lines a line diff of two texts shows (removed plus added)."""
+    mine, theirs = _lines(a), _lines(b)
+    return len(mine) + len(theirs) - 2 * len(matching_lines(mine, theirs))
+
+
+def carried_edit(text: str, before: str, after: str, expected: Any) -> str | None:
+    """:func:`carry_edits`, when the result reads back as ``expected`` (the one read-back check); else None."""
+    carried = carry_edits(text, before, after)
+    return carried if carried is not None and read_back_error(carried, expected) is None else None
 
 
 def carry_edits(text: str, before: str, after: str) -> str | None:
@@ -560,9 +577,10 @@ def carry_edits(text: str, before: str, after: str) -> str | None:
     every line of ``text`` the edit did not touch keeps its bytes.  None when a
     change touches a line ``text`` writes differently (the caller then prints
     the whole edit), or lands between two lines that are not neighbours in
-    ``text``.  The caller proves the result by reading it back.
+    ``text``.  The caller proves the result by reading it back.  The text
+    keeps its own final newline (or its lack of one).
     """
-    mine, printed, edited = text.splitlines(True), before.splitlines(True), after.splitlines(True)
+    mine, printed, edited = (_lines(t) for t in (text, before, after))
     where = dict(matching_lines(printed, mine))
     out: list[str] = []
     done = 0  # lines of ``text`` already copied to ``out``
@@ -582,7 +600,13 @@ def carry_edits(text: str, before: str, after: str) -> str | None:
         out.extend(edited[j1:j2])
         done = stop
     out.extend(mine[done:])
-    return "".join(out)
+    carried = "".join(out)
+    return carried if text.endswith("\n") or not carried.endswith("\n") else carried[:-1]
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text``, each with its newline (the last one too, so a missing final newline is no change)."""
+    return (text if text.endswith("\n") or not text else text + "\n").splitlines(True)
 
 
 def _between(where: dict[int, int], at: int, printed: int, mine: int) -> int:
