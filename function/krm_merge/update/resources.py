@@ -11,7 +11,7 @@ from typing import Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile import document as kptfile_document
-from krm_merge.krm import splice
+from krm_merge.krm import splice, yamlio
 from krm_merge.krm.itemviews import with_reader_annotations
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
@@ -19,7 +19,8 @@ from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, parse_rules
 from krm_merge.yaml.load import load_data
 
-from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping
+from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping, without_kpt_merge_comment
+from .markers import UPSTREAM_IDENTIFIER
 from .unchanged import without_bookkeeping
 
 
@@ -93,7 +94,9 @@ def _without_nulls(data: Any) -> Any:
 _ABSENT: Any = object()  # a field a version does not have (distinct from an explicit null)
 
 
-def take_upstream_change(obj: KubeObject, base: KubeObject, up: KubeObject) -> None:
+def take_upstream_change(
+    obj: KubeObject, base: KubeObject, up: KubeObject, *, renamed: bool = False, comments: bool = False,
+) -> bool:
     """Apply upstream's change (origin -> upstream, as data) to ``obj``, a resource local left as origin's.
 
     The result is ``obj``'s own text with only the fields upstream changed
@@ -102,18 +105,34 @@ def take_upstream_change(obj: KubeObject, base: KubeObject, up: KubeObject) -> N
     block; else the round-trip editor; each proven by reading the text
     back): untouched fields keep
     local's indentation, quoting, wrapping and comments, and a changed one
-    keeps its line comment.  Bookkeeping stays local's.  Falls back to
+    keeps its line comment.  Bookkeeping stays local's, but for kpt's
+    identity markers of a resource upstream ``renamed``: they go, and the
+    package merge writes the new name's (:mod:`.markers`).  Falls back to
     upstream's text when no editor can print the change faithfully.
+
+    When upstream changed ``comments`` too, only upstream's changed lines
+    carried onto local's text keep them: False when that does not read back
+    as the change (the caller then merges 3-way, kpt's comment rule).
     """
+    if renamed:
+        obj.set_text(without_kpt_merge_comment(obj.text))
     local, mine = obj.data, bookkeeping_of(obj)
+    if renamed:
+        mine = {k: v for k, v in mine.items() if k != UPSTREAM_IDENTIFIER}
     change = upstream_change(without_bookkeeping(local), without_bookkeeping(base.data), without_bookkeeping(up.data))
     if mine:
         change = with_reader_annotations(change, mine)  # local's bookkeeping back (the mappings on the way copied)
+    if comments:
+        carried = yamlio.carried_edit(obj.text, base.text, up.text, change)
+        if carried is not None:
+            obj.set_text(carried)
+        return carried is not None
     try:
         obj.set_data(change, change=(base.text, up.text))
     except KrmError:  # e.g. anchors an edit cannot keep: upstream's text is upstream's data too
         take_upstream(obj, up)
         drop_nulls(obj)
+    return True
 
 
 def upstream_change(local: Any, origin: Any, upstream: Any) -> Any:
