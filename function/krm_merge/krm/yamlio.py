@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import io
 import re
 from typing import Any, Callable, Iterator
@@ -581,7 +582,8 @@ def carry_edits(text: str, before: str, after: str) -> str | None:
     keeps its own final newline (or its lack of one).
     """
     mine, printed, edited = (_lines(t) for t in (text, before, after))
-    where = dict(matching_lines(printed, mine))
+    # ruamel prints an explicit null as an empty value (``key:``): the same line as ``key: null`` for the alignment
+    where = dict(matching_lines([_null_as_empty(line) for line in printed], [_null_as_empty(line) for line in mine]))
     out: list[str] = []
     done = 0  # lines of ``text`` already copied to ``out``
     for i1, i2, j1, j2 in _changed_blocks(matching_lines(printed, edited), len(printed), len(edited)):
@@ -602,6 +604,18 @@ def carry_edits(text: str, before: str, after: str) -> str | None:
     out.extend(mine[done:])
     carried = "".join(out)
     return carried if text.endswith("\n") or not carried.endswith("\n") else carried[:-1]
+
+
+def _null_as_empty(line: str) -> str:
+    """``line`` with a plain ``null``/``~`` after a key's colon or a dash written as nothing (alignment only)."""
+    if "null" not in line and "~" not in line and "Null" not in line and "NULL" not in line:
+        return line
+    return _explicit_null().sub(r"\1", line)
+
+
+@functools.cache
+def _explicit_null() -> re.Pattern[str]:
+    return re.compile(r"([:-]) +(?:null|Null|NULL|~)(?=[ \t]*(?:#[^\n]*)?\n?$)")
 
 
 def _lines(text: str) -> list[str]:
