@@ -582,8 +582,7 @@ def carry_edits(text: str, before: str, after: str) -> str | None:
     keeps its own final newline (or its lack of one).
     """
     mine, printed, edited = (_lines(t) for t in (text, before, after))
-    # ruamel prints an explicit null as an empty value (``key:``): the same line as ``key: null`` for the alignment
-    where = dict(matching_lines([_null_as_empty(line) for line in printed], [_null_as_empty(line) for line in mine]))
+    where = dict(matching_lines([_as_printed(line) for line in printed], [_as_printed(line) for line in mine]))
     out: list[str] = []
     done = 0  # lines of ``text`` already copied to ``out``
     for i1, i2, j1, j2 in _changed_blocks(matching_lines(printed, edited), len(printed), len(edited)):
@@ -606,8 +605,9 @@ def carry_edits(text: str, before: str, after: str) -> str | None:
     return carried if text.endswith("\n") or not carried.endswith("\n") else carried[:-1]
 
 
-def _null_as_empty(line: str) -> str:
-    """``line`` with a plain ``null``/``~`` after a key's colon or a dash written as nothing (alignment only)."""
+def _as_printed(line: str) -> str:
+    """``line`` as ruamel would print it, for the alignment only: no blanks at its end, an explicit null as nothing."""
+    line = line.rstrip(" \t\n")
     if "null" not in line and "~" not in line and "Null" not in line and "NULL" not in line:
         return line
     return _explicit_null().sub(r"\1", line)
@@ -615,7 +615,7 @@ def _null_as_empty(line: str) -> str:
 
 @functools.cache
 def _explicit_null() -> re.Pattern[str]:
-    return re.compile(r"([:-]) +(?:null|Null|NULL|~)(?=[ \t]*(?:#[^\n]*)?\n?$)")
+    return re.compile(r"([:-]) +(?:null|Null|NULL|~)(?=[ \t]*(?:#.*)?$)")
 
 
 def _lines(text: str) -> list[str]:
@@ -648,6 +648,10 @@ def _changed_blocks(pairs: list[tuple[int, int]], n: int, m: int) -> Iterator[tu
         i, j = a + 1, b + 1
 
 
+ALIGNMENT_WORK = 16
+"""Lines :func:`matching_lines` may scan for anchors, per line of its input."""
+
+
 def matching_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
     """Pairs ``(i, j)`` of equal lines ``a[i] == b[j]``, increasing in both: a patience alignment.
 
@@ -657,9 +661,13 @@ def matching_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
     of one document share most lines, so this finds nearly all of them in
     about linear time (a line-by-line dynamic programme would be quadratic on
     a large CRD), and never pairs a repeated line (``type: string``) by guess.
+    The lines scanned for anchors are bounded by a multiple of the input's
+    (texts from upstream are untrusted: a version that reverses the lines of
+    the other would cost quadratic time); past it, gaps stay unpaired.
     """
     pairs: list[tuple[int, int]] = []
     ranges = [(0, len(a), 0, len(b))]
+    budget = ALIGNMENT_WORK * (len(a) + len(b)) + 1000
     while ranges:
         alo, ahi, blo, bhi = ranges.pop()
         while alo < ahi and blo < bhi and a[alo] == b[blo]:
@@ -668,8 +676,9 @@ def matching_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
         while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
             ahi, bhi = ahi - 1, bhi - 1
             pairs.append((ahi, bhi))
-        if alo == ahi or blo == bhi:
+        if alo == ahi or blo == bhi or budget < 0:
             continue
+        budget -= (ahi - alo) + (bhi - blo)
         pa, pb = alo, blo
         for i, j in _unique_anchors(a, alo, ahi, b, blo, bhi):
             ranges.append((pa, i, pb, j))
