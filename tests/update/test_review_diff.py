@@ -36,6 +36,7 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.nodes import to_plain_data
 from krm_merge.update import markers, planner
+from krm_merge.update.resources import upstream_change
 from tests.conftest import require_binary
 
 from .world import World, read_tree
@@ -165,6 +166,24 @@ def test_a_changed_line_inside_a_literal_block_is_that_line() -> None:
         assert line_changes({"s": old}, {"s": new}, blank=True) == Counter({("+", ""): 1})  # the blank line upstream added
         assert yaml.safe_load(new)["stringData"] == yaml.safe_load(
             (root / "upstream" / "secret-gitea-init.yaml").read_text())["stringData"]
+
+
+@pytest.mark.parametrize("local, origin, upstream, expected", [
+    # a key upstream added goes after its upstream predecessor; local's own keys stay
+    ({"a": 1, "b": 2, "mine": 0}, {"a": 1, "b": 2}, {"a": 1, "new": 5, "b": 3},
+     {"a": 1, "new": 5, "b": 3, "mine": 0}),
+    # a null nobody changed stays; a null upstream writes deletes; a null inside new content goes
+    ({"n": None, "x": 1, "y": 1}, {"n": None, "x": 1, "y": 1}, {"n": None, "x": None, "y": 2, "z": {"k": None}},
+     {"n": None, "y": 2, "z": {}}),
+    # list elements: equal ones stay local's objects, one changed in place is edited field by field
+    ({"l": [{"name": "a", "v": 1}, {"name": "b"}]}, {"l": [{"name": "a", "v": 1}, {"name": "b"}]},
+     {"l": [{"name": "b"}, {"name": "a", "v": 2}]}, {"l": [{"name": "b"}, {"name": "a", "v": 2}]}),
+])
+def test_upstream_change_as_data(local: Any, origin: Any, upstream: Any, expected: Any) -> None:
+    got = upstream_change(local, origin, upstream)
+    assert got == expected and list(got) == list(expected)
+    if "l" in local:
+        assert got["l"][0] is local["l"][1]  # the same element, so the editor keeps its text
 
 
 def update_plan_of(root: Path) -> Any:

@@ -103,9 +103,8 @@ def take_upstream_change(
     edited, through the editing layer (the fast editor; else upstream's
     changed lines where local's text has origin's lines, as for a literal
     block; else the round-trip editor; each proven by reading the text
-    back): untouched fields keep
-    local's indentation, quoting, wrapping and comments, and a changed one
-    keeps its line comment.  Bookkeeping stays local's, but for kpt's
+    back): untouched fields keep local's indentation, quoting, wrapping and
+    comments, and a changed one keeps its line comment.  Bookkeeping stays local's, but for kpt's
     identity markers of a resource upstream ``renamed``: they go, and the
     package merge writes the new name's (:mod:`.markers`).  Falls back to
     upstream's text when no editor can print the change faithfully.
@@ -161,18 +160,22 @@ def _map_change(local: dict, origin: dict, upstream: dict) -> dict:
     for key, value in local.items():
         if key in upstream:
             new = upstream_change(value, origin.get(key, _ABSENT), upstream[key])
-            if new is not None or upstream[key] is None and origin.get(key, _ABSENT) is None:
+            if new is not None or (upstream[key] is None and origin.get(key, _ABSENT) is None):
                 kept[key] = new
         elif key not in origin:
             kept[key] = value  # local's own (kpt's identifier): not upstream's business
-    added = [k for k in upstream if k not in local and upstream[k] is not None]
-    if not added:
+    # A key upstream added goes after the key before it in upstream's order (local's key order stays);
+    # before every key when none is local's.
+    after: dict[Any, list[Any]] = {}
+    anchor = _ABSENT
+    for key, value in upstream.items():
+        if key in kept:
+            anchor = key
+        elif key not in local and value is not None:
+            after.setdefault(anchor, []).append(key)
+    if not after:
         return kept
-    # New keys go after the key before them in upstream's order (local's key order stays).
-    order = list(kept)
-    for key in added:
-        at = next((order.index(p) + 1 for p in reversed(list(upstream)[: list(upstream).index(key)]) if p in order), 0)
-        order.insert(at, key)
+    order = after.get(_ABSENT, []) + [k for key in kept for k in (key, *after.get(key, ()))]
     return {key: kept[key] if key in kept else _without_nulls(upstream[key]) for key in order}
 
 
@@ -180,8 +183,12 @@ def _list_change(local: list, origin: list, upstream: list) -> list:
     taken: set[int] = set()
     out = []
     for k, value in enumerate(upstream):
-        j = next((j for j, o in enumerate(origin) if j not in taken and j < len(local) and same(o, value)), None)
-        if j is None and k < len(origin) and k < len(local) and k not in taken and isinstance(value, dict):
+        same_place = k < len(origin) and k < len(local) and k not in taken
+        if same_place and same(origin[k], value):
+            j: int | None = k  # the common case first: the element where it was
+        else:
+            j = next((j for j, o in enumerate(origin) if j not in taken and j < len(local) and same(o, value)), None)
+        if j is None and same_place and isinstance(value, dict):
             j = k  # an element changed in place: edited field by field
         if j is None:
             out.append(_without_nulls(value))
