@@ -38,6 +38,7 @@ from krm_merge.merge3.nodes import to_plain_data
 from krm_merge.update import markers, planner
 from krm_merge.update.resources import upstream_change
 from tests.conftest import require_binary
+from tests.helpers import without_nulls
 
 from .world import World, read_tree
 
@@ -67,15 +68,6 @@ def files_of(root: Path) -> dict[str, str]:
 
 def without_bookkeeping(changes: Counter[tuple[str, str]]) -> Counter[tuple[str, str]]:
     return Counter({k: n for k, n in changes.items() if not any(mark in k[1] for mark in BOOKKEEPING)})
-
-
-def without_nulls(data: Any) -> Any:
-    """kpt's merge drops every explicit null of a resource it writes; ours keeps those nobody changed."""
-    if isinstance(data, dict):
-        return {k: without_nulls(v) for k, v in data.items() if v is not None}
-    if isinstance(data, list):
-        return [without_nulls(v) for v in data]
-    return data
 
 
 def updated_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
