@@ -217,7 +217,8 @@ class MergeContext:
         """Make ``obj`` (origin's) upstream's renamed resource: local's text with upstream's change, new markers."""
         take_upstream_change(obj, base, up, renamed=True)
         result.items.append(obj)
-        result.updated.append(obj)
+        if obj.changed:
+            result.updated.append(obj)
         result.outcomes.append((obj, OUTCOME_TAKEN, "renamed upstream, unchanged locally"))
 
     def add(self, result: PackageMergeResult, up: KubeObject) -> None:
