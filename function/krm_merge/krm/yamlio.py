@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
-from krm_merge.yaml import load
+from krm_merge.yaml import load, scalars
 from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
 
 MAX_DEPTH = load.MAX_DEPTH
@@ -608,14 +608,16 @@ def carry_edits(text: str, before: str, after: str) -> str | None:
 def _as_printed(line: str) -> str:
     """``line`` as ruamel would print it, for the alignment only: no blanks at its end, an explicit null as nothing."""
     line = line.rstrip(" \t\n")
-    if "null" not in line and "~" not in line and "Null" not in line and "NULL" not in line:
+    m = _value_after_indicator().search(line)
+    if m is None or not scalars.NULL_RX.fullmatch(m.group(2)):
         return line
-    return _explicit_null().sub(r"\1", line)
+    return line[: m.start(2)].rstrip(" ") + line[m.end(2):]
 
 
 @functools.cache
-def _explicit_null() -> re.Pattern[str]:
-    return re.compile(r"([:-]) +(?:null|Null|NULL|~)(?=[ \t]*(?:#.*)?$)")
+def _value_after_indicator() -> re.Pattern[str]:
+    """A one-token plain value after a key's colon or a dash, up to an end-of-line comment."""
+    return re.compile(r"([:-]) +([^\s'\"#][^\s]*)(?=[ \t]*(?:#.*)?$)")
 
 
 def _lines(text: str) -> list[str]:
