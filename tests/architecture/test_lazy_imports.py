@@ -99,8 +99,6 @@ ALLOWED: list[Lazy] = [
          "start-up: write path only"),
     Lazy("krm_merge.files", "_file_diff", "difflib",
          "start-up: only diffs the fast path cannot make"),
-    Lazy("krm_merge.krm.itemviews", "keep_trailing_space", "difflib",
-         _START_UP + "only used after a round-trip print"),
     Lazy("krm_merge.krm.package", "_fast_reader_accepts", "krm_merge.krm.fastyaml",
          "start-up: only small files are checked before PyYAML is loaded"),
     Lazy("krm_merge.krm.yamlio", "_load_all_fast", "krm_merge.krm.fastyaml",
