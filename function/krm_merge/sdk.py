@@ -45,9 +45,11 @@ from krm_merge.krm import resourcelist as _resourcelist
 from krm_merge.krm import yamlio as _yamlio
 from krm_merge.krm import results as _results
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, guarded, result_of
+from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, result_of
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.selectors import select as _select
+from krm_merge.outcomes.kinds import FunctionResult
+from krm_merge.outcomes.report import Report, State
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
 
 __all__ = [
@@ -370,19 +372,6 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
 ReadHook = Callable[[ResourceList, Any], None]
 
 
-def _run_summary(rl: ResourceList, files_changed: int, dry_run: bool) -> str:
-    """One line saying what a directory run changed (or would change) and how many warnings it gave."""
-    items = sum(1 for item in rl.items if getattr(item, "changed", False))
-    warnings = sum(1 for result in rl.results if result.severity == "warning")
-    verb = "would change" if dry_run else "changed"
-    return (f"{_count(files_changed, 'file')} {verb} ({_count(items, 'item')}), {_count(warnings, 'warning')}"
-            + ("; nothing written (dry run)" if dry_run else ""))
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def run_directory(
     fn: FunctionFn,
     root: Any,
@@ -402,9 +391,10 @@ def run_directory(
     The one standalone path (``krm-merge run`` and :func:`run` with a
     directory): reads the package, builds the functionConfig from
     ``fn_config`` or the ``key=value`` ``pairs``, runs ``fn`` with the
-    exception-to-result rule, prints the results on stderr (and to
-    ``results_file``), then writes back only the changed documents, nothing
-    when an error was reported (``dry_run``: a unified diff on stdout).
+    exception-to-result rule, then writes back only the changed documents,
+    nothing when an error was reported.  What it did is a report rendered by
+    :mod:`krm_merge.outcomes.render`: the function's results on stderr (and in
+    ``results_file``), a dry run's unified diff on stdout.
     ``skip_undecodable(config)`` says whether files that are not UTF-8 are left
     out instead of failing the read; ``after_read(rl, package)`` may add results.
     ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
@@ -412,23 +402,27 @@ def run_directory(
     changed, warnings), so a run that changed nothing says so.
     """
     from krm_merge import txn
+    from krm_merge.outcomes import render  # start-up: the function path (stdin) renders no report
 
-    def locked() -> int:
+    report = Report("run", str(root), prog=label)
+    diff: list[Any] = []
+
+    def locked() -> None:
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
-            return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, results_file, name,
-                                         label, skip_undecodable, after_read, summary)
+            _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, name, skip_undecodable,
+                                  after_read, report, diff)
 
-    # The commands' one rule: what stops the run is one error line; --results was written before it, if at all.
-    return guarded(label, locked, _results.Results())
+    report.guard(locked)
+    return render.finish(report, results_file=results_file, document=(chunk for part in diff for chunk in part),
+                         quiet=not summary)
 
 
 def _run_locked_directory(
     fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
-    results_file: str | None, name: str, label: str, skip_undecodable: Callable[[Any], bool] | None,
-    after_read: ReadHook | None, summary: bool,
-) -> int:
-    from krm_merge import files
+    name: str, skip_undecodable: Callable[[Any], bool] | None, after_read: ReadHook | None, report: Report,
+    diff: list[Any],
+) -> None:
     from krm_merge.krm import package
 
     with collecting_duplicate_keys() as duplicates:
@@ -443,20 +437,16 @@ def _run_locked_directory(
             after_read(rl, pkg)
         call_reporting_errors(fn, rl, name)
         report_duplicate_keys(rl.results, duplicates)
-    for result in rl.results:
-        sys.stderr.write(result.display() + "\n")
-    if results_file:
-        files.write_file_atomic(results_file, _yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+    report.extend(FunctionResult(result) for result in rl.results)
     if rl.results.has_errors:
-        sys.stderr.write(f"{label}: errors reported; no file was changed\n")
-        return 1
+        report.state = State.NOT_WRITTEN
+        return
     changes = package.plan_changes(pkg, rl)
+    report.add_changes(changes)
+    report.items_changed = sum(1 for item in rl.items if getattr(item, "changed", False))
     if dry_run:
-        # File by file: the whole diff as one string cost a dry run more memory than the write.
-        for chunk in changes.diff():
-            sys.stdout.write(chunk)
-    else:
-        package.apply_writes(root, changes)
-    if summary:
-        sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
-    return 0
+        report.state = State.DRY_RUN
+        diff.append(changes.diff())  # file by file: the whole diff as one string cost more memory than the write
+        return
+    package.apply_writes(root, changes)
+    report.state = State.WRITTEN

@@ -13,10 +13,9 @@ import argparse
 from typing import Any
 
 from krm_merge import sdk
-from krm_merge.commands.reporting import guarded
 from krm_merge.config import mode_name
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import File, Results
+from krm_merge.krm.results import File
 from krm_merge.runner import NAME, run_mode
 
 
@@ -52,9 +51,8 @@ def main(argv: list[str]) -> int:
     if args.pairs:  # only arguments after `--` are the functionConfig, as with kpt fn eval
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
-    # run_directory writes its own results (the mode's, in kpt's format); this only catches what escapes it
-    return guarded("krm-merge run", lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results,
-                                                 not args.quiet), Results())
+    # run_directory renders its own report: the mode's results, --results, the summary, a dry run's diff
+    return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet)
 
 
 def _is_promote(config: KubeObject | None) -> bool:

@@ -24,7 +24,6 @@ under ``--conflicts fail``.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -33,22 +32,18 @@ if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse 
     import argparse
 
 from krm_merge import txn
-from krm_merge.commands import outcomes
-from krm_merge.commands.reporting import (
-    RESULTS_HELP, emit, failure, guarded, update_report, write_report, write_results,
-)
-from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import STRATEGIES
-from krm_merge.krm.results import Result, Results, labelled_line
+from krm_merge.outcomes import render
+from krm_merge.outcomes.kinds import ConflictsLeft, message
+from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
 from krm_merge.update.git import plan_git_update
-from krm_merge.update.plan import COMMAND as PROG
-from krm_merge.update.plan import UpdatePlan, apply_plan, render_plan, said
+from krm_merge.update.plan import UpdatePlan, apply_plan, conflicts_left
 from krm_merge.upstream.git import split_package_ref
 from krm_merge.yaml.load import collecting_duplicate_keys
+
+PROG = "krm-merge update"
 POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
 FILE_POLICIES = ("keep-local", "merge")
-CONFLICTS_LEFT = 3
-"""Exit code of an update under ``--conflicts mark`` that wrote markers: merged, conflicts left to decide."""
 
 
 DEFAULTS: dict[str, Any] = {
@@ -90,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-recursive", action="store_true",
                    help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
-    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
     p.set_defaults(**DEFAULTS)
@@ -112,108 +107,64 @@ def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = parse_args(argv)
     if (args.origin is None) != (args.upstream is None):
-        sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
-        return 2
-    if args.report and args.report[0] not in ("json", "markdown"):
-        sys.stderr.write(f"krm-merge update: error: --report FORMAT must be json or markdown, got {args.report[0]!r}\n")
-        return 2
-    results = Results()
-    code = guarded(PROG, lambda: _locked_update(args, results), results)
-    write_results(args.results, results)
-    return code
+        return render.usage_error(PROG, "--origin and --upstream go together")
+    if args.report and args.report[0] not in render.FORMATS:
+        return render.usage_error(PROG, f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    report = Report("update", args.package)
+    plan = UpdatePlan()
+    report.guard(lambda: _locked_update(args, report, plan))
+    # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
+    diff = plan.changes.diff() if report.state is State.DRY_RUN else ()
+    return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
 
 
-def _locked_update(args: argparse.Namespace | SimpleNamespace, results: Results) -> int:
-    package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
+def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, plan: UpdatePlan) -> None:
+    package = report.target = args.package if args.origin is not None else split_package_ref(args.package)[0]
     # Held from the read to the write: a second writer is refused, not silently overwritten.
-    with txn.PackageLock(package_dir, PROG, read_only=args.dry_run) as lock:
-        for message in lock.messages:
-            _say(results, Result(message, "warning"))
-        return _locked_main(args, results)
+    with txn.PackageLock(package, PROG, read_only=args.dry_run) as lock:
+        report.extend(message(text, "warning") for text in lock.messages)
+        with collecting_duplicate_keys() as duplicates:
+            try:
+                planned = _plan(args)
+            finally:  # said before the error that stopped the plan, if one did
+                # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
+                report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
+        plan.changes, plan.outcomes = planned.changes, planned.outcomes
+        report.extend(plan.outcomes)
+        report.add_changes(plan.changes)
+        _write(Path(package), plan, args.dry_run, report)
 
 
-def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results) -> int:
-    with collecting_duplicate_keys() as duplicates:
-        try:
-            local, plan = _plan(args)
-        finally:  # said before the error that stopped the plan, if one did
-            _warn_duplicates(duplicates, results)
-    code = _finish(local, plan, args.conflicts, args.dry_run, results)
-    if args.report:
-        write_report(args.report[0], args.report[1],
-                     update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
-    return code
+def _write(local: Path, plan: UpdatePlan, dry_run: bool, report: Report) -> None:
+    """Write the plan unless a conflict failed it or it is a dry run; the report's state says which."""
+    if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
+        report.state = State.NOT_WRITTEN
+        return
+    if dry_run:
+        report.state = State.DRY_RUN
+        return
+    apply_plan(local, plan)
+    report.state = State.WRITTEN
+    fields, regions = conflicts_left(plan.outcomes)
+    if fields or regions:  # markers and diff3 regions now in the package, for a person
+        report.add(ConflictsLeft(str(local), fields + regions, regions))
 
 
-def _plan(args: argparse.Namespace | SimpleNamespace) -> tuple[Path, UpdatePlan]:
-    """The local package and its update's plan, from git or from ``--origin``/``--upstream`` directories."""
+def _plan(args: argparse.Namespace | SimpleNamespace) -> UpdatePlan:
+    """The update's plan, from git or from ``--origin``/``--upstream`` directories."""
     if args.origin is None:
         path, ref = split_package_ref(args.package)
-        return Path(path), plan_git_update(
+        return plan_git_update(
             Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
             recursive=not args.no_recursive, files_policy=args.files,
         )
     # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
     from krm_merge.update.planner import plan_update
 
-    return Path(args.package), plan_update(
+    return plan_update(
         Path(args.package), Path(args.origin), Path(args.upstream), strategy=args.strategy or "resource-merge",
         conflicts=args.conflicts, fallback_keys=args.fallback_keys, files_policy=args.files,
     )
-
-
-def _warn_duplicates(duplicates: list[Any], results: Results) -> None:
-    """Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each."""
-    for message in dict.fromkeys(dup.message() for dup in duplicates):
-        _say(results, Result(message, "warning"))
-
-
-def _say(results: Results, result: Result) -> None:
-    """Keep one of the command's own results for ``--results`` and print its line (it names the program)."""
-    results.append(result)
-    emit(PROG, [result])
-
-
-def _say_plan(results: Results, plan: UpdatePlan) -> None:
-    """Keep the plan's results and print their lines (labelled by what they are, without the program)."""
-    for result in said(plan):
-        results.append(result)
-        sys.stderr.write(labelled_line(result) + "\n")
-
-
-def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results) -> int:
-    _say_plan(results, plan)
-    failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
-    if failed:
-        _say(results, Result(f"{failed} conflicting field(s); nothing written", "error"))
-        return 1
-    if dry_run:
-        sys.stdout.write(render_plan(plan))
-        return 0
-    try:
-        apply_plan(local, plan)
-    except (KrmMergeError, OSError) as err:  # here, not in guarded: the report still says nothing was written
-        _say(results, failure(err))
-        return 1
-    sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
-    if plan.outcomes:
-        sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")
-    in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
-    marked = plan.conflicts - in_files if conflicts == "mark" else outcomes.decided(plan.outcomes, "marked")  # by rules
-    if (conflicts == "mark" and plan.conflicts) or marked:
-        sys.stdout.write(f"{marked} conflict(s) marked '# krm-merge:conflict'"
-                         + (f" and {in_files} diff3 region(s) left in merged files" if in_files else "")
-                         + f": list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
-        return CONFLICTS_LEFT
-    return 0
-
-
-def _merged_summary(plan: UpdatePlan) -> str:
-    merged = [m for m in plan.merged_files if m.merged]
-    if not merged:
-        return ""
-    marked = sum(1 for m in merged if m.conflicts)
-    return f", {len(merged)} non-KRM file(s) merged" + (f" ({marked} with conflict markers left)" if marked else "")
 
 
 __all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "main", "parse_args", "parser"]

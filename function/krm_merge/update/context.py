@@ -24,10 +24,9 @@ from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
 from .resources import drop_bookkeeping, drop_nulls, is_crd, rules_of, take_upstream
-from .result import (
-    OUTCOME_ADDED, OUTCOME_KEPT, OUTCOME_MERGED, OUTCOME_TAKEN, OUTCOME_UNCHANGED,
-    OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath,
-)
+from krm_merge.outcomes.kinds import Action, Reason
+
+from .result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
 from .unchanged import same_as_fetched
 
 
@@ -197,32 +196,32 @@ class MergeContext:
         drop_bookkeeping(new)
         result.items.append(new)
         result.added.append((new, up))
-        result.outcomes.append((new, OUTCOME_ADDED, "added upstream"))
+        result.outcomes.append((new, Action.ADDED, Reason.ADDED_UPSTREAM, ""))
 
     def merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         """Merge into ``obj``; False when the merge deletes it."""
         if is_kptfile(obj):
             if self._kptfile_unchanged_upstream(obj, base, up):
-                result.outcomes.append((obj, OUTCOME_KEPT, "unchanged upstream"))
+                result.outcomes.append((obj, Action.KEPT, Reason.UNCHANGED_UPSTREAM, ""))
             else:
                 self._merge_kptfile(obj, base, up, result)
-                result.outcomes.append((obj, OUTCOME_MERGED, "Kptfile"))
+                result.outcomes.append((obj, Action.MERGED, Reason.KPTFILE, ""))
             return True
         lc, uc = content_text(obj.text), content_text(up.text)
         if lc == uc:
-            result.outcomes.append((obj, OUTCOME_UNCHANGED, "local is upstream's"))
+            result.outcomes.append((obj, Action.UNCHANGED, Reason.SAME_AS_UPSTREAM, ""))
             return True
         if base is not None:
             oc = content_text(base.text)
             if uc == oc and lc != oc:
-                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
+                result.outcomes.append((obj, Action.KEPT, Reason.CHANGED_LOCALLY, ""))
                 return True
             if lc == oc or same_as_fetched(obj, base):  # as data: kpt's get re-prints what it fetches
                 take_upstream(obj, up)
                 drop_nulls(obj)
-                result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
+                result.outcomes.append((obj, Action.TAKEN, Reason.UNCHANGED_LOCALLY, ""))
                 return True
-        result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
+        result.outcomes.append((obj, Action.MERGED, Reason.CHANGED_ON_BOTH_SIDES, ""))
         return self._full_merge(obj, base, up, result)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:

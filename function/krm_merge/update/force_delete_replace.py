@@ -13,7 +13,9 @@ from krm_merge.krm.kubeobject import KubeObject
 
 from .context import MergeContext
 from .resources import take_upstream
-from .result import OUTCOME_DELETED, OUTCOME_TAKEN, PackageMergeResult
+from krm_merge.outcomes.kinds import Action, Reason
+
+from .result import PackageMergeResult
 
 
 class ForceDeleteReplace:
@@ -31,9 +33,9 @@ class ForceDeleteReplace:
             up = ui.get(key)
             if up is None:
                 result.deleted.append(obj)
-                result.outcomes.append((obj, OUTCOME_DELETED, f"not upstream ({ctx.options.strategy.value})"))
+                result.outcomes.append((obj, Action.DELETED, Reason.NOT_UPSTREAM, ctx.options.strategy.value))
                 continue
-            result.outcomes.append((obj, OUTCOME_TAKEN, ctx.options.strategy.value))
+            result.outcomes.append((obj, Action.TAKEN, Reason.REPLACED_BY_STRATEGY, ctx.options.strategy.value))
             if up is obj:
                 pass  # root Kptfile, none upstream: local's kept whole
             elif is_kptfile(obj) and ctx.rel_path(obj) == ROOT_KPTFILE:
