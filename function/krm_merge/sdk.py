@@ -38,7 +38,7 @@ import os
 import sys
 import traceback  # ~0.5 ms: its own imports are loaded already
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import resourcelist as _resourcelist
@@ -51,6 +51,9 @@ from krm_merge.krm.selectors import select as _select
 from krm_merge.outcomes.kinds import FunctionResult
 from krm_merge.outcomes.report import Report, State
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
+
+if TYPE_CHECKING:  # the function path (stdin) never plans a package's writes
+    from krm_merge.krm.pkgio import ChangeSet
 
 __all__ = [
     "Field",
@@ -405,24 +408,24 @@ def run_directory(
     from krm_merge.outcomes import render  # start-up: the function path (stdin) renders no report
 
     report = Report("run", str(root), prog=label)
-    diff: list[Any] = []
 
-    def locked() -> None:
+    def locked() -> ChangeSet | None:
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
-            _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, name, skip_undecodable,
-                                  after_read, report, diff)
+            return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, name, skip_undecodable,
+                                         after_read, report)
 
-    report.guard(locked)
-    return render.finish(report, results_file=results_file, document=(chunk for part in diff for chunk in part),
-                         quiet=not summary)
+    changes = report.guard(locked)
+    # A dry run's diff, file by file: the whole diff as one string cost more memory than the write.
+    diff = changes.diff() if changes is not None and report.state is State.DRY_RUN else ()
+    return render.finish(report, results_file=results_file, document=diff, quiet=not summary)
 
 
 def _run_locked_directory(
     fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
     name: str, skip_undecodable: Callable[[Any], bool] | None, after_read: ReadHook | None, report: Report,
-    diff: list[Any],
-) -> None:
+) -> ChangeSet | None:
+    """Read, run the function, write (or not: the report's state says); the change set planned, if one was."""
     from krm_merge.krm import package
 
     with collecting_duplicate_keys() as duplicates:
@@ -440,13 +443,13 @@ def _run_locked_directory(
     report.extend(FunctionResult(result) for result in rl.results)
     if rl.results.has_errors:
         report.state = State.NOT_WRITTEN
-        return
+        return None
     changes = package.plan_changes(pkg, rl)
     report.add_changes(changes)
     report.items_changed = sum(1 for item in rl.items if getattr(item, "changed", False))
     if dry_run:
         report.state = State.DRY_RUN
-        diff.append(changes.diff())  # file by file: the whole diff as one string cost more memory than the write
-        return
+        return changes
     package.apply_writes(root, changes)
     report.state = State.WRITTEN
+    return changes

@@ -332,9 +332,7 @@ def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 none left, 3 some left, 1 error)."""
     args = parser().parse_args(argv)
     report = Report("conflicts", args.package)
-    found: list[Marker] = []
-    report.guard(lambda: found.extend(_main(args, report)))
-    markers = [m.outcome() for m in found]
+    markers = [m.outcome() for m in report.guard(lambda: _main(args, report)) or []]
     listing = render.marker_list(markers) if args.output == "json" else render.marker_lines(markers)
     # The list is the command's document (stdout); a package that could not be read lists nothing.
     return render.finish(report, results_file=args.results, document=[listing] if report.exit_code != 1 else [])

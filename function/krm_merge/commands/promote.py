@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
@@ -99,29 +99,28 @@ def main(argv: list[str]) -> int:
     if args.report and args.report[0] not in render.FORMATS:
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     report = Report("promote", args.dir)
-    diff: list[Iterable[str]] = []
 
-    def body() -> None:
+    def body() -> ChangeSet:
         try:
-            _locked_main(args, report, diff)
+            return _locked_main(args, report)
         except UsageError as err:
             arg_parser.error(err.message)  # exits 2: not a result
 
-    report.guard(body, describe=_describe)
+    writes = report.guard(body, describe=_describe)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    return render.finish(report, results_file=args.results, report_to=args.report,
-                         document=(chunk for part in diff for chunk in part))
+    diff = writes.diff() if writes is not None and report.state is State.DRY_RUN else ()
+    return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
 
 
 def _describe(err: KrmMergeError) -> str:
     return str(err) if isinstance(err, PromoteError) else err.one_line()
 
 
-def _locked_main(args: argparse.Namespace, report: Report, diff: list[Iterable[str]]) -> None:
+def _locked_main(args: argparse.Namespace, report: Report) -> ChangeSet:
     # Held from the screen to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
         report.extend(message(text, "warning", args.dir) for text in lock.messages)
-        _main(args, report, diff)
+        return _main(args, report)
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
@@ -159,7 +158,8 @@ def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
     return promotions
 
 
-def _main(args: argparse.Namespace, report: Report, diff: list[Iterable[str]]) -> None:
+def _main(args: argparse.Namespace, report: Report) -> ChangeSet:
+    """Plan the promotions and write them (or not: the report's state says); returns the files' change set."""
     root = args.dir
     if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
@@ -169,7 +169,7 @@ def _main(args: argparse.Namespace, report: Report, diff: list[Iterable[str]]) -
     report.extend(run.outcomes)
     if any(o.severity == "error" for o in run.outcomes):
         report.state = State.NOT_WRITTEN
-        return
+        return run.writes
     report.extend(field_sets(run.changes))
     missing = no_match_messages(run.resolved, run.outcome.matched)
     if args.allow_no_match:
@@ -178,17 +178,17 @@ def _main(args: argparse.Namespace, report: Report, diff: list[Iterable[str]]) -
         report.extend(message(f"{text} (use --allow-no-match to accept this)", "error") for text in missing)
         if missing:
             report.state = State.NOT_WRITTEN
-            return
+            return run.writes
     matched = sum(run.outcome.matched)
     if not run.changes and matched:
         report.add(message(f"{matched} field(s) already at the promoted value(s); nothing to change", "info"))
     report.add_changes(run.writes)
     if args.dry_run:
         report.state = State.DRY_RUN
-        diff.append(run.writes.diff())
-        return
+        return run.writes
     write_all(root, run.writes)
     report.state = State.WRITTEN
+    return run.writes
 
 
 class _Run:

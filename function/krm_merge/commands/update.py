@@ -111,14 +111,13 @@ def main(argv: list[str]) -> int:
     if args.report and args.report[0] not in render.FORMATS:
         return render.usage_error(PROG, f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     report = Report("update", args.package)
-    plan = UpdatePlan()
-    report.guard(lambda: _locked_update(args, report, plan))
+    plan = report.guard(lambda: _locked_update(args, report))
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    diff = plan.changes.diff() if report.state is State.DRY_RUN else ()
+    diff = plan.changes.diff() if plan is not None and report.state is State.DRY_RUN else ()
     return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
 
 
-def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, plan: UpdatePlan) -> None:
+def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report) -> UpdatePlan:
     package = report.target = args.package if args.origin is not None else split_package_ref(args.package)[0]
     # Held from the read to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(package, PROG, read_only=args.dry_run) as lock:
@@ -129,10 +128,10 @@ def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, p
             finally:  # said before the error that stopped the plan, if one did
                 # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
                 report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
-        plan.changes, plan.outcomes = planned.changes, planned.outcomes
-        report.extend(plan.outcomes)
-        report.add_changes(plan.changes)
-        _write(Path(package), plan, args.dry_run, report)
+        report.extend(planned.outcomes)
+        report.add_changes(planned.changes)
+        _write(Path(package), planned, args.dry_run, report)
+        return planned
 
 
 def _write(local: Path, plan: UpdatePlan, dry_run: bool, report: Report) -> None:

@@ -11,7 +11,7 @@ their words.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.results import failure
@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # the SDK's function path builds no report: it must not load 
     from krm_merge.krm.pkgio import ChangeSet
 
 from .kinds import ConflictsLeft, FileAction, FileChanged, Kind, Message, Outcome
+
+T = TypeVar("T")
 
 CONFLICTS_LEFT = 3
 """Exit code while conflicts are left in the package for a person (``update --conflicts mark``, ``conflicts``, ``resolve``)."""
@@ -75,19 +77,21 @@ class Report:
         """The outcomes of one kind, in order."""
         return [o for o in self.outcomes if o.kind is kind]
 
-    def guard(self, body: Callable[[], None], describe: Callable[[KrmMergeError], str] | None = None) -> None:
-        """Run ``body``; a ``KrmMergeError`` or ``OSError`` it raises becomes one error outcome.
+    def guard(self, body: Callable[[], T], describe: Callable[[KrmMergeError], str] | None = None) -> T | None:
+        """Run ``body`` and return what it returns; a ``KrmMergeError`` or ``OSError`` it raises becomes one error
+        outcome (and None is returned).
 
         The state becomes :attr:`State.FAILED` unless the error came after the
         write (a command sets ``WRITTEN`` only once its transaction is done).
         ``describe`` words a ``KrmMergeError`` (default: its ``one_line()``).
         """
         try:
-            body()
+            return body()
         except (KrmMergeError, OSError) as err:
             self.add(Message(failure(err, describe)))
             if self.state is not State.WRITTEN:
                 self.state = State.FAILED
+            return None
 
     @property
     def exit_code(self) -> int:
