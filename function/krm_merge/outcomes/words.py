@@ -184,7 +184,7 @@ def _severity_label(severity: str) -> str:
     return "" if severity == "info" else severity
 
 
-def _resource_says(o: ResourceOutcome, words: str) -> list[Said]:
+def _resource_says(o: ResourceOutcome) -> list[Said]:
     if o.reason not in SAID_REASONS:
         return []  # the summary counts them; the report lists each
     words = f"{_who(o.resource, o.file)}: {SAID_REASONS[o.reason].format(detail=o.detail)}"
@@ -192,65 +192,65 @@ def _resource_says(o: ResourceOutcome, words: str) -> list[Said]:
     return [Said(label, Result(words, o.severity, o.resource, file=File(o.file)))]
 
 
-def _conflict_says(o: ConflictOutcome, words: str) -> list[Said]:
+def _conflict_says(o: ConflictOutcome) -> list[Said]:
     field = Field(o.field, o.local, o.upstream)
-    return [Said("conflict", Result(words, o.severity, o.resource, field, File(o.file, o.index)))]
+    return [Said("conflict", Result(_conflict_text(o), o.severity, o.resource, field, File(o.file, o.index)))]
 
 
-def _merged_says(o: FileMerged, words: str) -> list[Said]:
+def _merged_says(o: FileMerged) -> list[Said]:
     where = File(o.path)
     if not o.regions:
-        return [Said("merged", Result(words, o.severity, file=where))]
+        return [Said("merged", Result(_merged_text(o), o.severity, file=where))]
     return [Said("conflict", Result(_region_text(o, *r), o.severity, file=where)) for r in o.regions]
 
 
-def _file_says(label: str | None) -> Callable[[FileKept | FileSkipped | LinkRefused, str], list[Said]]:
-    """A file's outcome said as one line about the file, under ``label`` (None: its severity)."""
-    def says(o: FileKept | FileSkipped | LinkRefused, words: str) -> list[Said]:
+def _file_says(label: str | None) -> Callable[[FileKept | FileSkipped | LinkRefused], list[Said]]:
+    """A file's outcome said as one line about the file (its text), under ``label`` (None: its severity)."""
+    def says(o: FileKept | FileSkipped | LinkRefused) -> list[Said]:
         shown = _severity_label(o.severity) if label is None else label
-        return [Said(shown, Result(words, o.severity, file=File(o.path)))]
+        return [Said(shown, Result(text(o), o.severity, file=File(o.path)))]
     return says
 
 
-def _field_set_says(o: FieldSet, words: str) -> list[Said]:
+def _field_set_says(o: FieldSet) -> list[Said]:
     field = Field(o.field, o.old, o.new)
-    return [Said("set", Result(words, o.severity, o.resource, field, File(o.file, o.index)))]
+    return [Said("set", Result(_field_set_text(o), o.severity, o.resource, field, File(o.file, o.index)))]
 
 
-def _marker_says(o: MarkerOutcome, words: str) -> list[Said]:
+def _marker_says(o: MarkerOutcome) -> list[Said]:
     # listed on stdout by `conflicts` (its document): a result, no stderr line
     field = Field(o.field, o.local, o.upstream) if o.field else None
-    return [Said(None, Result(words, o.severity, resource_ref(o.resource), field, File(o.file)))]
+    return [Said(None, Result(marker_text(o), o.severity, resource_ref(o.resource), field, File(o.file)))]
 
 
-def _resolved_says(o: Resolved, words: str) -> list[Said]:
+def _resolved_says(o: Resolved) -> list[Said]:
     marker = o.marker
     result = Result(marker_text(marker), o.severity, resource_ref(marker.resource),
                     Field(marker.field) if marker.field else None, File(marker.file))
     return [Said(f"took {o.take}", result)]
 
 
-def _left_says(o: ConflictsLeft, words: str) -> list[Said]:
-    return [Said("", Result(words, o.severity))] if o.count else []
+def _left_says(o: ConflictsLeft) -> list[Said]:
+    return [Said("", Result(_left_text(o), o.severity))] if o.count else []
 
 
-def _result_says(o: FunctionResult, words: str) -> list[Said]:
+def _result_says(o: FunctionResult) -> list[Said]:
     return [Said("", o.result, o.result.display())]
 
 
-def _message_says(o: Message, words: str) -> list[Said]:
+def _message_says(o: Message) -> list[Said]:
     return [Said(_severity_label(o.severity), o.result)]
 
 
-def _silent(o: Outcome, words: str) -> list[Said]:
+def _silent(o: Outcome) -> list[Said]:
     return []  # only the reports list it
 
 
 class Words(NamedTuple):
-    """A kind's words: its one-line text (``outcome -> str``) and what it says (``(outcome, text) -> [Said]``)."""
+    """A kind's words: its one-line text, and what it says to a person (each ``outcome -> ...``)."""
 
     text: Callable[[Any], str]
-    says: Callable[[Any, str], list[Said]]
+    says: Callable[[Any], list[Said]]
 
 
 WORDS: dict[type, Words] = {
@@ -283,7 +283,7 @@ def said(outcome: Outcome) -> list[Said]:
     ``fileKept``, ...), so a reader of ``--results`` tells them apart without
     reading a message; a message or a function's result keeps its own tags.
     """
-    found = WORDS[type(outcome)].says(outcome, text(outcome))
+    found = WORDS[type(outcome)].says(outcome)
     if isinstance(outcome, (Message, FunctionResult)):
         return found
     tags = {"kind": outcome.kind.value}
