@@ -5,7 +5,7 @@ From a :class:`~krm_merge.outcomes.report.Report`:
 * the **stderr lines** (:func:`lines`): ``PROG: LABEL: TEXT`` for each thing an
   outcome tells a person (``krm-merge update: conflict: cm.yaml: ConfigMap/a:
   data.k: ...``; info without a label; the words are
-  :mod:`krm_merge.outcomes.words`'), then the summary lines;
+  :mod:`krm_merge.outcomes.words`), then the summary lines;
 * the **KRM results** (:func:`results`; ``--results FILE`` in kpt's results
   format, :func:`write_results`): one result per stderr line of an outcome, with
   the same words, plus what no line carries (resource, field values, file);
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from typing import Any, Callable, Iterable, TextIO
 
 from krm_merge import files
@@ -78,11 +79,11 @@ def lines(report: Report, quiet: bool = False) -> list[str]:
 
 def results(report: Report) -> Results:
     """The KRM results of a report: one per thing its outcomes say (``--results``)."""
-    return Results(item.result for o in report.outcomes for item in said(o))
+    return function_results(report.outcomes)
 
 
 def function_results(outcomes: Iterable[Outcome]) -> Results:
-    """The KRM results of outcomes a function reports in its ResourceList (a mode's conflicts, say)."""
+    """The KRM results of outcomes, one per thing each says (also what a mode reports in its ResourceList)."""
     return Results(item.result for o in outcomes for item in said(o))
 
 
@@ -103,14 +104,10 @@ def _resources_line(report: Report) -> list[str]:
     conflicts = [o for o in report.outcomes if isinstance(o, ConflictOutcome)]
     if not found and not conflicts:
         return []
-    counts: dict[str, int] = {}
-    for o in found:
-        counts[ACTION_WORDS[o.action]] = counts.get(ACTION_WORDS[o.action], 0) + 1
+    counts = Counter(ACTION_WORDS[o.action] for o in found)
     parts = [f"{n} {words}" for words, n in sorted(counts.items())]
     if conflicts:
-        decided: dict[str, int] = {}
-        for c in conflicts:
-            decided[DECISION_WORDS[c.decision]] = decided.get(DECISION_WORDS[c.decision], 0) + 1
+        decided = Counter(DECISION_WORDS[c.decision] for c in conflicts)
         parts.append(f"{len(conflicts)} conflict(s): " + ", ".join(f"{n} {d}" for d, n in sorted(decided.items())))
     return ["resources: " + ("; ".join(parts) if parts else "none")]
 
@@ -120,9 +117,7 @@ def _update_summary(report: Report) -> list[str]:
         return []  # the error says it
     changed = sum(1 for o in report.outcomes if isinstance(o, FileChanged) and o.action is not FileAction.DIRECTORY_REMOVED)
     merged = [o for o in report.outcomes if isinstance(o, FileMerged)]
-    files_merged = (f", {len(merged)} non-KRM file(s) merged"
-                    + (f" ({sum(1 for m in merged if m.regions)} with conflict markers left)" if any(m.regions for m in merged) else "")
-                    if merged else "")
+    files_merged = _files_merged(merged)
     if report.state is State.WRITTEN:
         return [f"updated {report.target}: {changed} file(s) changed{files_merged}", *_resources_line(report)]
     if report.state is State.DRY_RUN:
@@ -131,6 +126,14 @@ def _update_summary(report: Report) -> list[str]:
     failed = sum(1 for o in report.outcomes if isinstance(o, ConflictOutcome) and o.decision is Decision.NOT_MERGED)
     failed += sum(len(o.regions) for o in merged if o.decision is Decision.NOT_MERGED)
     return [f"{failed} conflicting field(s); nothing written"] if failed else []
+
+
+def _files_merged(merged: list[FileMerged]) -> str:
+    """``, 2 non-KRM file(s) merged (1 with conflict markers left)``, or nothing."""
+    if not merged:
+        return ""
+    marked = sum(1 for m in merged if m.regions)
+    return f", {len(merged)} non-KRM file(s) merged" + (f" ({marked} with conflict markers left)" if marked else "")
 
 
 def _promoted(report: Report) -> str:
