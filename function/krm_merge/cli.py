@@ -70,14 +70,12 @@ def entry() -> NoReturn:
 
 def function_main() -> int:
     """KRM function mode: read stdin, write stdout, exit 1 on error results."""
-    from krm_merge.runner import run_function_streams
+    from krm_merge.runner import log_results, run_function_streams
 
     code, results = run_function_streams(sys.stdin.buffer, sys.stdout.buffer)
     sys.stdout.flush()
     if os.environ.get("LOG_TO_STDERR") == "true":
-        # kustomize sets this and shows only stderr (never the results) to its users.
-        for result in results:
-            sys.stderr.write(result.display() + "\n")
+        log_results(results, sys.stderr)  # kustomize sets this and shows only stderr (never the results) to its users
     return code
 
 

@@ -11,12 +11,13 @@ and the duplicate-key warnings are the SDK's, so the modes get the SDK's
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 from krm_merge import sdk
 from krm_merge.config import resolve
 from krm_merge.krm.resourcelist import ResourceList, resource_list_parts
 from krm_merge.krm.results import Results
+from krm_merge.outcomes.render import result_lines
 
 NAME = "krm-merge"
 
@@ -66,6 +67,12 @@ def run_function_streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[int, Result
             pending, size = [], 0
     stdout.write("".join(pending).encode("utf-8"))
     return results.exit_code(), results
+
+
+def log_results(results: Results, stream: TextIO) -> None:
+    """The function's results as kpt shows them, one line each (``LOG_TO_STDERR=true``: kustomize shows only stderr)."""
+    for text in result_lines(results):
+        stream.write(text + "\n")
 
 
 def _decoded(data: bytes) -> str | bytes:

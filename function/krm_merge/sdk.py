@@ -38,17 +38,22 @@ import os
 import sys
 import traceback  # ~0.5 ms: its own imports are loaded already
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import resourcelist as _resourcelist
 from krm_merge.krm import yamlio as _yamlio
 from krm_merge.krm import results as _results
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, guarded, result_of
+from krm_merge.krm.results import Field, File, KrmError, ResourceRef, Result, result_of
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.selectors import select as _select
+from krm_merge.outcomes.kinds import FunctionResult
+from krm_merge.outcomes.report import Report, State
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
+
+if TYPE_CHECKING:  # the function path (stdin) never plans a package's writes
+    from krm_merge.krm.pkgio import ChangeSet
 
 __all__ = [
     "Field",
@@ -368,20 +373,7 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
 
 
 ReadHook = Callable[[ResourceList, Any], None]
-WriteHook = Callable[[ResourceList, Any], None]  # (the run's ResourceList, its krm.pkgio.ChangeSet)
-
-
-def _run_summary(rl: ResourceList, files_changed: int, dry_run: bool) -> str:
-    """One line saying what a directory run changed (or would change) and how many warnings it gave."""
-    items = sum(1 for item in rl.items if getattr(item, "changed", False))
-    warnings = sum(1 for result in rl.results if result.severity == "warning")
-    verb = "would change" if dry_run else "changed"
-    return (f"{_count(files_changed, 'file')} {verb} ({_count(items, 'item')}), {_count(warnings, 'warning')}"
-            + ("; nothing written (dry run)" if dry_run else ""))
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+WriteHook = Callable[[ResourceList, Any, Report], None]  # (the run's ResourceList, its krm.pkgio.ChangeSet, its Report)
 
 
 def run_directory(
@@ -405,37 +397,43 @@ def run_directory(
     The one standalone path (``krm-merge run`` and :func:`run` with a
     directory): reads the package, builds the functionConfig from
     ``fn_config`` or the ``key=value`` ``pairs``, runs ``fn`` with the
-    exception-to-result rule, prints the results on stderr (and to
-    ``results_file``), then writes back only the changed documents, nothing
-    when an error was reported (``dry_run``: a unified diff on stdout).
+    exception-to-result rule, then writes back only the changed documents,
+    nothing when an error was reported.  What it did is a report rendered by
+    :mod:`krm_merge.outcomes.render`: the function's results on stderr (and in
+    ``results_file``), a dry run's unified diff on stdout.
     ``skip_undecodable(config)`` says whether files that are not UTF-8 are left
     out instead of failing the read; ``after_read(rl, package)`` may add results.
     ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
     ``summary`` adds one line on stderr after a successful run (files and items
     changed, warnings), so a run that changed nothing says so.  ``before_write(rl,
-    changes)`` runs once the changes are planned and before they are written (or shown,
-    with ``dry_run``): what it raises stops the run with nothing written; ``after_write``
-    runs after them (``krm-merge run`` opens a promote run's pull request there).
+    changes, report)`` runs once the changes are planned and before they are written (or
+    shown, with ``dry_run``): what it raises stops the run with nothing written;
+    ``after_write`` runs after the write (not in a dry run); both may add outcomes to the
+    run's report (``krm-merge run`` opens a promote run's pull request there).
     """
     from krm_merge import txn
+    from krm_merge.outcomes import render  # start-up: the function path (stdin) renders no report
 
-    def locked() -> int:
+    report = Report("run", str(root), prog=label)
+
+    def locked() -> ChangeSet | None:
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
-            return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, results_file, name,
-                                         label, skip_undecodable, after_read, summary, (before_write, after_write))
+            return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, name, skip_undecodable,
+                                         after_read, report, (before_write, after_write))
 
-    # The commands' one rule: what stops the run is one error line; --results was written before it, if at all.
-    return guarded(label, locked, _results.Results())
+    changes = report.guard(locked)
+    # A dry run's diff, file by file: the whole diff as one string cost more memory than the write.
+    diff = changes.diff() if changes is not None and report.state is State.DRY_RUN else ()
+    return render.finish(report, results_file=results_file, document=diff, quiet=not summary)
 
 
 def _run_locked_directory(
     fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
-    results_file: str | None, name: str, label: str, skip_undecodable: Callable[[Any], bool] | None,
-    after_read: ReadHook | None, summary: bool,
+    name: str, skip_undecodable: Callable[[Any], bool] | None, after_read: ReadHook | None, report: Report,
     write_hooks: tuple[WriteHook | None, WriteHook | None] = (None, None),
-) -> int:
-    from krm_merge import files
+) -> ChangeSet | None:
+    """Read, run the function, write (or not: the report's state says); the change set planned, if one was."""
     from krm_merge.krm import package
 
     with collecting_duplicate_keys() as duplicates:
@@ -450,25 +448,21 @@ def _run_locked_directory(
             after_read(rl, pkg)
         call_reporting_errors(fn, rl, name)
         report_duplicate_keys(rl.results, duplicates)
-    for result in rl.results:
-        sys.stderr.write(result.display() + "\n")
-    if results_file:
-        files.write_file_atomic(results_file, _yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
+    report.extend(FunctionResult(result) for result in rl.results)
     if rl.results.has_errors:
-        sys.stderr.write(f"{label}: errors reported; no file was changed\n")
-        return 1
+        report.state = State.NOT_WRITTEN
+        return None
     changes = package.plan_changes(pkg, rl)
+    report.add_changes(changes)
+    report.items_changed = sum(1 for item in rl.items if getattr(item, "changed", False))
     before_write, after_write = write_hooks
     if before_write is not None:
-        before_write(rl, changes)
+        before_write(rl, changes, report)
     if dry_run:
-        # File by file: the whole diff as one string cost a dry run more memory than the write.
-        for chunk in changes.diff():
-            sys.stdout.write(chunk)
-    else:
-        package.apply_writes(root, changes)
-    if summary:
-        sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
+        report.state = State.DRY_RUN
+        return changes
+    package.apply_writes(root, changes)
+    report.state = State.WRITTEN
     if after_write is not None:
-        after_write(rl, changes)
-    return 0
+        after_write(rl, changes, report)
+    return changes

@@ -7,12 +7,14 @@ pull request's body is the update report: every file, every conflict and how it 
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 from tests.change.forge_server import ForgeServer
 from tests.change.gitworld import GitWorld
 from tests.change.helpers import krm_merge
+from tests.outcomes.schema_check import errors, load_schema
 from tests.update.world import cm, kptfile
 
 TOKEN = "glpat-UpdateToken0000000001"
@@ -54,7 +56,8 @@ def test_an_update_becomes_a_merge_request_whose_body_is_the_update_report(world
         [merge_request] = forge.pulls
         assert merge_request["title"] == "krm-merge update apps/pkg to v2: 3 file(s) changed, 1 conflict(s)"
         body = merge_request["body"]
-        assert "### Conflicts" in body and "a.yaml" in body and "decided: upstream-wins" in body
+        assert "### Conflicts" in body  # the conflict: its resource, file, field, the three values, how decided
+        assert "| ConfigMap/a | `a.yaml` | `data.a` | `mine` | `2` | `1` | upstream's value |" in body
         assert "| `apps/pkg/b.yaml` |" not in body and "| `b.yaml` | changed |" in body
         assert (merge_request["head"], merge_request["labels"], merge_request["reviewers"]) == (
             branch, ["upstream"], [11])
@@ -87,6 +90,11 @@ def test_an_update_dry_run_with_a_report_names_the_pull_request_and_writes_nothi
             in result.stdout
         assert (world.work / "apps/pkg/b.yaml").read_text() == before
         assert world.remote_branch("krm-merge/update/apps/pkg") is None and forge.pulls == []
-        assert '"action": "would open"' in report.read_text()
+        data = json.loads(report.read_text())
+        assert errors(data, load_schema()) == []  # the pull request's outcome and entry: the published schema's
+        assert data["pullRequest"] == {"action": "would open", "branch": "krm-merge/update/apps/pkg", "base": "main",
+                                       "forge": "gitlab", "repo": "acme/deploy"}
+        [outcome] = [o for o in data["outcomes"] if o["kind"] == "pullRequest"]
+        assert outcome["files"] == 3 and "Krm-Merge-Branch: krm-merge/update/apps/pkg" in outcome["commitMessage"]
     finally:
         forge.close()

@@ -1,8 +1,8 @@
-"""``--results`` of promote, diff, conflicts, resolve and update are their own result lists, not parsed stderr.
+"""``--results`` of promote, diff, conflicts, resolve and update are renderings of their typed outcomes, not parsed stderr.
 
-A stderr line carries a message only; these results carry what no line
-does (the resource reference, the field with its old and new values, the
-file and document), and stderr stays the rendering of the same list.
+A stderr line (``PROG: LABEL: MESSAGE``) carries a message only; these results
+carry what no line does (the resource reference, the field with its old and
+new values, the file and document), and both are rendered from the same outcomes.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from krm_merge.commands import conflicts, diff, promote, reporting, resolve, update
-from krm_merge.krm.results import File, KrmError, Result, Results
+from krm_merge.commands import conflicts, diff, promote, resolve, update
+from krm_merge.krm.results import File, KrmError, Result, failure
+from krm_merge.outcomes import render
+from krm_merge.outcomes.report import Report
 
 MARKED = ('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n---\n'
           'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n'
@@ -31,21 +33,17 @@ def _call(main: Callable[[list[str]], int], argv: list[str], results: Path) -> t
     return code, yaml.safe_load(results.read_text())["results"], err.getvalue()
 
 
-def test_no_command_parses_its_stderr_into_results() -> None:
-    """The line parser is gone: every command builds its results and prints them, never the reverse."""
-    assert not any(hasattr(reporting, name) for name in ("run_with_results", "result_of_line", "_Tee"))
-
-
 def test_promote_results_name_the_resource_field_and_file_of_each_change(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.yaml").write_text(MARKED)
     code, results, _ = _call(promote.main, [str(tmp_path / "pkg"), "--set", "default:app:prod=2.0"], tmp_path / "r.yaml")
     assert code == 0
     assert results == [{
-        "message": "set data.prod to '2.0' (was '1.0') for marker 'default:app:prod'", "severity": "info",
+        "message": "a.yaml:12: data.prod: '1.0' -> '2.0' (set by {\"$promotion\": \"default:app:prod\"})",
+        "severity": "info",
         "resourceRef": {"apiVersion": "", "kind": "ConfigMap", "name": "a", "namespace": "ns"},
         "field": {"path": "data.prod", "currentValue": "1.0", "proposedValue": "2.0"},
-        "file": {"path": "a.yaml", "index": 1},
+        "file": {"path": "a.yaml", "index": 1}, "tags": {"kind": "fieldSet"},
     }]
 
 
@@ -95,14 +93,15 @@ def test_conflicts_and_resolve_report_each_marker_with_resource_field_and_file(t
     assert "replicas: 3" in (tmp_path / "pkg" / "d.yaml").read_text()
 
 
-def test_guarded_turns_an_os_error_into_one_result_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    results = Results()
+def test_guard_turns_an_os_error_into_one_result_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    report = Report("test")
 
-    def body() -> int:
+    def body() -> None:
         raise FileNotFoundError(2, "No such file or directory", "x.yaml")
 
-    assert reporting.guarded("krm-merge test", body, results) == 1
-    assert results == [Result("x.yaml: No such file or directory", "error", file=File("x.yaml"))]
+    report.guard(body)
+    assert render.finish(report) == 1
+    assert render.results(report) == [Result("x.yaml: No such file or directory", "error", file=File("x.yaml"))]
     assert capsys.readouterr().err == "krm-merge test: error: x.yaml: No such file or directory\n"
 
 
@@ -122,19 +121,20 @@ def test_update_conflict_result_names_resource_field_values_and_file(tmp_path: P
     code, results, err = _call(update.main, [*argv, "--conflicts", policy], tmp_path / "r.yaml")
     assert code == 0
     [conflict] = results
-    assert conflict["severity"] == severity and conflict["message"].startswith("conflict: cm.yaml: ConfigMap/ns/a")
+    assert conflict["severity"] == severity and conflict["message"].startswith("cm.yaml: ConfigMap/ns/a: data.k:")
     assert conflict["resourceRef"] == {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "namespace": "ns"}
     assert conflict["field"] == {"path": "data.k", "currentValue": "3", "proposedValue": "2"}
     assert conflict["file"] == {"path": "cm.yaml"}
-    assert err == conflict["message"] + "\n"  # stderr renders the same list
+    assert err.splitlines()[0] == f"krm-merge update: conflict: {conflict['message']}"  # the same outcome rendered
 
 
 def test_update_under_conflicts_fail_reports_errors_and_writes_nothing(tmp_path: Path) -> None:
     argv = _update_copies(tmp_path, {"origin": "1", "upstream": "2", "local": "3"})
     code, results, err = _call(update.main, [*argv, "--conflicts", "fail"], tmp_path / "r.yaml")
-    assert code == 1 and [r["severity"] for r in results] == ["error", "error"]
-    assert results[0]["field"]["path"] == "data.k" and results[1]["message"] == "1 conflicting field(s); nothing written"
-    assert err.splitlines() == [results[0]["message"], f"krm-merge update: error: {results[1]['message']}"]
+    assert code == 1 and [r["severity"] for r in results] == ["error"]
+    assert results[0]["field"]["path"] == "data.k"
+    assert err.splitlines() == [f"krm-merge update: conflict: {results[0]['message']}",
+                                "krm-merge update: 1 conflicting field(s); nothing written"]
     assert 'k: "3"' in (tmp_path / "local" / "cm.yaml").read_text()
 
 
@@ -144,7 +144,8 @@ def test_update_file_results_carry_their_file_and_a_failure_is_one_error(tmp_pat
                           {name: {"README.md": text} for name, text in readme.items()})
     code, results, err = _call(update.main, [*argv, "--files", "merge"], tmp_path / "r.yaml")
     assert code == 0 and [(r["severity"], r["file"]) for r in results] == [("info", {"path": "README.md"})]
-    assert err == results[0]["message"] + "\n" and results[0]["message"].startswith("merged: README.md: ")
+    assert err.splitlines()[0] == f"krm-merge update: merged: {results[0]['message']}"
+    assert results[0]["message"].startswith("README.md: changes of local and upstream combined")
     code, results, err = _call(update.main, [str(tmp_path / "nope"), "--origin", str(tmp_path / "origin"),
                                              "--upstream", str(tmp_path / "upstream")], tmp_path / "r.yaml")
     assert code == 1 and [r["severity"] for r in results] == ["error"]
@@ -164,7 +165,7 @@ def test_the_sdk_directory_run_words_what_stops_it_as_the_commands_do(
 
     monkeypatch.setattr(package, "read_package", fail)
     code = sdk.run_directory(lambda rl: None, str(tmp_path), name="fn", label="krm-merge run")
-    expected = reporting.render_line("krm-merge run", reporting.failure(error))  # type: ignore[arg-type]
+    expected = f"krm-merge run: error: {failure(error).message}"  # type: ignore[arg-type]
     assert code == 1 and capsys.readouterr().err == expected + "\n"
 
 
@@ -176,4 +177,4 @@ def test_update_kept_local_note_names_the_resource_and_its_file(tmp_path: Path) 
     assert code == 0 and [r["severity"] for r in results] == ["warning"]
     assert results[0]["resourceRef"] == {"apiVersion": "v1", "kind": "Secret", "name": "s"}
     assert results[0]["file"] == {"path": "gone.yaml"} and "modified locally: kept" in results[0]["message"]
-    assert err == f"warning: {results[0]['message']}\n"
+    assert err.splitlines()[0] == f"krm-merge update: warning: {results[0]['message']}"

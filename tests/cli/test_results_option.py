@@ -47,7 +47,7 @@ def test_update_reports_conflicts_with_their_file(tmp_path: Path) -> None:
     code, results, _ = _results(["update", str(tmp_path / "local"), "--origin", str(tmp_path / "origin"),
                                  "--upstream", str(tmp_path / "upstream")], tmp_path / "r.yaml")
     assert code == 0
-    conflicts = [r for r in results if "conflict" in str(r["message"])]
+    conflicts = [r for r in results if r.get("tags") == {"kind": "conflict"}]  # typed: no message is read
     assert conflicts and conflicts[0]["severity"] == "warning" and conflicts[0]["file"] == {"path": "cm.yaml"}
 
 
@@ -73,8 +73,9 @@ def test_update_report_names_every_change_and_conflict(tmp_path: Path, dry_run: 
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["outcome"] == ("dry run: nothing written" if dry_run else "written")
-    assert {"path": "new.yaml", "action": "added"} in report["changes"]
-    assert [c["decided"] for c in report["conflicts"]] == ["local-wins"]
-    assert "data.k" in report["conflicts"][0]["message"]
+    assert report["status"] == ("dryRun" if dry_run else "written") and report["exitCode"] == 0
+    changed = [o for o in report["outcomes"] if o["kind"] == "fileChanged"]
+    assert {"path": "new.yaml", "action": "added"} in [{k: o[k] for k in ("path", "action")} for o in changed]
+    [conflict] = [o for o in report["outcomes"] if o["kind"] == "conflict"]
+    assert conflict["decision"] == "local" and conflict["field"] == "data.k" and "data.k" in conflict["message"]
     assert (tmp_path / "local" / "new.yaml").exists() is not dry_run

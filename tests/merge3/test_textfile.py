@@ -45,9 +45,6 @@ def test_same_lines_changed_leave_diff3_markers_labelled_local_origin_upstream()
         b"a\n<<<<<<< local\nmine\n||||||| origin\nb\n=======\ntheirs\n>>>>>>> upstream\nc\n"
     )
     assert merged.conflicts == [textfile.MarkerRegion(start=2, base=4, separator=6, end=8)]
-    assert merged.messages() == [
-        "conflict: run.sh:2: lines changed on both sides; diff3 markers left (lines 2-8)"
-    ]
 
 
 def test_changes_in_different_places_are_combined() -> None:
@@ -57,7 +54,6 @@ def test_changes_in_different_places_are_combined() -> None:
     merged = textfile.merge_file("README.md", local, origin, upstream)
     assert merged.data == origin.replace(b"line 1\n", b"LOCAL 1\n").replace(b"line 8\n", b"UPSTREAM 8\n")
     assert merged.conflicts == []
-    assert merged.messages() == ["merged: README.md: changes of local and upstream combined (git merge-file)"]
 
 
 def test_the_users_git_config_does_not_change_the_marker_style(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,8 +96,7 @@ def test_binary_files_are_not_merged_local_is_kept_and_named(data: bytes) -> Non
     for local, origin, upstream in ((data, b"a\n", b"b\n"), (b"x\n", data, b"b\n"), (b"x\n", b"a\n", data)):
         merged = textfile.merge_file("logo.png", local, origin, upstream)
         assert not merged.merged and merged.data == local and merged.conflicts == []
-        assert merged.warning is not None and "local kept" in merged.warning
-        assert merged.messages()[0].startswith("warning: logo.png: binary file")
+        assert merged.binary.startswith("NUL byte or not UTF-8 in ")
 
 
 def test_is_binary_is_a_nul_byte_or_not_utf8() -> None:

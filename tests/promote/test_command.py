@@ -31,7 +31,7 @@ def test_changes_only_the_marked_scalar(tmp_path: Path, capsys: pytest.CaptureFi
     assert main([str(tmp_path), *ARGS]) == 0
     assert path.read_bytes() == original.replace("v: 6.2.0", "v: 6.3.0").encode()
     assert path.stat().st_mode & 0o777 == 0o640
-    assert "a/b/c.yaml:11: data.v: '6.2.0' -> '6.3.0'" in capsys.readouterr().out
+    assert "krm-merge promote: set: a/b/c.yaml:11: data.v: '6.2.0' -> '6.3.0'" in capsys.readouterr().err
     assert not [p for p in tmp_path.rglob("*.tmp")]
 
 
@@ -58,7 +58,7 @@ def test_already_current_exits_zero_without_writing(tmp_path: Path, capsys: pyte
     mtime = path.stat().st_mtime_ns
     assert main([str(tmp_path), *ARGS]) == 0
     assert path.stat().st_mtime_ns == mtime
-    assert "already at" in capsys.readouterr().out
+    assert "already at" in capsys.readouterr().err
 
 
 def test_invalid_marked_yaml_is_an_error_naming_file_and_line(tmp_path: Path,

@@ -112,7 +112,7 @@ def test_command(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     for rel in case.spec["expect"].get("changedFiles") or []:
         # The command names files relative to the directory it was given.
         shown = rel[len(scope) + 1 :] if scope else rel
-        assert f"{shown}:" in captured.out
+        assert f"krm-merge promote: set: {shown}:" in captured.err
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

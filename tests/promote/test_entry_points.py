@@ -83,7 +83,7 @@ def test_multi_document_files_only_marked_documents_change(newline: str, tmp_pat
     path = tmp_path / "all.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
     assert _command(tmp_path) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = [line.split("set: ", 1)[1] for line in capsys.readouterr().err.splitlines() if " set: " in line]
     expected = text.replace(f"version: 6.2.0 {M}", f"version: 6.3.0 {M}")
     assert path.read_bytes() == b"\xef\xbb\xbf" + expected.encode()
     # Line numbers count from the top of the file, whichever document holds the marker.

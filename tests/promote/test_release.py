@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.outcomes.schema_check import errors, load_schema
 from krm_merge.commands.promote import main
 
 from .harness import copy_tree, read_tree
@@ -33,7 +34,9 @@ def test_release_byte_exact_then_idempotent(tmp_path: Path, capsys: pytest.Captu
     assert main([str(root), *RELEASE, "--report", "json", str(report)]) == 0
     assert read_tree(root) == read_tree(TREES / "release" / "expected")
     data = json.loads(report.read_text())
-    fields = {(c["file"], c["field"]): (c["old"], c["new"]) for c in data["changes"]}
+    assert not errors(data, load_schema())
+    changes = [o for o in data["outcomes"] if o["kind"] == "fieldSet"]
+    fields = {(c["file"], c["field"]): (c["old"], c["new"]) for c in changes}
     assert fields == {
         ("apps/prod/podinfo/release.yaml", "spec.chart.spec.version"): ("6.2.0", "6.3.0"),
         ("apps/prod/frontend/deploy.yaml", "spec.template.spec.containers[0].image"):
@@ -46,25 +49,26 @@ def test_release_byte_exact_then_idempotent(tmp_path: Path, capsys: pytest.Captu
         ("overlays/prod/kustomization.yaml", "images[1]"):
             (None, f"{{name: worker, newName: ghcr.io/acme/worker, newTag: 1.4.2, digest: {D3}}}"),
     }
-    by_field = {c["field"]: c for c in data["changes"]}
+    by_field = {c["field"]: c for c in changes}
     assert by_field["spec.chart.spec.version"]["line"] == 13
-    assert by_field["spec.chart.spec.version"]["resource"] == "HelmRelease/prod/podinfo"
+    assert by_field["spec.chart.spec.version"]["resource"] == {
+        "apiVersion": "", "kind": "HelmRelease", "name": "podinfo", "namespace": "prod"}
     assert by_field["spec.chart.spec.version"]["source"] == '{"$promotion": "default:podinfo:prod"}'
     assert by_field["images[0].digest"]["source"] == '{"$imagepolicy": "default:backend:digest"}'.replace(
         "default", "flux-system")
-    assert data["summary"].startswith("promote: default/podinfo prod=6.3.0; image policy flux-system:frontend=")
-    assert data["summary"].endswith("(8 fields in 5 files)")
-    out = capsys.readouterr().out
-    assert "apps/prod/podinfo/release.yaml:13: spec.chart.spec.version: '6.2.0' -> '6.3.0'" in out
+    assert data["title"].startswith("promote: default/podinfo prod=6.3.0; image policy flux-system:frontend=")
+    assert data["title"].endswith("(8 fields in 5 files)")  # a commit message
+    err = capsys.readouterr().err
+    assert "set: apps/prod/podinfo/release.yaml:13: spec.chart.spec.version: '6.2.0' -> '6.3.0'" in err
     # A second run changes nothing and reports nothing.
     before = {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
     assert main([str(root), *RELEASE, "--report", "json", str(report)]) == 0
     assert {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()} == before
-    assert json.loads(report.read_text())["changes"] == []
-    assert "->" not in capsys.readouterr().out
+    assert [o for o in json.loads(report.read_text())["outcomes"] if o["kind"] == "fieldSet"] == []
+    assert "->" not in capsys.readouterr().err
 
 
-def test_dry_run_prints_diff_and_markdown_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_prints_diff_and_writes_the_markdown_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = copy_tree(TREES / "release" / "input", tmp_path / "repo")
     report = tmp_path / "report.md"
     assert main([str(root), *RELEASE, "--dry-run", "--report", "markdown", str(report)]) == 0
@@ -72,9 +76,12 @@ def test_dry_run_prints_diff_and_markdown_report(tmp_path: Path, capsys: pytest.
     out = capsys.readouterr().out
     assert "+- name: worker" in out and '-            version: "6.2.0"' in out
     text = report.read_text()
-    assert text.splitlines()[0].startswith("promote: ") and "| file | line | resource |" in text
+    assert text.splitlines()[0].startswith("## promote: ") and "| file | line | resource |" in text
     assert "| overlays/prod/kustomization.yaml | 10 | Kustomization/? | `images[1]` | *(added)* |" in text
-    assert text in out
+    assert text not in out  # the diff is stdout's one document; the report went to its file
+    assert main([str(root), *RELEASE, "--dry-run", "--report", "markdown", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## promote: ") and "+- name: worker" not in out  # a report on stdout, alone
 
 
 def test_help_says_what_a_dry_run_writes() -> None:

@@ -127,7 +127,7 @@ def test_promote_edits_a_marker_inside_a_json6902_patch(tmp_path, capsys):
 
 
 def test_a_changed_indented_or_flow_sequence_goes_back_unwrapped(tmp_path):
-    from krm_merge.krm.package import plan_writes
+    from krm_merge.krm.package import plan_changes
 
     pkg = make_package(tmp_path)
     (pkg / "patches" / "indented.yaml").write_text("  - op: remove # keep\n    path: /a\n")
@@ -137,7 +137,7 @@ def test_a_changed_indented_or_flow_sequence_goes_back_unwrapped(tmp_path):
             data = item.copy_data()
             data[WRAPPING_KEY][0]["path"] = "/b"
             item.set_data(data)
-    written = {c.path: c.text for c in plan_writes(source, rl)}
+    written = {w.path: w.text for w in plan_changes(source, rl).writes}
     assert set(written) == {"patches/indented.yaml", "patches/flow.yaml"}
     assert yaml.safe_load(written["patches/indented.yaml"]) == [{"op": "remove", "path": "/b"}]
     assert "# keep" in written["patches/indented.yaml"]

@@ -241,4 +241,4 @@ def test_the_recover_command_says_what_it_did(tmp_path: Path) -> None:
     assert out.returncode == 0 and "rolled back an interrupted write" in out.stderr, out
     assert _tree(root) == BEFORE
     again = subprocess.run([KRM_MERGE, "recover", str(root)], capture_output=True, text=True, timeout=60)
-    assert again.returncode == 0 and "no interrupted write" in again.stdout
+    assert again.returncode == 0 and "krm-merge recover: " in again.stderr and "no interrupted write" in again.stderr

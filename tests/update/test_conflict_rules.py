@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from krm_merge.outcomes.kinds import ConflictOutcome
 from krm_merge.commands import conflicts
 from krm_merge.update import plan as update_plan, planner
 from krm_merge.krm import yamlio
@@ -99,7 +100,7 @@ def test_each_conflicting_field_gets_the_value_its_rule_says(l: Any, o: Any, u: 
                 want = u[leaf] if policy == "upstream-wins" else l[leaf]
                 assert (leaf_of(got, leaf) is ABSENT) if want is ABSENT else same(leaf_of(got, leaf), want), (leaf, policy)
                 assert (leaf in marked) == (policy == "mark"), (leaf, policy)
-        reasons = {e["field"]: e.get("reason") for e in plan.outcomes if e["kind"] == "conflict"}
+        reasons = {o.field: f"a rule: {o.rule}" if o.rule else None for o in plan.outcomes if isinstance(o, ConflictOutcome)}
         for field, reason in reasons.items():  # the report names the rule that decided, and only then
             match = [p for p in rules if covers(p, field)]
             assert reason == (f"a rule: {max(match, key=lambda p: (p.count('.') + p.count('[') + 1, -p.count('*')))}: "
@@ -137,7 +138,7 @@ def test_resource_rules_decide_their_fields_and_the_flag_the_rest(tmp_path: Path
     assert "  replicas: 5\n" in text and "image: app:2 # pinned\n" in text
     assert re.search(r"args: \[c\] +# krm-merge:conflict upstream=\[\"b\"\] origin=\[\"a\"\]\n", text)
     assert [m.field for m in conflicts.find_all(pkg)] == ["spec.template.spec.containers[name=app].args"]
-    assert "1 conflict(s) marked" in capsys.readouterr().out
+    assert "1 conflict(s) marked" in capsys.readouterr().err
     report = out.read_text()
     assert "a rule: spec.replicas: local-wins" in report
     assert "a rule: spec.template.spec.containers[*].args: mark" in report
@@ -147,9 +148,9 @@ def test_markdown_report_names_the_rule_that_decided_a_conflict(tmp_path: Path) 
     pkg = both_changed(tmp_path, "spec.replicas: local-wins")
     out = tmp_path / "report.md"
     assert run_update(pkg, "--report", "markdown", str(out)) == 0
-    [line] = [line for line in out.read_text().splitlines() if "spec.replicas" in line and line.startswith("- ")]
-    # upstream-wins was the policy; the rule kept local's value, and the line says both what and why
-    assert line.endswith("(decided: local's value; a rule: spec.replicas: local-wins)")
+    [line] = [line for line in out.read_text().splitlines() if "`spec.replicas`" in line and line.startswith("| ")]
+    # upstream-wins was the policy; the rule kept local's value, and the row says both what and why
+    assert line.endswith("| local's value; a rule: spec.replicas: local-wins |")
 
 
 def test_package_rules_name_a_kind_and_resource_rules_come_first(tmp_path: Path) -> None:

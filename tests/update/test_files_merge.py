@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krm_merge.commands import update
+from krm_merge.outcomes.kinds import FileKept, FileMerged, KeptReason, Region
 from krm_merge.update import git as update_git, plan as update_plan, planner
 
 from tests.conftest import require_binary
@@ -107,10 +108,10 @@ def test_merge_follows_the_model(tmp_path_factory: pytest.TempPathFactory, cases
         conflicts += count
         if warn:
             warned.append(name)
-    assert plan.conflicts == conflicts
-    said = [line for merged in plan.merged_files for line in merged.messages()]
-    assert sorted(m.split(":")[1].strip() for m in said if m.startswith("warning:") and "binary file" in m) == sorted(warned)
-    assert sum(len(m.conflicts) for m in plan.merged_files) == conflicts
+    merged = [o for o in plan.outcomes if isinstance(o, FileMerged)]
+    assert sum(len(m.regions) for m in merged) == conflicts
+    binaries = [o.path for o in plan.outcomes if isinstance(o, FileKept) and o.reason is KeptReason.BINARY]
+    assert sorted(binaries) == sorted(warned)
 
 
 def test_default_keeps_a_locally_changed_file_whole_as_kpt(tmp_path: Path) -> None:
@@ -119,7 +120,9 @@ def test_default_keeps_a_locally_changed_file_whole_as_kpt(tmp_path: Path) -> No
     write(tmp_path / "local", {"README.md": b"A\nb\nc\n"})
     plan = planner.plan_update(tmp_path / "local", tmp_path / "origin", tmp_path / "upstream")
     assert [w.path for w in plan.writes if w.path == "README.md"] == []
-    assert plan.merged_files == []
+    assert not [o for o in plan.outcomes if isinstance(o, FileMerged)]
+    # kpt drops upstream's change without a word; the plan says so, and how to take it
+    assert [o for o in plan.outcomes if isinstance(o, FileKept)] == [FileKept("README.md", KeptReason.CHANGED_LOCALLY)]
 
 
 def test_command_merges_and_reports_each_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -127,12 +130,13 @@ def test_command_merges_and_reports_each_file(tmp_path: Path, capsys: pytest.Cap
     write(tmp_path / "upstream", {"README.md": b"a\nb\nC\n", "run.sh": b"theirs\n", "logo.png": b"\0u"})
     write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "run.sh": b"mine\n", "logo.png": b"\0l"})
     args = [str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream")]
-    assert update.main([*args, "--files", "merge"]) == 0
+    assert update.main([*args, "--files", "merge"]) == 3  # a diff3 region is left for a person, whatever --conflicts
     out, err = capsys.readouterr()
-    assert "2 non-KRM file(s) merged (1 with conflict markers left)" in out
-    assert "merged: README.md: changes of local and upstream combined" in err
-    assert "conflict: run.sh:1: lines changed on both sides; diff3 markers left (lines 1-7)" in err
-    assert "warning: logo.png: binary file" in err
+    assert out == ""  # every human line is on stderr
+    assert "2 non-KRM file(s) merged (1 with conflict markers left)" in err
+    assert "krm-merge update: merged: README.md: changes of local and upstream combined" in err
+    assert "krm-merge update: conflict: run.sh:1: lines changed on both sides; diff3 markers left (lines 1-7)" in err
+    assert "krm-merge update: kept local: logo.png: binary file" in err
     assert (tmp_path / "local" / "README.md").read_bytes() == b"A\nb\nC\n"
     assert (tmp_path / "local" / "run.sh").read_text().startswith("<<<<<<< local\nmine\n")
     assert (tmp_path / "local" / "logo.png").read_bytes() == b"\0l"
@@ -144,23 +148,27 @@ def test_results_and_report_name_each_merged_file_and_conflict(tmp_path: Path, c
     write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "bin/run.sh": b"mine\n", "logo.png": b"\0l"})
     results, report = tmp_path / "results.yaml", tmp_path / "report.json"
     assert update.main([str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"),
-                        "--files", "merge", "--results", str(results), "--report", "json", str(report)]) == 0
+                        "--files", "merge", "--results", str(results), "--report", "json", str(report)]) == 3
     import yaml
 
     warnings = [r for r in yaml.safe_load(results.read_text())["results"] if r["severity"] == "warning"]
-    assert [(r["file"], r["message"].split(": ")[1]) for r in warnings] == [
-        ({"path": "bin/run.sh"}, "bin/run.sh:1"), ({"path": "logo.png"}, "binary file (NUL byte or not UTF-8 in local, origin, upstream) changed on both sides"),
+    assert [(r["file"], r["tags"], r["message"].split(": ")[0]) for r in warnings] == [
+        ({"path": "bin/run.sh"}, {"kind": "fileMerged"}, "bin/run.sh:1"),
+        ({"path": "logo.png"}, {"kind": "fileKept"}, "logo.png"),
     ]
+    assert "binary file (NUL byte or not UTF-8 in local, origin, upstream) changed on both sides" in warnings[1]["message"]
     data = json.loads(report.read_text())
-    assert data["mergedFiles"] == [
-        {"path": "README.md", "conflicts": []}, {"path": "bin/run.sh", "conflicts": [{"line": 1, "endLine": 7}]},
-    ]
-    assert [c["decided"] for c in data["conflicts"]] == ["diff3 markers left in the file"]
-    assert any(w.startswith("warning: logo.png: binary file") for w in data["warnings"])
-    from krm_merge.commands.reporting import update_report_markdown
+    merged = [(o["path"], o["regions"], o["decision"]) for o in data["outcomes"] if o["kind"] == "fileMerged"]
+    assert merged == [("README.md", [], "marked"), ("bin/run.sh", [{"line": 1, "endLine": 7}], "marked")]
+    [kept] = [o for o in data["outcomes"] if o["kind"] == "fileKept"]
+    assert (kept["path"], kept["reason"], kept["severity"]) == ("logo.png", "binary", "warning")
+    from krm_merge.outcomes import render
+    from krm_merge.outcomes.report import Report
 
-    markdown = update_report_markdown(data)
-    assert "### Files merged\n\n- `README.md`\n- `bin/run.sh`: 1 conflict(s) left as diff3 markers\n" in markdown
+    report_of = Report("update", "local")
+    report_of.extend([FileMerged("README.md"), FileMerged("bin/run.sh", (Region(1, 7),))])
+    markdown = render.report_markdown(report_of)
+    assert "| `README.md` | none |\n| `bin/run.sh` | lines 1-7 |\n" in markdown
 
 
 def test_a_text_conflict_counts_under_conflicts_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -184,7 +192,7 @@ def test_git_update_merges_what_kpt_keeps_and_agrees_on_the_rest(tmp_path: Path,
     world.commit({"cm.yaml": cm("cm", "2"), "README.md": "# pkg\n\nintro\n\nusage v2\n", "run.sh": "echo 2\n"})
     world.edit_local({"README.md": "# my pkg\n\nintro\n\nusage\n", "run.sh": "echo local\n"})
     assert world.update_kpt().returncode == 0
-    assert world.update_ours(None, "resource-merge", "--files", "merge") == 0
+    assert world.update_ours(None, "resource-merge", "--files", "merge") == 3  # run.sh's region is left
     ours, kpts = read_tree(world.our_pkg), read_tree(world.kpt_pkg)
     assert kpts["README.md"] == "# my pkg\n\nintro\n\nusage\n"  # kpt: local's whole, upstream's change dropped
     assert ours["README.md"] == "# my pkg\n\nintro\n\nusage v2\n"
@@ -218,8 +226,7 @@ def test_a_remote_subpackages_files_are_merged_and_named_in_the_user_package(
     world.commit({"cm.yaml": cm("cm", "2")})
     (world.our_pkg / "remote" / "notes.txt").write_text("A\nb\nc\nd\n")
     plan = update_git.plan_git_update(world.our_pkg, None, files_policy="merge")
-    assert [(m.path, m.merged, m.conflicts) for m in plan.merged_files] == [("remote/notes.txt", True, [])]
-    assert plan.merged_files[0].messages() == ["merged: remote/notes.txt: changes of local and upstream combined (git merge-file)"]
+    assert [o for o in plan.outcomes if isinstance(o, FileMerged)] == [FileMerged("remote/notes.txt")]
     update_plan.apply_plan(world.our_pkg, plan)
     assert (world.our_pkg / "remote" / "notes.txt").read_text() == "A\nb\nc\nD\n"
 

@@ -431,3 +431,18 @@ def test_git_cannot_be_told_to_leave_the_repository_through_directory(
     assert update.main([str(world.our_pkg)]) == 1
     assert "holds '..'" in capsys.readouterr().err
     assert calls == []
+
+
+# -- .krmignore ------------------------------------------------------------------------------------
+
+
+def test_an_upstream_krmignore_cannot_hide_a_resource_from_the_merge(tmp_path: Path) -> None:
+    """Which files are resources is local's ``.krmignore``'s to say: one upstream adds cannot make a resource look
+    deleted upstream (kpt reads each copy with its own, and deletes local's unchanged copy)."""
+    local, origin, upstream = dir_copies(tmp_path)
+    (upstream / ".krmignore").write_text("cm.yaml\n")
+    before = (local / "cm.yaml").read_text()
+    rc, err = run_guarded([str(local), "--origin", str(origin), "--upstream", str(upstream)])
+    assert rc == 0, err
+    assert (local / "cm.yaml").exists() and (local / "cm.yaml").read_text() != before  # upstream's change taken
+    assert "deleted" not in err

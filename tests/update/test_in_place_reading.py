@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from krm_merge.outcomes import words
+from krm_merge.update.report import refused
 from krm_merge import files
 from krm_merge.commands import update
 from krm_merge.krm import pkgio
@@ -252,7 +254,7 @@ def test_the_untrusted_listing_follows_no_link_and_lists_what_the_plain_one_does
     assert checked.links == ["broken.yaml", "dir-link", "file-link.yaml"]
     assert checked.others == ["pipe.yaml"]
     assert checked.files == plain.files and checked.dirs == plain.dirs  # nothing reached through a link
-    assert pkgio.untrusted_warnings(checked, "upstream") == [
+    assert [words.text(o) for o in refused(checked, "upstream")] == [
         "upstream: broken.yaml: a symbolic link; not read and not copied (content from elsewhere is never read "
         "through a link; docs/security.md)",
         "upstream: dir-link: a symbolic link; not read and not copied (content from elsewhere is never read "
@@ -306,8 +308,8 @@ def test_prune_deletes_links_and_special_files_but_never_their_targets(tmp_path:
     (root / "d" / "link.txt").symlink_to(secret / "notes.txt")
     (root / "dir-link").symlink_to(secret)
     os.mkfifo(root / "d" / "pipe")
-    warnings = pkgio.prune_untrusted(root, "upstream")
-    assert len(warnings) == 3
+    pruned = pkgio.prune_untrusted(root, "upstream")
+    assert len(pruned.links + pruned.others) == 3
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == ["cm.yaml", "d", "d/keep.txt"]
     assert (secret / "notes.txt").read_text() == TOKEN + "\n" and (secret / "cm.yaml").exists()
 

@@ -71,7 +71,7 @@ def test_with_mark_an_update_leaving_regions_exits_3_and_says_so(tmp_path: Path,
     code = update.main([str(pkg), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"),
                         "--files", "merge", "--conflicts", "mark"])
     assert code == 3
-    assert "0 conflict(s) marked '# krm-merge:conflict' and 1 diff3 region(s) left in merged files" in capsys.readouterr().out
+    assert "0 conflict(s) marked '# krm-merge:conflict' and 1 diff3 region(s) left in " in capsys.readouterr().err
 
 
 def test_markers_with_other_labels_are_not_ours(tmp_path: Path) -> None:

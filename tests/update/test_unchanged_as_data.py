@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from krm_merge.outcomes.kinds import Action, ResourceOutcome
 from krm_merge.update import planner
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.update import identity
@@ -109,8 +110,8 @@ def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Pa
     monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
     plan = planner.plan_update(local, base, up)
     assert merged == ["other"]  # changed on both sides: the only full merge
-    outcome = {o["resource"]: o["outcome"] for o in plan.outcomes if o["kind"] == "resource"}
-    assert outcome["Deployment/prod/web"] == "taken from upstream"
+    outcome = {o.resource.display(): o.action for o in plan.outcomes if isinstance(o, ResourceOutcome) and o.resource}
+    assert outcome["Deployment/prod/web"] is Action.TAKEN
     written = {w.path: (w.data or b"").decode() for w in plan.writes}
     # local's (kpt-printed) text with upstream's one change: the image (issue 33; it was upstream's text)
     assert written["web.yaml"] == FETCHED.replace("image: nginx:1", "image: nginx:2")

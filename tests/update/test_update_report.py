@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from krm_merge.commands import update
+from tests.outcomes.schema_check import errors, load_schema
 
 
 def cm(name: str, **data: str) -> str:
@@ -32,15 +33,15 @@ UPSTREAM = {
 del UPSTREAM["gone-upstream.yaml"], UPSTREAM["kept-deleted.yaml"]
 
 EXPECTED = {
-    ("ConfigMap/taken", "taken.yaml", "taken from upstream", "unchanged locally"),
-    ("ConfigMap/kept", "kept.yaml", "kept local", "changed locally, unchanged upstream"),
-    ("ConfigMap/merged", "merged.yaml", "merged", "changed on both sides"),
-    ("ConfigMap/gone-locally", "gone-locally.yaml", "kept local", "deleted locally"),
-    ("ConfigMap/gone-upstream", "gone-upstream.yaml", "deleted", "deleted upstream, unchanged locally"),
-    ("ConfigMap/kept-deleted", "kept-deleted.yaml", "kept local", "deleted upstream, changed locally"),
-    ("ConfigMap/same", "same.yaml", "unchanged", "local is upstream's"),
-    ("ConfigMap/mine", "mine.yaml", "kept local", "local only"),
-    ("ConfigMap/new", "new.yaml", "added", "added upstream"),
+    ("ConfigMap/taken", "taken.yaml", "taken", "unchangedLocally"),
+    ("ConfigMap/kept", "kept.yaml", "kept", "changedLocally"),
+    ("ConfigMap/merged", "merged.yaml", "merged", "changedOnBothSides"),
+    ("ConfigMap/gone-locally", "gone-locally.yaml", "kept", "deletedLocallyChangedUpstream"),
+    ("ConfigMap/gone-upstream", "gone-upstream.yaml", "deleted", "deletedUpstream"),
+    ("ConfigMap/kept-deleted", "kept-deleted.yaml", "kept", "deletedUpstreamChangedLocally"),
+    ("ConfigMap/same", "same.yaml", "unchanged", "sameAsUpstream"),
+    ("ConfigMap/mine", "mine.yaml", "kept", "localOnly"),
+    ("ConfigMap/new", "new.yaml", "added", "addedUpstream"),
 }
 
 
@@ -57,7 +58,7 @@ def args(tmp: Path, *extra: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("policy", "decision", "code"), [
-    ("upstream-wins", "upstream's value", 0), ("local-wins", "local's value", 0), ("mark", "local's value, marked", 3),
+    ("upstream-wins", "upstream", 0), ("local-wins", "local", 0), ("mark", "marked", 3),
 ])
 def test_json_report_names_each_resource_outcome_and_conflict(tmp_path: Path, policy: str, decision: str, code: int,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,21 +66,32 @@ def test_json_report_names_each_resource_outcome_and_conflict(tmp_path: Path, po
     report_path = tmp_path / "report.json"
     assert update.main(args(tmp_path, "--conflicts", policy, "--report", "json", str(report_path))) == code
     report = json.loads(report_path.read_text())
-    assert {(r["resource"], r["file"], r["outcome"], r["reason"]) for r in report["resources"]} == EXPECTED
-    (conflict,) = report["conflicts"]
-    assert {k: v for k, v in conflict.items() if k != "message"} == {
-        "decided": policy, "resource": "ConfigMap/merged", "file": "merged.yaml", "field": "data.b",
-        "local": "5", "upstream": "7", "origin": "1", "decision": decision}
-    assert {"path": "README.md", "action": "changed"} in report["changes"]
-    out = capsys.readouterr().out
+    assert not errors(report, load_schema())
+    assert (report["status"], report["exitCode"]) == ("written", code)
+    outcomes = report["outcomes"]
+    resources = {(f"{r['resource']['kind']}/{r['resource']['name']}", r["file"], r["action"], r["reason"])
+                 for r in outcomes if r["kind"] == "resource"}
+    assert resources == EXPECTED
+    (conflict,) = [o for o in outcomes if o["kind"] == "conflict"]
+    assert {k: v for k, v in conflict.items() if k not in ("message", "severity")} == {
+        "kind": "conflict", "resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "merged"},
+        "file": "merged.yaml", "field": "data.b", "local": "5", "upstream": "7", "origin": "1", "decision": decision,
+        "rule": ""}
+    assert {"kind": "fileChanged", "severity": "info", "message": "README.md: changed", "path": "README.md",
+            "action": "changed"} in outcomes
+    err = capsys.readouterr().err
+    words = {"upstream": "upstream's value", "local": "local's value", "marked": "local's value, marked '# krm-merge:conflict'"}
     assert ("resources: 1 added; 1 deleted; 4 kept local; 1 merged; 1 taken from upstream; 1 unchanged; "
-            f"1 conflict(s): 1 {decision}") in out
+            f"1 conflict(s): 1 {words[decision]}") in err
 
 
 def test_markdown_report_lists_the_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pkg = world(tmp_path)
     assert update.main(args(tmp_path, "--dry-run", "--report", "markdown", "-")) == 0
     out = capsys.readouterr().out
-    assert "| ConfigMap/gone-locally | `gone-locally.yaml` | kept local | deleted locally |" in out
+    assert out.startswith(f"## krm-merge update {pkg}: ")  # the title: the package, what would change
+    assert f"\n\ndry run: 9 file(s) of {pkg} would change; nothing written\n" in out
+    assert "| ConfigMap/gone-locally | `gone-locally.yaml` | kept local | deleted locally; upstream's change" in out
     assert "| ConfigMap/kept | `kept.yaml` | kept local | changed locally, unchanged upstream |" in out
+    assert "--- a/" not in out  # the report took stdout: the dry run's diff is not mixed in
     assert (pkg / "kept.yaml").read_text() == LOCAL["kept.yaml"]  # dry run: nothing written

@@ -68,10 +68,6 @@ class Published(NamedTuple):
     commit: str | None = None
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``pullRequest`` entry of ``--report json``."""
-        return {k: v for k, v in self._asdict().items() if v not in (None, ())}
-
 
 class Prepared:
     """What :func:`prepare` found, for :func:`publish` or :func:`preview`."""

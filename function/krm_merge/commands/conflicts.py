@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -33,20 +32,19 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import read_package, split_documents
-from krm_merge.krm.results import Field, File, KrmError, Result, Results
+from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.values import Label, PathPart
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.merge3 import textfile
 from krm_merge.merge3.conflicts import ABSENT, ABSENT_VALUE, MARKER, find_marker, format_path, parse_marker
 from krm_merge.merge3.nodes import to_plain_data
 from krm_merge.merge3.rules import FALLBACK_KEYS
+from krm_merge.outcomes import render
+from krm_merge.outcomes.kinds import ConflictsLeft, MarkerOutcome, message
+from krm_merge.outcomes.report import CONFLICTS_LEFT, Report
 from krm_merge.yaml.load import collecting_duplicate_keys
 
-from .reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
-
 PROG = "krm-merge conflicts"
-CONFLICTS_LEFT = 3
-"""Exit code while any marker is left (the same code ``update --conflicts mark`` ends with)."""
 
 
 @dataclass(frozen=True)
@@ -71,14 +69,10 @@ class Marker:
     origin: str
     path: DataPath = ()
 
-    def describe(self) -> str:
-        """``file:line: Kind/name field: local=... upstream=... origin=...``."""
-        where = " ".join(part for part in (self.resource, self.field) if part) or "(not on a field)"
-        return f"{self.file}:{self.line}: {where}: local={self.local} upstream={self.upstream} origin={self.origin}"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The marker for ``--output json`` (``path`` is internal)."""
-        return {key: getattr(self, key) for key in ("kind", "file", "line", "resource", "field", "local", "upstream", "origin")}
+    def outcome(self) -> MarkerOutcome:
+        """The marker as a typed outcome, for the renderer (``path`` is internal)."""
+        return MarkerOutcome(self.kind, self.file, self.line, self.resource, self.field, self.local, self.upstream,
+                             self.origin)
 
 
 Finder = Callable[[Path], "list[Marker]"]
@@ -104,25 +98,18 @@ def find_all(root: Path) -> list[Marker]:
     return sorted(found, key=lambda m: (m.file, m.line, m.kind))
 
 
-def find_reporting_duplicates(prog: str, root: Path, results: Results | None = None) -> list[Marker]:
-    """:func:`find_all`; a key written twice in a marked document is read last-wins and named in a warning.
-
-    Each warning is written on stderr and, with ``results``, added to them.
-    """
+def find_reporting_duplicates(root: Path, report: Report) -> list[Marker]:
+    """:func:`find_all`; a key written twice in a marked document is read last-wins and named in a warning of ``report``."""
     with collecting_duplicate_keys() as duplicates:
         try:
             return find_all(root)
         finally:
-            found = [Result(message, "warning") for message in dict.fromkeys(dup.message() for dup in duplicates)]
-            emit(prog, found)
-            if results is not None:
-                results.extend(found)
+            report.extend(message(text) for text in dict.fromkeys(dup.message() for dup in duplicates))
 
 
-def marker_result(marker: Marker) -> Result:
-    """A conflict left in the package as a warning result: its resource, field (local and upstream values), file."""
-    field = Field(marker.field, marker.local, marker.upstream) if marker.field else None
-    return Result(marker.describe(), "warning", resource_ref(marker.resource), field, File(marker.file))
+def left(package: str, markers: list[Marker]) -> ConflictsLeft:
+    """The conflicts left in a package (field markers and diff3 regions): exit code 3 while any is."""
+    return ConflictsLeft(package, len(markers), sum(1 for m in markers if m.kind == "text"))
 
 
 # --- field markers -------------------------------------------------------------------------
@@ -337,39 +324,29 @@ def parser() -> argparse.ArgumentParser:
                 description="List the conflicts an update left marked in a package; exit 3 while any is left.")
     p.add_argument("package", metavar="PKG", help="the package directory")
     p.add_argument("--output", choices=("text", "json"), default="text", help="one line per conflict, or a JSON list")
-    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     return p
 
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 none left, 3 some left, 1 error)."""
     args = parser().parse_args(argv)
-    results = Results()
-    code = guarded(PROG, lambda: _main(args, results), results)
-    write_results(args.results, results)
-    return code
+    report = Report("conflicts", args.package)
+    markers = [m.outcome() for m in report.guard(lambda: _main(args, report)) or []]
+    listing = render.marker_list(markers) if args.output == "json" else render.marker_lines(markers)
+    # The list is the command's document (stdout); a package that could not be read lists nothing.
+    return render.finish(report, results_file=args.results, document=[listing] if report.exit_code != 1 else [])
 
 
-def _main(args: argparse.Namespace, results: Results) -> int:
+def _main(args: argparse.Namespace, report: Report) -> list[Marker]:
     # read-only: locks (and recovers) only when a write was interrupted, so a half-written file is never listed
     with txn.PackageLock(args.package, PROG, read_only=True) as lock:
-        recovered = [Result(message, "warning") for message in lock.messages]
-        results.extend(recovered)
-        emit(PROG, recovered)
-        found = find_reporting_duplicates(PROG, Path(args.package), results)
-    # The markers are listed on stdout; as results they carry resource, field and file for --results.
-    results.extend(marker_result(marker) for marker in found)
-    if args.output == "json":
-        sys.stdout.write(json.dumps([m.as_dict() for m in found], indent=2) + "\n")
-    else:
-        for marker in found:
-            sys.stdout.write(marker.describe() + "\n")
-        if found:
-            left = Result(f"{len(found)} conflict(s) left: decide with krm-merge resolve {args.package} "
-                          "--take local|upstream, or edit the value and delete the marker", "info")
-            results.append(left)
-            sys.stderr.write(left.message + "\n")  # no program prefix: the line a person reads last
-    return CONFLICTS_LEFT if found else 0
+        report.extend(message(text) for text in lock.messages)
+        found = find_reporting_duplicates(Path(args.package), report)
+    report.extend(m.outcome() for m in found)
+    if found:
+        report.add(left(args.package, found))
+    return found
 
 
 __all__ = ["CONFLICTS_LEFT", "FINDERS", "RESOLVERS", "Marker", "find_all", "find_reporting_duplicates", "main", "parser",

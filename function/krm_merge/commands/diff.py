@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any, TextIO
 
 from ..errors import KrmMergeError
-from ..krm.results import Field, File, ResourceRef, Result, Results
-from .reporting import RESULTS_HELP, emit, write_results
+from ..krm.results import Field, File, ResourceRef, Result
+from ..outcomes import render
+from ..outcomes.kinds import Message, message
+from ..outcomes.report import Report
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from ..smp.create import create_three_way_patch, create_two_way_patch
 from ..smp.errors import ConflictError, SmpError
@@ -50,7 +51,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="3-way only: overwrite changes made from ORIGINAL to CURRENT instead of failing on conflicts",
     )
-    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     return p
 
 
@@ -112,28 +113,26 @@ def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = 
         args = parser().parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    results = Results()
-    code = _main(args, stdout or sys.stdout, stderr or sys.stderr, results)
-    write_results(args.results, results)
-    return code
+    report = Report("diff")
+    patch = _main(args, report)
+    # The patch is the command's document (stdout), printed only when it was made.
+    document = [render_patch(patch)] if patch is not None else []
+    return render.finish(report, results_file=args.results, document=document, stdout=stdout, stderr=stderr)
 
 
-def _main(args: argparse.Namespace, out: TextIO, err: TextIO, results: Results) -> int:
-    """Print the patch; what went wrong goes to ``results`` and, one line each, to ``err``."""
+def _main(args: argparse.Namespace, report: Report) -> dict[str, Any] | None:
+    """The patch, or None; what went wrong, and each duplicate key, goes to ``report``."""
     objects: list[dict[str, Any]] = []
+    patch: dict[str, Any] | None = None
     with collecting_duplicate_keys() as duplicates:
         try:
             patch = _patch(args, objects)
         except (DiffInputError, SmpError) as failure:
-            message = one_line(failure) if isinstance(failure, SmpError) else str(failure)
-            results.append(Result(f"{message}{_note(duplicates)}", "error", _reference(objects),
-                                  _failed_field(failure), failure.file if isinstance(failure.file, File) else None))
-    results.extend(Result(dup.message(), "warning", file=File(dup.what)) for dup in duplicates)
-    emit(PROG, results, err)
-    if results.has_errors:
-        return 1
-    out.write(render_patch(patch))
-    return 0
+            words = one_line(failure) if isinstance(failure, SmpError) else str(failure)
+            report.add(Message(Result(f"{words}{_note(duplicates)}", "error", _reference(objects),
+                                      _failed_field(failure), failure.file if isinstance(failure.file, File) else None)))
+    report.extend(message(dup.message(), "warning", dup.what) for dup in duplicates)
+    return patch
 
 
 def _patch(args: argparse.Namespace, objects: list[dict[str, Any]]) -> dict[str, Any]:

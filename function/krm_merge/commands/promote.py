@@ -14,9 +14,11 @@ the Pipeline API group, to find Pipelines) are decoded and parsed, plus the kust
 files of ``--kustomize-image``.  A changed file differs from the original only in the set
 scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 are
 skipped with a warning; a marked file that is not valid YAML is an error (a warning and
-skipped with ``--skip-unreadable``).  All files are written at once or none.
+skipped with ``--skip-unreadable``).  All files are written at once or none.  What the run
+did is one report of typed outcomes (each field set, each file skipped, each error), rendered
+by :mod:`krm_merge.outcomes.render`: lines on stderr, ``--results``, ``--report``.
 With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.commands.pull_request`):
-checked before the write, committed, pushed and opened as a pull request after it.
+checked and committed before the write, pushed and opened as a pull request after it.
 Exit code 0 when fields were set (or already current, or nothing matched with
 ``--allow-no-match``), 1 on any error, 2 on bad usage.
 """
@@ -26,21 +28,21 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
 from krm_merge.change.settings import SettingsError
-from krm_merge.commands.pull_request import (
-    PROMOTE_BRANCH, PullRequestStep, add_options, change_text, promote_step, settings_from_args)
-from krm_merge.commands.reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
+from krm_merge.commands.pull_request import PROMOTE_BRANCH, PullRequestStep, add_options, promote_step, settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.pkgio import ChangeSet
-from krm_merge.krm.results import Field, File, Result, Results
-from krm_merge.promote import report
-from krm_merge.promote.changes import Change
-from krm_merge.promote.errors import PromoteError
+from krm_merge.krm.results import Field, File, Result
+from krm_merge.outcomes import render
+from krm_merge.outcomes.kinds import FileSkipped, Message, SkipReason, message
+from krm_merge.outcomes.kinds import Outcome as Said
+from krm_merge.outcomes.report import Report, State
+from krm_merge.promote.errors import PromoteError, UnreadableYaml
+from krm_merge.promote.report import field_sets, subject
 from krm_merge.promote.files import ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
@@ -84,15 +86,14 @@ def parser() -> argparse.ArgumentParser:
     env.add_argument("--from-environment", metavar="ENV",
                      help="the environment promoted from; the target is the next one in the Pipeline")
     p.add_argument("--value", help="the new value of a single --pipeline or --image-policy promotion")
-    p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
-                   help="write a change report: FORMAT json or markdown ('-' for stdout)")
+    p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"), help=render.REPORT_HELP)
     # A report is output the caller asked for (a pull request body), not a change to the
     # repository: a dry run still writes it, so a CI job can preview a release with its report.
     p.add_argument("--dry-run", action="store_true",
-                   help="print the changes, a diff and the report; change no file under DIR "
+                   help="print a unified diff (unless a --report takes stdout); change no file under DIR "
                         "(a --report FILE is still written)")
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
-    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
     add_options(p, default_branch=PROMOTE_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
@@ -106,7 +107,7 @@ def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     arg_parser = parser()
     args = arg_parser.parse_args(argv)
-    if args.report and args.report[0] not in ("json", "markdown"):
+    if args.report and args.report[0] not in render.FORMATS:
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     try:
         args.pull_request_settings = settings_from_args(args)
@@ -114,34 +115,29 @@ def main(argv: list[str]) -> int:
         arg_parser.error(str(err))
     if args.secrets_dir and not args.pull_request:
         arg_parser.error("--secrets-dir: goes with --pull-request")
-    results = Results()
+    report = Report("promote", args.dir)
 
-    def body() -> int:
+    def body() -> ChangeSet:
         try:
-            return _locked_main(args, results)
+            return _locked_main(args, report)
         except UsageError as err:
             arg_parser.error(err.message)  # exits 2: not a result
 
-    code = guarded(PROG, body, results, describe=_describe)
-    write_results(args.results, results)
-    return code
+    writes = report.guard(body, describe=_describe)
+    # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
+    diff = writes.diff() if writes is not None and report.state is State.DRY_RUN else ()
+    return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
 
 
 def _describe(err: KrmMergeError) -> str:
     return str(err) if isinstance(err, PromoteError) else err.one_line()
 
 
-def _locked_main(args: argparse.Namespace, results: Results) -> int:
+def _locked_main(args: argparse.Namespace, report: Report) -> ChangeSet:
     # Held from the screen to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
-        _say(results, [Result(message, "warning", file=File(args.dir)) for message in lock.messages])
-        return _main(args, results)
-
-
-def _say(results: Results, found: list[Result]) -> None:
-    """Add ``found`` to the command's results and write their lines on stderr now (they interleave with stdout)."""
-    results.extend(found)
-    emit(PROG, found)
+        report.extend(message(text, "warning", args.dir) for text in lock.messages)
+        return _main(args, report)
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
@@ -179,85 +175,50 @@ def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
     return promotions
 
 
-def _main(args: argparse.Namespace, results: Results) -> int:
+def _main(args: argparse.Namespace, report: Report) -> ChangeSet:
+    """Plan the promotions and write them (or not: the report's state says); returns the files' change set."""
     root = args.dir
     if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
     promotions = promotions_from_args(args)
     run = plan(root, promotions, skip_unreadable=args.skip_unreadable)
-    _say(results, run.warnings)
-    if run.errors:
-        _say(results, [*run.errors, Result("nothing written", "info")])
-        return 1
-    out = sys.stdout
-    for rel, change in run.changes:
-        old = repr(change.old) if change.old is not None else "(added)"
-        out.write(f"{rel}:{change.line}: {change.path}: {old} -> {change.new!r}\n")
-    # The changes are on stdout above; as results they carry resource, field and file for --results.
-    results.extend(change_result(rel, change) for rel, change in run.changes)
+    report.subject = subject([r.promotion for r in run.resolved])
+    report.extend(run.outcomes)
+    if any(o.severity == "error" for o in run.outcomes):
+        report.state = State.NOT_WRITTEN
+        return run.writes
+    report.extend(field_sets(run.changes))
     missing = no_match_messages(run.resolved, run.outcome.matched)
     if args.allow_no_match:
-        _say(results, [Result(message, "warning") for message in missing])
+        report.extend(message(text) for text in missing)
     else:
-        _say(results, [Result(f"{message} (use --allow-no-match to accept this)", "error") for message in missing])
-    if missing and not args.allow_no_match:
-        _say(results, [Result("nothing written", "info")])
-        return 1
+        report.extend(message(f"{text} (use --allow-no-match to accept this)", "error") for text in missing)
+        if missing:
+            report.state = State.NOT_WRITTEN
+            return run.writes
     matched = sum(run.outcome.matched)
     if not run.changes and matched:
-        out.write(f"{matched} field(s) already at the promoted value(s); nothing to change\n")
-    entries = report.entries(run.changes)
-    summary = report.summary(entries, [r.promotion for r in run.resolved])
-    step = _pull_request_step(args, run, results)
-    paths = [w.path for w in run.writes.writes]
-    text = change_text("promote", (entries, summary))
+        report.add(message(f"{matched} field(s) already at the promoted value(s); nothing to change", "info"))
+    report.add_changes(run.writes)
+    step = _pull_request_step(args, run, report)
     if step is not None:
-        try:
-            step.prepare(paths, dry_run=args.dry_run)
-            if not args.dry_run:
-                step.make_commit(run.writes.writes, text)
-        except KrmMergeError:
-            _write_report(args, entries, summary, step)  # nothing written; the report says why
-            raise
-    else:
-        _write_report(args, entries, summary, None)  # before the write, as without a pull request
+        step.before_write(run.writes.writes, report.as_written, dry_run=args.dry_run)
     if args.dry_run:
-        out.write(_diff(run.writes))
-        out.write(report.to_markdown(entries, summary))
-        if step is not None:
-            step.preview(paths, text)
-            _write_report(args, entries, summary, step)
-        return 0
+        report.state = State.DRY_RUN
+        return run.writes
     write_all(root, run.writes)
-    out.write(summary + "\n")
+    report.state = State.WRITTEN
     if step is not None:
-        try:
-            step.publish()
-        finally:  # the report says what became of the pull request, failed or not
-            _write_report(args, entries, summary, step)
-    return 0
+        step.publish()
+    return run.writes
 
 
-def _write_report(args: argparse.Namespace, entries: list[report.Entry], summary: str,
-                  step: PullRequestStep | None) -> None:
-    if args.report:
-        report.write(args.report[0], args.report[1], entries, summary, step.report_entry() if step else None)
-
-
-def _pull_request_step(args: argparse.Namespace, run: _Run, results: Results) -> PullRequestStep | None:
+def _pull_request_step(args: argparse.Namespace, run: _Run, report: Report) -> PullRequestStep | None:
     """The ``--pull-request`` step of this run (None without the option)."""
     if args.pull_request_settings is None:
         return None
-    return promote_step(PROG, results, args.pull_request_settings, args.dir, run.resolved, run.find_pipeline,
+    return promote_step(report, args.pull_request_settings, args.dir, run.resolved, run.find_pipeline,
                         secrets_dir=args.secrets_dir)
-
-
-def change_result(rel: str, change: Change) -> Result:
-    """The info result of one field a promotion set: its resource, field (old and new value) and file."""
-    was = f"was {change.old!r}" if change.old is not None else "added"
-    by = f" for marker {change.marker!r}" if change.marker else (f" by {change.source}" if change.source else "")
-    return Result(f"set {change.path} to {change.new!r} ({was}){by}", "info", resource_ref(change.resource),
-                  Field(change.path, change.old, change.new), File(rel, change.doc))
 
 
 class _Run:
@@ -270,8 +231,7 @@ class _Run:
         self.find_pipeline = find_pipeline
         self.writes = ChangeSet()
         self.changes: list[tuple[str, Any]] = []
-        self.errors = Results()
-        self.warnings = Results()
+        self.outcomes: list[Said] = []  # files skipped, malformed markers, duplicate keys, errors
 
 
 def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) -> _Run:
@@ -290,14 +250,14 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
     units: list[tuple[str, str, Any]] = []
-    warnings = Results()
+    found: list[Said] = []
     key_bytes = tuple(k.encode() for k in keys)
     for screened in files:
         if screened.rel in kustomizations or any(k in screened.data for k in key_bytes):
             try:
                 text, bom = decode(screened.data)
             except UnicodeDecodeError as err:
-                warnings.warning(f"{screened.rel}: not UTF-8 text (byte {err.start}); skipped", file=File(screened.rel))
+                found.append(FileSkipped(screened.rel, SkipReason.NOT_UTF8, f"byte {err.start}"))
                 continue
             units.append((text, screened.rel, (screened, bom)))
     if units:
@@ -306,41 +266,45 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
 
         with collecting_duplicate_keys() as duplicates:
             outcome = promote_units([Unit(*u) for u in units], resolved)
-        warnings.extend(Result(dup.message(), "warning", file=File(dup.what)) for dup in duplicates)
+        found.extend(message(dup.message(), "warning", dup.what) for dup in duplicates)
     else:
         outcome = empty_outcome(len(resolved))
     run = _Run(resolved, outcome, finder)
-    run.warnings.extend(warnings)
+    run.outcomes.extend(found)
     for unit, err in outcome.errors:
         rel = unit.path or ""
-        if err.message.startswith("not valid YAML"):
-            where = f"{rel}" + (f":{err.line}" if err.line else "") + f": {err.message}"
-            if skip_unreadable:
-                run.warnings.warning(f"{where}; skipped", file=File(rel))
-            else:
-                run.errors.error(f"{where} (use --skip-unreadable to skip it)", file=File(rel))
+        if isinstance(err, UnreadableYaml) and skip_unreadable:
+            run.outcomes.append(FileSkipped(rel, SkipReason.INVALID_YAML, _where(err)))
+        elif isinstance(err, UnreadableYaml):
+            where = rel + (f":{err.line}" if err.line else "")
+            run.outcomes.append(message(f"{where}: {err.message} (use --skip-unreadable to skip it)", "error", rel))
         else:
-            run.errors.append(_error_result(err.located(file=rel)))
+            run.outcomes.append(_error(err.located(file=rel)))
     for result in outcome.results:
         screened, bom = result.unit.handle
         for bad in result.malformed:
-            run.warnings.warning(f"{screened.rel}:{bad.line}: comment mentions a marker key but {bad.reason}: "
-                                 f"{bad.comment.strip()}", file=File(screened.rel))
+            run.outcomes.append(message(f"{screened.rel}:{bad.line}: comment mentions a marker key but {bad.reason}: "
+                                        f"{bad.comment.strip()}", "warning", screened.rel))
         if not result.changed:
             continue
         try:
             run.writes.writes.append(planned_write(screened, encode(result.text, bom)))
         except PromoteError as err:
-            run.errors.append(_error_result(err.located(file=screened.rel)))
+            run.outcomes.append(_error(err.located(file=screened.rel)))
             continue
         run.changes.extend((screened.rel, change) for change in result.changes)
     return run
 
 
-def _error_result(err: PromoteError) -> Result:
-    """An engine error as a result: the command's wording, its file (document index) and field kept."""
-    return Result(str(err), "error", field=Field(err.field) if err.field else None,
-                  file=File(err.file, err.index or 0) if err.file else None)
+def _where(err: UnreadableYaml) -> str:
+    """Where in its file a text is not valid YAML, and why: ``line 3: mapping values are not allowed here``."""
+    return (f"line {err.line}: " if err.line else "") + err.problem
+
+
+def _error(err: PromoteError) -> Said:
+    """An engine error as an outcome: the command's wording, its file (document index) and field kept."""
+    return Message(Result(str(err), "error", field=Field(err.field) if err.field else None,
+                          file=File(err.file, err.index or 0) if err.file else None))
 
 
 def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
@@ -387,7 +351,3 @@ def _documents(screened: ScreenedFile) -> list[Any]:
         return load_all_data(decode(screened.data)[0], screened.rel)
     except (KrmMergeError, UnicodeDecodeError, RecursionError):
         return []  # reported when it also holds markers; otherwise not ours
-
-
-def _diff(writes: ChangeSet) -> str:
-    return "".join(writes.diff())

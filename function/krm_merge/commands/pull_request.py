@@ -1,29 +1,31 @@
 """``--pull-request`` of ``promote`` and ``update``: the options, and the step around the command's write.
 
 A command that takes ``--pull-request`` calls, in order: :func:`settings_from_args`
-(the options read), :meth:`PullRequestStep.prepare` with the files its plan writes
-(everything that can be refused is refused with nothing changed),
-:meth:`PullRequestStep.make_commit` with the planned bytes (the commit and the local branch,
+(the options read), :meth:`PullRequestStep.before_write` with the planned writes (it calls
+:meth:`~PullRequestStep.prepare`: everything that can be refused is refused with nothing changed;
+then :meth:`~PullRequestStep.make_commit` with the planned bytes: the commit and the local branch,
 still before the write), its own write, then :meth:`PullRequestStep.publish` (push, pull
-request) — or, with ``--dry-run``, :meth:`PullRequestStep.preview` instead of the last three.  The pull request's
-title and body are the command's report, through :func:`change_text`.  The git and forge
-work is :mod:`krm_merge.change`, loaded only when a run opens a pull request.
+request) — or, with ``--dry-run``, :meth:`~PullRequestStep.preview` instead of the last three.  The pull request's
+title and body are the command's report, through :func:`change_text`.  What the step did is one typed
+outcome in the command's report (:class:`~krm_merge.outcomes.kinds.PullRequestOutcome`): the renderer
+says it on stderr, puts the URL (or a dry run's preview) on stdout and the ``pullRequest`` entry in
+``--report json``.  The git and forge work is :mod:`krm_merge.change`, loaded only when a run opens a
+pull request.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from krm_merge.change.settings import (
     FORGES, PipelinePullRequest, Settings, SettingsError, branch_value, forge_name, pipeline_pull_request)
-from krm_merge.commands.reporting import update_report_markdown
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm.results import Result, Results, emit
+from krm_merge.outcomes import render
+from krm_merge.outcomes.kinds import PullRequestAction, PullRequestOutcome
+from krm_merge.outcomes.report import Report
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import PipelineRef, pull_request_promotion
-from krm_merge.promote.report import to_markdown
 
 if TYPE_CHECKING:
     import argparse
@@ -85,25 +87,19 @@ def settings_from_args(args: Any) -> Settings | None:
 # --- the words ----------------------------------------------------------------------------
 
 
-def change_text(command: str, report: Any) -> ChangeText:
-    """Title and body of the commit and pull request: the command's report summary line and its Markdown.
+def change_text(report: Report) -> ChangeText:
+    """Title and body of the commit and pull request: the report's title and its Markdown (the one renderer's).
 
-    The one place the pull-request step takes the reports' words (the reports are rendered by
-    their commands: ``promote``'s by :mod:`krm_merge.promote.report`, ``update``'s by
-    :mod:`krm_merge.commands.reporting`); point it at a new renderer and both commands follow.
-    ``report`` is ``(entries, summary)`` for promote and ``(title, report dict)`` for update.
+    The commit is made before the write: ``report`` is the command's report as it
+    will read once written (:meth:`~krm_merge.outcomes.report.Report.as_written`).
     """
-    if command == "promote":
-        entries, summary = report
-        return ChangeText(summary, to_markdown(entries, summary))
-    title, data = report
-    return ChangeText(title, update_report_markdown(data))
+    return ChangeText(render.title(report), render.report_markdown(report))
 
 
 # --- a promotion's step ----------------------------------------------------------------------
 
 
-def promote_step(prog: str, results: Results, settings: Settings, root: str, resolved: Sequence[Resolved],
+def promote_step(report: Report, settings: Settings, root: str, resolved: Sequence[Resolved],
                  find_pipeline: Callable[[PipelineRef], dict[str, Any] | None], *,
                  secrets_dir: str | None = None) -> PullRequestStep:
     """The pull-request step of a promote run (command or ``krm-merge run``): its branch names what is promoted,
@@ -115,7 +111,7 @@ def promote_step(prog: str, results: Results, settings: Settings, root: str, res
     if first is not None and first.promotion.pipeline is not None:
         placeholders.update(namespace=first.promotion.pipeline.namespace, pipeline=first.promotion.pipeline.name,
                             environment=first.target or "", value=first.promotion.value)
-    return PullRequestStep(prog, results, settings, root, branch_template=PROMOTE_BRANCH, placeholders=placeholders,
+    return PullRequestStep(report, settings, root, branch_template=PROMOTE_BRANCH, placeholders=placeholders,
                            pipeline=_pipeline_pull_request(resolved, find_pipeline), secrets_dir=secrets_dir)
 
 
@@ -155,22 +151,31 @@ def _pipeline_pull_request(resolved: Sequence[Resolved], find_pipeline: Callable
 class PullRequestStep:
     """The pull-request step of one command run: prepared before the write, published after it.
 
-    ``prog`` names the command in its stderr lines; ``results`` is the command's result list
-    (what the step says joins it, for ``--results``).
+    What it did (or, failing, which step failed) joins the command's ``report`` as a
+    :class:`~krm_merge.outcomes.kinds.PullRequestOutcome`.
     """
 
-    def __init__(self, prog: str, results: Results, settings: Settings, package_dir: str, *,
+    def __init__(self, report: Report, settings: Settings, package_dir: str, *,
                  branch_template: str, placeholders: Mapping[str, str], pipeline: PipelinePullRequest | None = None,
                  secrets_dir: str | None = None, client: Mapping[str, Any] | None = None) -> None:
-        self.prog = prog
-        self.results = results
+        self.report = report
         self.request_args = (settings, package_dir, branch_template, dict(placeholders), pipeline, secrets_dir)
         self.client = client
         self.prepared: Prepared | None = None
-        self.published: Published | None = None
-        self.failed: KrmMergeError | None = None
         self.made: str | None = None
         self.text = ChangeText("", "")
+
+    def before_write(self, writes: Sequence[Any], written: Callable[[], Report], *, dry_run: bool) -> None:
+        """All of the step that comes before the command's write: the checks, then the commit of the planned
+        ``writes`` (a dry run: its preview), worded by ``written()``, the command's report as the write will
+        leave it (:func:`change_text`).  What it refuses leaves every file as it was."""
+        paths = [w.path for w in writes]
+        self.prepare(paths, dry_run=dry_run)
+        text = change_text(written())
+        if dry_run:
+            self.preview(paths, text)
+        else:
+            self.make_commit(writes, text)
 
     def prepare(self, package_paths: Sequence[str], *, dry_run: bool) -> None:
         """Check the work tree, remote, base, branch and forge before the command writes ``package_paths``."""
@@ -186,44 +191,29 @@ class PullRequestStep:
         files = [(w.path, w.data) for w in writes]
         self.made = self._recorded(lambda: _change().commit(self.prepared, files, text.title, text.body))
 
-    def publish(self) -> Published:
-        """Push the commit and open or update the pull request; its URL on stdout, a line on stderr."""
+    def publish(self) -> None:
+        """Push the commit and open or update the pull request (the report's outcome: opened, updated, ...)."""
         assert self.prepared is not None, "prepare() and make_commit() first"
         published = self._recorded(lambda: _change().publish(self.prepared, self.made, self.text.title,
                                                               self.text.body))
-        self.published = published
-        self._say_notes(published)
-        if published.url is None:
-            self._say(f"no pull request: nothing to change (branch {published.branch})")
-            return published
-        verb = {"opened": "opened", "updated": "updated", "unchanged": "already up to date"}[published.action]
-        noun = f"merge request !{published.number}" if published.forge == "gitlab" else f"pull request #{published.number}"
-        self._say(f"{noun} {verb}: {published.branch} into {published.base} (commit {str(published.commit)[:12]})")
-        sys.stdout.write(published.url + "\n")
-        return published
+        self.report.add(_outcome(published))
 
     def _recorded(self, step: Callable[[], Any]) -> Any:
-        """Run one step; its error is kept for the report's ``pullRequest`` entry, and raised."""
+        """Run one step; its error becomes the report's failed outcome (which step), and is raised."""
         try:
             return step()
         except KrmMergeError as err:
-            self.failed = err
+            where = self.prepared
+            self.report.add(PullRequestOutcome(
+                PullRequestAction.FAILED, branch=where.branch if where else "", base=where.base if where else "",
+                step=str((err.tags or {}).get("step", "")), error=err.message))
             raise
 
-    def preview(self, package_paths: Sequence[str], text: ChangeText) -> Published:
-        """``--dry-run``: the branch, the commit message and the pull request it would open, on stdout."""
+    def preview(self, package_paths: Sequence[str], text: ChangeText) -> None:
+        """``--dry-run``: the branch, the commit message and the pull request it would open (the report's outcome)."""
         assert self.prepared is not None, "prepare() first"
         published, message = _change().preview(self.prepared, list(package_paths), text.title, text.body)
-        self.published = published
-        if not message:
-            sys.stdout.write("pull request (dry run): nothing to change, no pull request\n")
-            return published
-        where = f"{published.forge} {published.repo}"
-        which = f" #{published.number} ({published.url})" if published.url else ""
-        sys.stdout.write(f"pull request (dry run): {published.action} a pull request{which} on {where}: "
-                         f"branch {published.branch} into {published.base}, {len(package_paths)} file(s)\n")
-        sys.stdout.write("commit message:\n" + "".join(f"    {line}".rstrip() + "\n" for line in message.split("\n")))
-        return published
+        self.report.add(_outcome(published, files=len(package_paths) if message else 0, message=message))
 
     @property
     def package_name(self) -> str:
@@ -231,21 +221,12 @@ class PullRequestStep:
         assert self.prepared is not None, "prepare() first"
         return str(self.prepared.tree.package_name)
 
-    def report_entry(self) -> dict[str, Any] | None:
-        """The ``pullRequest`` entry of ``--report json``, once the step ran (or failed: the error and its step)."""
-        if self.failed is not None:
-            tags = self.failed.tags or {}
-            return {"error": self.failed.message, "step": tags.get("step", "")}
-        return self.published.to_dict() if self.published is not None else None
 
-    def _say(self, message: str, severity: str = "info") -> None:
-        result = Result(message, severity)
-        self.results.append(result)
-        emit(self.prog, [result])
-
-    def _say_notes(self, published: Published) -> None:
-        for note in published.notes:
-            self._say(note, "warning")
+def _outcome(published: Published, files: int = 0, message: str = "") -> PullRequestOutcome:
+    """The report's outcome of what :mod:`krm_merge.change.publish` did (or would do)."""
+    return PullRequestOutcome(PullRequestAction(published.action), published.forge, published.repo,
+                              published.branch, published.base, published.url, published.number, published.commit,
+                              tuple(published.notes), files, message)
 
 
 def _change() -> Any:

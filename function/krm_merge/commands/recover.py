@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from krm_merge import txn
-from krm_merge.commands.reporting import write_results
-from krm_merge.errors import KrmMergeError
-from krm_merge.krm.results import File, Results, result_of
+from krm_merge.outcomes import render
+from krm_merge.outcomes.kinds import message
+from krm_merge.outcomes.report import Report
 
 PROG = "krm-merge recover"
 
@@ -28,26 +27,22 @@ def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
     p = _Parser(prog=PROG, description="Finish or roll back an interrupted write of a package (the lock is taken).")
     p.add_argument("package", metavar="PKG", help="the package directory")
-    p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE (kpt's format)")
+    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     return p
 
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = parser().parse_args(argv)
-    results = Results()
+    report = Report("recover", args.package)
     if not os.path.isdir(args.package):
-        results.error(f"{args.package} is not a directory", file=File(args.package))
+        report.add(message(f"{args.package} is not a directory", "error", args.package))
     else:
-        try:
-            with txn.PackageLock(args.package, PROG) as lock:
-                for message in lock.messages:
-                    results.warning(message, file=File(args.package))
-        except KrmMergeError as err:
-            results.append(result_of(err))
-    for result in results:
-        sys.stderr.write(f"{PROG}: {result.display()}\n")
-    write_results(args.results, results)
-    if not results:
-        sys.stdout.write(f"{args.package}: no interrupted write to recover\n")
-    return results.exit_code()
+        report.guard(lambda: _recover(args.package, report))
+    return render.finish(report, results_file=args.results)
+
+
+def _recover(package: str, report: Report) -> None:
+    """Take the lock (which finishes or rolls back an interrupted write) and say what it did."""
+    with txn.PackageLock(package, PROG) as lock:
+        report.extend(message(text, "warning", package) for text in lock.messages)

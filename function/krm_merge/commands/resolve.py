@@ -15,16 +15,17 @@ lock from the read to the write.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from krm_merge import files, txn
 from krm_merge.krm import pkgio
-from krm_merge.krm.results import Field, File, KrmError, Result, Results
+from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import parse_path
+from krm_merge.outcomes import render
+from krm_merge.outcomes.kinds import Resolved, message
+from krm_merge.outcomes.report import Report, State
 
-from .conflicts import CONFLICTS_LEFT, RESOLVERS, Marker, find_reporting_duplicates
-from .reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
+from .conflicts import RESOLVERS, Marker, find_reporting_duplicates, left
 
 PROG = "krm-merge resolve"
 
@@ -42,41 +43,38 @@ def parser() -> argparse.ArgumentParser:
                    help="local: keep the value in the file; upstream: write the value the marker names")
     p.add_argument("select", metavar="RESOURCE[:FIELD]", nargs="*",
                    help="Kind/name or Kind/namespace/name, optionally :field.path (default: every conflict)")
-    p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
+    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     return p
 
 
 def main(argv: list[str]) -> int:
     """Entry point; 0 when no marker is left, 3 when some are (not selected), 1 on error."""
     args = parser().parse_intermixed_args(argv)  # PKG, the selections and --take in any order
-    results = Results()
-    code = guarded(PROG, lambda: _locked_main(args, results), results)
-    write_results(args.results, results)
-    return code
+    report = Report("resolve", args.package)
+    report.guard(lambda: _locked_main(args, report))
+    return render.finish(report, results_file=args.results)
 
 
-def _locked_main(args: argparse.Namespace, results: Results) -> int:
+def _locked_main(args: argparse.Namespace, report: Report) -> None:
     root = Path(args.package)
     with txn.PackageLock(root, PROG) as lock:
-        recovered = [Result(message, "warning") for message in lock.messages]
-        results.extend(recovered)
-        emit(PROG, recovered)
-        return _main(args, root, results)
+        report.extend(message(text) for text in lock.messages)
+        _main(args, root, report)
 
 
-def _main(args: argparse.Namespace, root: Path, results: Results) -> int:
-    found = find_reporting_duplicates(PROG, root, results)
+def _main(args: argparse.Namespace, root: Path, report: Report) -> None:
+    found = find_reporting_duplicates(root, report)
     chosen = [m for m in found if not args.select or any(selects(s, m) for s in args.select)]
     for selection in args.select:
         if not any(selects(selection, m) for m in found):
             raise KrmError(f"no conflict marker matches {selection!r} (list them with krm-merge conflicts {root})")
     write(root, chosen, args.take)
-    # Each decided marker as a result: resource, field and file for --results (stdout has the count).
-    results.extend(Result(f"took {args.take}: {m.describe()}", "info", resource_ref(m.resource),
-                          Field(m.field) if m.field else None, File(m.file)) for m in chosen)
-    left = len(found) - len(chosen)
-    sys.stdout.write(f"resolved {len(chosen)} conflict(s) in {root} (took {args.take}); {left} left\n")
-    return CONFLICTS_LEFT if left else 0
+    report.state = State.WRITTEN
+    # Each decided marker, with its resource, field and file; then what is left.
+    report.extend(Resolved(m.outcome(), args.take) for m in chosen)
+    rest = [m for m in found if m not in chosen]
+    if rest:
+        report.add(left(args.package, rest))
 
 
 def selects(selection: str, marker: Marker) -> bool:

@@ -16,14 +16,14 @@ import argparse
 from typing import Any
 
 from krm_merge import sdk
-from krm_merge.commands.pull_request import PullRequestStep, change_text, promote_step
-from krm_merge.commands.reporting import guarded
+from krm_merge.commands.pull_request import PullRequestStep, promote_step
 from krm_merge.config import mode_name, resolve
-from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import File, Results
-from krm_merge.promote import report
+from krm_merge.krm.pkgio import ChangeSet
+from krm_merge.krm.results import File
+from krm_merge.outcomes.report import Report
 from krm_merge.promote.pipeline import find_pipeline
+from krm_merge.promote.report import field_sets_from_results, subject
 from krm_merge.promote.request import resolve as resolve_promotions
 from krm_merge.runner import NAME, run_mode
 
@@ -62,9 +62,8 @@ def main(argv: list[str]) -> int:
     if args.pairs:  # only arguments after `--` are the functionConfig, as with kpt fn eval
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
-    # run_directory writes its own results (the mode's, in kpt's format); this only catches what escapes it
-    return guarded(PROG, lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet),
-                   Results())
+    # run_directory renders its own report: the mode's results, --results, the summary, a dry run's diff
+    return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet)
 
 
 def _is_promote(config: KubeObject | None) -> bool:
@@ -73,7 +72,7 @@ def _is_promote(config: KubeObject | None) -> bool:
 
 def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None,
          summary: bool) -> int:
-    steps: list[tuple[PullRequestStep, Any]] = []  # a promote run's pull request, once its config is read
+    steps: list[PullRequestStep] = []  # a promote run's pull request, once its changes are planned
 
     def after_read(rl: sdk.ResourceList, pkg: Any) -> None:
         if _is_promote(rl.function_config):
@@ -82,27 +81,19 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
 
             for message, rel in unread_file_warnings(str(root), pkg.skipped):
                 rl.results.warning(message, file=File(rel))
-            try:
-                config = resolve(rl.function_config).config
-                if config.pull_request is not None:
-                    steps.append((_promote_step(root, rl, config), config))
-            except KrmMergeError:
-                return  # the mode reports a wrong config or promotion itself, as an error result naming it
 
-    def before_write(rl: sdk.ResourceList, changes: Any) -> None:
-        for step, config in steps:
-            step.prepare([w.path for w in changes.writes], dry_run=dry_run)
-            entries = report.entries_from_results(rl.results)
-            step.text = change_text("promote", (entries, report.summary(entries, config.promotions)))
-            if not dry_run:
-                step.make_commit(changes.writes, step.text)
+    def before_write(rl: sdk.ResourceList, changes: ChangeSet, report: Report) -> None:
+        # The mode ran without an error: its config is valid (a wrong one is an error result naming it).
+        config = resolve(rl.function_config).config if _is_promote(rl.function_config) else None
+        if config is None or config.pull_request is None:
+            return
+        step = _promote_step(report, root, rl, config)
+        steps.append(step)
+        step.before_write(changes.writes, lambda: _promotion_report(root, rl, config, changes), dry_run=dry_run)
 
-    def after_write(rl: sdk.ResourceList, changes: Any) -> None:
-        for step, _ in steps:
-            if dry_run:
-                step.preview([w.path for w in changes.writes], step.text)
-            else:
-                step.publish()
+    def after_write(rl: sdk.ResourceList, changes: ChangeSet, report: Report) -> None:
+        for step in steps:
+            step.publish()
 
     return sdk.run_directory(
         run_mode, root, fn_config=fn_config, pairs=pairs, dry_run=dry_run, results_file=results_file,
@@ -111,9 +102,17 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
     )
 
 
-def _promote_step(root: str, rl: sdk.ResourceList, config: Any) -> PullRequestStep:
+def _promote_step(report: Report, root: str, rl: sdk.ResourceList, config: Any) -> PullRequestStep:
     """The pull-request step of a promote run's ``pullRequest`` block; the Pipelines among the items name the branch."""
     pipelines = [item.data for item in rl.items if item.kind == "Pipeline"]
     finder = lambda ref: find_pipeline(pipelines, ref)  # noqa: E731
-    return promote_step(PROG, Results(), config.pull_request, root, resolve_promotions(config.promotions, finder),
-                        finder)
+    return promote_step(report, config.pull_request, root, resolve_promotions(config.promotions, finder), finder)
+
+
+def _promotion_report(root: str, rl: sdk.ResourceList, config: Any, changes: ChangeSet) -> Report:
+    """The run as a promote report once written: the commit's and pull request's words, as the promote command's."""
+    words = Report("promote", root)
+    words.subject = subject(config.promotions)
+    words.extend(field_sets_from_results(rl.results))
+    words.add_changes(changes)
+    return words.as_written()

@@ -29,7 +29,6 @@ import os
 import functools
 import re
 import sys
-from typing import NamedTuple
 
 from krm_merge import files
 from krm_merge.krm import pkgio, yamlio
@@ -52,7 +51,7 @@ _READER_ANNOTATIONS = re.compile(
 WRAPPING_KEY = "bareSeqNodeWrappingKey"
 
 
-# Plain classes with __slots__ and a NamedTuple, not dataclasses: every command that reads a
+# Plain classes with __slots__, not dataclasses: every command that reads a
 # package loads this module, and creating dataclasses cost a small ``update``'s start-up
 # several milliseconds (issue 24).
 
@@ -85,8 +84,12 @@ class Package:
         self.skipped: list[tuple[str, str]] = []
 
 
-def read_package(root: str | os.PathLike[str], *, validate: bool = True,
-                 skip_undecodable: bool = False, untrusted: str | None = None) -> tuple[Package, ResourceList]:
+class NotUtf8Error(KrmError):
+    """A file of the package is not UTF-8 text (a reader that skips such files catches this class, not a message)."""
+
+
+def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_undecodable: bool = False,
+                 untrusted: str | None = None, ignore: list[str] | None = None) -> tuple[Package, ResourceList]:
     """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
 
     With ``validate`` every document is checked to be a mapping (by the cheap
@@ -98,6 +101,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
     that is not UTF-8 is left out (and alone) and listed in
     ``Package.skipped`` instead of failing the read.  ``untrusted`` (a tree from
     elsewhere, ``"upstream"``): listed and read in place following no link (pkgio.list_package).
+    ``ignore``: ``.krmignore`` patterns to apply instead of the root's own.
     """
     root = os.fspath(root)
     if not os.path.isdir(root):
@@ -105,7 +109,8 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
     pkg = Package(root)
     rl = ResourceList()
     try:
-        listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,), untrusted=untrusted)
+        listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,), untrusted=untrusted,
+                                     ignore=ignore)
     except OSError as err:  # a folder that cannot be listed: kpt fn source fails on it too
         raise KrmError(f"cannot read folder {err.filename}: {err.strerror or err}") from None
     for rel in listing.linked_dirs:
@@ -118,8 +123,8 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True,
                            file=File(rel))
         try:
             source = _read_source(root, rel, validate, untrusted)
-        except KrmError as err:
-            if not (skip_undecodable and err.message.endswith("is not UTF-8 text")):
+        except NotUtf8Error:
+            if not skip_undecodable:
                 raise
             pkg.skipped.append((rel, "not UTF-8 text"))
             continue
@@ -142,7 +147,7 @@ def _read_source(root: str, rel: str, validate: bool, untrusted: str | None = No
     try:
         text = files.read_text(path) if untrusted is None else files.read_beneath(root, rel, untrusted).decode("utf-8")
     except UnicodeDecodeError:
-        raise KrmError(f"{rel} is not UTF-8 text", file=File(rel)) from None
+        raise NotUtf8Error(f"{rel} is not UTF-8 text", file=File(rel)) from None
     except OSError as err:
         raise KrmError(f"cannot read {rel}: {err.strerror or err}", file=File(rel)) from None
     crlf = "\r\n" in text
@@ -334,22 +339,6 @@ def _has_content(doc: str) -> bool:
 # --- writing back -----------------------------------------------------------------
 
 
-class FileChange(NamedTuple):
-    """A file to write (``text``) or delete (``text is None``), as text: :func:`plan_writes`' shape.
-
-    Kept for ``update``, which reads it until it holds a :class:`pkgio.ChangeSet` itself.
-    """
-
-    path: str
-    before: str | None
-    text: str | None
-
-
-def plan_writes(pkg: Package, rl: ResourceList) -> list[FileChange]:
-    """:func:`plan_changes` as text changes (for ``update``; new code takes the change set)."""
-    return [FileChange(w.path, w.before_text, w.text) for w in plan_changes(pkg, rl)]
-
-
 def plan_changes(pkg: Package, rl: ResourceList) -> pkgio.ChangeSet:
     """Work out which files change, without touching the disk."""
     by_path: dict[str, list[KubeObject]] = {}
@@ -434,9 +423,3 @@ def apply_writes(root: str | os.PathLike[str], changes: pkgio.ChangeSet | list[p
 
 def _encoded(text: str | None) -> bytes | None:
     return None if text is None else text.encode("utf-8")
-
-
-def unified_diff(changes: pkgio.ChangeSet | list[pkgio.Write]) -> str:
-    """The planned changes as a unified diff (``--dry-run``)."""
-    change_set = changes if isinstance(changes, pkgio.ChangeSet) else pkgio.ChangeSet(list(changes))
-    return "".join(change_set.diff())

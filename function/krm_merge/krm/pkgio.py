@@ -107,6 +107,7 @@ def list_package(
     subpackages: bool = True,
     nofollow: bool = False,
     untrusted: str | None = None,
+    ignore: Sequence[str] | None = None,
 ) -> Listing:
     """The files below ``root``, with their kind, link status and package folder.
 
@@ -126,19 +127,25 @@ def list_package(
     file system would merge, a file above the input size limit, and more
     than ``files.MAX_TREE_FILES`` files or ``files.MAX_TREE_BYTES`` bytes in
     all (of what the walk reaches: list with ``hidden`` and without
-    ``krmignore`` to check the whole tree).
+    ``krmignore`` to check the whole tree).  ``ignore`` gives the
+    ``.krmignore`` patterns to apply instead of the root's own (``update``
+    reads origin and upstream by local's: the user's package says what is
+    KRM, not a copy from elsewhere).
     Raises ``OSError`` when a folder cannot be read.
     """
     root = os.fspath(root)
     listing = Listing(root)
     nofollow = nofollow or untrusted is not None
-    ignore = (_krmignore_beneath(root) if nofollow else read_krmignore(root)) if krmignore else []
+    if ignore is not None:
+        patterns = list(ignore)
+    else:
+        patterns = (_krmignore_beneath(root) if nofollow else read_krmignore(root)) if krmignore else []
     pending: list[tuple[str, str, str]] = [(root, "", "")]  # (folder, its rel prefix, package of its parent)
     listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     every = suffixes is None and not names
     suffixes = suffixes or ("\0",)  # no name ends with NUL: only ``names`` then
     if nofollow:
-        _walk_beneath(listing, pending, ignore, every, suffixes, names, hidden, subpackages, untrusted)
+        _walk_beneath(listing, pending, patterns, every, suffixes, names, hidden, subpackages, untrusted)
         return _sorted(listing)
     new = tuple.__new__  # a NamedTuple built this way skips its __new__'s argument handling: 5,000 files a run
     # This loop runs once per entry of the tree and is most of promote's screen: kept flat, and
@@ -157,12 +164,12 @@ def list_package(
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     rel = prefix + name
-                    if not (ignore and ignored(rel, ignore)):
+                    if not (patterns and ignored(rel, patterns)):
                         pending.append((entry.path, rel + "/", package))
                         dirs.append(rel)
                 elif every or name.endswith(suffixes) or name in names:
                     rel = prefix + name
-                    if ignore and ignored(rel, ignore):
+                    if patterns and ignored(rel, patterns):
                         continue
                     if entry.is_file(follow_symlinks=False):
                         kind = (KIND_KRM if name.endswith(YAML_SUFFIXES) else KIND_KPTFILE if name == KPTFILE
@@ -172,7 +179,7 @@ def list_package(
                         _list_other(listing, entry, rel, package)
                 elif entry.is_symlink() and entry.is_dir():
                     rel = prefix + name
-                    if not (ignore and ignored(rel, ignore)):
+                    if not (patterns and ignored(rel, patterns)):
                         listing.linked_dirs.append(rel)
         finally:
             it.close()
@@ -304,26 +311,19 @@ def check_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
     :func:`list_package` with ``untrusted``, hidden names included and no
     ``.krmignore``: raises ``files.UntrustedTreeError`` for a bad name, a
     file above the size limit or too many files or bytes (see there); its
-    links and special files are for :func:`untrusted_warnings`.
+    links and special files (:attr:`Listing.links`, :attr:`Listing.others`)
+    are never read, and a caller names each (kpt pkg update skips links silently).
     """
     return list_package(root, hidden=True, krmignore=False, untrusted=what)
 
 
-def untrusted_warnings(listing: Listing, what: str) -> list[str]:
-    """One warning per link and special file of a :func:`check_untrusted` listing (kpt pkg update skips links
-    silently)."""
-    return [f"{what}: {rel}: a symbolic link; not read and not copied (content from elsewhere "
-            "is never read through a link; docs/security.md)" for rel in listing.links] + [
-            f"{what}: {rel}: not a regular file or folder; not read and not copied" for rel in listing.others]
-
-
-def prune_untrusted(root: str | os.PathLike[str], what: str) -> list[str]:
+def prune_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
     """Check a tree krm-merge unpacked itself (:func:`check_untrusted`) and delete every link and special file
-    in it, so that later readers of that private folder cannot meet one; one warning per entry deleted."""
+    in it, so that later readers of that private folder cannot meet one; the listing names what was deleted."""
     listing = check_untrusted(root, what)
     for rel in listing.links + listing.others:
         files.unlink_beneath(listing.root, rel)
-    return untrusted_warnings(listing, what)
+    return listing
 
 
 def check_broken_links(listing: Listing) -> None:
@@ -475,5 +475,5 @@ def write_target(root: str, rel: str) -> str:
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "SKIPPED_NAMES", "YAML_SUFFIXES", "ChangeSet",
     "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "ignored", "is_krm_name", "kind_of", "list_package",
-    "prune_untrusted", "read_krmignore", "transaction_changes", "untrusted_warnings", "write_target",
+    "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",
 ]

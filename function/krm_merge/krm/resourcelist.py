@@ -354,7 +354,7 @@ def resource_list_parts(rl: ResourceList, *, include_function_config: bool = Tru
         yield "functionConfig:\n"
         yield _indent(rl.function_config.text)
     if rl.results:
-        yield yamlio.dump_data({"results": [r.to_dict() for r in rl.results]})
+        yield yamlio.dump_results(rl.results)
 
 
 def indent_item(text: str) -> str:

@@ -7,9 +7,8 @@ are emitted only in the v1 shape kpt and kustomize read.
 
 # No ``from __future__ import annotations``: the NamedTuples' generated constructors keep their
 # annotations as written, and a string there (``'Any'``) cannot be resolved by the API docs.
-import sys
-from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple, Protocol, TextIO
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import resource_label
@@ -153,22 +152,6 @@ def make_result(
     return Result(message, severity, ref, fld, file, dict(tags or {}))
 
 
-CONFLICT = "conflict: "
-"""How the message of a conflict result begins (the label its line carries)."""
-
-
-def labelled_line(result: Result) -> str:
-    """The line of a result that names no program: ``SEVERITY: message``; a conflict or a note as it is.
-
-    ``update`` prints its plan's results so (``conflict: FILE: ...``,
-    ``warning: FILE: ...``, ``merged: FILE: ...``): the conflict's label is
-    its message's first word, whatever severity the policy gave it.
-    """
-    if result.severity == "info" or result.message.startswith(CONFLICT):
-        return result.message
-    return f"{result.severity}: {result.message}"
-
-
 def result_of(err: KrmMergeError) -> Result:
     """The error result of any krm-merge error (the runner's one conversion)."""
     if isinstance(err, KrmError):
@@ -256,20 +239,6 @@ class KrmError(KrmMergeError):
         return f"{' '.join(where)}: {self.message}" if where else self.message
 
 
-def render_line(prog: str, result: Result) -> str:
-    """The stderr line of a result: ``PROG: error: MESSAGE``, ``PROG: warning: MESSAGE``, ``PROG: MESSAGE`` (info)."""
-    if result.severity == "info":
-        return f"{prog}: {result.message}"
-    return f"{prog}: {result.severity}: {result.message}"
-
-
-def emit(prog: str, results: Iterable[Result], stream: TextIO | None = None) -> None:
-    """Write each result's line (:func:`render_line`) to ``stream`` (default: stderr)."""
-    out = stream or sys.stderr
-    for result in results:
-        out.write(render_line(prog, result) + "\n")
-
-
 def failure(err: KrmMergeError | OSError, describe: Callable[[KrmMergeError], str] | None = None) -> Result:
     """The error result of what stopped a command: the error's one line, its resource, field and file kept."""
     if isinstance(err, OSError):
@@ -278,20 +247,3 @@ def failure(err: KrmMergeError | OSError, describe: Callable[[KrmMergeError], st
     found = result_of(err)
     message = describe(err) if describe is not None else err.one_line()
     return Result(message, "error", found.resource_ref, found.field, found.file, found.tags)
-
-
-def guarded(prog: str, body: Callable[[], int], results: Results,
-            describe: Callable[[KrmMergeError], str] | None = None) -> int:
-    """Run ``body``; a ``KrmMergeError`` or ``OSError`` it raises becomes one error result and line, exit 1.
-
-    The line is written at once (stderr), the result appended to ``results``
-    for ``--results``.  ``describe`` words a ``KrmMergeError`` (default: its
-    ``one_line()``).
-    """
-    try:
-        return body()
-    except (KrmMergeError, OSError) as err:
-        result = failure(err, describe)
-        results.append(result)
-        emit(prog, [result])
-        return 1

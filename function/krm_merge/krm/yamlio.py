@@ -21,9 +21,9 @@ import contextlib
 import functools
 import io
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import KrmError, Result
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load, scalars
 from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
@@ -162,6 +162,15 @@ def dump_data(data: Any) -> str:
         allow_unicode=True,
         width=2**31 - 1,
     )
+
+
+def dump_results(results: Iterable[Result]) -> str:
+    """KRM results in kpt's results format: ``results:`` and the list (a ResourceList's, or ``--results FILE``).
+
+    The one home of the wire format; the commands reach it through
+    :func:`krm_merge.outcomes.render.results_yaml`.
+    """
+    return dump_data({"results": [r.to_dict() for r in results]})
 
 
 # --- ruamel.yaml round trip -----------------------------------------------------

@@ -50,17 +50,6 @@ class Conflict(NamedTuple):
     winner: str
     rule: str = ""  # the package rule that decided it (``Kind:path: policy``); "" for the --conflicts policy
 
-    def describe(self) -> str:
-        """One-line human description."""
-        outcomes = {"none": "not merged (conflicts: fail)", "marked": f"local kept, marked '# {MARKER}'"}
-        outcome = outcomes.get(self.winner, f"{self.winner} wins")
-        if self.rule:
-            outcome += f" (a rule: {self.rule})"
-        return (
-            f"{self.path}: changed locally ({self.origin} -> {self.local}) and upstream "
-            f"({self.origin} -> {self.upstream}); {outcome}"
-        )
-
 
 # --- the conflict marker ---------------------------------------------------------------
 

@@ -22,7 +22,7 @@ Edits of the same lines leave diff3 conflict markers in the file, exactly as
 
 :func:`find_markers` finds such regions (any labels) in a text, for whoever
 lists what is left to resolve.  A binary file (a NUL byte, or not UTF-8) is
-never merged: local's is kept and a warning names it.
+never merged: local's is kept (``FileMerge.binary`` names the copies that are).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from krm_merge.krm.results import CONFLICT, File, KrmError, Results, labelled_line
+from krm_merge.krm.results import File, KrmError
 
 # local = the user's copy (git's "ours"), origin = the version it was fetched from (the base),
 # upstream = the new version ("theirs"): the names the rest of update uses for the three copies.
@@ -60,40 +60,19 @@ class MarkerRegion(NamedTuple):
 class FileMerge:
     """What ``--files merge`` decided for one file changed on both sides."""
 
-    __slots__ = ("path", "data", "merged", "conflicts", "warning")
+    __slots__ = ("path", "data", "merged", "conflicts", "binary")
 
     def __init__(self, path: str, data: bytes, merged: bool, conflicts: list[MarkerRegion] | None = None,
-                 warning: str | None = None) -> None:
+                 binary: str = "") -> None:
         self.path = path
         self.data = data  # the file's new content (local's, when not merged)
-        self.merged = merged  # False: local kept (binary, or git could not merge it)
+        self.merged = merged  # False: local kept (a binary file)
         self.conflicts: list[MarkerRegion] = [] if conflicts is None else conflicts
-        self.warning = warning
+        self.binary = binary  # not merged: which copies are binary ("NUL byte or not UTF-8 in local, upstream")
 
     def __repr__(self) -> str:
         return (f"FileMerge(path={self.path!r}, data={self.data!r}, merged={self.merged!r}, "
-                f"conflicts={self.conflicts!r}, warning={self.warning!r})")
-
-    def moved(self, path: str) -> FileMerge:
-        """The same decision for the file at another path (a subpackage's file, named from its parent)."""
-        return FileMerge(path, self.data, self.merged, self.conflicts, self.warning)
-
-    def results(self) -> Results:
-        """What ``update`` says about this file: a warning, a merged note, or one conflict per region."""
-        out, where = Results(), File(self.path)
-        if self.warning is not None:
-            out.warning(f"{self.path}: {self.warning}", file=where)
-            return out
-        if not self.conflicts:
-            out.info(f"merged: {self.path}: changes of local and upstream combined (git merge-file)", file=where)
-        for r in self.conflicts:
-            out.warning(f"{CONFLICT}{self.path}:{r.start}: lines changed on both sides; diff3 markers left "
-                        f"(lines {r.start}-{r.end})", file=where)
-        return out
-
-    def messages(self) -> list[str]:
-        """The lines ``update`` prints for this file (stderr): its results, labelled."""
-        return [labelled_line(r) for r in self.results()]
+                f"conflicts={self.conflicts!r}, binary={self.binary!r})")
 
 
 def is_binary(data: bytes) -> bool:
@@ -123,9 +102,7 @@ def merge_file(path: str, local: bytes, origin: bytes | None, upstream: bytes) -
     base = origin if origin is not None else b""
     binary = [label for label, data in zip(LABELS, (local, base, upstream)) if is_binary(data)]
     if binary:
-        return FileMerge(path, local, False, warning=(
-            f"binary file (NUL byte or not UTF-8 in {', '.join(binary)}) changed on both sides: "
-            "local kept, upstream's change not applied"))
+        return FileMerge(path, local, False, binary=f"NUL byte or not UTF-8 in {', '.join(binary)}")
     text = merge_texts(local, base, upstream, path)
     return FileMerge(path, text, True, find_markers(text.decode("utf-8")))
 

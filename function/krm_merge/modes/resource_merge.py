@@ -22,7 +22,8 @@ from krm_merge.update.package_merge import merge_package
 from krm_merge.kptfile.document import Strategy
 from krm_merge.update.result import OtherFilesChanged, PackageMergeResult, RelPath
 from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
-from krm_merge.update.report import report
+from krm_merge.outcomes.render import function_results
+from krm_merge.update.report import merge_outcomes
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.registry import Mode
 
@@ -90,8 +91,8 @@ def run(rl: ResourceList, config: Config) -> None:
         raise KrmError(f"no items under {p.local}/, {p.origin}/ or {p.upstream}/: nothing to merge")
     before = {id(o): o.text for o in groups.local}
     result = merge(config, groups.local, groups.origin, groups.upstream, groups.rel_path)
-    report(rl.results, result, config.conflicts)
-    if (config.conflicts is ConflictPolicy.FAIL and result.conflicts) or any(c.winner == "none" for _, c in result.conflicts):
+    rl.results.extend(function_results(merge_outcomes(result, groups.rel_path)))
+    if any(c.winner == "none" for _, c in result.conflicts):  # --conflicts fail, or a rule's fail
         for obj in groups.local:  # all or nothing: leave local untouched
             obj.set_text(before[id(obj)])
         return

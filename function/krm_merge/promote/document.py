@@ -16,7 +16,7 @@ import yaml
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import PathPart
 from krm_merge.promote.changes import lines_holding
-from krm_merge.promote.errors import PromoteError
+from krm_merge.promote.errors import PromoteError, UnreadableYaml
 from krm_merge.yaml import load
 
 Role = Literal["key", "value"]
@@ -279,7 +279,7 @@ def parse_document(text: str, focus_keys: Sequence[str] | None = None, *, what: 
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)
-        raise PromoteError(f"not valid YAML: {problem}",
+        raise UnreadableYaml(problem,
                            line=mark.line + 1 if mark is not None else None) from None
     except RecursionError:
         raise PromoteError("YAML nesting too deep to process") from None

@@ -41,3 +41,17 @@ class PromoteError(KrmMergeError):
         if self.field:
             where.append(f"field {self.field}")
         return f"{self.message} ({', '.join(where)})" if where else self.message
+
+
+class UnreadableYaml(PromoteError):
+    """A text to promote is not valid YAML: the command skips the file with ``--skip-unreadable``, else fails."""
+
+    def __init__(self, problem: str, *, file: str | None = None, index: int | None = None, field: str | None = None,
+                 line: int | None = None) -> None:
+        super().__init__(f"not valid YAML: {problem}", file=file, index=index, field=field, line=line)
+        self.problem = problem
+
+    def located(self, *, file: str | None = None, index: int | None = None) -> "UnreadableYaml":
+        """The same error with file/document information filled in where missing."""
+        return UnreadableYaml(self.problem, file=self.file or file, index=self.index if self.index is not None else index,
+                              field=self.field, line=self.line)

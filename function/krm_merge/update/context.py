@@ -21,13 +21,11 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
+from krm_merge.outcomes.kinds import Action, Reason
 
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
 from .resources import drop_bookkeeping, is_crd, rules_of, same_content, take_upstream_change
-from .result import (
-    OUTCOME_ADDED, OUTCOME_KEPT, OUTCOME_MERGED, OUTCOME_TAKEN, OUTCOME_UNCHANGED,
-    OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath,
-)
+from .result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
 from .unchanged import comments_of, same_as_fetched
 
 
@@ -219,7 +217,7 @@ class MergeContext:
         result.items.append(obj)
         if obj.changed:
             result.updated.append(obj)
-        result.outcomes.append((obj, OUTCOME_TAKEN, "renamed upstream, unchanged locally"))
+        result.outcomes.append((obj, Action.TAKEN, Reason.RENAMED_UPSTREAM, ""))
 
     def add(self, result: PackageMergeResult, up: KubeObject) -> None:
         """Add upstream's new resource to the result (its bookkeeping dropped)."""
@@ -227,33 +225,33 @@ class MergeContext:
         drop_bookkeeping(new)
         result.items.append(new)
         result.added.append((new, up))
-        result.outcomes.append((new, OUTCOME_ADDED, "added upstream"))
+        result.outcomes.append((new, Action.ADDED, Reason.ADDED_UPSTREAM, ""))
 
     def merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         """Merge into ``obj``; False when the merge deletes it."""
         if is_kptfile(obj):
             if self._kptfile_unchanged_upstream(obj, base, up):
-                result.outcomes.append((obj, OUTCOME_KEPT, "unchanged upstream"))
+                result.outcomes.append((obj, Action.KEPT, Reason.UNCHANGED_UPSTREAM, ""))
             else:
                 self._merge_kptfile(obj, base, up, result)
-                result.outcomes.append((obj, OUTCOME_MERGED, "Kptfile"))
+                result.outcomes.append((obj, Action.MERGED, Reason.KPTFILE, ""))
             return True
         lc, uc = content_text(obj.text), content_text(up.text)
         if lc == uc:
-            result.outcomes.append((obj, OUTCOME_UNCHANGED, "local is upstream's"))
+            result.outcomes.append((obj, Action.UNCHANGED, Reason.SAME_AS_UPSTREAM, ""))
             return True
         if base is not None:
             oc = content_text(base.text)
             if uc == oc and lc != oc:
-                result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
+                result.outcomes.append((obj, Action.KEPT, Reason.CHANGED_LOCALLY, ""))
                 return True
             if lc == oc or same_as_fetched(obj, base):  # as data: kpt's get re-prints what it fetches
-                result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
+                result.outcomes.append((obj, Action.TAKEN, Reason.UNCHANGED_LOCALLY, ""))
                 if take_upstream_change(obj, base, up, comments=comments_of(oc) != comments_of(uc)):
                     return True
                 # upstream changed comments where local's text is not origin's: the 3-way merge carries them
                 return self._full_merge(obj, base, up, result)
-        result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
+        result.outcomes.append((obj, Action.MERGED, Reason.CHANGED_ON_BOTH_SIDES, ""))
         return self._full_merge(obj, base, up, result)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:

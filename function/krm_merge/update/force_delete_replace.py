@@ -14,10 +14,11 @@ from typing import Any
 
 from krm_merge.kptfile.document import ROOT_KPTFILE, is_kptfile, with_local_upstream
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.outcomes.kinds import Action, Reason
 
 from .context import MergeContext
 from .resources import take_upstream
-from .result import OUTCOME_DELETED, OUTCOME_KEPT, OUTCOME_TAKEN, PackageMergeResult
+from .result import PackageMergeResult
 
 
 class ForceDeleteReplace:
@@ -38,15 +39,15 @@ class ForceDeleteReplace:
             up = ui.get(key)
             if up is None:
                 result.deleted.append(obj)
-                result.outcomes.append((obj, OUTCOME_DELETED, f"not upstream ({ctx.options.strategy.value})"))
+                result.outcomes.append((obj, Action.DELETED, Reason.NOT_UPSTREAM, ctx.options.strategy.value))
                 continue
             if is_kptfile(obj) and ctx.rel_path(obj) == ROOT_KPTFILE and (up is obj or not self.take_root_kptfile):
-                result.outcomes.append((obj, OUTCOME_KEPT, f"the root Kptfile ({ctx.options.strategy.value})"))
+                result.outcomes.append((obj, Action.KEPT, Reason.ROOT_KPTFILE, ctx.options.strategy.value))
             elif is_kptfile(obj) and ctx.rel_path(obj) == ROOT_KPTFILE:
-                result.outcomes.append((obj, OUTCOME_TAKEN, ctx.options.strategy.value))
+                result.outcomes.append((obj, Action.TAKEN, Reason.REPLACED_BY_STRATEGY, ctx.options.strategy.value))
                 set_kptfile_from_upstream(obj, up)
             else:  # a resource, or a subpackage's Kptfile: replaced whole, its upstream info too (kpt)
-                result.outcomes.append((obj, OUTCOME_TAKEN, ctx.options.strategy.value))
+                result.outcomes.append((obj, Action.TAKEN, Reason.REPLACED_BY_STRATEGY, ctx.options.strategy.value))
                 take_upstream(obj, up)
             result.items.append(obj)
             if obj.changed:

@@ -19,10 +19,11 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
-from krm_merge.krm.results import File, KrmError, Result, Results
+from krm_merge.krm.results import File, KrmError
 from krm_merge.upstream.git import GitCache
 
-from .plan import UpdatePlan, apply_plan, within
+from .plan import UpdatePlan, apply_plan
+from .report import refused
 from .tree import diff_trees, kptfiles, remote_subpackages
 
 
@@ -115,8 +116,7 @@ def _plan_git_tree(
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
-        results, conflicts_found = Results(plan.results), plan.conflicts
-        merged_files, found = list(plan.merged_files), list(plan.outcomes)
+        found = list(plan.outcomes)
         for sub in remote_subpackages(scratch):
             # Named where the user finds it, not in the scratch copy.
             sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
@@ -131,13 +131,9 @@ def _plan_git_tree(
                 conflicts, fallback_keys, cache, True, walk, sub_where, files_policy,
             )
             apply_plan(scratch / sub, sub_plan)
-            results.extend(within(sub, result) for result in sub_plan.results)
-            conflicts_found += sub_plan.conflicts
-            merged_files.extend(m.moved(f"{sub}/{m.path}") for m in sub_plan.merged_files)
-            found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
+            found.extend(sub_plan.within(sub))  # named where the user finds them
         final = diff_trees(local, scratch)
-    final.results, final.conflicts = results, conflicts_found
-    final.merged_files, final.outcomes = merged_files, found
+    final.outcomes = found
     return final
 
 
@@ -191,10 +187,10 @@ def _plan_one_git_package(
             + [(target.repo, commit, target.directory, upstream_dir)], meanwhile=_merge_planner)
         # Our own extraction: links are deleted in place instead of copying the rest.
         pkgio.prune_untrusted(origin_dir, "origin")
-        warnings = pkgio.prune_untrusted(upstream_dir, "upstream")
+        links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
         plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
                            fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
-        plan.results[:0] = [Result(warning, "warning") for warning in warnings]
+        plan.outcomes[:0] = links
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
 

@@ -4,7 +4,9 @@ A local file that is new or differs from origin is kept; an unmodified one
 is replaced by upstream's or deleted with it; files added upstream are
 copied.  ``--files merge`` merges a file both sides changed as
 ``git merge-file --diff3`` does (:mod:`krm_merge.merge3.textfile`) instead of
-keeping local's.
+keeping local's.  Every file upstream changed that the update does not take
+is an outcome saying why (:class:`~krm_merge.outcomes.kinds.FileKept`): kpt
+drops such changes without a word.
 """
 
 from __future__ import annotations
@@ -16,55 +18,89 @@ from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
+from krm_merge.outcomes.kinds import Decision, FileKept, FileMerged, KeptReason, Outcome, Region
 
 if TYPE_CHECKING:  # imported by plan_other_files for --files merge only
     from krm_merge.merge3 import textfile
 
 from .result import PackageMergeResult, Subpackage
-from .tree import other_files_of
+from .tree import ignored_krm_files, other_files_of
 
 
 def plan_other_files(
     local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Strategy, result: PackageMergeResult,
-    merged_files: list[textfile.FileMerge] | None = None,
-) -> list[pkgio.Write]:
+    merge: bool = False, fail: bool = False,
+) -> tuple[list[pkgio.Write], list[Outcome]]:
     """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
 
     Files of a subpackage decided as a whole follow that decision (kept or
-    deleted with it; a subpackage deleted locally gets nothing back).  Given
-    ``merged_files`` (``--files merge``), a file local and upstream both
-    changed is merged instead of kept, and the merge is appended there.
+    deleted with it; a subpackage deleted locally gets nothing back).  With
+    ``merge`` (``--files merge``) a file local and upstream both changed is
+    merged instead of kept (under ``fail``, ``--conflicts fail``, its diff3
+    regions fail the update).  Returns the writes and the outcomes: each
+    file merged, and each file upstream changed that local keeps.
     """
-    if merged_files is not None:
+    if merge:
         # Only --files merge merges text files: other updates never load the merger (issue 24).
         from krm_merge.merge3 import textfile
     lf, of, uf = (other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin"),
                   other_files_of(upstream, krm_files, "upstream"))
     writes: list[pkgio.Write] = []
+    said: list[Outcome] = []
     for rel in sorted(set(lf) | set(uf)):
         files.check_relative(rel)
         mine = lf[rel].read_bytes() if rel in lf else None
         theirs = uf[rel].read_bytes() if rel in uf else None
         base = of[rel].read_bytes() if rel in of else None
+        upstream_changed = theirs != base and theirs != mine  # a change of upstream's local does not have
         decision = result.subpackage_of(rel)
         if decision is not Subpackage.MERGE:
             wanted = None if decision is Subpackage.DELETE else mine
+            if decision is Subpackage.SKIP and upstream_changed and theirs is not None:
+                said.append(FileKept(rel, KeptReason.DELETED_LOCALLY))
         elif result.strategy_of(rel, strategy) is not Strategy.RESOURCE_MERGE:
             wanted = theirs
         elif mine is None:
             wanted = theirs if base is None else None  # added upstream -> copy; deleted locally -> stays deleted
+            if base is not None and upstream_changed and theirs is not None:
+                said.append(FileKept(rel, KeptReason.DELETED_LOCALLY))
         elif base is not None and mine == base:
             wanted = theirs  # unmodified locally: upstream's version, or deleted with it
-        elif merged_files is not None and textfile.needs_merge(mine, base, theirs):
+        elif merge and textfile.needs_merge(mine, base, theirs):
             assert theirs is not None  # needs_merge: both sides have the file
             merged = textfile.merge_file(rel, mine, base, theirs)
-            merged_files.append(merged)
+            said.append(_merged(merged, fail))
             wanted = merged.data
         else:
             wanted = mine  # new or modified locally: kept
+            if upstream_changed:
+                why = KeptReason.CHANGED_LOCALLY if theirs is not None else KeptReason.DELETED_UPSTREAM_CHANGED_LOCALLY
+                said.append(FileKept(rel, why))
         if wanted != mine:
             writes.append(pkgio.Write(rel, mine, wanted))
-    return writes
+    return writes, said
+
+
+def _merged(merged: textfile.FileMerge, fail: bool) -> Outcome:
+    """A ``--files merge`` decision as an outcome: merged (with the diff3 regions left), or local kept (binary)."""
+    if not merged.merged:
+        return FileKept(merged.path, KeptReason.BINARY, merged.binary)
+    regions = tuple(Region(r.start, r.end) for r in merged.conflicts)
+    return FileMerged(merged.path, regions, Decision.NOT_MERGED if fail else Decision.MARKED)
+
+
+def ignored_changes(local: Path, origin: Path, upstream: Path, patterns: list[str]) -> list[Outcome]:
+    """Each file local's ``.krmignore`` names (no resource to the update) that upstream changed: not taken, said so."""
+    of, uf = ignored_krm_files(origin, patterns, "origin"), ignored_krm_files(upstream, patterns, "upstream")
+    lf = ignored_krm_files(local, patterns) if of or uf else {}
+    found: list[Outcome] = []
+    for rel in sorted(set(of) | set(uf)):
+        theirs = uf[rel].read_bytes() if rel in uf else None
+        base = of[rel].read_bytes() if rel in of else None
+        mine = lf[rel].read_bytes() if rel in lf else None
+        if theirs != base and theirs != mine:
+            found.append(FileKept(rel, KeptReason.KRMIGNORED))
+    return found
 
 
 def other_files_differ(local: Path, origin: Path, krm_files: set[str], directory: str) -> bool:
@@ -83,4 +119,4 @@ def check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str])
         raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")
 
 
-__all__ = ["check_other_files_unmodified", "other_files_differ", "plan_other_files"]
+__all__ = ["check_other_files_unmodified", "ignored_changes", "other_files_differ", "plan_other_files"]

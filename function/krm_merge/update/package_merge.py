@@ -54,7 +54,7 @@ class PackageMerger(MergeContext):
         result = updater.update(self, li, oi, ui)
         result.subpackages = decided.subpackages
         result.strategies = decided.strategies
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file", "outcomes"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "moved_index", "moved_file", "outcomes"):
             setattr(result, name, getattr(decided, name) + getattr(result, name))
         if self.options.add_kpt_merge_comment:
             for obj in result.items:
@@ -73,7 +73,7 @@ class PackageMerger(MergeContext):
         sub = PackageMerger(options, self.rel_path, self.other_files_changed, root_dir=directory)
         inside = self.inside(directory)
         result = sub.merge([o for o in local if inside(o)], [o for o in origin if inside(o)], [o for o in upstream if inside(o)])
-        for name in ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file", "outcomes"):
+        for name in ("items", "added", "deleted", "updated", "conflicts", "moved_index", "moved_file", "outcomes"):
             getattr(out, name).extend(getattr(result, name))
         out.subpackages.update(result.subpackages)
         out.strategies[directory] = strategy

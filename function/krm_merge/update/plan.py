@@ -1,37 +1,35 @@
-"""The plan of an update: every file write, deletion and emptied folder, computed before the disk is touched.
+"""The plan of an update: every file write, deletion and emptied folder, and what the update decided, before the disk is touched.
 
-One plan is built per update (subpackages included); its file changes are
+One plan is built per update (subpackages included): its file changes are
 the project's one change set (:class:`krm_merge.krm.pkgio.ChangeSet`),
 written as one transaction of :mod:`krm_merge.txn`, so the update is
-all-or-nothing and ``--dry-run`` shows exactly what would be written.
+all-or-nothing and ``--dry-run`` shows exactly what would be written; its
+outcomes (:mod:`krm_merge.outcomes.kinds`) are everything the update decided,
+in one list, rendered by :mod:`krm_merge.outcomes.render`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from krm_merge.krm import pkgio
-from krm_merge.krm.results import CONFLICT, Result, Results
+from krm_merge.outcomes.kinds import ConflictOutcome, Decision, FileMerged, Outcome
 
 COMMAND = "krm-merge update"
 
 
 class UpdatePlan:
-    """Everything the update will do, computed before touching the disk: the changes and what to say about them.
+    """Everything the update will do, computed before touching the disk: the change set and the outcomes.
 
     A plain class with ``__slots__``, not a dataclass: creating dataclasses cost a small
     update's start-up several milliseconds (issue 24).
     """
 
-    __slots__ = ("changes", "results", "conflicts", "merged_files", "outcomes")
+    __slots__ = ("changes", "outcomes")
 
     def __init__(self, changes: pkgio.ChangeSet | None = None) -> None:
         self.changes = pkgio.ChangeSet() if changes is None else changes
-        self.results = Results()  # what the merge says: conflicts, warnings, skipped links
-        self.conflicts = 0
-        self.merged_files: list[Any] = []  # merge3.textfile.FileMerge, with --files merge
-        self.outcomes: list[dict[str, Any]] = []  # each resource and conflict: update.outcomes
+        self.outcomes: list[Outcome] = []  # each resource, conflict, file not taken, link refused: in order
 
     @property
     def writes(self) -> list[pkgio.Write]:
@@ -43,21 +41,16 @@ class UpdatePlan:
         """The folders the update empties and removes."""
         return self.changes.remove_dirs
 
-
-def said(plan: UpdatePlan) -> Results:
-    """Everything the plan says, in the order ``update`` prints it: the merge's results, then the merged files'.
-
-    A merged file's results are its own (:meth:`~krm_merge.merge3.textfile.FileMerge.results`),
-    so that a subpackage's name them by their full path.
-    """
-    return Results([*plan.results, *(r for merged in plan.merged_files for r in merged.results())])
+    def within(self, folder: str) -> list[Outcome]:
+        """The plan's outcomes as its parent's: every file named from ``folder`` (a subpackage's plan)."""
+        return [o.within(folder) for o in self.outcomes]
 
 
-def within(sub: str, result: Result) -> Result:
-    """A subpackage's result as its parent's: the file below ``sub``, ``sub`` named after the message's label."""
-    label = CONFLICT if result.message.startswith(CONFLICT) else ""
-    file = result.file._replace(path=f"{sub}/{result.file.path}") if result.file is not None else None
-    return result._replace(message=f"{label}{sub}: {result.message[len(label):]}", file=file)
+def conflicts_left(outcomes: list[Outcome]) -> tuple[int, int]:
+    """(field markers, diff3 regions) the plan leaves in the package for a person, once written."""
+    fields = sum(1 for o in outcomes if isinstance(o, ConflictOutcome) and o.decision is Decision.MARKED)
+    regions = sum(len(o.regions) for o in outcomes if isinstance(o, FileMerged) and o.decision is Decision.MARKED)
+    return fields, regions
 
 
 def apply_plan(root: Path, plan: UpdatePlan) -> None:
@@ -68,9 +61,4 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
     plan.changes.apply(root, command=COMMAND)
 
 
-def render_plan(plan: UpdatePlan) -> str:
-    """Unified diff of text files; a one-line note for binary files and removed directories."""
-    return "".join(plan.changes.diff())
-
-
-__all__ = ["COMMAND", "UpdatePlan", "apply_plan", "render_plan", "said", "within"]
+__all__ = ["COMMAND", "UpdatePlan", "apply_plan", "conflicts_left"]

@@ -15,15 +15,14 @@ from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import package, pkgio
 from krm_merge.krm.resourcelist import ResourceList
-from krm_merge.krm.results import CONFLICT, KrmError, Result
+from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.merge3.rules import fallback_keys_from
 
-from .outcomes import entries as outcome_entries
 from .package_merge import merge_package
-from .other_files import check_other_files_unmodified, other_files_differ, plan_other_files
+from .other_files import check_other_files_unmodified, ignored_changes, other_files_differ, plan_other_files
 from .plan import UpdatePlan
-from .report import conflict_result
+from .report import merge_outcomes, refused
 from .tree import emptied_dirs
 
 
@@ -48,6 +47,8 @@ def plan_update(
     the check: every read opens its names with ``O_NOFOLLOW``).  ``files_policy``
     ``"merge"`` merges non-KRM files changed on both sides
     (:mod:`krm_merge.merge3.textfile`) instead of keeping local's (kpt).
+    Which files are resources is local's ``.krmignore``'s to say, for all
+    three copies: a copy from elsewhere cannot hide a resource from the merge.
     """
     for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
         if not root.is_dir():
@@ -55,9 +56,9 @@ def plan_update(
     if checked:
         return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
     pkgio.check_untrusted(origin, "origin")  # checked, but only upstream's left-out entries are reported (as before)
-    warnings = pkgio.untrusted_warnings(pkgio.check_untrusted(upstream, "upstream"), "upstream")
+    links = refused(pkgio.check_untrusted(upstream, "upstream"), "upstream")
     plan = _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
-    plan.results[:0] = [Result(warning, "warning") for warning in warnings]
+    plan.outcomes[:0] = links
     return plan
 
 
@@ -65,9 +66,10 @@ def _plan_checked(
     local: Path, origin: Path, upstream: Path, strategy: str, conflicts: str, fallback_keys: str | None,
     files_policy: str = "keep-local",
 ) -> UpdatePlan:
-    lpkg, lrl = read_copy(local)
-    opkg, orl = read_copy(origin, "origin")
-    upkg, url = read_copy(upstream, "upstream")
+    patterns = pkgio.read_krmignore(str(local))
+    lpkg, lrl = read_copy(local, ignore=patterns)
+    opkg, orl = read_copy(origin, "origin", patterns)
+    upkg, url = read_copy(upstream, "upstream", patterns)
     krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
     if Strategy(strategy) is Strategy.FAST_FORWARD:
         check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
@@ -89,31 +91,28 @@ def _plan_checked(
     for write in package.plan_changes(lpkg, lrl):
         files.check_relative(write.path)
         plan.writes.append(write)
-    plan.writes.extend(plan_other_files(local, origin, upstream, krm_files, Strategy(strategy), result,
-                                        plan.merged_files if files_policy == "merge" else None))
-    plan.outcomes = outcome_entries(result, lambda obj: obj.path or "")
+    other_writes, other_outcomes = plan_other_files(
+        local, origin, upstream, krm_files, Strategy(strategy), result, merge=files_policy == "merge",
+        fail=ConflictPolicy(conflicts) is ConflictPolicy.FAIL)
+    plan.writes.extend(other_writes)
     plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
-    policy = ConflictPolicy(conflicts)
-    for obj, conflict in result.conflicts:
-        plan.results.append(conflict_result(
-            obj, conflict, policy, f"{CONFLICT}{obj.path}: {obj.display()}: {conflict.describe()}"))
-    plan.conflicts = len(result.conflicts)
-    plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
-    for obj, message in result.warnings:
-        plan.results.warning(f"{obj.path}: {obj.display()}: {message}", obj)
+    plan.outcomes = merge_outcomes(result, lambda obj: obj.path or "")
+    plan.outcomes += other_outcomes
+    plan.outcomes += ignored_changes(local, origin, upstream, patterns)
     return plan
 
 
-def read_copy(root: Path, untrusted: str | None = None) -> tuple[package.Package, ResourceList]:
+def read_copy(root: Path, untrusted: str | None = None, ignore: list[str] | None = None,
+              ) -> tuple[package.Package, ResourceList]:
     """Read a package copy without parsing its documents.
 
     Only resources that differ between the copies are ever parsed (the merge
     compares texts first), which keeps a large update fast; a document that
     is not a mapping is still rejected when it has to be merged.  A copy
     from elsewhere (``untrusted``: ``"origin"``, ``"upstream"``) is read in
-    place, following no link.
+    place, following no link; ``ignore``: the ``.krmignore`` patterns that apply.
     """
-    return package.read_package(root, validate=False, untrusted=untrusted)
+    return package.read_package(root, validate=False, untrusted=untrusted, ignore=ignore)
 
 
 __all__ = ["plan_update", "read_copy"]

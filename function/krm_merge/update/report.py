@@ -1,36 +1,47 @@
-"""Turning a package merge's conflicts and warnings into results."""
+"""A package merge's decisions as typed outcomes: each resource, each conflict; links a copy held.
+
+The merge decides (:class:`~krm_merge.update.result.PackageMergeResult`); this
+module only names what it decided in the outcomes' terms
+(:mod:`krm_merge.outcomes.kinds`), for ``krm-merge update``'s plan and for the
+resource-merge and pipeline-merge modes, whose results are the renderer's
+(:func:`krm_merge.outcomes.render.function_results`).
+"""
 
 from __future__ import annotations
 
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.krm.results import CONFLICT, Result, Results, make_result
-from krm_merge.merge3.conflicts import Conflict, ConflictPolicy
+from krm_merge.krm.pkgio import Listing
+from krm_merge.krm.results import ResourceRef
+from krm_merge.merge3.conflicts import Conflict
+from krm_merge.outcomes.kinds import ConflictOutcome, Decision, LinkRefused, Outcome, ResourceOutcome
 
-from .result import PackageMergeResult
-
-
-def report(results: Results, merged: PackageMergeResult, policy: ConflictPolicy) -> None:
-    """One result per conflict (resource, field, local and upstream values, winner) and warning.
-
-    Under ``conflicts: fail`` conflicts are errors; a conflict upstream won is
-    a warning (local's change was lost); one local won is informational.
-    """
-    for obj, conflict in merged.conflicts:
-        results.append(conflict_result(obj, conflict, policy, f"{CONFLICT}{conflict.describe()}"))
-    for obj, message in merged.warnings:
-        results.warning(message, obj)
+from .result import PackageMergeResult, RelPath
 
 
-def conflict_result(obj: KubeObject, conflict: Conflict, policy: ConflictPolicy, message: str) -> Result:
-    """The result of one conflict: its resource, field, local and upstream values; its severity by who won."""
-    return make_result(conflict_severity(conflict, policy), message, obj, field=conflict.path,
-                       current=conflict.local, proposed=conflict.upstream)
+def resource_of(obj: KubeObject) -> ResourceRef | None:
+    """The resource an item is; None for a YAML document that is no resource (no apiVersion, no kind: its file names it)."""
+    ref = obj.ref()
+    return None if not ref.kind and not ref.api_version else ref
 
 
-def conflict_severity(conflict: Conflict, policy: ConflictPolicy) -> str:
-    """An error when the field is not merged, a warning when local's change is lost or left to a person, else info."""
-    if policy is ConflictPolicy.FAIL or conflict.winner == "none":  # a rule may ask to fail for one field
-        return "error"
-    if conflict.winner in ("upstream", "marked"):
-        return "warning"
-    return "info"
+def merge_outcomes(merged: PackageMergeResult, rel_path: RelPath) -> list[Outcome]:
+    """One outcome per resource the merge decided, then one per conflict, in the merge's order."""
+    found: list[Outcome] = [ResourceOutcome(resource_of(obj), rel_path(obj), action, reason, detail)
+                            for obj, action, reason, detail in merged.outcomes]
+    found += [conflict_outcome(obj, conflict, rel_path) for obj, conflict in merged.conflicts]
+    return found
+
+
+def conflict_outcome(obj: KubeObject, conflict: Conflict, rel_path: RelPath) -> ConflictOutcome:
+    """One field changed on both sides, as an outcome: resource, file, field, the three values, the decision."""
+    return ConflictOutcome(resource_of(obj), rel_path(obj), obj.index, conflict.path, conflict.local, conflict.upstream,
+                           conflict.origin, Decision.of_winner(conflict.winner), conflict.rule)
+
+
+def refused(listing: Listing, what: str) -> list[Outcome]:
+    """The links and special files of a copy from elsewhere (``what``: origin, upstream): never read nor copied."""
+    return ([LinkRefused(what, rel) for rel in listing.links]
+            + [LinkRefused(what, rel, special=True) for rel in listing.others])
+
+
+__all__ = ["conflict_outcome", "merge_outcomes", "refused", "resource_of"]

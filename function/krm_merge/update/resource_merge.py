@@ -25,7 +25,9 @@ from krm_merge.krm.kubeobject import KubeObject
 
 from .context import MergeContext
 from .resources import same_content
-from .result import OUTCOME_DELETED, OUTCOME_KEPT, PackageMergeResult
+from krm_merge.outcomes.kinds import Action, Reason
+
+from .result import PackageMergeResult
 
 
 class ResourceMerge:
@@ -48,16 +50,15 @@ class ResourceMerge:
             if up is None:
                 if base is not None and same_content(obj, base, kptfile=is_kptfile(obj)):
                     result.deleted.append(obj)
-                    result.outcomes.append((obj, OUTCOME_DELETED, "deleted upstream, unchanged locally"))
+                    result.outcomes.append((obj, Action.DELETED, Reason.DELETED_UPSTREAM, ""))
                     continue
-                if base is not None:
-                    result.warnings.append((obj, "deleted upstream but modified locally: kept"))
-                result.outcomes.append((obj, OUTCOME_KEPT, "local only" if base is None else "deleted upstream, changed locally"))
+                why = Reason.LOCAL_ONLY if base is None else Reason.DELETED_UPSTREAM_CHANGED_LOCALLY
+                result.outcomes.append((obj, Action.KEPT, why, ""))
                 result.items.append(obj)
                 continue
             if not ctx.merge_into(obj, base, up, result):
                 result.deleted.append(obj)
-                result.outcomes.append((obj, OUTCOME_DELETED, "deleted by the merge"))
+                result.outcomes.append((obj, Action.DELETED, Reason.DELETED_BY_MERGE, ""))
                 continue
             ctx.merge_index(obj, base, up, result)
             result.items.append(obj)
@@ -70,7 +71,11 @@ class ResourceMerge:
             if key not in li and key not in oi:
                 ctx.add(result, up)
             elif key not in li:
-                result.outcomes.append((up, OUTCOME_KEPT, "deleted locally"))
+                # Deleted locally stays deleted (kpt); said when that drops a change upstream made.
+                base = oi[key]
+                changed = not same_content(up, base, kptfile=is_kptfile(up))
+                why = Reason.DELETED_LOCALLY_CHANGED_UPSTREAM if changed else Reason.DELETED_LOCALLY
+                result.outcomes.append((up, Action.KEPT, why, ""))
         return result
 
 

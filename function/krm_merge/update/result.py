@@ -14,6 +14,7 @@ from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.merge3.conflicts import Conflict, ConflictPolicy
 from krm_merge.merge3.rules import FALLBACK_KEYS
+from krm_merge.outcomes.kinds import Action, Reason
 
 
 RelPath = Callable[[KubeObject], str]
@@ -39,6 +40,10 @@ class Subpackage(Enum):
 # and creating dataclasses cost its start-up several milliseconds (issue 24).
 
 
+ResourceDecision = tuple[KubeObject, Action, Reason, str]
+"""What the merge did to one resource: the item, the action, the reason, a detail (a folder or a strategy)."""
+
+
 class PackageMergeOptions(NamedTuple):
     """Settings of one package merge."""
 
@@ -58,7 +63,7 @@ class PackageMergeResult:
     an upstream re-ordering (the index is 3-way merged like a field).
     """
 
-    __slots__ = ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file",
+    __slots__ = ("items", "added", "deleted", "updated", "conflicts", "moved_index", "moved_file",
                  "subpackages", "strategies", "outcomes")
 
     def __init__(self) -> None:
@@ -67,15 +72,14 @@ class PackageMergeResult:
         self.deleted: list[KubeObject] = []
         self.updated: list[KubeObject] = []
         self.conflicts: list[tuple[KubeObject, Conflict]] = []
-        self.warnings: list[tuple[KubeObject, str]] = []
         self.moved_index: list[tuple[KubeObject, int]] = []
         # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
         self.moved_file: list[tuple[KubeObject, KubeObject]] = []
         self.subpackages: dict[str, Subpackage] = {}
         self.strategies: dict[str, Strategy] = {}  # subpackages merged by their own strategy
-        # What happened to each resource, for the update report: (item, outcome, why); a resource
-        # deleted locally is named by upstream's item.  Outcomes: the OUTCOME_* constants.
-        self.outcomes: list[tuple[KubeObject, str, str]] = []
+        # What happened to each resource, decided where the merge decides it: (item, action, reason,
+        # detail: a folder or strategy); a resource deleted locally is named by upstream's item.
+        self.outcomes: list[ResourceDecision] = []
 
     def subpackage_of(self, rel: str) -> Subpackage:
         """The decision covering a package-relative file path (MERGE outside decided subpackages)."""
@@ -93,12 +97,4 @@ class PackageMergeResult:
         return strategy
 
 
-OUTCOME_TAKEN = "taken from upstream"
-OUTCOME_MERGED = "merged"
-OUTCOME_KEPT = "kept local"
-OUTCOME_ADDED = "added"
-OUTCOME_DELETED = "deleted"
-OUTCOME_UNCHANGED = "unchanged"
-
-
-__all__ = ["OUTCOME_ADDED", "OUTCOME_DELETED", "OUTCOME_KEPT", "OUTCOME_MERGED", "OUTCOME_TAKEN", "OUTCOME_UNCHANGED", "OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "Subpackage"]
+__all__ = ["OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "ResourceDecision", "Subpackage"]

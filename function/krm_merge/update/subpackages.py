@@ -21,7 +21,9 @@ from krm_merge.krm.results import KrmError
 
 from .context import MergeContext
 from .resources import same_content
-from .result import OUTCOME_DELETED, OUTCOME_KEPT, PackageMergeResult, Subpackage
+from krm_merge.outcomes.kinds import Action, Reason
+
+from .result import PackageMergeResult, Subpackage
 
 MergeOwn = Callable[[str, Any, list[KubeObject], list[KubeObject], list[KubeObject], PackageMergeResult], None]
 """Merges a remote subpackage by its own strategy into the result: ``(directory, its upstream, local, origin, upstream, out)``."""
@@ -59,21 +61,31 @@ def decide_subpackages(
             inside = (lambda test: lambda obj: test(obj) and not is_kptfile(obj))(inside)
         mine = [o for o in local if inside(o)]
         if decision is not Subpackage.OWN:
-            outcome = OUTCOME_DELETED if decision is Subpackage.DELETE else OUTCOME_KEPT
-            out.outcomes.extend((o, outcome, f"subpackage {directory}: {decision.value}") for o in mine)
+            action = Action.DELETED if decision is Subpackage.DELETE else Action.KEPT
+            out.outcomes.extend((o, action, _reason(decision, is_kptfile(o)), directory) for o in mine)
         if decision is Subpackage.OWN:
             pass
         elif decision is Subpackage.DELETE:
             out.deleted.extend(mine)
         else:
             out.items.extend(mine)  # untouched (a local directory that lost its Kptfile stays too)
-        if decision is Subpackage.KEEP:
-            kptfile = next(o for o in mine if is_kptfile(o))
-            out.warnings.append((kptfile, f"subpackage {directory} deleted upstream but modified locally: kept"))
         local = [o for o in local if not inside(o)]
         origin = [o for o in origin if not inside(o)]
         upstream = [o for o in upstream if not inside(o)]
     return local, origin, upstream
+
+
+_REASONS = {
+    Subpackage.DELETE: Reason.SUBPACKAGE_DELETED, Subpackage.SKIP: Reason.SUBPACKAGE_DELETED_LOCALLY,
+    Subpackage.REMOTE: Reason.SUBPACKAGE_REMOTE, Subpackage.UNFETCHED: Reason.SUBPACKAGE_UNFETCHED,
+}
+
+
+def _reason(decision: Subpackage, kptfile: bool) -> Reason:
+    """Why a resource of a subpackage decided whole got its outcome (a kept one's Kptfile carries the warning)."""
+    if decision is Subpackage.KEEP:
+        return Reason.SUBPACKAGE_KEPT if kptfile else Reason.KEPT_WITH_SUBPACKAGE
+    return _REASONS[decision]
 
 
 def _decide(

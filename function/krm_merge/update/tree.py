@@ -82,6 +82,19 @@ def other_files_of(root: Path, krm_files: set[str], what: str | None = None) -> 
             if f.rel not in krm_files and not _is_krm_name(f.rel)}  # a KRM file another copy has: its merge decided it
 
 
+def ignored_krm_files(root: Path, patterns: list[str], what: str | None = None) -> dict[str, InPlace]:
+    """The files ``kpt fn source`` would read (YAML, Kptfiles) that ``patterns`` (local's ``.krmignore``) leave out.
+
+    The update reads none of them as resources, and they are no "other
+    files" either: :func:`krm_merge.update.other_files.ignored_changes` names
+    each one upstream changed.  Nothing is listed without patterns.
+    """
+    if not patterns:
+        return {}
+    return {f.rel: InPlace(str(root), f.rel, what) for f in _regular_files(root)
+            if _is_krm_name(f.rel) and pkgio.ignored(f.rel, patterns)}
+
+
 def _is_krm_name(rel: str) -> bool:
     """A name ``kpt fn source`` reads, outside hidden folders (one in a hidden folder is an ordinary file)."""
     return pkgio.is_krm_name(rel.rsplit("/", 1)[-1]) and not any(p.startswith(".") for p in rel.split("/"))
@@ -146,4 +159,4 @@ def remote_subpackages(root: Path) -> list[str]:
     return found
 
 
-__all__ = ["InPlace", "diff_trees", "emptied_dirs", "kptfiles", "other_files_of", "remote_subpackages"]
+__all__ = ["InPlace", "diff_trees", "emptied_dirs", "ignored_krm_files", "kptfiles", "other_files_of", "remote_subpackages"]

@@ -1,0 +1,478 @@
+"""The one renderer: every format a command's outcomes take, from the one list of them.
+
+From a :class:`~krm_merge.outcomes.report.Report`:
+
+* the **stderr lines** (:func:`lines`): ``PROG: LABEL: TEXT`` for each thing an
+  outcome tells a person (``krm-merge update: conflict: cm.yaml: ConfigMap/a:
+  data.k: ...``; info without a label; the words are
+  :mod:`krm_merge.outcomes.words`), then the summary lines;
+* the **KRM results** (:func:`results`; ``--results FILE`` in kpt's results
+  format, :func:`write_results`): one result per stderr line of an outcome, with
+  the same words, plus what no line carries (resource, field values, file);
+* the **JSON report** (:func:`report_document`, ``--report json``): the versioned
+  document ``docs/report.schema.json`` describes, every outcome with its kind
+  and typed fields;
+* the **Markdown report** (:func:`report_markdown`, ``--report markdown``, a
+  pull request body);
+* ``conflicts --output json|text`` (:func:`marker_list`, :func:`marker_lines`);
+* the **exit code** (:func:`~krm_merge.outcomes.report.exit_code`, by kinds).
+
+:func:`finish` writes them where they go: every human line on stderr, only
+the document asked for on stdout (a report to ``-``; a dry run's diff only when
+no report takes stdout).  No other module formats a result, a summary or a
+report (``tests/architecture/test_one_renderer.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from typing import Any, Callable, Iterable, TextIO
+
+from krm_merge import files
+from krm_merge.errors import KrmMergeError
+from krm_merge.krm import yamlio
+from krm_merge.krm.results import ResourceRef, Result, Results, failure
+
+from .kinds import (
+    PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept,
+    FileMerged, FileSkipped, Kind, LinkRefused, MarkerOutcome, Message, Outcome, PullRequestAction,
+    PullRequestOutcome, Resolved, ResourceOutcome,
+)
+from .report import Report, State
+from .words import (
+    ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, Said, marker_text, said,
+    text,
+)
+
+REPORT_API_VERSION = "report.krm-merge.dev/v1"
+"""The JSON report's ``apiVersion`` (its schema: ``docs/report.schema.json``); a new version for any change a reader could trip on."""
+REPORT_KIND = "Report"
+FORMATS = ("json", "markdown")
+"""The ``--report FORMAT`` values."""
+RESULTS_HELP = "also write the results as YAML to FILE (kpt's results format)"
+"""Every command's ``--results FILE`` help."""
+REPORT_HELP = "write a report: FORMAT json or markdown (FILE '-': stdout, and nothing else there)"
+"""``--report FORMAT FILE`` help (update, promote)."""
+
+
+# --- what a person is told: stderr lines and the KRM results of the same ----------------------
+
+
+def line(prog: str | None, item: Said) -> str:
+    """The stderr line of one thing said: ``PROG: LABEL: MESSAGE`` (no label for info; no ``PROG`` when None)."""
+    label = f"{item.label}: " if item.label else ""
+    words = f"{label}{item.shown or item.result.message}"
+    return f"{prog}: {words}" if prog else words
+
+
+def lines(report: Report, quiet: bool = False) -> list[str]:
+    """Every stderr line of a report: one per thing its outcomes say, in order, then its summary lines.
+
+    ``quiet`` leaves out the summary of a run that was not stopped (``run --quiet``).
+    """
+    out = [line(report.prog, item) for o in report.outcomes for item in said(o) if item.label is not None]
+    if quiet and report.state is not State.NOT_WRITTEN:  # a refusal to write is said, quiet or not
+        return out
+    return out + [f"{report.prog}: {summary}" for summary in summary_lines(report)]
+
+
+def results(report: Report) -> Results:
+    """The KRM results of a report: one per thing its outcomes say (``--results``)."""
+    return function_results(report.outcomes)
+
+
+def function_results(outcomes: Iterable[Outcome]) -> Results:
+    """The KRM results of outcomes, one per thing each says (also what a mode reports in its ResourceList)."""
+    return Results(item.result for o in outcomes for item in said(o))
+
+
+def result_lines(found: Iterable[Result], prog: str | None = None) -> list[str]:
+    """A KRM function's results shown as kpt shows them (``[severity] Kind/name field: message``)."""
+    return [line(prog, Said("", r, r.display())) for r in found]
+
+
+# --- summary lines -------------------------------------------------------------------------
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _resources_line(report: Report) -> list[str]:
+    found = [o for o in report.outcomes if isinstance(o, ResourceOutcome)]
+    conflicts = [o for o in report.outcomes if isinstance(o, ConflictOutcome)]
+    if not found and not conflicts:
+        return []
+    counts = Counter(ACTION_WORDS[o.action] for o in found)
+    parts = [f"{n} {words}" for words, n in sorted(counts.items())]
+    if conflicts:
+        decided = Counter(DECISION_WORDS[c.decision] for c in conflicts)
+        parts.append(f"{len(conflicts)} conflict(s): " + ", ".join(f"{n} {d}" for d, n in sorted(decided.items())))
+    return ["resources: " + ("; ".join(parts) if parts else "none")]
+
+
+def _files_changed(report: Report) -> int:
+    """The files a report's change set writes or deletes (folders removed are not counted)."""
+    return sum(1 for o in report.outcomes if isinstance(o, FileChanged) and o.action is not FileAction.DIRECTORY_REMOVED)
+
+
+def _update_summary(report: Report) -> list[str]:
+    if report.state is State.FAILED:
+        return []  # the error says it
+    changed = _files_changed(report)
+    merged = [o for o in report.outcomes if isinstance(o, FileMerged)]
+    files_merged = _files_merged(merged)
+    if report.state is State.WRITTEN:
+        return [f"updated {report.target}: {changed} file(s) changed{files_merged}", *_resources_line(report)]
+    if report.state is State.DRY_RUN:
+        return [f"dry run: {changed} file(s) of {report.target} would change{files_merged}; nothing written",
+                *_resources_line(report)]
+    failed = sum(1 for o in report.outcomes if isinstance(o, ConflictOutcome) and o.decision is Decision.NOT_MERGED)
+    failed += sum(len(o.regions) for o in merged if o.decision is Decision.NOT_MERGED)
+    return [f"{failed} conflicting field(s); nothing written"] if failed else []
+
+
+def _files_merged(merged: list[FileMerged]) -> str:
+    """``, 2 non-KRM file(s) merged (1 with conflict markers left)``, or nothing."""
+    if not merged:
+        return ""
+    marked = sum(1 for m in merged if m.regions)
+    return f", {len(merged)} non-KRM file(s) merged" + (f" ({marked} with conflict markers left)" if marked else "")
+
+
+def _promoted(report: Report) -> str:
+    """What a promotion run did, in words: the promotions and how many fields in how many files."""
+    fields = [o for o in report.outcomes if isinstance(o, FieldSet)]
+    if not fields:
+        return f"nothing to change ({report.subject})"
+    changed = len({o.file for o in fields})
+    return f"{report.subject} ({_count(len(fields), 'field')} in {_count(changed, 'file')})"
+
+
+def _promote_summary(report: Report) -> list[str]:
+    if report.state is State.FAILED:
+        return []
+    if report.state is State.NOT_WRITTEN:
+        return ["nothing written"]
+    done = _promoted(report)
+    return [f"dry run: {done}; nothing written" if report.state is State.DRY_RUN else done]
+
+
+def _run_summary(report: Report) -> list[str]:
+    if report.state is State.FAILED:
+        return []
+    if report.state is State.NOT_WRITTEN:
+        return ["errors reported; no file was changed"]
+    changed = sum(1 for o in report.outcomes if isinstance(o, FileChanged))
+    warnings = sum(1 for o in report.outcomes if o.severity == "warning")
+    verb = "would change" if report.state is State.DRY_RUN else "changed"
+    return [f"{_count(changed, 'file')} {verb} ({_count(report.items_changed, 'item')}), {_count(warnings, 'warning')}"
+            + ("; nothing written (dry run)" if report.state is State.DRY_RUN else "")]
+
+
+def _resolve_summary(report: Report) -> list[str]:
+    if report.state is not State.WRITTEN:
+        return []
+    taken = [o for o in report.outcomes if isinstance(o, Resolved)]
+    left = sum(o.count for o in report.outcomes if isinstance(o, ConflictsLeft))
+    how = f" (took {taken[0].take})" if taken else ""
+    return [f"resolved {len(taken)} conflict(s) in {report.target}{how}; {left} left"]
+
+
+def _recover_summary(report: Report) -> list[str]:
+    if report.outcomes or report.state is State.FAILED:
+        return []
+    return [f"{report.target}: no interrupted write to recover"]
+
+
+SUMMARIES: dict[str, Callable[[Report], list[str]]] = {
+    "update": _update_summary, "promote": _promote_summary, "run": _run_summary, "resolve": _resolve_summary,
+    "recover": _recover_summary,
+}
+"""Each command's summary lines (the last stderr lines), from its report; commands not listed have none."""
+
+
+def summary_lines(report: Report) -> list[str]:
+    """The lines that end a command's stderr: what it did, in numbers."""
+    summarize = SUMMARIES.get(report.command)
+    return summarize(report) if summarize is not None else []
+
+
+def title(report: Report) -> str:
+    """The report's one-line title: promote's and update's are commit messages (a pull request's title), the
+    others name the command and status."""
+    if report.command == "promote" and report.state in (State.WRITTEN, State.DRY_RUN):
+        return f"promote: {_promoted(report)}"
+    if report.command == "update" and report.state in (State.WRITTEN, State.DRY_RUN):
+        return f"krm-merge update {report.subject or report.target}: {_updated(report)}"
+    return f"krm-merge {report.command}: {STATUS_WORDS[report.state]}"
+
+
+def _updated(report: Report) -> str:
+    """What an update changed, in numbers: ``3 file(s) changed, 1 conflict(s)`` (diff3 regions count as conflicts)."""
+    conflicts = sum(1 for o in report.outcomes if isinstance(o, ConflictOutcome))
+    conflicts += sum(len(o.regions) for o in report.outcomes if isinstance(o, FileMerged))
+    return f"{_files_changed(report)} file(s) changed" + (f", {conflicts} conflict(s)" if conflicts else "")
+
+
+STATUS_WORDS = {
+    State.WRITTEN: "written", State.DRY_RUN: "dry run: nothing written", State.NOT_WRITTEN: "nothing written",
+    State.FAILED: "failed, nothing written", State.READ_ONLY: "nothing to write",
+}
+
+
+# --- the JSON report -------------------------------------------------------------------------
+
+
+def _ref(resource: ResourceRef | None) -> dict[str, str] | None:
+    return resource.to_dict() if resource is not None else None
+
+
+def _payload(o: Outcome) -> dict[str, Any]:
+    """An outcome's typed fields in the JSON report (``kind``, ``severity`` and ``message`` are added to all)."""
+    if isinstance(o, ResourceOutcome):
+        return {"resource": _ref(o.resource), "file": o.file, "action": o.action.value, "reason": o.reason.value,
+                "detail": o.detail}
+    if isinstance(o, ConflictOutcome):
+        return {"resource": _ref(o.resource), "file": o.file, "field": o.field, "local": o.local,
+                "upstream": o.upstream, "origin": o.origin, "decision": o.decision.value, "rule": o.rule}
+    if isinstance(o, FileChanged):
+        return {"path": o.path, "action": o.action.value}
+    if isinstance(o, FileMerged):
+        return {"path": o.path, "regions": [{"line": r.line, "endLine": r.end_line} for r in o.regions],
+                "decision": o.decision.value}
+    if isinstance(o, FileKept):
+        return {"path": o.path, "reason": o.reason.value, "hint": KEPT_HINTS[o.reason], "detail": o.detail}
+    if isinstance(o, FileSkipped):
+        return {"path": o.path, "reason": o.reason.value, "detail": o.detail}
+    if isinstance(o, LinkRefused):
+        return {"copy": o.copy, "path": o.path, "special": o.special}
+    if isinstance(o, FieldSet):
+        return {"file": o.file, "line": o.line, "index": o.index, "resource": _ref(o.resource), "field": o.field,
+                "old": o.old, "new": o.new, "source": o.source}
+    if isinstance(o, MarkerOutcome):
+        return _marker_fields(o)
+    if isinstance(o, Resolved):
+        return {"take": o.take, "marker": _marker_fields(o.marker)}
+    if isinstance(o, ConflictsLeft):
+        return {"package": o.package, "count": o.count, "regions": o.regions}
+    if isinstance(o, PullRequestOutcome):
+        return {**pull_request_entry(o), "files": o.files, "commitMessage": o.message}
+    return {"result": o.result.to_dict()}
+
+
+def pull_request_entry(o: PullRequestOutcome) -> dict[str, Any]:
+    """The report's ``pullRequest`` entry: what the step did and where, without the fields it has no value for."""
+    found = {"action": o.action.value, "branch": o.branch, "base": o.base, "forge": o.forge, "repo": o.repo,
+             "url": o.url, "number": o.number, "commit": o.commit, "notes": list(o.notes), "step": o.step,
+             "error": o.error}
+    return {k: v for k, v in found.items() if v not in (None, "", [])}
+
+
+def _marker_fields(o: MarkerOutcome) -> dict[str, Any]:
+    return {"type": o.type, "file": o.file, "line": o.line, "resource": o.resource, "field": o.field,
+            "local": o.local, "upstream": o.upstream, "origin": o.origin}
+
+
+def outcome_document(outcome: Outcome) -> dict[str, Any]:
+    """One outcome as the JSON report holds it."""
+    return {"kind": outcome.kind.value, "severity": outcome.severity, "message": text(outcome), **_payload(outcome)}
+
+
+def report_document(report: Report) -> dict[str, Any]:
+    """The JSON report (``docs/report.schema.json``): what ran, its status and exit code, every outcome, and
+    ``pullRequest`` (what ``--pull-request`` did) when one was asked for."""
+    pull_requests = [o for o in report.outcomes if isinstance(o, PullRequestOutcome)]
+    pull_request = {"pullRequest": pull_request_entry(pull_requests[-1])} if pull_requests else {}
+    return {
+        "apiVersion": REPORT_API_VERSION,
+        "kind": REPORT_KIND,
+        "command": report.command,
+        "target": report.target,
+        "status": report.state.value,
+        "exitCode": report.exit_code,
+        "title": title(report),
+        "summary": summary_lines(report),
+        "outcomes": [outcome_document(o) for o in report.outcomes],
+        **pull_request,
+    }
+
+
+def report_json(report: Report) -> str:
+    """The JSON report as text."""
+    return json.dumps(report_document(report), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- the Markdown report -------------------------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    """A table cell: ``|`` escaped, one line, code spans for values."""
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", "\\n")
+
+
+def _code(value: str | None) -> str:
+    if value is None:
+        return "*(added)*"
+    return "`" + _cell(value).replace("`", "'") + "`"
+
+
+def _label(resource: ResourceRef | None) -> str:
+    return _cell(resource.display()) if resource is not None else "—"
+
+
+Row = Callable[[Any], list[str]]
+
+# (kind, section title, column headings, one row per outcome); kinds without a table are listed as bullets.
+TABLES: list[tuple[Kind, str, tuple[str, ...], Row]] = [
+    (Kind.FILE_CHANGED, "Files", ("file", "change"), lambda o: [_code(o.path), FILE_ACTION_WORDS[o.action]]),
+    (Kind.RESOURCE, "Resources", ("resource", "file", "outcome", "why"),
+     lambda o: [_label(o.resource), _code(o.file), ACTION_WORDS[o.action],
+                _cell(REASON_WORDS[o.reason].format(detail=o.detail))]),
+    (Kind.CONFLICT, "Conflicts", ("resource", "file", "field", "local", "upstream", "origin", "decided"),
+     lambda o: [_label(o.resource), _code(o.file), _code(o.field), _code(o.local), _code(o.upstream), _code(o.origin),
+                _cell(DECISION_WORDS[o.decision] + (f"; a rule: {o.rule}" if o.rule else ""))]),
+    (Kind.FILE_MERGED, "Files merged", ("file", "diff3 regions left"),
+     lambda o: [_code(o.path), ", ".join(f"lines {r.line}-{r.end_line}" for r in o.regions) or "none"]),
+    (Kind.FILE_KEPT, "Upstream changes not taken", ("file", "why", "to take them"),
+     lambda o: [_code(o.path), _cell(KEPT_WORDS[o.reason].format(detail=o.detail)), _cell(KEPT_HINTS[o.reason]) or "—"]),
+    (Kind.FIELD_SET, "Fields set", ("file", "line", "resource", "field", "old", "new", "set by"),
+     lambda o: [_cell(o.file), str(o.line or "-"), _label(o.resource), _code(o.field), _code(o.old), _code(o.new),
+                _code(o.source) if o.source else "-"]),
+    (Kind.MARKER, "Conflicts left", ("file", "line", "resource", "field", "local", "upstream", "origin"),
+     lambda o: [_code(o.file), str(o.line), _cell(o.resource) or "—", _code(o.field) if o.field else "—",
+                _code(o.local), _code(o.upstream), _code(o.origin)]),
+    (Kind.RESOLVED, "Conflicts resolved", ("file", "line", "resource", "field", "took"),
+     lambda o: [_code(o.marker.file), str(o.marker.line), _cell(o.marker.resource) or "—",
+                _code(o.marker.field) if o.marker.field else "—", o.take]),
+]
+BULLETS: list[tuple[tuple[Kind, ...], str]] = [
+    ((Kind.ERROR,), "Errors"),
+    ((Kind.WARNING, Kind.FILE_SKIPPED, Kind.LINK_REFUSED), "Warnings"),
+    ((Kind.RESULT,), "Results"),
+    ((Kind.INFO, Kind.CONFLICTS_LEFT), "Notes"),
+    ((Kind.PULL_REQUEST,), "Pull request"),
+]
+
+
+def report_markdown(report: Report) -> str:
+    """The Markdown report (a pull request body): title, summary, a table per kind of outcome, then the messages."""
+    out = [f"## {_cell(title(report))}", ""]
+    for summary in summary_lines(report):
+        out += [_cell(summary), ""]
+    for kind, heading, columns, row in TABLES:
+        found = report.of(kind)
+        if not found:
+            continue
+        out += [f"### {heading}", "", "| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+        out += ["| " + " | ".join(row(o)) + " |" for o in found]
+        out.append("")
+    for kinds, heading in BULLETS:
+        found = [o for o in report.outcomes if o.kind in kinds]
+        if found:
+            out += [f"### {heading}", "", *(f"- {_cell(text(o))}" for o in found), ""]
+    return "\n".join(out)
+
+
+# --- conflicts --output -----------------------------------------------------------------------
+
+
+def marker_list(markers: Iterable[MarkerOutcome]) -> str:
+    """``conflicts --output json``: a JSON list, one object per marker (``kind`` is the marker's type)."""
+    rows = [{"kind": m.type, "file": m.file, "line": m.line, "resource": m.resource, "field": m.field,
+             "local": m.local, "upstream": m.upstream, "origin": m.origin} for m in markers]
+    return json.dumps(rows, indent=2) + "\n"
+
+
+def marker_lines(markers: Iterable[MarkerOutcome]) -> str:
+    """``conflicts --output text``: one line per marker (:func:`marker_text`)."""
+    return "".join(marker_text(m) + "\n" for m in markers)
+
+
+# --- the pull request on stdout ----------------------------------------------------------------
+
+
+def pull_request_lines(report: Report) -> list[str]:
+    """What ``--pull-request`` adds to stdout after the command's document: the pull request's URL (the last
+    line, for a CI job to read), or a dry run's preview (what it would open, and the commit message)."""
+    out: list[str] = []
+    for o in report.outcomes:
+        if not isinstance(o, PullRequestOutcome):
+            continue
+        if o.action in PREVIEW_ACTIONS:
+            out += [text(o), "commit message:", *(f"    {part}".rstrip() for part in o.message.split("\n"))]
+        elif o.url and o.action is not PullRequestAction.FAILED:
+            out.append(o.url)
+    return out
+
+
+# --- where it all goes -----------------------------------------------------------------------
+
+
+def results_yaml(found: Iterable[Result]) -> str:
+    """Results in kpt's results format (``results:`` and the list), as ``--results FILE`` holds them."""
+    return yamlio.dump_results(found)
+
+
+def write_results(path: str | None, report: Report) -> None:
+    """Write the report's results to ``path`` in kpt's results format (nothing when ``path`` is empty)."""
+    if path:
+        files.write_file_atomic(path, results_yaml(results(report)))
+
+
+def write_report(fmt: str, path: str, report: Report, stdout: TextIO | None = None) -> None:
+    """Write the report as ``json`` or ``markdown`` to ``path`` (``-``: stdout), in one piece."""
+    data = report_json(report) if fmt == "json" else report_markdown(report)
+    if path == "-":
+        (stdout or sys.stdout).write(data)
+        return
+    files.write_file_atomic(path, data)  # a reader of the report never sees half of it
+
+
+def emit(report: Report, stderr: TextIO | None = None, quiet: bool = False) -> None:
+    """Write the report's stderr lines (:func:`lines`)."""
+    out = stderr or sys.stderr
+    for text_line in lines(report, quiet):
+        out.write(text_line + "\n")
+
+
+def finish(report: Report, *, results_file: str | None = None, report_to: tuple[str, str] | None = None,
+           document: Iterable[str] = (), stdout: TextIO | None = None, stderr: TextIO | None = None,
+           quiet: bool = False) -> int:
+    """Render a finished command: its lines on stderr, ``--results``, ``--report``, its document on stdout.
+
+    ``document`` is what the command prints on stdout when no report takes it
+    (a dry run's diff, a patch, a list), written piece by piece as it is made,
+    followed by the pull request's URL or preview (:func:`pull_request_lines`).
+    ``quiet``: no summary after a run that was not stopped.  Returns the exit code.
+    """
+    out = stdout or sys.stdout
+    try:
+        write_results(results_file, report)
+        if report_to is not None:
+            write_report(report_to[0], report_to[1], report, out)
+    except (KrmMergeError, OSError) as err:  # the results or the report could not be written: said last
+        report.add(Message(failure(err)))
+    emit(report, stderr, quiet)
+    if report_to is None or report_to[1] != "-":
+        for chunk in document:
+            out.write(chunk)
+        for text_line in pull_request_lines(report):
+            out.write(text_line + "\n")
+    return report.exit_code
+
+
+def usage_error(prog: str, message: str) -> int:
+    """Bad usage found after parsing (options that do not fit together): one line, exit code 2."""
+    sys.stderr.write(f"{prog}: error: {message}\n")
+    return 2
+
+
+__all__ = [
+    "BULLETS", "FORMATS", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
+    "emit", "finish", "function_results", "line", "lines", "marker_lines", "marker_list", "outcome_document",
+    "pull_request_entry", "pull_request_lines", "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "summary_lines",
+    "title", "usage_error", "write_report", "write_results",
+]

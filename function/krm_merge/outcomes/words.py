@@ -1,0 +1,328 @@
+"""What each outcome says, in words: its one-line text, and the KRM results of what a person is told.
+
+The words of every kind live here, one table of functions per kind
+(:data:`WORDS`); :mod:`krm_merge.outcomes.render` arranges them into each
+format (lines, ``--results``, the reports).  Enum fields are worded from the
+tables below (``ACTION_WORDS``, ``REASON_WORDS``, ...), never the other way:
+nothing reads a word back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+from krm_merge.krm.results import Field, File, ResourceRef, Result
+
+from .kinds import (
+    Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
+    FileSkipped, FunctionResult, KeptReason, LinkRefused, MarkerOutcome, Message, Outcome, PREVIEW_ACTIONS,
+    PullRequestAction, PullRequestOutcome, Reason, Resolved, ResourceOutcome, SkipReason,
+)
+
+# --- the words of enum values ----------------------------------------------------------------
+
+ACTION_WORDS = {
+    Action.TAKEN: "taken from upstream", Action.MERGED: "merged", Action.KEPT: "kept local", Action.ADDED: "added",
+    Action.DELETED: "deleted", Action.UNCHANGED: "unchanged",
+}
+REASON_WORDS = {
+    Reason.UNCHANGED_LOCALLY: "unchanged locally",
+    Reason.RENAMED_UPSTREAM: "renamed upstream, unchanged locally",
+    Reason.CHANGED_LOCALLY: "changed locally, unchanged upstream",
+    Reason.CHANGED_ON_BOTH_SIDES: "changed on both sides",
+    Reason.SAME_AS_UPSTREAM: "local is upstream's",
+    Reason.LOCAL_ONLY: "local only",
+    Reason.ADDED_UPSTREAM: "added upstream",
+    Reason.DELETED_LOCALLY: "deleted locally",
+    Reason.DELETED_LOCALLY_CHANGED_UPSTREAM: "deleted locally; upstream's change to it not taken (it stays deleted)",
+    Reason.DELETED_UPSTREAM: "deleted upstream, unchanged locally",
+    Reason.DELETED_UPSTREAM_CHANGED_LOCALLY: "deleted upstream, changed locally",
+    Reason.DELETED_BY_MERGE: "deleted by the merge",
+    Reason.KPTFILE: "Kptfile merged with its pipeline",
+    Reason.UNCHANGED_UPSTREAM: "unchanged upstream",
+    Reason.REPLACED_BY_STRATEGY: "replaced by upstream's ({detail})",
+    Reason.ROOT_KPTFILE: "the root Kptfile stays local's ({detail}, as kpt)",
+    Reason.NOT_UPSTREAM: "not upstream ({detail})",
+    Reason.SUBPACKAGE_DELETED: "subpackage {detail} deleted upstream, unchanged locally",
+    Reason.SUBPACKAGE_KEPT: "subpackage {detail} deleted upstream, changed locally",
+    Reason.KEPT_WITH_SUBPACKAGE: "in subpackage {detail}, deleted upstream and changed locally",
+    Reason.SUBPACKAGE_DELETED_LOCALLY: "subpackage {detail} deleted locally",
+    Reason.SUBPACKAGE_REMOTE: "subpackage {detail} has an upstream of its own",
+    Reason.SUBPACKAGE_UNFETCHED: "subpackage {detail}: only its Kptfile is merged (upstream's copy is unfetched)",
+}
+DECISION_WORDS = {
+    Decision.UPSTREAM: "upstream's value", Decision.LOCAL: "local's value",
+    Decision.MARKED: "local's value, marked '# krm-merge:conflict'", Decision.NOT_MERGED: "not merged (conflicts: fail)",
+}
+FILE_ACTION_WORDS = {
+    FileAction.ADDED: "added", FileAction.CHANGED: "changed", FileAction.DELETED: "deleted",
+    FileAction.DIRECTORY_REMOVED: "directory removed",
+}
+KEPT_WORDS = {
+    KeptReason.CHANGED_LOCALLY: "changed locally and upstream: local's kept (kpt's rule for non-KRM files)",
+    KeptReason.DELETED_LOCALLY: "deleted locally: upstream's change not taken (it stays deleted)",
+    KeptReason.DELETED_UPSTREAM_CHANGED_LOCALLY: "deleted upstream, changed locally: local's kept (kpt's rule)",
+    KeptReason.KRMIGNORED: "named in local's .krmignore: upstream's change not taken",
+    KeptReason.BINARY: "binary file ({detail}) changed on both sides: local kept, upstream's change not applied",
+}
+KEPT_HINTS = {
+    KeptReason.CHANGED_LOCALLY: "--files merge merges both changes (text files)",
+    KeptReason.DELETED_LOCALLY: "",
+    KeptReason.DELETED_UPSTREAM_CHANGED_LOCALLY: "",
+    KeptReason.KRMIGNORED: "the update leaves files local's .krmignore names alone; copy upstream's by hand",
+    KeptReason.BINARY: "",
+}
+SKIP_WORDS = {
+    SkipReason.NOT_UTF8: "not UTF-8 text{detail}; skipped",
+    SkipReason.INVALID_YAML: "not valid YAML{detail}; skipped",
+    SkipReason.LINK_TO_DIRECTORY: "a symbolic link to a directory; not read (kpt fn source does not follow these either)",
+}
+
+
+def _who(resource: ResourceRef | None, file: str) -> str:
+    """``FILE: Kind/name`` — a YAML file that is no resource is named by its file alone."""
+    label = resource.display() if resource is not None else ""
+    return f"{file}: {label}" if label else file
+
+
+def _resource_text(o: ResourceOutcome) -> str:
+    return f"{_who(o.resource, o.file)}: {ACTION_WORDS[o.action]} ({REASON_WORDS[o.reason].format(detail=o.detail)})"
+
+
+def _conflict_text(o: ConflictOutcome) -> str:
+    decided = DECISION_WORDS[o.decision] + (f" (a rule: {o.rule})" if o.rule else "")
+    return (f"{_who(o.resource, o.file)}: {o.field}: changed locally ({o.origin} -> {o.local}) and upstream "
+            f"({o.origin} -> {o.upstream}); decided: {decided}")
+
+
+def _region_text(o: FileMerged, line: int, end: int) -> str:
+    return f"{o.path}:{line}: lines changed on both sides; diff3 markers left (lines {line}-{end})"
+
+
+def _merged_text(o: FileMerged) -> str:
+    if not o.regions:
+        return f"{o.path}: changes of local and upstream combined (git merge-file)"
+    return f"{o.path}: merged (git merge-file); {len(o.regions)} diff3 region(s) left for a person"
+
+
+def _kept_text(o: FileKept) -> str:
+    hint = KEPT_HINTS[o.reason]
+    return f"{o.path}: {KEPT_WORDS[o.reason].format(detail=o.detail)}" + (f"; {hint}" if hint else "")
+
+
+def _skipped_text(o: FileSkipped) -> str:
+    return f"{o.path}: {SKIP_WORDS[o.reason].format(detail=f' ({o.detail})' if o.detail else '')}"
+
+
+def _link_text(o: LinkRefused) -> str:
+    if o.special:
+        return f"{o.copy}: {o.path}: not a regular file or folder; not read and not copied"
+    return (f"{o.copy}: {o.path}: a symbolic link; not read and not copied (content from elsewhere "
+            "is never read through a link; docs/security.md)")
+
+
+def _field_set_text(o: FieldSet) -> str:
+    old = repr(o.old) if o.old is not None else "(added)"
+    return f"{o.file}:{o.line}: {o.field}: {old} -> {o.new!r}" + (f" (set by {o.source})" if o.source else "")
+
+
+def marker_text(o: MarkerOutcome) -> str:
+    """``FILE:LINE: Kind/name field: local=... upstream=... origin=...``, a marker as ``conflicts`` lists it."""
+    where = " ".join(part for part in (o.resource, o.field) if part) or "(not on a field)"
+    return f"{o.file}:{o.line}: {where}: local={o.local} upstream={o.upstream} origin={o.origin}"
+
+
+def _left_text(o: ConflictsLeft) -> str:
+    return (f"{o.count - o.regions} conflict(s) marked '# krm-merge:conflict'"
+            + (f" and {o.regions} diff3 region(s)" if o.regions else "")
+            + f" left in {o.package}: list them with krm-merge conflicts {o.package}, decide with krm-merge resolve "
+            f"{o.package} --take local|upstream (or edit the value and delete the marker)")
+
+
+def _changed_text(o: FileChanged) -> str:
+    return f"{o.path}: {FILE_ACTION_WORDS[o.action]}"
+
+
+def _resolved_text(o: Resolved) -> str:
+    return f"took {o.take}: {marker_text(o.marker)}"
+
+
+PULL_REQUEST_VERBS = {
+    PullRequestAction.OPENED: "opened", PullRequestAction.UPDATED: "updated",
+    PullRequestAction.UNCHANGED: "already up to date",
+}
+
+
+def _pull_request_text(o: PullRequestOutcome) -> str:
+    """``pull request #1 opened: BRANCH into main (commit 1a2b3c4d5e6f)``; GitLab's is ``merge request !1``."""
+    if o.action is PullRequestAction.FAILED:
+        return f"no pull request: the {o.step or 'pull request'} step failed: {o.error}"
+    if o.action is PullRequestAction.NOTHING_TO_CHANGE:
+        return f"no pull request: nothing to change (branch {o.branch})"
+    if o.action in PREVIEW_ACTIONS:
+        which = f" #{o.number} ({o.url})" if o.url else ""
+        return (f"pull request (dry run): {o.action.value} a pull request{which} on {o.forge} {o.repo}: "
+                f"branch {o.branch} into {o.base}, {o.files} file(s)")
+    noun = f"merge request !{o.number}" if o.forge == "gitlab" else f"pull request #{o.number}"
+    return f"{noun} {PULL_REQUEST_VERBS[o.action]}: {o.branch} into {o.base} (commit {str(o.commit)[:12]})"
+
+
+def _result_text(o: FunctionResult) -> str:
+    return o.result.display()
+
+
+def _message_text(o: Message) -> str:
+    return o.result.message
+
+
+class Said(NamedTuple):
+    """One thing an outcome says: its KRM result, the label of its stderr line (None: no line, results only),
+    and the line's words when they are not the result's message (a function's result, shown as kpt shows it)."""
+
+    label: str | None
+    result: Result
+    shown: str = ""
+
+
+def resource_ref(label: str) -> ResourceRef | None:
+    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one)."""
+    parts = label.split("/")
+    if len(parts) == 2 and all(parts):
+        return ResourceRef("", parts[0], parts[1])
+    if len(parts) == 3 and parts[0] and parts[2]:
+        return ResourceRef("", parts[0], parts[2], parts[1])
+    return None
+
+
+SAID_REASONS = {
+    Reason.DELETED_UPSTREAM_CHANGED_LOCALLY: "deleted upstream but modified locally: kept",
+    Reason.SUBPACKAGE_KEPT: "subpackage {detail} deleted upstream but modified locally: kept",
+    Reason.DELETED_LOCALLY_CHANGED_UPSTREAM: "deleted locally; upstream's change to it not taken (it stays deleted)",
+}
+"""The resource outcomes a person is told about one by one (the others are counted in the summary line)."""
+
+
+def _severity_label(severity: str) -> str:
+    return "" if severity == "info" else severity
+
+
+def _resource_says(o: ResourceOutcome) -> list[Said]:
+    if o.reason not in SAID_REASONS:
+        return []  # the summary counts them; the report lists each
+    words = f"{_who(o.resource, o.file)}: {SAID_REASONS[o.reason].format(detail=o.detail)}"
+    label = "warning" if o.severity == "warning" else "kept local"
+    return [Said(label, Result(words, o.severity, o.resource, file=File(o.file)))]
+
+
+def _conflict_says(o: ConflictOutcome) -> list[Said]:
+    field = Field(o.field, o.local, o.upstream)
+    return [Said("conflict", Result(_conflict_text(o), o.severity, o.resource, field, File(o.file, o.index)))]
+
+
+def _merged_says(o: FileMerged) -> list[Said]:
+    where = File(o.path)
+    if not o.regions:
+        return [Said("merged", Result(_merged_text(o), o.severity, file=where))]
+    return [Said("conflict", Result(_region_text(o, *r), o.severity, file=where)) for r in o.regions]
+
+
+def _file_says(label: str | None) -> Callable[[FileKept | FileSkipped | LinkRefused], list[Said]]:
+    """A file's outcome said as one line about the file (its text), under ``label`` (None: its severity)."""
+    def says(o: FileKept | FileSkipped | LinkRefused) -> list[Said]:
+        shown = _severity_label(o.severity) if label is None else label
+        return [Said(shown, Result(text(o), o.severity, file=File(o.path)))]
+    return says
+
+
+def _field_set_says(o: FieldSet) -> list[Said]:
+    field = Field(o.field, o.old, o.new)
+    return [Said("set", Result(_field_set_text(o), o.severity, o.resource, field, File(o.file, o.index)))]
+
+
+def _marker_says(o: MarkerOutcome) -> list[Said]:
+    # listed on stdout by `conflicts` (its document): a result, no stderr line
+    field = Field(o.field, o.local, o.upstream) if o.field else None
+    return [Said(None, Result(marker_text(o), o.severity, resource_ref(o.resource), field, File(o.file)))]
+
+
+def _resolved_says(o: Resolved) -> list[Said]:
+    marker = o.marker
+    result = Result(marker_text(marker), o.severity, resource_ref(marker.resource),
+                    Field(marker.field) if marker.field else None, File(marker.file))
+    return [Said(f"took {o.take}", result)]
+
+
+def _left_says(o: ConflictsLeft) -> list[Said]:
+    return [Said("", Result(_left_text(o), o.severity))] if o.count else []
+
+
+def _pull_request_says(o: PullRequestOutcome) -> list[Said]:
+    notes = [Said("warning", Result(note, "warning")) for note in o.notes]  # what the forge adapter adjusted
+    if o.action is PullRequestAction.FAILED:
+        return notes  # the step's error is the command's error message, said once
+    # a dry run's preview is on stdout (the renderer's document): a result, no stderr line
+    label = None if o.action in PREVIEW_ACTIONS else ""
+    return [*notes, Said(label, Result(_pull_request_text(o), o.severity))]
+
+
+def _result_says(o: FunctionResult) -> list[Said]:
+    return [Said("", o.result, o.result.display())]
+
+
+def _message_says(o: Message) -> list[Said]:
+    return [Said(_severity_label(o.severity), o.result)]
+
+
+def _silent(o: Outcome) -> list[Said]:
+    return []  # only the reports list it
+
+
+class Words(NamedTuple):
+    """A kind's words: its one-line text, and what it says to a person (each ``outcome -> ...``)."""
+
+    text: Callable[[Any], str]
+    says: Callable[[Any], list[Said]]
+
+
+WORDS: dict[type, Words] = {
+    ResourceOutcome: Words(_resource_text, _resource_says),
+    ConflictOutcome: Words(_conflict_text, _conflict_says),
+    FileChanged: Words(_changed_text, _silent),
+    FileMerged: Words(_merged_text, _merged_says),
+    FileKept: Words(_kept_text, _file_says("kept local")),
+    FileSkipped: Words(_skipped_text, _file_says(None)),
+    LinkRefused: Words(_link_text, _file_says(None)),
+    FieldSet: Words(_field_set_text, _field_set_says),
+    MarkerOutcome: Words(marker_text, _marker_says),
+    Resolved: Words(_resolved_text, _resolved_says),
+    ConflictsLeft: Words(_left_text, _left_says),
+    PullRequestOutcome: Words(_pull_request_text, _pull_request_says),
+    FunctionResult: Words(_result_text, _result_says),
+    Message: Words(_message_text, _message_says),
+}
+"""Each kind's words; a new kind adds its entry here (``tests/outcomes/test_render.py`` fails until it does)."""
+
+
+def text(outcome: Outcome) -> str:
+    """The outcome in one line of words (its ``message`` in the JSON report)."""
+    return WORDS[type(outcome)].text(outcome)
+
+
+def said(outcome: Outcome) -> list[Said]:
+    """What ``outcome`` tells a person (stderr) and ``--results``: nothing for what only the report lists.
+
+    A typed outcome's results carry its kind as the tag ``kind`` (``conflict``,
+    ``fileKept``, ...), so a reader of ``--results`` tells them apart without
+    reading a message; a message or a function's result keeps its own tags.
+    """
+    found = WORDS[type(outcome)].says(outcome)
+    if isinstance(outcome, (Message, FunctionResult)):
+        return found
+    tags = {"kind": outcome.kind.value}
+    return [item._replace(result=item.result._replace(tags=tags)) for item in found]
+
+
+__all__ = [
+    "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
+    "REASON_WORDS", "SAID_REASONS", "SKIP_WORDS", "Said", "WORDS", "Words", "marker_text", "resource_ref", "said", "text",
+]
