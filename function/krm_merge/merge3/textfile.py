@@ -20,8 +20,8 @@ Edits of the same lines leave diff3 conflict markers in the file, exactly as
     upstream's lines
     >>>>>>> upstream
 
-:func:`find_markers` finds such regions (any labels) in a text, for whoever
-lists what is left to resolve.  A binary file (a NUL byte, or not UTF-8) is
+The regions' grammar is :mod:`.diff3` (:func:`~.diff3.find_markers` finds them
+in a text, for whoever lists what is left to resolve).  A binary file (a NUL byte, or not UTF-8) is
 never merged: local's is kept and a warning names it.
 """
 
@@ -32,31 +32,16 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import NamedTuple
 
 from krm_merge.krm.results import CONFLICT, File, KrmError, Results, labelled_line
 
-# local = the user's copy (git's "ours"), origin = the version it was fetched from (the base),
-# upstream = the new version ("theirs"): the names the rest of update uses for the three copies.
-LABELS = ("local", "origin", "upstream")
-MARKER_SIZE = 7  # git's default conflict-marker-size
+from .diff3 import LABELS, MARKER_SIZE, MarkerRegion, find_markers
+
 # A merge of two texts is bounded by git's own limits; this only guards against a hang.
 GIT_MERGE_TIMEOUT = 120
 
 
-# A NamedTuple and a plain class, not dataclasses: ``update`` loads this module on every run,
-# and creating dataclasses cost its start-up several milliseconds (issue 24).
-
-
-class MarkerRegion(NamedTuple):
-    """One diff3 conflict region of a text; lines are 1-based, ``base`` is 0 when the region has none."""
-
-    start: int  # the ``<<<<<<<`` line
-    base: int  # the ``|||||||`` line
-    separator: int  # the ``=======`` line
-    end: int  # the ``>>>>>>>`` line
-
-
+# A plain class, not a dataclass: creating dataclasses cost an update's start-up several milliseconds (issue 24).
 class FileMerge:
     """What ``--files merge`` decided for one file changed on both sides."""
 
@@ -157,37 +142,6 @@ def _isolated_env(home: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=home, GIT_CEILING_DIRECTORIES=home)
     return env
-
-
-def find_markers(text: str, marker_size: int = MARKER_SIZE) -> list[MarkerRegion]:
-    """Every complete diff3 conflict region in ``text`` (``<<<<<<<`` … ``>>>>>>>``, any labels, LF or CRLF).
-
-    A marker is ``marker_size`` marker characters alone or followed by a
-    space and a label, as git writes them; a region missing its ``=======``
-    or ``>>>>>>>`` line is not counted (it is not a conflict git left).
-    """
-    regions: list[MarkerRegion] = []
-    start = base = separator = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        kind = _marker_kind(line, marker_size)
-        if kind == "<":
-            start, base, separator = number, 0, 0
-        elif kind == "|" and start and not separator:
-            base = number
-        elif kind == "=" and start and not separator:
-            separator = number
-        elif kind == ">" and start and separator:
-            regions.append(MarkerRegion(start, base, separator, number))
-            start = base = separator = 0
-    return regions
-
-
-def _marker_kind(line: str, size: int) -> str | None:
-    for char in "<|=>":
-        marker = char * size
-        if line == marker or (char != "=" and line.startswith(marker + " ")):
-            return char
-    return None
 
 
 __all__ = ["LABELS", "FileMerge", "MarkerRegion", "find_markers", "is_binary", "merge_file", "merge_texts", "needs_merge"]
