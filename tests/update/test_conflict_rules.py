@@ -250,7 +250,7 @@ def test_the_worked_example(tmp_path: Path) -> None:
     assert run(tool, "update", f"{dest}/local@v2").returncode == 3
     text = (dest / "local" / "deployment.yaml").read_text()
     assert "  replicas: 3\n" in text and "image: nginx:1.27\n" in text
-    assert 'value: staging  # krm-merge:conflict upstream="production" origin="prod"\n' in text
+    assert 'value: staging # krm-merge:conflict upstream="production" origin="prod"\n' in text
     render = run("kpt", "fn", "render", "local")
     assert render.returncode == 0, render.stderr
     assert "# krm-merge:conflict" in (dest / "local" / "deployment.yaml").read_text()

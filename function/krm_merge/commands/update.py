@@ -40,6 +40,7 @@ from krm_merge.commands.reporting import (
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import STRATEGIES
 from krm_merge.krm.results import Result, Results, labelled_line
+from krm_merge.update import ledger
 from krm_merge.update.git import plan_git_update
 from krm_merge.update.plan import COMMAND as PROG
 from krm_merge.update.plan import UpdatePlan, apply_plan, render_plan, said
@@ -48,7 +49,8 @@ from krm_merge.yaml.load import collecting_duplicate_keys
 POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
 FILE_POLICIES = ("keep-local", "merge")
 CONFLICTS_LEFT = 3
-"""Exit code of an update under ``--conflicts mark`` that wrote markers: merged, conflicts left to decide."""
+"""Exit code of an update after which the package holds conflicts to decide: markers it wrote (``--conflicts
+mark``, a ``mark`` rule, ``--files merge``'s diff3 regions) or an earlier update's still there (its ledger)."""
 
 
 DEFAULTS: dict[str, Any] = {
@@ -136,9 +138,10 @@ def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results) -
     with collecting_duplicate_keys() as duplicates:
         try:
             local, plan = _plan(args)
+            left = ledger.record(local, plan)  # the markers it leaves, written with the files (docs/merge.md)
         finally:  # said before the error that stopped the plan, if one did
             _warn_duplicates(duplicates, results)
-    code = _finish(local, plan, args.conflicts, args.dry_run, results)
+    code = _finish(local, plan, args.conflicts, args.dry_run, results, left)
     if args.report:
         write_report(args.report[0], args.report[1],
                      update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
@@ -181,7 +184,7 @@ def _say_plan(results: Results, plan: UpdatePlan) -> None:
         sys.stderr.write(labelled_line(result) + "\n")
 
 
-def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results) -> int:
+def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results, left: int) -> int:
     _say_plan(results, plan)
     failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
     if failed:
@@ -198,12 +201,16 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, result
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
     if plan.outcomes:
         sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")
-    in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
-    marked = plan.conflicts - in_files if conflicts == "mark" else outcomes.decided(plan.outcomes, "marked")  # by rules
-    if (conflicts == "mark" and plan.conflicts) or marked:
-        sys.stdout.write(f"{marked} conflict(s) marked '# krm-merge:conflict'"
-                         + (f" and {in_files} diff3 region(s) left in merged files" if in_files else "")
-                         + f": list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
+    # What is left for a person (the package's conflict ledger): the markers written (a rule's upstream-wins under
+    # mark wrote none), the diff3 regions --files merge left (with or without mark), an earlier update's still there.
+    marked = sum(1 for entry in plan.marks if entry.kind == ledger.FIELD)
+    in_files, earlier = len(plan.marks) - marked, left - len(plan.marks)
+    said = [f"{marked} conflict(s) marked '# krm-merge:conflict'"] if marked else []
+    said += [f"{in_files} diff3 region(s) left in merged files"] if in_files else []
+    said += [f"{earlier} conflict(s) left by an earlier update"] if earlier else []
+    if said:
+        sys.stdout.write(" and ".join(said) + f": list them with krm-merge conflicts {local}, decide with "
+                         "krm-merge resolve\n")
         return CONFLICTS_LEFT
     return 0
 

@@ -8,7 +8,10 @@ import re
 from enum import Enum
 from typing import Any, Iterable, NamedTuple, Sequence
 
-from krm_merge.krm.values import Label, PathPart, format_path, parse_path
+from krm_merge.krm.values import Label, PathPart, deep_equal, format_path, parse_path
+from krm_merge.krm.values import Path as DataPath
+
+from .rules import FALLBACK_KEYS
 
 
 class ConflictPolicy(Enum):
@@ -110,7 +113,12 @@ def find_marker(line: str) -> int:
 
 
 def parse_marker(line: str) -> tuple[Any, Any] | None:
-    """(upstream, origin) of the marker on ``line`` (:data:`ABSENT_VALUE` for absent); None when unreadable."""
+    """(upstream, origin) of the marker on ``line`` (:data:`ABSENT_VALUE` for absent); None when unreadable.
+
+    What a marker's text says is for reading only: ``conflicts``/``resolve``
+    take the values from the update's ledger, never from here.  JSON nested
+    deeper than Python's recursion allows is unreadable too, not an error.
+    """
     start = find_marker(line)
     if start < 0:
         return None
@@ -128,9 +136,105 @@ def parse_marker(line: str) -> tuple[Any, Any] | None:
             continue
         try:
             values[name], pos = decoder.raw_decode(rest, pos)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return values["upstream"], values["origin"]
+
+
+# --- where a marked field is: a path that survives edits around it ------------------------
+
+LOCATOR_KEYS = ("name", *(k for k in FALLBACK_KEYS if k != "name"))
+"""The fields naming a list element in a :data:`Locator` (and in ``conflicts``' field paths), first present wins."""
+
+ElementKey = tuple[str, Any]
+"""A list element named by one of its fields: (``name``, ``"app"``)."""
+LocatorPart = str | int | ElementKey
+Locator = tuple[LocatorPart, ...]
+"""Where a field is in a document: map keys, and list elements by :data:`ElementKey` (by index when none
+names them).  Unlike a data path it still finds the field after lines or list elements were added around it."""
+
+
+def element_key(element: Any) -> ElementKey | None:
+    """The first of :data:`LOCATOR_KEYS` an element (a map) holds as a scalar, with its value."""
+    if isinstance(element, dict):
+        for key in LOCATOR_KEYS:
+            value = element.get(key)
+            if value is not None and not isinstance(value, (dict, list)):
+                return key, value
+    return None
+
+
+def locator_of(tree: Any, path: DataPath) -> Locator | None:
+    """The locator of the field at data path ``path`` (keys and indices) of ``tree``; None when it is not there.
+
+    An element is named by its :func:`element_key` when no earlier element of
+    its list has the same one, else by its index.
+    """
+    node, out = tree, []
+    for part in path:
+        if isinstance(node, dict) and part in node:
+            out.append(str(part))  # keys as the data reads them (to_plain_data): a key 1 is "1"
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            named = element_key(node[part])
+            first = _element_named(node, named) if named is not None else None
+            out.append(named if first == part else part)  # type: ignore[arg-type]
+            node = node[part]
+        else:
+            return None
+    return tuple(out)
+
+
+def locate(tree: Any, locator: Locator) -> DataPath | None:
+    """The data path (keys and indices) the locator names in ``tree`` now; None when it names nothing."""
+    node, out = tree, []
+    for part in locator:
+        if isinstance(node, dict) and isinstance(part, str):
+            key = part if part in node else next((k for k in node if str(k) == part), _NOWHERE)
+            if key is _NOWHERE:
+                return None
+            out.append(key)
+            node = node[key]
+        elif isinstance(node, list) and isinstance(part, int) and not isinstance(part, bool):
+            if not 0 <= part < len(node):
+                return None
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, tuple):
+            index = _element_named(node, part)
+            if index is None:
+                return None
+            out.append(index)
+            node = node[index]
+        else:
+            return None
+    return tuple(out)
+
+
+_NOWHERE = object()
+
+
+def _element_named(elements: list[Any], named: ElementKey) -> int | None:
+    """The index of the first element whose field ``named[0]`` is ``named[1]`` (as data)."""
+    field, value = named
+    for index, element in enumerate(elements):
+        if isinstance(element, dict) and field in element and deep_equal(element[field], value):
+            return index
+    return None
+
+
+class FieldMark(NamedTuple):
+    """One marker an update wrote, as its ledger records it (values as data, :data:`ABSENT_VALUE` when absent).
+
+    ``locator`` finds the field in the merged document, ``field`` is its path
+    as the update printed the conflict (``spec.containers[name=app].image``).
+    """
+
+    locator: Locator
+    field: str
+    local: Any
+    upstream: Any
+    origin: Any
 
 
 # --- rules declared in the package -------------------------------------------------------

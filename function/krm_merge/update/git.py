@@ -116,7 +116,7 @@ def _plan_git_tree(
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
         results, conflicts_found = Results(plan.results), plan.conflicts
-        merged_files, found = list(plan.merged_files), list(plan.outcomes)
+        merged_files, found, marks = list(plan.merged_files), list(plan.outcomes), list(plan.marks)
         for sub in remote_subpackages(scratch):
             # Named where the user finds it, not in the scratch copy.
             sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
@@ -135,9 +135,10 @@ def _plan_git_tree(
             conflicts_found += sub_plan.conflicts
             merged_files.extend(m.moved(f"{sub}/{m.path}") for m in sub_plan.merged_files)
             found.extend({**entry, "file": f"{sub}/{entry['file']}"} for entry in sub_plan.outcomes)
+            marks.extend(entry.within(sub) for entry in sub_plan.marks)
         final = diff_trees(local, scratch)
     final.results, final.conflicts = results, conflicts_found
-    final.merged_files, final.outcomes = merged_files, found
+    final.merged_files, final.outcomes, final.marks = merged_files, found, marks
     return final
 
 

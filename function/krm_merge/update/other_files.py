@@ -15,18 +15,19 @@ from typing import TYPE_CHECKING
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import pkgio
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import KrmError, Results
 
 if TYPE_CHECKING:  # imported by plan_other_files for --files merge only
     from krm_merge.merge3 import textfile
 
+from .ledger import forged_markers
 from .result import PackageMergeResult, Subpackage
 from .tree import other_files_of
 
 
 def plan_other_files(
     local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Strategy, result: PackageMergeResult,
-    merged_files: list[textfile.FileMerge] | None = None,
+    merged_files: list[textfile.FileMerge] | None = None, forged: Results | None = None,
 ) -> list[pkgio.Write]:
     """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
 
@@ -34,6 +35,8 @@ def plan_other_files(
     deleted with it; a subpackage deleted locally gets nothing back).  Given
     ``merged_files`` (``--files merge``), a file local and upstream both
     changed is merged instead of kept, and the merge is appended there.
+    Given ``forged``, each line of a file upstream added or changed that is
+    shaped like a conflict marker gets a warning there (:func:`.ledger.forged_markers`).
     """
     if merged_files is not None:
         # Only --files merge merges text files: other updates never load the merger (issue 24).
@@ -46,6 +49,8 @@ def plan_other_files(
         mine = lf[rel].read_bytes() if rel in lf else None
         theirs = uf[rel].read_bytes() if rel in uf else None
         base = of[rel].read_bytes() if rel in of else None
+        if forged is not None and theirs is not None and theirs != base:
+            forged.extend(forged_markers("upstream", rel, theirs))
         decision = result.subpackage_of(rel)
         if decision is not Subpackage.MERGE:
             wanted = None if decision is Subpackage.DELETE else mine

@@ -9,10 +9,13 @@ all-or-nothing and ``--dry-run`` shows exactly what would be written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import CONFLICT, Result, Results
+
+if TYPE_CHECKING:
+    from .ledger import Entry
 
 COMMAND = "krm-merge update"
 
@@ -24,7 +27,7 @@ class UpdatePlan:
     update's start-up several milliseconds (issue 24).
     """
 
-    __slots__ = ("changes", "results", "conflicts", "merged_files", "outcomes")
+    __slots__ = ("changes", "results", "conflicts", "merged_files", "outcomes", "marks")
 
     def __init__(self, changes: pkgio.ChangeSet | None = None) -> None:
         self.changes = pkgio.ChangeSet() if changes is None else changes
@@ -32,6 +35,7 @@ class UpdatePlan:
         self.conflicts = 0
         self.merged_files: list[Any] = []  # merge3.textfile.FileMerge, with --files merge
         self.outcomes: list[dict[str, Any]] = []  # each resource and conflict: update.outcomes
+        self.marks: list[Entry] = []  # each marker it writes, for the conflict ledger (update.ledger)
 
     @property
     def writes(self) -> list[pkgio.Write]:

@@ -15,10 +15,11 @@ from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import package, pkgio
 from krm_merge.krm.resourcelist import ResourceList
-from krm_merge.krm.results import CONFLICT, KrmError, Result
-from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.krm.results import CONFLICT, File, KrmError, Result, Results
+from krm_merge.merge3.conflicts import MARKER, ConflictPolicy
 from krm_merge.merge3.rules import fallback_keys_from
 
+from . import ledger
 from .outcomes import entries as outcome_entries
 from .package_merge import merge_package
 from .other_files import check_other_files_unmodified, other_files_differ, plan_other_files
@@ -89,8 +90,11 @@ def _plan_checked(
     for write in package.plan_changes(lpkg, lrl):
         files.check_relative(write.path)
         plan.writes.append(write)
+    forged = Results()  # lines of upstream's new content shaped like conflict markers
     plan.writes.extend(plan_other_files(local, origin, upstream, krm_files, Strategy(strategy), result,
-                                        plan.merged_files if files_policy == "merge" else None))
+                                        plan.merged_files if files_policy == "merge" else None, forged))
+    plan.marks = [ledger.field_entry(obj, obj.path or "", mark) for obj, mark in result.marks]
+    plan.marks += [e for merged in plan.merged_files for e in ledger.text_entries(merged.path, merged.data, merged.conflicts)]
     plan.outcomes = outcome_entries(result, lambda obj: obj.path or "")
     plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
     policy = ConflictPolicy(conflicts)
@@ -101,6 +105,10 @@ def _plan_checked(
     plan.conflicts += sum(len(merged.conflicts) for merged in plan.merged_files)
     for obj, message in result.warnings:
         plan.results.warning(f"{obj.path}: {obj.display()}: {message}", obj)
+    for rel, source in sorted(upkg.files.items()):
+        if MARKER in source.text and (rel not in opkg.files or opkg.files[rel].text != source.text):
+            forged.extend(ledger.forged_markers("upstream", rel, source.text.encode("utf-8")))
+    plan.results.extend(sorted(forged, key=lambda r: r.file or File("")))
     return plan
 
 

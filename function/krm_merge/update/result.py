@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple
 
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
-from krm_merge.merge3.conflicts import Conflict, ConflictPolicy
+from krm_merge.merge3.conflicts import Conflict, ConflictPolicy, FieldMark
 from krm_merge.merge3.rules import FALLBACK_KEYS
 
 
@@ -58,7 +58,7 @@ class PackageMergeResult:
     an upstream re-ordering (the index is 3-way merged like a field).
     """
 
-    __slots__ = ("items", "added", "deleted", "updated", "conflicts", "warnings", "moved_index", "moved_file",
+    __slots__ = ("items", "added", "deleted", "updated", "conflicts", "marks", "warnings", "moved_index", "moved_file",
                  "subpackages", "strategies", "outcomes")
 
     def __init__(self) -> None:
@@ -67,6 +67,7 @@ class PackageMergeResult:
         self.deleted: list[KubeObject] = []
         self.updated: list[KubeObject] = []
         self.conflicts: list[tuple[KubeObject, Conflict]] = []
+        self.marks: list[tuple[KubeObject, FieldMark]] = []  # the markers written (conflicts: mark), for the ledger
         self.warnings: list[tuple[KubeObject, str]] = []
         self.moved_index: list[tuple[KubeObject, int]] = []
         # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
