@@ -127,7 +127,7 @@ def test_command_merges_and_reports_each_file(tmp_path: Path, capsys: pytest.Cap
     write(tmp_path / "upstream", {"README.md": b"a\nb\nC\n", "run.sh": b"theirs\n", "logo.png": b"\0u"})
     write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "run.sh": b"mine\n", "logo.png": b"\0l"})
     args = [str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream")]
-    assert update.main([*args, "--files", "merge"]) == 0
+    assert update.main([*args, "--files", "merge"]) == 3  # a region left: conflicts to decide (issue 34)
     out, err = capsys.readouterr()
     assert "2 non-KRM file(s) merged (1 with conflict markers left)" in out
     assert "merged: README.md: changes of local and upstream combined" in err
@@ -144,7 +144,7 @@ def test_results_and_report_name_each_merged_file_and_conflict(tmp_path: Path, c
     write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "bin/run.sh": b"mine\n", "logo.png": b"\0l"})
     results, report = tmp_path / "results.yaml", tmp_path / "report.json"
     assert update.main([str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"),
-                        "--files", "merge", "--results", str(results), "--report", "json", str(report)]) == 0
+                        "--files", "merge", "--results", str(results), "--report", "json", str(report)]) == 3
     import yaml
 
     warnings = [r for r in yaml.safe_load(results.read_text())["results"] if r["severity"] == "warning"]
@@ -184,8 +184,9 @@ def test_git_update_merges_what_kpt_keeps_and_agrees_on_the_rest(tmp_path: Path,
     world.commit({"cm.yaml": cm("cm", "2"), "README.md": "# pkg\n\nintro\n\nusage v2\n", "run.sh": "echo 2\n"})
     world.edit_local({"README.md": "# my pkg\n\nintro\n\nusage\n", "run.sh": "echo local\n"})
     assert world.update_kpt().returncode == 0
-    assert world.update_ours(None, "resource-merge", "--files", "merge") == 0
+    assert world.update_ours(None, "resource-merge", "--files", "merge") == 3  # run.sh's region is left
     ours, kpts = read_tree(world.our_pkg), read_tree(world.kpt_pkg)
+    assert ours.pop(".krm-merge.conflicts")  # the ledger recording it
     assert kpts["README.md"] == "# my pkg\n\nintro\n\nusage\n"  # kpt: local's whole, upstream's change dropped
     assert ours["README.md"] == "# my pkg\n\nintro\n\nusage v2\n"
     assert ours["run.sh"] == "<<<<<<< local\necho local\n||||||| origin\necho 1\n=======\necho 2\n>>>>>>> upstream\n"

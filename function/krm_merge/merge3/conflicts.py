@@ -8,7 +8,7 @@ import re
 from enum import Enum
 from typing import Any, Iterable, NamedTuple, Sequence
 
-from krm_merge.krm.values import Label, PathPart, deep_equal, format_path, parse_path
+from krm_merge.krm.values import Label, PathPart, format_path, parse_path
 from krm_merge.krm.values import Path as DataPath
 
 from .rules import FALLBACK_KEYS
@@ -164,12 +164,18 @@ def element_key(element: Any) -> ElementKey | None:
     return None
 
 
-def locator_of(tree: Any, path: DataPath) -> Locator | None:
+Lookups = dict[tuple[int, Any], dict[Any, Any]]
+"""Indexes built on first use by :func:`locator_of` and :func:`locate` over one unchanged tree: pass the same
+dict to every call on that tree, so that finding N fields of a list of N elements is N lookups, not N scans."""
+
+
+def locator_of(tree: Any, path: DataPath, lookups: Lookups | None = None) -> Locator | None:
     """The locator of the field at data path ``path`` (keys and indices) of ``tree``; None when it is not there.
 
     An element is named by its :func:`element_key` when no earlier element of
     its list has the same one, else by its index.
     """
+    lookups = {} if lookups is None else lookups
     node, out = tree, []
     for part in path:
         if isinstance(node, dict) and part in node:
@@ -177,7 +183,7 @@ def locator_of(tree: Any, path: DataPath) -> Locator | None:
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             named = element_key(node[part])
-            first = _element_named(node, named) if named is not None else None
+            first = _element_named(node, named, lookups) if named is not None else None
             out.append(named if first == part else part)  # type: ignore[arg-type]
             node = node[part]
         else:
@@ -185,12 +191,13 @@ def locator_of(tree: Any, path: DataPath) -> Locator | None:
     return tuple(out)
 
 
-def locate(tree: Any, locator: Locator) -> DataPath | None:
+def locate(tree: Any, locator: Locator, lookups: Lookups | None = None) -> DataPath | None:
     """The data path (keys and indices) the locator names in ``tree`` now; None when it names nothing."""
+    lookups = {} if lookups is None else lookups
     node, out = tree, []
     for part in locator:
         if isinstance(node, dict) and isinstance(part, str):
-            key = part if part in node else next((k for k in node if str(k) == part), _NOWHERE)
+            key = part if part in node else _keys_as_text(node, lookups).get(part, _NOWHERE)
             if key is _NOWHERE:
                 return None
             out.append(key)
@@ -201,7 +208,7 @@ def locate(tree: Any, locator: Locator) -> DataPath | None:
             out.append(part)
             node = node[part]
         elif isinstance(node, list) and isinstance(part, tuple):
-            index = _element_named(node, part)
+            index = _element_named(node, part, lookups)
             if index is None:
                 return None
             out.append(index)
@@ -214,12 +221,33 @@ def locate(tree: Any, locator: Locator) -> DataPath | None:
 _NOWHERE = object()
 
 
-def _element_named(elements: list[Any], named: ElementKey) -> int | None:
-    """The index of the first element whose field ``named[0]`` is ``named[1]`` (as data)."""
+def _keys_as_text(node: dict[Any, Any], lookups: Lookups) -> dict[str, Any]:
+    """A map's keys by their text (a YAML key ``1`` is named ``"1"``), the first of each."""
+    found = lookups.get((id(node), None))
+    if found is None:
+        found = lookups[(id(node), None)] = {}
+        for key in node:
+            found.setdefault(str(key), key)
+    return found
+
+
+def _element_named(elements: list[Any], named: ElementKey, lookups: Lookups) -> int | None:
+    """The index of the first element whose field ``named[0]`` is ``named[1]`` (as data: ``1`` is not ``"1"``)."""
     field, value = named
-    for index, element in enumerate(elements):
-        if isinstance(element, dict) and field in element and deep_equal(element[field], value):
-            return index
+    index = lookups.get((id(elements), field))
+    if index is None:
+        index = lookups[(id(elements), field)] = {}
+        for i, element in enumerate(elements):
+            if isinstance(element, dict) and field in element and _scalar(element[field]) is not None:
+                index.setdefault(_scalar(element[field]), i)
+    return index.get(_scalar(value))
+
+
+def _scalar(value: Any) -> tuple[str, Any] | None:
+    """A scalar as a key that tells its kind (``True``, ``1``, ``1.0`` and ``"1"`` differ, as in deep_equal)."""
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind.__name__, kind(value)
     return None
 
 

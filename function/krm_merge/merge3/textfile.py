@@ -35,7 +35,7 @@ from pathlib import Path
 
 from krm_merge.krm.results import CONFLICT, File, KrmError, Results, labelled_line
 
-from .diff3 import LABELS, MARKER_SIZE, MarkerRegion, find_markers
+from .diff3 import LABELS, MARKER_SIZE, MarkerRegion, find_markers, region_sides
 
 # A merge of two texts is bounded by git's own limits; this only guards against a hang.
 GIT_MERGE_TIMEOUT = 120
@@ -111,11 +111,61 @@ def merge_file(path: str, local: bytes, origin: bytes | None, upstream: bytes) -
         return FileMerge(path, local, False, warning=(
             f"binary file (NUL byte or not UTF-8 in {', '.join(binary)}) changed on both sides: "
             "local kept, upstream's change not applied"))
+    versions = [data.decode("utf-8") for data in (local, base, upstream)]
+    size = _free_marker_size(versions)
+    if size is None:
+        return FileMerge(path, local, False, warning=(
+            f"changed on both sides, and its versions hold lines shaped like conflict markers of every length up "
+            f"to {MAX_MARKER_SIZE}, so the conflicts git would leave could not be told apart: local kept"))
     text = merge_texts(local, base, upstream, path)
-    return FileMerge(path, text, True, find_markers(text.decode("utf-8")))
+    return FileMerge(path, text, True, _regions_git_left(text.decode("utf-8"), versions, size, path))
 
 
-def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file") -> bytes:
+# A region's markers are lines of 7 marker characters: a version can hold such lines as content (an
+# upstream forging a conflict, an earlier conflict not yet decided), and they pass through the merge.
+# Only the regions git itself leaves are conflicts of this update; to know them the merge is run again
+# with markers of a length no version uses.  Bounded, so an upstream cannot make those markers huge.
+MAX_MARKER_SIZE = 64
+
+
+def _free_marker_size(versions: list[str]) -> int | None:
+    """:data:`MARKER_SIZE` when no version holds a marker-shaped line, else the shortest length above it no
+    version's lines use (None: none up to :data:`MAX_MARKER_SIZE`)."""
+    used = set()
+    for text in versions:
+        for line in text.splitlines():
+            if line[:1] in ("<", "|", "=", ">"):
+                run = len(line) - len(line.lstrip(line[0]))
+                if run >= MARKER_SIZE and (run == len(line) or line[run] == " "):
+                    used.add(run)
+    if MARKER_SIZE not in used:
+        return MARKER_SIZE
+    return next((size for size in range(MARKER_SIZE + 1, MAX_MARKER_SIZE + 1) if size not in used), None)
+
+
+def _regions_git_left(text: str, versions: list[str], size: int, what: str) -> list[MarkerRegion]:
+    """The regions of the merged ``text`` git left (not those the versions held as content)."""
+    found = find_markers(text)
+    if size == MARKER_SIZE:
+        return found  # no version holds a marker-shaped line: every region is git's
+    local, base, upstream = (version.encode("utf-8") for version in versions)
+    again = merge_texts(local, base, upstream, what, marker_size=size).decode("utf-8")
+    again_lines, lines = again.splitlines(), text.splitlines()
+    wanted: dict[tuple[str, str, str], int] = {}
+    for region in find_markers(again, size):
+        sides = region_sides(again_lines, region)
+        wanted[sides] = wanted.get(sides, 0) + 1
+    own = []
+    for region in found:
+        sides = region_sides(lines, region)
+        if wanted.get(sides):
+            wanted[sides] -= 1
+            own.append(region)
+    return own
+
+
+def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file", *,
+                marker_size: int = MARKER_SIZE) -> bytes:
     """``git merge-file -p --diff3`` of three texts, labelled :data:`LABELS` (a KrmError if git fails)."""
     git = shutil.which("git")
     if git is None:
@@ -124,7 +174,7 @@ def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file"
         for label, data in zip(LABELS, (local, origin, upstream)):
             Path(tmp, label).write_bytes(data)  # each version in a file named by its label
         labels = [arg for label in LABELS for arg in ("-L", label)]
-        cmd = [git, "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *labels, *LABELS]
+        cmd = [git, "merge-file", "-p", "--diff3", f"--marker-size={marker_size}", *labels, *LABELS]
         try:
             proc = subprocess.run(cmd, cwd=tmp, capture_output=True, stdin=subprocess.DEVNULL,
                                   env=_isolated_env(tmp), timeout=GIT_MERGE_TIMEOUT)

@@ -19,7 +19,9 @@ from typing import Any, Callable
 from krm_merge.krm.values import format_path
 
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
-from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldMark, FieldRules, locator_of, marker_comment
+from .conflicts import (
+    ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldMark, FieldRules, Lookups, locator_of, marker_comment,
+)
 from .nodes import (
     MISSING,
     NodeKind,
@@ -295,10 +297,11 @@ class Merger:
 def _field_marks(merged: Any, marks: list[tuple[Any, Any, Sources]]) -> list[FieldMark]:
     """Each marked field where the merged document holds it (a field the merge then dropped is left out)."""
     paths = _container_paths(merged, {id(container) for container, _, _ in marks})
-    out = []
+    out: list[FieldMark] = []
+    lookups: Lookups = {}
     for container, key, values in marks:
         where = paths.get(id(container))
-        locator = locator_of(merged, (*where, key)) if where is not None else None
+        locator = locator_of(merged, (*where, key), lookups) if where is not None else None
         if locator is not None:
             out.append(FieldMark(locator, format_path(values.path), to_plain_data(container[key]),
                                  _marker_data(values.upstream), _marker_data(values.origin)))

