@@ -183,3 +183,104 @@ def test_the_ledger_is_bound_to_the_lock_the_update_leaves(world: World) -> None
     assert kpt.returncode == 0
     listed = cli(world, "conflicts", str(pkg))
     assert listed.returncode == 0 and "its markers are not honoured" in listed.stderr
+
+
+MANY_SHAPES = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: shapes
+data:
+  plain: "1"
+  commented: "1" # a note
+  block: |
+    one
+    two
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+      - name: web
+        image: web:1
+        args: [a]
+        command:
+        - run
+        - "1"
+        ports:
+        - containerPort: 80
+          name: http
+"""
+
+
+def test_a_marked_package_is_byte_identical_after_kpt_fn_render(world: World) -> None:
+    """Issue 34: kpt fn render rewrote ``debug  # krm-merge:conflict`` to one space; markers are written as kpt's
+    printer writes a comment, so a render of a marked package changes nothing."""
+    def edit(text: str, side: str) -> str:
+        return (text.replace('plain: "1"', f'plain: "{side}"').replace('commented: "1"', f'commented: "{side}"')
+                .replace("two\n", f"two {side}\n").replace("replicas: 1", "replicas: " + str(len(side) + 1))
+                .replace("web:1", f"web:{side}").replace("[a]", f"[{side}]").replace('- "1"', f'- "{side}"')
+                .replace("name: http", f"name: {side}"))
+
+    pkg = fetched(world, {"all.yaml": MANY_SHAPES}, {"all.yaml": edit(MANY_SHAPES, "theirs")},
+                  {"all.yaml": edit(MANY_SHAPES, "mine")})
+    assert cli(world, "update", f"{pkg}@v2", "--conflicts", "mark").returncode == 3
+    marked = {path.name: path.read_bytes() for path in pkg.iterdir() if path.is_file()}
+    assert marked["all.yaml"].count(b"# krm-merge:conflict") == 8, marked["all.yaml"].decode()
+    world.kpt("fn", "render", str(pkg))
+    assert {path.name: path.read_bytes() for path in pkg.iterdir() if path.is_file()} == marked
+    assert cli(world, "conflicts", str(pkg)).returncode == 3
+
+
+def remote_subpackage(world: World) -> tuple[Path, Path]:
+    """The user's package with a remote subpackage ``remote/`` (its own upstream, ``other``), both at v1 with a
+    local edit of replicas; both upstreams then change replicas too (tag v2 of the root, a new commit of other)."""
+    world.commit({"Kptfile": kptfile("pkg"), "app.yaml": DEPLOYMENT}, tag="v1")
+    world.get("v1")
+    other = world.tmp / "other"
+    (other / "pkg").mkdir(parents=True)
+    world.git("init", "-q", "-b", "main", cwd=other)
+    (other / "pkg" / "Kptfile").write_text(kptfile("sub"))
+    (other / "pkg" / "app.yaml").write_text(DEPLOYMENT)
+    world.git("add", "-A", cwd=other)
+    world.git("commit", "-qm", "o", cwd=other)
+    pkg = world.our_pkg
+    world.kpt("pkg", "get", f"file://{other}.git/pkg@main", "remote", cwd=pkg)
+    for folder in (pkg, pkg / "remote"):
+        (folder / "app.yaml").write_text((folder / "app.yaml").read_text().replace("replicas: 1", "replicas: 5"))
+    (other / "pkg" / "app.yaml").write_text(DEPLOYMENT.replace("replicas: 1", "replicas: 4"))
+    world.git("commit", "-qam", "o2", cwd=other)
+    world.commit({"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 3")}, tag="v2")
+    return pkg, other
+
+
+def test_a_remote_subpackages_markers_go_into_the_root_ledger(world: World) -> None:
+    pkg, _ = remote_subpackage(world)
+    update = cli(world, "update", f"{pkg}@v2", "--conflicts", "mark")
+    assert update.returncode == 3, update.stderr
+    assert "2 conflict(s) marked" in update.stdout
+    assert not (pkg / "remote" / ledger.LEDGER_NAME).exists()
+    recorded = json.loads((pkg / ledger.LEDGER_NAME).read_text())["conflicts"]
+    assert sorted((e["file"], e["upstream"]) for e in recorded) == [("app.yaml", 3), ("remote/app.yaml", 4)]
+    listed = cli(world, "conflicts", str(pkg))
+    assert listed.returncode == 3 and "remote/app.yaml:" in listed.stdout
+    assert cli(world, "resolve", str(pkg), "--take", "upstream", "remote/app.yaml").returncode == 3
+    assert "replicas: 4\n" in (pkg / "remote" / "app.yaml").read_text()
+    assert [e["file"] for e in json.loads((pkg / ledger.LEDGER_NAME).read_text())["conflicts"]] == ["app.yaml"]
+
+
+def test_a_subpackage_updated_on_its_own_keeps_its_ledger_and_the_parent_reads_it(world: World) -> None:
+    pkg, _ = remote_subpackage(world)
+    update = cli(world, "update", str(pkg / "remote"), "--conflicts", "mark")
+    assert update.returncode == 3, update.stderr
+    assert (pkg / "remote" / ledger.LEDGER_NAME).exists() and not (pkg / ledger.LEDGER_NAME).exists()
+    listed = cli(world, "conflicts", str(pkg))  # the parent folder: the subpackage's ledger counts (its own lock)
+    assert listed.returncode == 3 and listed.stdout.startswith("remote/app.yaml:")
+    assert cli(world, "resolve", str(pkg), "--take", "local").returncode == 0
+    assert not (pkg / "remote" / ledger.LEDGER_NAME).exists()
+    assert "replicas: 5\n" in (pkg / "remote" / "app.yaml").read_text()

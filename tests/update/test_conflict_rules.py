@@ -143,6 +143,16 @@ def test_resource_rules_decide_their_fields_and_the_flag_the_rest(tmp_path: Path
     assert "a rule: spec.template.spec.containers[*].args: mark" in report
 
 
+def test_what_rules_decide_under_mark_is_not_counted_as_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31: with every conflict decided by a rule, ``--conflicts mark`` said "3 conflict(s) marked" and exited 3
+    with no marker written."""
+    pkg = both_changed(tmp_path, "spec.replicas: upstream-wins\nspec.template: local-wins")
+    assert run_update(pkg, "--conflicts", "mark") == 0
+    out = capsys.readouterr().out
+    assert "marked" not in out.split("\n", 1)[1] and "krm-merge:conflict" not in (pkg / "app.yaml").read_text()
+    assert not (pkg / ".krm-merge.conflicts").exists() and conflicts.main([str(pkg)]) == 0
+
+
 def test_markdown_report_names_the_rule_that_decided_a_conflict(tmp_path: Path) -> None:
     pkg = both_changed(tmp_path, "spec.replicas: local-wins")
     out = tmp_path / "report.md"

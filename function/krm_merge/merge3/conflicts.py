@@ -154,11 +154,11 @@ Locator = tuple[LocatorPart, ...]
 names them).  Unlike a data path it still finds the field after lines or list elements were added around it."""
 
 
-def element_key(element: Any) -> ElementKey | None:
-    """The first of :data:`LOCATOR_KEYS` an element (a map) holds as a scalar, with its value."""
+def element_key(element: Any, avoid: Any = None) -> ElementKey | None:
+    """The first of :data:`LOCATOR_KEYS` but ``avoid`` an element (a map) holds as a scalar, with its value."""
     if isinstance(element, dict):
         for key in LOCATOR_KEYS:
-            value = element.get(key)
+            value = element.get(key) if key != avoid else None
             if value is not None and not isinstance(value, (dict, list)):
                 return key, value
     return None
@@ -173,16 +173,18 @@ def locator_of(tree: Any, path: DataPath, lookups: Lookups | None = None) -> Loc
     """The locator of the field at data path ``path`` (keys and indices) of ``tree``; None when it is not there.
 
     An element is named by its :func:`element_key` when no earlier element of
-    its list has the same one, else by its index.
+    its list has the same one, else by its index; never by the field itself
+    (a conflict on a port's ``name`` names the port by its ``containerPort``),
+    so that editing the value by hand keeps the marker found.
     """
     lookups = {} if lookups is None else lookups
     node, out = tree, []
-    for part in path:
+    for at, part in enumerate(path):
         if isinstance(node, dict) and part in node:
             out.append(str(part))  # keys as the data reads them (to_plain_data): a key 1 is "1"
             node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            named = element_key(node[part])
+            named = element_key(node[part], path[-1] if at == len(path) - 2 else None)
             first = _element_named(node, named, lookups) if named is not None else None
             out.append(named if first == part else part)  # type: ignore[arg-type]
             node = node[part]
