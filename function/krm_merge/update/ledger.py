@@ -20,12 +20,12 @@ later update keeps the entries whose marker is still there and adds its own;
 does.  An entry whose marker is gone was decided by hand.
 
 A ledger is honoured only where krm-merge could have written it: it names
-the ``upstreamLock`` commit of its package's Kptfile as the update left it,
-and must still name the Kptfile's (:func:`read_ledgers`).  A tool that
-copies a package whole (``kpt pkg get`` copies hidden files) can bring an
-upstream's forged ledger along, but that ledger cannot name the commit it is
-part of; a ledger of a package without a lock is honoured only at the
-command's root and outside any fetched package.  Content from origin and
+the nearest ``upstreamLock`` commit at or above its folder as the update
+left it (``""``: none), and must still name it (:func:`read_ledger`).  A
+tool that copies a package whole (``kpt pkg get`` copies hidden files) can
+bring an upstream's forged ledger along, but that ledger is inside the
+package fetched at some commit, and cannot name the commit it is part of.
+Content from origin and
 upstream never brings a file of this name (:func:`krm_merge.krm.pkgio.list_package`
 leaves it out, with a warning for a tree from elsewhere).
 """
@@ -39,7 +39,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
-from krm_merge.kptfile import upstream
+from krm_merge.kptfile.upstream import locked_commit
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import split_documents
@@ -63,12 +63,12 @@ TEXT = "text"
 class Entry(NamedTuple):
     """One marker an update wrote.
 
-    ``file`` is relative to the package of the ledger holding it; a
-    ``field`` entry names its ``resource`` (None for a plain YAML file), the
-    ``field`` as the update printed it and its ``locator``; values are data,
-    :data:`~krm_merge.merge3.conflicts.ABSENT_VALUE` for a side without the
-    field.  A ``text`` entry's values are its region's three sides (lines
-    joined with ``\\n``).
+    ``file`` is relative to the command's root (in the ledger file: to the
+    ledger's package); a ``field`` entry names its ``resource`` (None for a
+    plain YAML file), the ``field`` as the update printed it and its
+    ``locator``; values are data, :data:`~krm_merge.merge3.conflicts.ABSENT_VALUE`
+    for a side without the field.  A ``text`` entry's values are its region's
+    three sides (:func:`~krm_merge.merge3.diff3.region_sides`).
     """
 
     kind: str
@@ -217,31 +217,34 @@ def _ref_or_none(ref: ResourceRef) -> ResourceRef | None:
 
 # --- which ledgers count -------------------------------------------------------------------
 
-def locked_commit(folder: str | os.PathLike[str], kptfile: bytes | None = None) -> str | None:
-    """The ``upstreamLock`` commit of ``folder``'s Kptfile (or of the bytes given): ``""`` without one, None when
-    the Kptfile cannot be read."""
-    try:
-        if kptfile is None:
-            path = os.path.join(folder, pkgio.KPTFILE)
-            if not os.path.isfile(path):
-                return ""
-            kptfile = files.read_bytes(path)
-        return upstream.locked_commit(yamlio.load_data(kptfile.decode("utf-8"), pkgio.KPTFILE))
-    except (KrmMergeError, OSError, UnicodeDecodeError):
-        return None
+def package_lock(folder: Path, kptfile: bytes | None = None) -> str | None:
+    """The commit of the nearest ``upstreamLock`` at or above ``folder`` (``kptfile``: ``folder``'s Kptfile as it
+    will be, else as it is): the fetched package the folder is part of; ``""`` when none is, None when a Kptfile
+    on the way cannot be read."""
+    here = folder.resolve()
+    for at in (here, *here.parents):
+        try:
+            data = kptfile if at == here and kptfile is not None else _kptfile_bytes(at)
+            commit = locked_commit(yamlio.load_data(data.decode("utf-8"), pkgio.KPTFILE)) if data is not None else ""
+        except (KrmMergeError, OSError, UnicodeDecodeError):
+            return None
+        if commit:
+            return commit
+    return ""
 
 
-def _inside_a_fetched_package(root: Path) -> bool:
-    """Whether a folder above ``root`` holds a Kptfile with an upstreamLock (``root`` is part of a fetched package)."""
-    here = root.resolve()
-    for parent in here.parents:
-        if locked_commit(parent) != "":
-            return True
-    return False
+def _kptfile_bytes(folder: Path) -> bytes | None:
+    path = folder / pkgio.KPTFILE
+    return files.read_bytes(path) if path.is_file() else None
 
 
 def read_ledger(root: Path, folder: str = "") -> tuple[Ledger | None, str | None]:
-    """The ledger at ``root/folder`` if there is one, and why it is not honoured (None: it is)."""
+    """The ledger at ``root/folder`` if there is one, and why it is not honoured (None: it is).
+
+    It must name the lock :func:`package_lock` finds for its folder: a ledger
+    that arrived inside a fetched package (``kpt pkg get`` copies hidden files)
+    cannot name the commit it was fetched at.
+    """
     rel = f"{folder}/{LEDGER_NAME}" if folder else LEDGER_NAME
     path = root / rel
     if not os.path.lexists(path):
@@ -251,16 +254,13 @@ def read_ledger(root: Path, folder: str = "") -> tuple[Ledger | None, str | None
     data = files.read_bytes(path)
     lock, entries = decode(data, rel)
     ledger = Ledger(folder, lock, tuple(e.within(folder) for e in entries), data)
-    current = locked_commit(root / folder)
+    current = package_lock(root / folder)
     if current is None:
-        return ledger, f"{rel}: the package's Kptfile cannot be read, so the ledger cannot be checked"
+        return ledger, f"{rel}: a Kptfile at or above it cannot be read, so the ledger cannot be checked"
     if lock != current:
         return ledger, (f"{rel}: written for upstreamLock {lock or '(none)'}, but the package is at "
                         f"{current or '(no upstreamLock)'}: not written by krm-merge update for this package "
                         "(or the package was updated by another tool since)")
-    if not lock and (folder or _inside_a_fetched_package(root)):
-        return ledger, (f"{rel}: names no upstreamLock, but it is inside a fetched package (a ledger without a "
-                        "lock counts only at the root of a package that has none)")
     return ledger, None
 
 
@@ -401,8 +401,7 @@ def record(root: Path, plan: UpdatePlan) -> int:
         kept.extend(still_marked(data.decode("utf-8", "replace") if data is not None else None, entries))
     ours = {id(e) for e in new}
     plan.marks = [e for e in kept if id(e) in ours]
-    kptfile = written.get(pkgio.KPTFILE, _current(root, pkgio.KPTFILE))
-    lock = (locked_commit(root, kptfile) if kptfile is not None else "") or ""
+    lock = package_lock(root, written.get(pkgio.KPTFILE)) or ""
     before = old.before if old is not None else None
     data = encode(kept, lock) if kept else None
     if data != before:
@@ -444,6 +443,6 @@ def forged_markers(what: str, rel: str, data: bytes) -> list[Result]:
 
 __all__ = [
     "API_VERSION", "FIELD", "KIND", "LEDGER_NAME", "TEXT", "Entry", "Ledger", "bind_fields", "bind_texts", "decode",
-    "doc_ref", "encode", "field_entry", "forged_markers", "ledger_write", "locked_commit",
+    "doc_ref", "encode", "field_entry", "forged_markers", "ledger_write", "package_lock",
     "read_ledger", "read_ledgers", "record", "still_marked", "text_entries",
 ]

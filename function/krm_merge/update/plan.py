@@ -9,13 +9,10 @@ all-or-nothing and ``--dry-run`` shows exactly what would be written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import CONFLICT, Result, Results
-
-if TYPE_CHECKING:
-    from .ledger import Entry
 
 COMMAND = "krm-merge update"
 
@@ -35,7 +32,7 @@ class UpdatePlan:
         self.conflicts = 0
         self.merged_files: list[Any] = []  # merge3.textfile.FileMerge, with --files merge
         self.outcomes: list[dict[str, Any]] = []  # each resource and conflict: update.outcomes
-        self.marks: list[Entry] = []  # each marker it writes, for the conflict ledger (update.ledger)
+        self.marks: list[Any] = []  # update.ledger.Entry: each marker it writes, for the conflict ledger
 
     @property
     def writes(self) -> list[pkgio.Write]:
