@@ -83,7 +83,7 @@ def parser() -> argparse.ArgumentParser:
                         "'# krm-merge:conflict' comment; exit 3; see krm-merge conflicts/resolve)")
     p.add_argument("--files", choices=FILE_POLICIES,
                    help="non-KRM files changed on both sides: keep local's (kpt) or merge them as git merge-file does "
-                        "(diff3 markers where both changed the same lines; binary files: local kept)")
+                        "(diff3 markers where both changed the same lines, exit 3; binary files: local kept)")
     p.add_argument(
         "--fallback-keys",
         metavar="K1,K2",

@@ -240,8 +240,9 @@ def _element_named(elements: list[Any], named: ElementKey, lookups: Lookups) -> 
     if index is None:
         index = lookups[(id(elements), field)] = {}
         for i, element in enumerate(elements):
-            if isinstance(element, dict) and field in element and _scalar(element[field]) is not None:
-                index.setdefault(_scalar(element[field]), i)
+            key = _scalar(element.get(field)) if isinstance(element, dict) else None
+            if key is not None:
+                index.setdefault(key, i)
     return index.get(_scalar(value))
 
 

@@ -39,6 +39,11 @@ from .diff3 import LABELS, MARKER_SIZE, MarkerRegion, find_markers, region_sides
 
 # A merge of two texts is bounded by git's own limits; this only guards against a hang.
 GIT_MERGE_TIMEOUT = 120
+# A region's markers are lines of 7 marker characters: a version can hold such lines as content (an
+# upstream forging a conflict, an earlier conflict not yet decided), and they pass through the merge.
+# Only the regions git itself leaves are conflicts of this update; to know them the merge is run again
+# with markers of a length no version uses.  Bounded, so an upstream cannot make those markers huge.
+MAX_MARKER_SIZE = 64
 
 
 # A plain class, not a dataclass: creating dataclasses cost an update's start-up several milliseconds (issue 24).
@@ -119,13 +124,6 @@ def merge_file(path: str, local: bytes, origin: bytes | None, upstream: bytes) -
             f"to {MAX_MARKER_SIZE}, so the conflicts git would leave could not be told apart: local kept"))
     text = merge_texts(local, base, upstream, path)
     return FileMerge(path, text, True, _regions_git_left(text.decode("utf-8"), versions, size, path))
-
-
-# A region's markers are lines of 7 marker characters: a version can hold such lines as content (an
-# upstream forging a conflict, an earlier conflict not yet decided), and they pass through the merge.
-# Only the regions git itself leaves are conflicts of this update; to know them the merge is run again
-# with markers of a length no version uses.  Bounded, so an upstream cannot make those markers huge.
-MAX_MARKER_SIZE = 64
 
 
 def _free_marker_size(versions: list[str]) -> int | None:

@@ -302,7 +302,8 @@ def _field_marks(merged: Any, marks: list[tuple[Any, Any, Sources]]) -> list[Fie
     for container, key, values in marks:
         where = paths.get(id(container))
         locator = locator_of(merged, (*where, key), lookups) if where is not None else None
-        if locator is not None:
+        if locator is not None:  # an element's naming value as data (ruamel's scalar types dropped), as recorded
+            locator = tuple((p[0], to_plain_data(p[1])) if isinstance(p, tuple) else p for p in locator)
             out.append(FieldMark(locator, format_path(values.path), to_plain_data(container[key]),
                                  _marker_data(values.upstream), _marker_data(values.origin)))
     return out

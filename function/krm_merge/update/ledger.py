@@ -25,9 +25,9 @@ left it (``""``: none), and must still name it (:func:`read_ledger`).  A
 tool that copies a package whole (``kpt pkg get`` copies hidden files) can
 bring an upstream's forged ledger along, but that ledger is inside the
 package fetched at some commit, and cannot name the commit it is part of.
-Content from origin and
-upstream never brings a file of this name (:func:`krm_merge.krm.pkgio.list_package`
-leaves it out, with a warning for a tree from elsewhere).
+Content from origin and upstream never brings a file of this name
+(:func:`krm_merge.krm.pkgio.list_package` leaves it out, with a warning for
+a tree from elsewhere).
 """
 
 from __future__ import annotations
