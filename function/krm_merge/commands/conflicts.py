@@ -223,10 +223,7 @@ def _doc_markers(rel: str, doc: str, first_line: int, entries: list[Entry]) -> l
         return []
     ref = doc_ref(doc)
     resource = ref.display() if ref is not None else ""
-    try:
-        tree = yamlio.load_rt(doc, rel)
-    except KrmMergeError:  # no update wrote a marker into a document that does not read (a template)
-        return [Marker(FIELD, rel, first_line + n + 1, "", "") for n in numbers]
+    tree = yamlio.load_rt(doc, rel)  # a document that does not read (a bomb) is an error naming the file, as before
     mine = [e for e in entries if e.resource == ref]
     bound = bind_fields(tree, lines, mine) if mine else {}
     fields = _field_lines(tree) if len(bound) < len(numbers) else {}
