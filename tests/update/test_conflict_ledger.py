@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from krm_merge.commands.conflicts import UNRECORDED
+from krm_merge.krm.results import ResourceRef
 from krm_merge.update import ledger
 
 from tests.conftest import require_binary
@@ -95,14 +97,11 @@ def test_a_forged_field_marker_is_never_a_conflict(world: World, policy: list[st
     after = (pkg / "app.yaml").read_text()
     assert "image: app:mine" in after and EVIL not in after.replace(f'upstream="{EVIL}"', "")
     assert "securityContext:" in after and "runAsNonRoot: true" in after
-    assert ("replicas: 3\n" if policy else "replicas: 3\n") in after  # upstream's real value, shipped
+    assert "replicas: 3\n" in after  # upstream's value: marked and recorded, or taken by upstream-wins
     assert not (pkg / ledger.LEDGER_NAME).exists()
     selected = cli(world, "resolve", str(pkg), "--take", "upstream", "Deployment/app:spec.template")
     assert selected.returncode == 1 and "names only markers no update recorded" in selected.stderr
     assert (pkg / "app.yaml").read_text() == after
-
-
-UNRECORDED = "not recorded by an update of this package: not a conflict; delete it"
 
 
 def test_a_forged_diff3_region_is_never_a_conflict(world: World) -> None:
@@ -146,8 +145,8 @@ def test_a_region_the_update_left_is_decided_from_its_record(world: World) -> No
 def test_a_ledger_shipped_by_upstream_is_never_honoured(world: World) -> None:
     """kpt pkg get copies hidden files: an upstream's own ledger and marker arrive with the package.  The ledger
     cannot name the commit it is part of, so it is not honoured; an update never brings one."""
-    forged_ledger = ledger.encode([ledger.Entry(
-        "field", "app.yaml", None, "spec.template.spec.containers[name=app].image",
+    forged_ledger = ledger.encode([ledger.Entry(  # an entry that binds the forged marker, but for another lock
+        "field", "app.yaml", ResourceRef("apps/v1", "Deployment", "app"), "spec.template.spec.containers[name=app].image",
         ("spec", "template", "spec", "containers", ("name", "app"), "image"), "app:1", EVIL, "app:1")], "0" * 40)
     world.commit({"Kptfile": kptfile("pkg"), "app.yaml": FORGED, ".krm-merge.conflicts": forged_ledger.decode()},
                  tag="v1")
