@@ -116,7 +116,7 @@ def _plan_git_tree(
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
-        found = list(plan.outcomes)
+        found, marks = list(plan.outcomes), list(plan.marks)
         for sub in remote_subpackages(scratch):
             # Named where the user finds it, not in the scratch copy.
             sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
@@ -132,8 +132,9 @@ def _plan_git_tree(
             )
             apply_plan(scratch / sub, sub_plan)
             found.extend(sub_plan.within(sub))  # named where the user finds them
+            marks.extend(entry.within(sub) for entry in sub_plan.marks)
         final = diff_trees(local, scratch)
-    final.outcomes = found
+    final.outcomes, final.marks = found, marks
     return final
 
 
