@@ -27,12 +27,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse (see parse_args)
     import argparse
 
-from krm_merge import txn
+from krm_merge import registry, txn
 from krm_merge.commands import outcomes
 from krm_merge.commands.reporting import (
     RESULTS_HELP, emit, failure, guarded, update_report, write_report, write_results,
@@ -40,7 +40,7 @@ from krm_merge.commands.reporting import (
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import STRATEGIES
 from krm_merge.krm.results import Result, Results, labelled_line
-from krm_merge.update.git import plan_git_update
+from krm_merge.update.git import GitVersions, plan_git_update
 from krm_merge.update.plan import COMMAND as PROG
 from krm_merge.update.plan import UpdatePlan, apply_plan, render_plan, said
 from krm_merge.upstream.git import split_package_ref
@@ -54,6 +54,8 @@ CONFLICTS_LEFT = 3
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
     "fallback_keys": None, "no_recursive": False, "dry_run": False, "results": None, "report": None,
+    # the fleet form (update ROOT... --upstream REPO[/DIRECTORY] --ref REF): krm_merge.commands.fleet
+    "roots": (), "ref": None, "match": None, "jobs": None, "shard": None, "shard_count": None,
 }
 """Every option's value when it is not given: the parser's defaults and the plain form's, one table."""
 
@@ -71,9 +73,22 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update).")
     p.add_argument("package", metavar="PKG[@REF]",
                    help="the local package directory (updated in place); @REF: the upstream branch, tag or commit "
-                        "(default: upstream.git.ref of its Kptfile)")
+                        "(default: upstream.git.ref of its Kptfile); with --ref: a ROOT of a fleet update")
+    p.add_argument("roots", nargs="*", metavar="ROOT", help="with --ref: more roots of a fleet update")
     p.add_argument("--origin", metavar="DIR", help="the upstream version local was fetched from (a directory; with --upstream)")
-    p.add_argument("--upstream", metavar="DIR", help="the new upstream version (a directory; with --origin)")
+    p.add_argument("--upstream", metavar="DIR | REPO[/DIRECTORY]",
+                   help="the new upstream version (a directory; with --origin); with --ref: the repository "
+                        "(and package directory) whose consumers a fleet update moves")
+    fleet = p.add_argument_group(
+        "fleet update", "update ROOT... --upstream REPO[/DIRECTORY] --ref REF: every package under the roots whose "
+        "Kptfile's upstream.git names that repository (and directory), each in its own transaction (docs/fleet.md)")
+    fleet.add_argument("--ref", metavar="REF", help="the branch, tag or commit to move every selected package to")
+    fleet.add_argument("--match", metavar="GLOB", help="only packages whose path below its root matches GLOB")
+    fleet.add_argument("--jobs", metavar="N", type=int, help="packages updated at once (default: the number of CPUs)")
+    fleet.add_argument("--shard", metavar="I/N", help="only share I (0 to N-1) of N of the selected packages "
+                       "(default: JOB_COMPLETION_INDEX of KRM_MERGE_SHARDS or --shard-count, when set)")
+    fleet.add_argument("--shard-count", metavar="N", type=int,
+                       help="the number of shards, with the index from JOB_COMPLETION_INDEX (default: KRM_MERGE_SHARDS)")
     p.add_argument("--strategy", choices=STRATEGIES,
                    help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
     p.add_argument("--conflicts", choices=POLICIES,
@@ -105,53 +120,88 @@ def parse_args(argv: list[str]) -> argparse.Namespace | SimpleNamespace:
     """
     if len(argv) == 1 and not argv[0].startswith("-"):
         return SimpleNamespace(package=argv[0], **DEFAULTS)
-    return parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.roots and args.ref is None:
+        p.error("several packages are a fleet update: give --upstream REPO[/DIRECTORY] --ref REF")
+    return args
 
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = parse_args(argv)
+    if args.ref is not None:
+        # The fleet form, loaded by name only when used (the registry's one lazy edge): the
+        # plain `update PKG[@REF]` never imports its worker pool, sharding or report.
+        fleet = registry.load_command("fleet")
+        assert fleet is not None, "krm_merge.commands.fleet is part of krm-merge"
+        return fleet.main(argv)
     if (args.origin is None) != (args.upstream is None):
         sys.stderr.write("krm-merge update: error: --origin and --upstream go together\n")
         return 2
     if args.report and args.report[0] not in ("json", "markdown"):
         sys.stderr.write(f"krm-merge update: error: --report FORMAT must be json or markdown, got {args.report[0]!r}\n")
         return 2
+    report = args.report
+
+    def write(plan: UpdatePlan, code: int) -> None:
+        write_report(report[0], report[1], update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
+
     results = Results()
-    code = guarded(PROG, lambda: _locked_update(args, results), results)
+    code = update_package(args, results, on_plan=write if report else None)
     write_results(args.results, results)
     return code
 
 
-def _locked_update(args: argparse.Namespace | SimpleNamespace, results: Results) -> int:
-    package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
+def update_package(args: argparse.Namespace | SimpleNamespace, results: Results, *,
+                   on_plan: Callable[[UpdatePlan, int], None] | None = None,
+                   versions: GitVersions | None = None) -> int:
+    """One package updated as ``krm-merge update`` does it (lock, plan, write, lines on stdout and stderr); the exit code.
+
+    ``on_plan`` gets the plan and the exit code once the update is done (not
+    when an error stopped it before a plan: that error is in ``results``).
+    ``versions`` says where the git versions come from (a fleet update's
+    shared folders; default: this update's own fetch).  ``args.ref``, when
+    set, is the ref of ``args.package`` (which then holds no ``@REF``).
+    """
+    return guarded(PROG, lambda: _locked_update(args, results, on_plan, versions), results)
+
+
+def refused(plan: UpdatePlan, conflicts: str) -> int:
+    """How many conflicting fields stop the update (``--conflicts fail``, or a package rule's fail): nothing is written."""
+    return plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")
+
+
+def _locked_update(args: argparse.Namespace | SimpleNamespace, results: Results,
+                   on_plan: Callable[[UpdatePlan, int], None] | None, versions: GitVersions | None) -> int:
+    package_dir = args.package if args.origin is not None or args.ref else split_package_ref(args.package)[0]
     # Held from the read to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(package_dir, PROG, read_only=args.dry_run) as lock:
         for message in lock.messages:
             _say(results, Result(message, "warning"))
-        return _locked_main(args, results)
+        return _locked_main(args, results, on_plan, versions)
 
 
-def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results) -> int:
+def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results,
+                 on_plan: Callable[[UpdatePlan, int], None] | None, versions: GitVersions | None) -> int:
     with collecting_duplicate_keys() as duplicates:
         try:
-            local, plan = _plan(args)
+            local, plan = _plan(args, versions)
         finally:  # said before the error that stopped the plan, if one did
             _warn_duplicates(duplicates, results)
     code = _finish(local, plan, args.conflicts, args.dry_run, results)
-    if args.report:
-        write_report(args.report[0], args.report[1],
-                     update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
+    if on_plan is not None:
+        on_plan(plan, code)
     return code
 
 
-def _plan(args: argparse.Namespace | SimpleNamespace) -> tuple[Path, UpdatePlan]:
+def _plan(args: argparse.Namespace | SimpleNamespace, versions: GitVersions | None) -> tuple[Path, UpdatePlan]:
     """The local package and its update's plan, from git or from ``--origin``/``--upstream`` directories."""
     if args.origin is None:
-        path, ref = split_package_ref(args.package)
+        path, ref = (args.package, args.ref) if args.ref else split_package_ref(args.package)
         return Path(path), plan_git_update(
             Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-            recursive=not args.no_recursive, files_policy=args.files,
+            recursive=not args.no_recursive, files_policy=args.files, versions=versions,
         )
     # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
     from krm_merge.update.planner import plan_update
@@ -183,7 +233,7 @@ def _say_plan(results: Results, plan: UpdatePlan) -> None:
 
 def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results) -> int:
     _say_plan(results, plan)
-    failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
+    failed = refused(plan, conflicts)
     if failed:
         _say(results, Result(f"{failed} conflicting field(s); nothing written", "error"))
         return 1
@@ -216,4 +266,5 @@ def _merged_summary(plan: UpdatePlan) -> str:
     return f", {len(merged)} non-KRM file(s) merged" + (f" ({marked} with conflict markers left)" if marked else "")
 
 
-__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "main", "parse_args", "parser"]
+__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "main", "parse_args", "parser", "refused",
+           "update_package"]
