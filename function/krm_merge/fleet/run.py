@@ -25,7 +25,7 @@ import signal
 import sys
 from collections import deque
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Generic, Sequence, TypeVar
+from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar
 
 from krm_merge.txn import Interrupted
 
@@ -53,7 +53,7 @@ def run_all(tasks: Sequence[T], work: Callable[[T], R], *, jobs: int, lost: Call
     """``work(task)`` of every task in worker processes, at most ``jobs`` at once; the results in the tasks' order.
 
     ``on_result(index, result)`` is called here as each result arrives.  A
-    task whose worker died gets ``lost(task, why)``.
+    task whose worker died, or whose ``work`` raised, gets ``lost(task, why)``.
     """
     pool = _Pool(tasks, work, jobs, tasks_per_worker, lost, on_result)
     with _interrupting():
@@ -138,6 +138,8 @@ class _Pool(Generic[T, R]):
             return
         index, worker.task = worker.task, None
         assert index is not None
+        if isinstance(result, _Crashed):
+            result = self.lost(self.tasks[index], f"internal error: {result.error}")
         self._keep(index, result)
         worker.done += 1
         if worker.done >= self.per_worker:  # it exits by itself: a fresh one takes its place
@@ -213,7 +215,17 @@ def _serve(conn: Connection, work: Callable[[Any], Any], limit: int, siblings: l
             return
         if task is None:
             return
-        conn.send(work(task))
+        try:
+            result = work(task)
+        except Exception as err:  # a bug in one task: said as that task's result, no traceback
+            result = _Crashed(f"{type(err).__name__}: {err}")
+        conn.send(result)
+
+
+class _Crashed(NamedTuple):
+    """What a worker sends back when its task raised."""
+
+    error: str
 
 
 class _interrupting:

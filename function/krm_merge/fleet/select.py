@@ -10,8 +10,8 @@ selected package are not searched: its remote subpackages are updated by its
 own update, as ``kpt pkg update`` does.  ``--match GLOB`` keeps the packages
 whose path below their root matches (``fnmatch``: ``*`` crosses ``/``).
 
-A Kptfile that cannot be read as YAML but mentions the repository is selected
-too: its update then fails with the single update's own error, so a broken
+A Kptfile that cannot be read as YAML but whose ``repo:`` (and ``directory:``)
+lines name the upstream is selected too: its update then fails with the single update's own error, so a broken
 consumer is reported instead of silently left behind.  Links are not followed
 and hidden folders (``.git`` among them) are not entered: the one lister's rules
 (:func:`krm_merge.krm.pkgio.list_package`).
@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import re
 from typing import Any, NamedTuple, Sequence
 
 from krm_merge import files
@@ -113,8 +114,7 @@ def _consumer(root: str, rel: str, kptfile: str, spec: str) -> Package | None:
     try:
         data = yamlio.load_data(text, kptfile)
     except KrmMergeError:
-        mentioned = _bare(spec.partition(".git/")[0]) in text
-        return Package(root, rel, None, None) if mentioned else None
+        return Package(root, rel, None, None) if _mentions(text, spec) else None
     git = _git_upstream(data)
     if git is None or not names(spec, str(git.get("repo") or ""), str(git.get("directory") or "/")):
         return None
@@ -123,6 +123,16 @@ def _consumer(root: str, rel: str, kptfile: str, spec: str) -> Package | None:
     except KrmMergeError:
         return Package(root, rel, None, None)  # a consumer whose Kptfile its own update refuses
     return Package(root, rel, upstream, lock)
+
+
+_REPO_LINE = re.compile(r"^\s*repo:\s*[\"']?([^\"'\s#]+)", re.MULTILINE)
+_DIRECTORY_LINE = re.compile(r"^\s*directory:\s*[\"']?([^\"'\s#]+)", re.MULTILINE)
+
+
+def _mentions(text: str, spec: str) -> bool:
+    """Whether a Kptfile that is not YAML has ``repo:`` (and ``directory:``) lines naming ``spec``."""
+    directory = _DIRECTORY_LINE.search(text)
+    return any(names(spec, repo, directory.group(1) if directory else "/") for repo in _REPO_LINE.findall(text))
 
 
 def _git_upstream(data: Any) -> dict[str, Any] | None:
