@@ -144,11 +144,16 @@ def _real_met(real: dict[str, Any]) -> bool:
             and not any(r["wrong"] for r in rows))
 
 
+def _when_and_where(run: dict[str, Any]) -> str:
+    """A recorded run's date, machine and load."""
+    m = run["machine"]
+    return (f"{run['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}; load average "
+            f"{m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is shared).")
+
+
 def _real_provenance(real: dict[str, Any]) -> str:
-    m = real["machine"]
     return (f"`bench/cases_real_update.py --record` ({real['runs']} alternating runs per package, medians), "
-            f"{real['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}; load average "
-            f"{m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is shared). "
+            f"{_when_and_where(real)} "
             f"Judged on wall time (ratio ≤ {real['targets']['wall_ratio']:g} on every package and on the sum, "
             f"no-op ≤ {real['targets']['noop_seconds']:g} s); CPU time is the steadier figure on a busy machine.")
 
@@ -199,12 +204,9 @@ def _fleet_kpt_timed(fleet: dict[str, Any]) -> str:
 
 
 def _fleet_provenance(fleet: dict[str, Any]) -> str:
-    m = fleet["machine"]
     return (f"`bench/cases_fleet.py --record` ({fleet['runs']} runs of the fleet and of the krm-merge loop, medians; "
             f"the kpt loop once{_fleet_kpt_timed(fleet)}; every run from fresh copies and an empty git cache), "
-            f"{fleet['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}; load average "
-            f"{m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is shared). "
-            f"Judged on wall time: fleet ≤ {fleet['targets']['kpt_ratio']:g} × the loop of `kpt pkg update`, "
+            f"{_when_and_where(fleet)} Judged on wall time: fleet ≤ {fleet['targets']['kpt_ratio']:g} × the loop of `kpt pkg update`, "
             f"≤ {fleet['targets']['single_ratio']:g} × the loop of `krm-merge update`.")
 
 

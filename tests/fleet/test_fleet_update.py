@@ -174,8 +174,12 @@ def test_selection_by_glob_several_roots_and_nested_packages(fleet: Fleet) -> No
     assert paths[0] == "mono/clusters/apps/nested" and len(paths) == 6 and paths.count("mono/clusters/apps/nested") == 1
     # a package inside a selected one is that package's remote subpackage: its own update's, not selected apart
     fleet.consumer("clusters/east/inner", "v1")
+    # links are not followed: to a folder holding a consumer, or as a Kptfile
+    (fleet.mono / "linked").symlink_to(fleet.mono / "clusters" / "west")
+    (fleet.mono / "docs" / "Kptfile").symlink_to(fleet.mono / "clusters" / "west" / "Kptfile")
     proc = fleet.fleet("--dry-run", "--report", "json", "-")
-    assert "mono/clusters/east/inner" not in [p["path"] for p in json.loads(proc.stdout)["packages"]]
+    paths = [p["path"] for p in json.loads(proc.stdout)["packages"]]
+    assert paths == SELECTED
 
 
 def test_the_extracted_versions_are_read_only_and_removed(fleet: Fleet, tmp_path: Path) -> None:

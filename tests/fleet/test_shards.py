@@ -17,7 +17,7 @@ import pytest
 from krm_merge.fleet import shard
 from tests.conftest import require_binary
 
-from .world import Fleet, configmap, report_of, tree
+from .world import Fleet, report_of, spread, tree
 
 pytestmark = pytest.mark.e2e
 
@@ -28,10 +28,7 @@ NAMES = [f"{region}/{name}" for region in ("eu", "us", "ap") for name in ("web",
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
     require_binary("git")
     require_binary("kpt")
-    fleet = Fleet(tmp_path_factory.mktemp("shards"))
-    for n, name in enumerate(NAMES):
-        fleet.consumer(f"clusters/{name}", ("v1", "v2")[n % 2], edits={"mine.yaml": configmap(name, "mine")})
-    return fleet
+    return spread(Fleet(tmp_path_factory.mktemp("shards")), NAMES)
 
 
 def fresh(fleet: Fleet, name: str) -> Path:

@@ -36,7 +36,7 @@ import yaml
 import krm_merge
 from tests.conftest import require_binary
 
-from .world import KRM_MERGE, Fleet, configmap, report_of
+from .world import KRM_MERGE, Fleet, report_of, spread
 
 pytestmark = pytest.mark.e2e
 
@@ -51,10 +51,7 @@ CONSUMERS = ["eu/web", "eu/api", "us/web", "us/api", "ap/web", "ap/edge"]
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
     require_binary("git")
     require_binary("kpt")
-    fleet = Fleet(tmp_path_factory.mktemp("templates"))
-    for n, name in enumerate(CONSUMERS):
-        fleet.consumer(f"clusters/{name}", ("v1", "v2")[n % 2], edits={"mine.yaml": configmap(name, "mine")})
-    return fleet
+    return spread(Fleet(tmp_path_factory.mktemp("templates")), CONSUMERS)
 
 
 # --- Kubernetes ------------------------------------------------------------------------------------------

@@ -117,6 +117,13 @@ class Fleet:
         return self.krm_merge(["update", *roots, "--upstream", self.spec, "--ref", ref, *extra], cwd, env)
 
 
+def spread(fleet: Fleet, names: list[str]) -> Fleet:
+    """Consumers ``clusters/NAME``, at v1 and v2 in turn, each with a local ConfigMap of its own."""
+    for n, name in enumerate(names):
+        fleet.consumer(f"clusters/{name}", ("v1", "v2")[n % 2], edits={"mine.yaml": configmap(name, "mine")})
+    return fleet
+
+
 def write_files(root: Path, files: dict[str, str | None]) -> None:
     for rel, text in files.items():
         target = root / rel
