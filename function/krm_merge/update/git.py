@@ -250,7 +250,8 @@ def _merge_planner() -> Callable[..., UpdatePlan]:
 
 def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:
     """Whether the package is already locked at ``commit`` of the same repository and directory."""
-    return lock is not None and lock.commit == commit and lock.repo == target.repo and clean_directory(lock.directory) == clean_directory(target.directory)
+    return (lock is not None and lock.commit == commit and lock.repo == target.repo
+            and clean_directory(lock.directory) == clean_directory(target.directory))
 
 
 def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[str], str]) -> None:
