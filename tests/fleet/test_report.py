@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -91,3 +92,13 @@ def test_missing_shards_and_packages_are_said(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "bad.json: not JSON" in proc.stderr and "Traceback" not in proc.stderr
     proc = merge(tmp_path, args=("missing.json",))
     assert proc.returncode == 1 and "missing.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_hostile_report_files_are_refused_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000)
+    proc = merge(tmp_path, args=("deep.json",))
+    assert proc.returncode == 1 and "nested too deeply" in proc.stderr and "Traceback" not in proc.stderr
+    (tmp_path / "big.json").write_text(" " * (2 * 1024 * 1024) + "{}")
+    proc = subprocess.run([KRM_MERGE, "report", "merge", "big.json"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "KRM_MERGE_MAX_INPUT_MB": "1"})
+    assert proc.returncode == 1 and "big.json" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

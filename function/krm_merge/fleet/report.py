@@ -139,10 +139,13 @@ def _check_kind(name: str, report: Any) -> None:
 
 def read(path: str) -> dict[str, Any]:
     """A JSON fleet report from ``path`` (size-bounded read); a ReportError when it is not one."""
+    text = files.read_text(path)  # size-bounded like every input
     try:
-        report = json.loads(files.read_text(path))
+        report = json.loads(text)
     except ValueError as err:
         raise ReportError(f"{path}: not JSON ({err})", file=path) from None
+    except RecursionError:
+        raise ReportError(f"{path}: nested too deeply to be a fleet report", file=path) from None
     _check_kind(path, report)
     return report
 
