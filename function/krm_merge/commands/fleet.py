@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 from krm_merge.commands import update
 from krm_merge.commands.reporting import guarded, update_report, write_results
+from krm_merge.errors import KrmMergeError
 from krm_merge.fleet import report, shard
 from krm_merge.fleet.run import default_jobs, run_all
 from krm_merge.fleet.select import Package, select
@@ -54,6 +55,10 @@ class Done(NamedTuple):
     results: tuple[Result, ...]
 
 
+class _UsageError(KrmMergeError):
+    """A fleet option missing or out of place (exit code 2, as argparse's errors)."""
+
+
 def parser() -> argparse.ArgumentParser:
     """The update command's parser: the fleet form is one of its forms."""
     return update.parser()
@@ -72,10 +77,6 @@ def main(argv: list[str]) -> int:
     code = guarded(PROG, lambda: _fleet(args, which, results), results)
     write_results(args.results, results)
     return code
-
-
-class _UsageError(Exception):
-    """A fleet option missing or out of place."""
 
 
 def _check_usage(args: argparse.Namespace) -> None:

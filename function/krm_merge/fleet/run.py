@@ -10,11 +10,15 @@ and transaction (the single update's), so a task that fails, a worker that
 dies (killed, out of memory) or a signal never touches another package: the
 task in that worker gets ``lost(task, why)`` as its result, the others go on.
 
-SIGTERM, SIGINT or SIGHUP to this process stops handing out tasks, passes
-SIGTERM to the workers (a package in its transaction finishes or drops it:
-:mod:`krm_merge.txn`) and waits for them; every task that did not finish gets
-its ``lost`` result, then :class:`krm_merge.txn.Interrupted` is raised, so the
-caller can still report what was done.
+SIGTERM, SIGINT or SIGHUP to this process stops handing out tasks and lets
+each worker finish the task it is running (for at most :data:`STOP_TIMEOUT`
+seconds: then it is killed, and its package's transaction is finished or
+dropped by the next command on it, :mod:`krm_merge.txn`); every task not
+started gets its ``lost`` result, then :class:`krm_merge.txn.Interrupted` is
+raised, so the caller can still report what was done.  The workers ignore
+those signals themselves (Ctrl-C reaches the whole process group): this
+process decides, so no package's update is cut short at an instant its lock
+does not cover.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ R = TypeVar("R")
 TASKS_PER_WORKER = 16
 """Tasks a worker runs before it exits and a fresh one takes its place (what one package's update leaves
 in memory does not pile up; a fork costs milliseconds)."""
-STOP_TIMEOUT = 120
-"""Seconds a worker told to stop may take to finish or drop its package's transaction before it is killed."""
+STOP_TIMEOUT = 20
+"""Seconds a worker may take to finish its task once the run is stopped, before it is killed (within
+Kubernetes' default grace period of 30 s, so the report is written before the pod is killed)."""
 _SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
 
 
@@ -56,13 +61,13 @@ def run_all(tasks: Sequence[T], work: Callable[[T], R], *, jobs: int, lost: Call
     task whose worker died, or whose ``work`` raised, gets ``lost(task, why)``.
     """
     pool = _Pool(tasks, work, jobs, tasks_per_worker, lost, on_result)
-    with _interrupting():
-        try:
-            pool.run()
-        except Interrupted:
-            pool.stop("interrupted before it finished: its package is as before or updated (each package is "
-                      "written all-or-nothing)", "not started: the fleet update was interrupted")
-            raise
+    with _Stopping() as stopping:
+        pool.run(stopping)
+        if stopping.signo is not None:
+            pool.stop(f"stopped: still running {STOP_TIMEOUT} s after the fleet update was interrupted; its package "
+                      "is as before, updated, or finished by the next krm-merge command on it (krm-merge recover)",
+                      "not started: the fleet update was interrupted")
+            raise Interrupted(stopping.signo)
     return pool.results()
 
 
@@ -91,12 +96,17 @@ class _Pool(Generic[T, R]):
     def results(self) -> list[R]:
         return [self.found[i] for i in range(len(self.tasks))]
 
-    def run(self) -> None:
-        while True:
+    def run(self, stopping: _Stopping) -> None:
+        """Hand out every task and collect the results, until they are all in or a signal says stop."""
+        while stopping.signo is None:
             self._hand_out()
             if not self.workers:
                 return
-            ready = set(wait([w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]))
+            ready = set(wait([w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]
+                             + [stopping.fd]))
+            if stopping.fd in ready:
+                stopping.drain()
+                continue  # stop (the results already sent are received by stop), or a stray wake-up
             for worker in list(self.workers):
                 if worker.conn in ready:
                     self._receive(worker)
@@ -173,39 +183,33 @@ class _Pool(Generic[T, R]):
         self.workers.remove(worker)
 
     def stop(self, running: str, unstarted: str) -> None:
-        """After a signal: the workers told to stop and waited for; every task without a result gets a lost one."""
-        with _signals_ignored():
-            for worker in self.workers:
-                if worker.process.is_alive():
-                    os.kill(worker.process.pid, signal.SIGTERM)
-            for worker in list(self.workers):
-                self._collect_last(worker, running)
-            while self.pending:
-                index = self.pending.popleft()
-                self._keep(index, self.lost(self.tasks[index], unstarted))
+        """After a signal: each worker finishes its task (or is killed past the timeout), then every task
+        without a result gets a lost one."""
+        while self.pending:
+            index = self.pending.popleft()
+            self._keep(index, self.lost(self.tasks[index], unstarted))
+        for worker in list(self.workers):
+            self._finish(worker, running)
 
-    def _collect_last(self, worker: _Worker, running: str) -> None:
-        """A stopping worker's result, if it finished its task before it stopped; then it is gone."""
+    def _finish(self, worker: _Worker, running: str) -> None:
+        """A stopping worker's last result, if it sends it in time; then it is gone."""
         if worker.task is not None:
-            if not wait([worker.conn, worker.process.sentinel], STOP_TIMEOUT):
-                worker.process.kill()  # stuck: its package's transaction is finished by the next command on it
-            if worker.conn.poll(0):
-                try:
-                    self._keep(worker.task, worker.conn.recv())
-                    worker.task = None
-                except (EOFError, OSError):
-                    pass
+            if wait([worker.conn], STOP_TIMEOUT):  # its result, or the end of its pipe
+                self._receive(worker)
+            else:
+                worker.process.kill()
+        if worker not in self.workers:
+            return  # received and retired, or buried
         if worker.task is not None:
             self._keep(worker.task, self.lost(self.tasks[worker.task], running))
             worker.task = None
-        worker.process.join()
-        self._drop(worker)
+        self._retire(worker)
 
 
 def _serve(conn: Connection, work: Callable[[Any], Any], limit: int, siblings: list[Connection]) -> None:
     """A worker: up to ``limit`` tasks from the pipe, one at a time, each result sent back; ``None`` stops it."""
-    for signo in _SIGNALS:  # the parent's handler is not this process's: a package's lock installs its own
-        signal.signal(signo, signal.SIG_DFL)
+    for signo in _SIGNALS:  # the main process decides when to stop (see the module's docstring)
+        signal.signal(signo, signal.SIG_IGN)
     for sibling in siblings:  # else a sibling's pipe would stay open here after the parent is gone
         sibling.close()
     for _ in range(limit):
@@ -228,32 +232,39 @@ class _Crashed(NamedTuple):
     error: str
 
 
-class _interrupting:
-    """While the pool runs, a termination signal raises :class:`~krm_merge.txn.Interrupted` in this process."""
+class _Stopping:
+    """While the pool runs, a termination signal is noted and wakes the pool's wait (a self-pipe), never raised
+    at an arbitrary instant: a result half read from a worker's pipe would be lost."""
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> _Stopping:
+        self.signo: int | None = None
+        self.fd, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._old = {}
         for signo in _SIGNALS:
-            if signal.getsignal(signo) not in (signal.SIG_IGN, None):
-                self._old[signo] = signal.signal(signo, _raise_interrupted)
+            if signal.getsignal(signo) not in (signal.SIG_IGN, None):  # e.g. nohup: ignored, as asked
+                self._old[signo] = signal.signal(signo, self._note)
+        return self
+
+    def _note(self, signo: int, _frame: Any) -> None:
+        self.signo = signo
+        try:
+            os.write(self._write, b"!")
+        except OSError:  # the pipe is full: the pool is being woken already
+            pass
+
+    def drain(self) -> None:
+        """Empty the pipe (a worker forked a moment before it ignores signals may have written to it too)."""
+        try:
+            while os.read(self.fd, 512):
+                pass
+        except BlockingIOError:
+            pass
 
     def __exit__(self, *exc: object) -> None:
         for signo, handler in self._old.items():
             signal.signal(signo, handler)
-
-
-def _raise_interrupted(signo: int, _frame: Any) -> None:
-    raise Interrupted(signo)
-
-
-class _signals_ignored:
-    """A second signal while the workers are being stopped does not cut the stopping short."""
-
-    def __enter__(self) -> None:
-        self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
-
-    def __exit__(self, *exc: object) -> None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+        os.close(self.fd)
+        os.close(self._write)
 
 
 __all__ = ["TASKS_PER_WORKER", "default_jobs", "run_all"]
