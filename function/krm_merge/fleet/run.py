@@ -84,6 +84,8 @@ class _Worker:
 
 
 class _Pool(Generic[T, R]):
+    """One :func:`run_all`: the tasks not yet handed out, the workers, the results found."""
+
     def __init__(self, tasks: Sequence[T], work: Callable[[T], R], jobs: int, per_worker: int,
                  lost: Callable[[T, str], R], on_result: Callable[[int, R], None] | None) -> None:
         self.tasks, self.work, self.jobs, self.per_worker = tasks, work, max(1, jobs), max(1, per_worker)
