@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import Callable, Iterator, NamedTuple
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
@@ -20,6 +21,7 @@ from krm_merge.kptfile.document import update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
+from krm_merge.outcomes.kinds import Outcome
 from krm_merge.upstream.git import GitCache
 
 from .plan import UpdatePlan, apply_plan
@@ -65,6 +67,52 @@ class Recursion:
             raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
 
 
+class Trees(NamedTuple):
+    """The two versions of one package update, as folders read in place (links already pruned)."""
+
+    origin: Path  # empty without a lock (kpt: everything counts as added upstream)
+    upstream: Path
+    links: list[Outcome]  # what pruning the upstream folder deleted (LinkRefused), said before the merge's outcomes
+    planner: Callable[..., UpdatePlan]  # the merge's planner, loaded while the versions were extracted
+
+
+class GitVersions:
+    """Where an update's origin and upstream versions come from: resolved and extracted from a git cache.
+
+    The update asks this object twice per package (:meth:`resolve`, then
+    :meth:`trees` unless the package is already at the commit), so a caller
+    that has already resolved, fetched and extracted the versions of many
+    packages (:mod:`krm_merge.fleet.versions`) hands the same folders to
+    each of them by overriding these two methods.  This default does it for
+    one update: every tree extracted afresh into a temporary folder.
+    """
+
+    def __init__(self, cache: GitCache) -> None:
+        self.cache = cache
+
+    def resolve(self, target: GitUpstream) -> tuple[str, str]:
+        """(the ref kpt locks, its commit) for ``target`` (:meth:`GitCache.resolve_package_ref`)."""
+        return self.cache.resolve_package_ref(target.repo, target.directory, target.ref)
+
+    @contextmanager
+    def trees(self, lock: GitLock | None, target: GitUpstream, commit: str) -> Iterator[Trees]:
+        """Origin (``lock``'s commit) and upstream (``commit`` of ``target``) extracted, for the ``with`` block."""
+        cache = self.cache
+        # Both versions in one fetch (the extractions below then find them in the cache).
+        cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
+        with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+            origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
+            origin_dir.mkdir()
+            # without a lock kpt's origin is empty: everything counts as added upstream
+            plan_update = cache.extract_all(
+                ([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
+                + [(target.repo, commit, target.directory, upstream_dir)], meanwhile=_merge_planner)
+            # Our own extraction: links are deleted in place instead of copying the rest.
+            pkgio.prune_untrusted(origin_dir, "origin")
+            links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
+            yield Trees(origin_dir, upstream_dir, links, plan_update)
+
+
 def _describe(key: UpstreamKey) -> str:
     repo, directory, ref = key
     return f"{repo}{directory}@{ref}"
@@ -80,6 +128,7 @@ def plan_git_update(
     cache: GitCache | None = None,
     recursive: bool = True,
     files_policy: str = "keep-local",
+    versions: GitVersions | None = None,
 ) -> UpdatePlan:
     """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
 
@@ -91,21 +140,22 @@ def plan_git_update(
     first; it follows ``ref`` and ``strategy`` only when it tracks the same
     repository, directory tree and ref as the root (kpt's rule).  A cycle of
     remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH` or
-    more than :data:`MAX_SUBPACKAGES` of them is refused.
+    more than :data:`MAX_SUBPACKAGES` of them is refused.  ``versions`` says
+    where the two versions come from (default: extracted from ``cache``).
     """
-    cache = cache or GitCache()
-    cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
-    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, cache, recursive, Recursion(), str(local / "Kptfile"),
-                          files_policy)
+    versions = versions or GitVersions(cache or GitCache())
+    versions.cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
+    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, versions, recursive, Recursion(),
+                          str(local / "Kptfile"), files_policy)
 
 
 def _plan_git_tree(
     local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
-    cache: GitCache, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
+    versions: GitVersions, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
 ) -> UpdatePlan:
     kptfile_text, upstream, lock = read_package_kptfile(local, where)
-    walk = walk.enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
-    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, cache,
+    walk = walk.enter((upstream.repo, clean_directory(upstream.directory), ref or upstream.ref), where)
+    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, versions,
                                  files_policy)
     if not recursive or not _has_remote_subpackages(local, plan):
         return plan
@@ -124,11 +174,11 @@ def _plan_git_tree(
             _, sub_up, _ = read_package_kptfile(scratch / sub, sub_where)
             follows = (
                 sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
-                and _clean(sub_up.directory).startswith(_clean(upstream.directory))
+                and clean_directory(sub_up.directory).startswith(clean_directory(upstream.directory))
             )
             sub_plan = _plan_git_tree(
                 scratch / sub, ref if follows else None, strategy if follows else None,
-                conflicts, fallback_keys, cache, True, walk, sub_where, files_policy,
+                conflicts, fallback_keys, versions, True, walk, sub_where, files_policy,
             )
             apply_plan(scratch / sub, sub_plan)
             found.extend(sub_plan.within(sub))  # named where the user finds them
@@ -159,39 +209,30 @@ def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
     return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
 
 
-def _clean(directory: str) -> str:
+def clean_directory(directory: str) -> str:
+    """A package directory of a repository as one spelling: ``pkg``, ``/pkg/`` and ``/pkg`` are ``/pkg``, the root ``/``."""
     return PurePosixPath("/" + directory.strip("/")).as_posix()
 
 
 def _plan_one_git_package(
     local: Path, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
-    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: GitCache, files_policy: str = "keep-local",
+    strategy: str | None, conflicts: str, fallback_keys: str | None, versions: GitVersions,
+    files_policy: str = "keep-local",
 ) -> UpdatePlan:
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or update_strategy(kptfile_text) or "resource-merge"
-    lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    lock_ref, commit = versions.resolve(target)
     if effective == "resource-merge" and _at_commit(lock, target, commit):
         # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
         plan = UpdatePlan()
         _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
         return plan
-    # Both versions in one fetch (the extractions below then find them in the cache).
-    cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
-        origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
-        origin_dir.mkdir()
-        # without a lock kpt's origin is empty: everything counts as added upstream
-        plan_update = cache.extract_all(
-            ([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
-            + [(target.repo, commit, target.directory, upstream_dir)], meanwhile=_merge_planner)
-        # Our own extraction: links are deleted in place instead of copying the rest.
-        pkgio.prune_untrusted(origin_dir, "origin")
-        links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
-        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
-                           fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
-        plan.outcomes[:0] = links
+    with versions.trees(lock, target, commit) as trees:
+        plan = trees.planner(local, trees.origin, trees.upstream, strategy=effective, conflicts=conflicts,
+                             fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
+        plan.outcomes[:0] = trees.links
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
     return plan
 
@@ -207,7 +248,8 @@ def _merge_planner() -> Callable[..., UpdatePlan]:
 
 def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:
     """Whether the package is already locked at ``commit`` of the same repository and directory."""
-    return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
+    return (lock is not None and lock.commit == commit and lock.repo == target.repo
+            and clean_directory(lock.directory) == clean_directory(target.directory))
 
 
 def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[str], str]) -> None:
@@ -221,4 +263,5 @@ def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[
         plan.writes.append(pkgio.Write("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
 
 
-__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "Recursion", "plan_git_update"]
+__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "GitVersions", "Recursion", "Trees", "clean_directory",
+           "plan_git_update"]
