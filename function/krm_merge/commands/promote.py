@@ -43,7 +43,7 @@ from krm_merge.outcomes.kinds import Outcome as Said
 from krm_merge.outcomes.report import Report, State
 from krm_merge.promote.errors import PromoteError, UnreadableYaml
 from krm_merge.promote.report import field_sets, subject
-from krm_merge.promote.files import ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
+from krm_merge.promote.files import Screen, ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 from krm_merge.promote.request import (
@@ -244,13 +244,15 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
                   | {IMAGEPOLICY_KEY for p in promotions if p.image_policy is not None})
     needs_pipeline = any(p.pipeline is not None for p in promotions)
     tokens = tuple(k.encode() for k in keys) + ((PIPELINE_GROUP.encode(),) if needs_pipeline else ())
-    files = screen(root, tokens) if tokens else []
+    screened_tree = screen(root, tokens) if tokens else Screen([], [])
+    files = screened_tree.files
     finder = _pipeline_finder(files)
     resolved = resolve(promotions, finder)
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
     units: list[tuple[str, str, Any]] = []
-    found: list[Said] = []
+    found: list[Said] = [FileSkipped(link.rel, SkipReason.BROKEN_LINK, f"to {link.target}")
+                         for link in screened_tree.broken_links]
     key_bytes = tuple(k.encode() for k in keys)
     for screened in files:
         if screened.rel in kustomizations or any(k in screened.data for k in key_bytes):
