@@ -12,9 +12,8 @@ The command builds its inputs from files and runs the promote mode's engine
 (:mod:`krm_merge.promote.engine`) on them: only files whose bytes contain a marker key (or
 the Pipeline API group, to find Pipelines) are decoded and parsed, plus the kustomization
 files of ``--kustomize-image``.  A changed file differs from the original only in the set
-scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 are
-skipped with a warning; a marked file that is not valid YAML is an error (a warning and
-skipped with ``--skip-unreadable``).  All files are written at once or none.  What the run
+scalars (and, for kustomize images, the added entry lines).  A marked file that is not
+UTF-8 or not valid YAML is an error (a warning and skipped with ``--skip-unreadable``).  All files are written at once or none.  What the run
 did is one report of typed outcomes (each field set, each file skipped, each error), rendered
 by :mod:`krm_merge.outcomes.render`: lines on stderr, ``--results``, ``--report``.
 With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.commands.pull_request`):
@@ -95,7 +94,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
-                   help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
+                   help="warn about and skip a marked file that is not valid YAML or not UTF-8 (default: an error, "
+                        "exit 1)")
     add_options(p, default_branch=PROMOTE_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
     p.add_argument("--secrets-dir", metavar="DIR",
                    help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
@@ -237,7 +237,7 @@ class _Run:
 def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) -> _Run:
     """Read the files the promotions can touch, run the engine, plan the writes.
 
-    A marked file that is not valid YAML is an error: skipping it silently would let a
+    A marked file that is not valid YAML, or not UTF-8, is an error: skipping it would let a
     release pass with one of its promotions missing.  ``skip_unreadable`` makes it a warning.
     """
     keys = sorted({PROMOTION_KEY for p in promotions if p.pipeline is not None and p.strategy == "markers"}
@@ -259,7 +259,7 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
             try:
                 text, bom = decode(screened.data)
             except UnicodeDecodeError as err:
-                found.append(FileSkipped(screened.rel, SkipReason.NOT_UTF8, f"byte {err.start}"))
+                found.append(_not_utf8(screened.rel, err, skip_unreadable))
                 continue
             units.append((text, screened.rel, (screened, bom)))
     if units:
@@ -296,6 +296,13 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
             continue
         run.changes.extend((screened.rel, change) for change in result.changes)
     return run
+
+
+def _not_utf8(rel: str, err: UnicodeDecodeError, skip_unreadable: bool) -> Said:
+    """A marked file that is not UTF-8: an error as for invalid YAML (its promotion would be missing), or skipped."""
+    if skip_unreadable:
+        return FileSkipped(rel, SkipReason.NOT_UTF8, f"byte {err.start}")
+    return message(f"{rel}: not UTF-8 text (byte {err.start}) (use --skip-unreadable to skip it)", "error", rel)
 
 
 def _where(err: UnreadableYaml) -> str:

@@ -1,0 +1,33 @@
+"""What the command line says, through the real ``krm-merge`` executable (issue 34 item 7).
+
+Each test is one complaint of a newcomer: a marked file that is not UTF-8 passed silently,
+a summary naming an unfilled ``{environment.name}``, "by krm-merge krm-merge promote", an
+unknown flag without a suggestion, a command's ``--help`` without examples.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
+IMAGE = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  image: app:1 # {{"$imagepolicy": "ns:app"}}\n'
+
+
+def krm_merge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KRM_MERGE, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def test_a_marked_file_that_is_not_utf8_fails_like_a_malformed_one(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(IMAGE.format(name="good"))
+    latin1 = IMAGE.format(name="caf\xe9").encode("latin-1")
+    (tmp_path / "latin1.yaml").write_bytes(latin1)
+    done = krm_merge("promote", str(tmp_path), "--image-policy", "ns:app=app:2")
+    assert done.returncode == 1, done.stderr
+    assert "error: latin1.yaml: not UTF-8 text (byte 52) (use --skip-unreadable to skip it)" in done.stderr
+    assert "nothing written" in done.stderr and "app:1" in (tmp_path / "good.yaml").read_text()
+    skipped = krm_merge("promote", str(tmp_path), "--image-policy", "ns:app=app:2", "--skip-unreadable")
+    assert skipped.returncode == 0, skipped.stderr
+    assert "warning: latin1.yaml: not UTF-8 text (byte 52); skipped" in skipped.stderr
+    assert (tmp_path / "latin1.yaml").read_bytes() == latin1 and "app:2" in (tmp_path / "good.yaml").read_text()
