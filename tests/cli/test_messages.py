@@ -31,3 +31,14 @@ def test_a_marked_file_that_is_not_utf8_fails_like_a_malformed_one(tmp_path: Pat
     assert skipped.returncode == 0, skipped.stderr
     assert "warning: latin1.yaml: not UTF-8 text (byte 52); skipped" in skipped.stderr
     assert (tmp_path / "latin1.yaml").read_bytes() == latin1 and "app:2" in (tmp_path / "good.yaml").read_text()
+
+
+def test_the_summary_names_the_filled_in_kustomization_folder(tmp_path: Path) -> None:
+    (tmp_path / "overlays" / "prod").mkdir(parents=True)
+    (tmp_path / "overlays" / "prod" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nimages:\n- name: app\n  newTag: '1'\n")
+    done = krm_merge("promote", str(tmp_path), "--kustomize-image", "overlays/{environment.name}:app=app:2",
+                     "--environment", "prod")
+    assert done.returncode == 0, done.stderr
+    summary = done.stderr.splitlines()[-1]
+    assert summary == "krm-merge promote: kustomize image app in overlays/prod=app:2 (1 field in 1 file)", done.stderr

@@ -182,7 +182,7 @@ def _main(args: argparse.Namespace, report: Report) -> ChangeSet:
         raise PromoteError(f"{root} is not a directory")
     promotions = promotions_from_args(args)
     run = plan(root, promotions, skip_unreadable=args.skip_unreadable)
-    report.subject = subject([r.promotion for r in run.resolved])
+    report.subject = subject([r.rendered for r in run.resolved])
     report.extend(run.outcomes)
     if any(o.severity == "error" for o in run.outcomes):
         report.state = State.NOT_WRITTEN
