@@ -7,9 +7,14 @@ unknown flag without a suggestion, a command's ``--help`` without examples.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from krm_merge import cli
 
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
 IMAGE = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  image: app:1 # {{"$imagepolicy": "ns:app"}}\n'
@@ -42,3 +47,25 @@ def test_the_summary_names_the_filled_in_kustomization_folder(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     summary = done.stderr.splitlines()[-1]
     assert summary == "krm-merge promote: kustomize image app in overlays/prod=app:2 (1 field in 1 file)", done.stderr
+
+
+def test_recovery_names_the_interrupted_command_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.yaml").write_text(IMAGE.format(name=name))
+    real = os.replace
+    calls: list[str] = []
+
+    def full_disk_at_the_second_rename(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 2:  # after the commit point: the next command finishes the write
+            raise OSError(28, "No space left on device", dst)
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", full_disk_at_the_second_rename)
+    assert cli.main(["promote", str(tmp_path), "--image-policy", "ns:app=app:2"]) == 1
+    monkeypatch.undo()
+    done = krm_merge("recover", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "finished an interrupted write" in done.stderr
+    assert ", by krm-merge promote, process " in done.stderr, done.stderr
+    assert all("app:2" in (tmp_path / f"{name}.yaml").read_text() for name in ("a", "b"))
