@@ -69,3 +69,20 @@ def test_recovery_names_the_interrupted_command_once(tmp_path: Path, monkeypatch
     assert "finished an interrupted write" in done.stderr
     assert ", by krm-merge promote, process " in done.stderr, done.stderr
     assert all("app:2" in (tmp_path / f"{name}.yaml").read_text() for name in ("a", "b"))
+
+
+@pytest.mark.parametrize(("command", "typo", "meant"), [
+    ("update", "--dryrun", "--dry-run"), ("promote", "--dry_run", "--dry-run"),
+    ("promote", "--image-polcy", "--image-policy"), ("conflicts", "--outptu", "--output"),
+    ("run", "--dry-rnu", "--dry-run"),
+])
+def test_an_unknown_flag_gets_the_nearest_known_one(command: str, typo: str, meant: str, tmp_path: Path) -> None:
+    done = krm_merge(command, typo, str(tmp_path))
+    assert done.returncode == 2
+    assert f"krm-merge {command}: error: unrecognized arguments: {typo}" in done.stderr
+    assert f"krm-merge {command}: did you mean {meant}? (not {typo})\n" in done.stderr, done.stderr
+
+
+def test_a_flag_far_from_any_gets_no_guess(tmp_path: Path) -> None:
+    done = krm_merge("run", "--frobnicate", str(tmp_path))
+    assert done.returncode == 2 and "did you mean" not in done.stderr
