@@ -84,16 +84,24 @@ def _subcommand(name: str, argv: list[str]) -> int:
     if command is None:
         sys.stderr.write(f"krm-merge: error: the {name!r} command is not available in this version\n")
         return 1
-    return command.main(argv)
+    try:
+        return command.main(argv)
+    except SystemExit as usage_error:
+        if usage_error.code == 2:  # the parser refused the arguments: name the option probably meant
+            sys.stderr.write(usage(name, argv))
+        raise
 
 
 # --- usage ------------------------------------------------------------------------
 
 
-def usage() -> str:
-    """``krm-merge --help``: built from the argument parsers and mode tables, so it cannot drift."""
-    # Only --help pays for the parser and the text wrapping (argparse, textwrap): the function
-    # path, --version and the commands never build the whole usage.
-    from krm_merge.usage import build_parser
+def usage(command: str | None = None, refused: list[str] | None = None) -> str:
+    """``krm-merge --help``: built from the argument parsers and mode tables, so it cannot drift.
 
-    return build_parser().format_help()
+    With ``command``: the ``did you mean --x?`` lines for the arguments its parser ``refused``.
+    """
+    # Only --help and a usage error pay for the parser and the text wrapping (argparse,
+    # textwrap): the function path, --version and the commands never build the whole usage.
+    from krm_merge.usage import build_parser, option_hints
+
+    return build_parser().format_help() if command is None else option_hints(command, refused or [])

@@ -543,7 +543,7 @@ def recover(root: str | os.PathLike[str]) -> list[str]:
     with _signals_deferred():
         _roll_forward(root, txn, ops)
     files = sum(1 for op in ops if op["op"] != "rmdir")
-    return [f"finished an interrupted write in {root} ({files} file(s), by krm-merge {record.get('command')}, "
+    return [f"finished an interrupted write in {root} ({files} file(s), by {record.get('command')}, "
             f"process {record.get('pid')}, started {record.get('started')}): it had passed its commit point"]
 
 

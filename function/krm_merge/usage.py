@@ -12,6 +12,7 @@ import argparse
 import textwrap
 
 from krm_merge import __version__, registry
+from krm_merge.commands import suggest
 from krm_merge.registry import API_VERSION
 
 DESCRIPTION = """\
@@ -47,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
         commands.add_parser(name, parents=[own], add_help=False, help=own.description,
                             description=own.description)
     return parser
+
+
+def option_hints(name: str, argv: list[str]) -> str:
+    """``krm-merge NAME: did you mean --x?`` for each unknown option of ``argv`` near one of the command's."""
+    return suggest.hints(f"krm-merge {name}", argv, _command(name).parser().format_help())
 
 
 def _command(name: str) -> registry.Command:

@@ -51,7 +51,8 @@ def test_promote_warnings_carry_their_file_and_stderr_renders_the_same_list(tmp_
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "bad.yaml").write_bytes(b'a: "\xff" # "$promotion"\n')
     (tmp_path / "pkg" / "a.yaml").write_text(MARKED)
-    code, results, err = _call(promote.main, [str(tmp_path / "pkg"), "--set", "default:app:prod=2.0"], tmp_path / "r.yaml")
+    code, results, err = _call(promote.main, [str(tmp_path / "pkg"), "--set", "default:app:prod=2.0", "--skip-unreadable"],
+                               tmp_path / "r.yaml")
     assert code == 0
     warning = next(r for r in results if r["severity"] == "warning")
     assert warning["file"] == {"path": "bad.yaml"} and "not UTF-8" in warning["message"]

@@ -154,3 +154,10 @@ def test_documented_commands_run_as_written(where: str, commands: list[str], tmp
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{where}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr, f"{where}:\n{proc.stderr}"
+
+
+def test_no_page_points_to_a_file_outside_the_project() -> None:
+    """A newcomer cannot open a maintainer's notes: a page names files of the checkout or links (issue 34)."""
+    outside = re.compile(r"`(/[^`\s]+\.md)`")
+    found = [(page.name, path) for page in ALL_PAGES for path in outside.findall(page.read_text())]
+    assert not found, found

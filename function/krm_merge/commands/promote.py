@@ -12,9 +12,8 @@ The command builds its inputs from files and runs the promote mode's engine
 (:mod:`krm_merge.promote.engine`) on them: only files whose bytes contain a marker key (or
 the Pipeline API group, to find Pipelines) are decoded and parsed, plus the kustomization
 files of ``--kustomize-image``.  A changed file differs from the original only in the set
-scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 are
-skipped with a warning; a marked file that is not valid YAML is an error (a warning and
-skipped with ``--skip-unreadable``).  All files are written at once or none.  What the run
+scalars (and, for kustomize images, the added entry lines).  A marked file that is not
+UTF-8 or not valid YAML is an error (a warning and skipped with ``--skip-unreadable``).  All files are written at once or none.  What the run
 did is one report of typed outcomes (each field set, each file skipped, each error), rendered
 by :mod:`krm_merge.outcomes.render`: lines on stderr, ``--results``, ``--report``.
 With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.commands.pull_request`):
@@ -43,7 +42,7 @@ from krm_merge.outcomes.kinds import Outcome as Said
 from krm_merge.outcomes.report import Report, State
 from krm_merge.promote.errors import PromoteError, UnreadableYaml
 from krm_merge.promote.report import field_sets, subject
-from krm_merge.promote.files import ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
+from krm_merge.promote.files import Screen, ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 from krm_merge.promote.request import (
@@ -95,7 +94,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
-                   help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
+                   help="warn about and skip a marked file that is not valid YAML or not UTF-8 (default: an error, "
+                        "exit 1)")
     add_options(p, default_branch=PROMOTE_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
     p.add_argument("--secrets-dir", metavar="DIR",
                    help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
@@ -182,7 +182,7 @@ def _main(args: argparse.Namespace, report: Report) -> ChangeSet:
         raise PromoteError(f"{root} is not a directory")
     promotions = promotions_from_args(args)
     run = plan(root, promotions, skip_unreadable=args.skip_unreadable)
-    report.subject = subject([r.promotion for r in run.resolved])
+    report.subject = subject([r.rendered for r in run.resolved])
     report.extend(run.outcomes)
     if any(o.severity == "error" for o in run.outcomes):
         report.state = State.NOT_WRITTEN
@@ -237,27 +237,29 @@ class _Run:
 def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) -> _Run:
     """Read the files the promotions can touch, run the engine, plan the writes.
 
-    A marked file that is not valid YAML is an error: skipping it silently would let a
+    A marked file that is not valid YAML, or not UTF-8, is an error: skipping it would let a
     release pass with one of its promotions missing.  ``skip_unreadable`` makes it a warning.
     """
     keys = sorted({PROMOTION_KEY for p in promotions if p.pipeline is not None and p.strategy == "markers"}
                   | {IMAGEPOLICY_KEY for p in promotions if p.image_policy is not None})
     needs_pipeline = any(p.pipeline is not None for p in promotions)
     tokens = tuple(k.encode() for k in keys) + ((PIPELINE_GROUP.encode(),) if needs_pipeline else ())
-    files = screen(root, tokens) if tokens else []
+    screened_tree = screen(root, tokens) if tokens else Screen([], [])
+    files = screened_tree.files
     finder = _pipeline_finder(files)
     resolved = resolve(promotions, finder)
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
     units: list[tuple[str, str, Any]] = []
-    found: list[Said] = []
+    found: list[Said] = [FileSkipped(link.rel, SkipReason.BROKEN_LINK, f"to {link.target}")
+                         for link in screened_tree.broken_links]
     key_bytes = tuple(k.encode() for k in keys)
     for screened in files:
         if screened.rel in kustomizations or any(k in screened.data for k in key_bytes):
             try:
                 text, bom = decode(screened.data)
             except UnicodeDecodeError as err:
-                found.append(FileSkipped(screened.rel, SkipReason.NOT_UTF8, f"byte {err.start}"))
+                found.append(_not_utf8(screened.rel, err, skip_unreadable))
                 continue
             units.append((text, screened.rel, (screened, bom)))
     if units:
@@ -294,6 +296,13 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
             continue
         run.changes.extend((screened.rel, change) for change in result.changes)
     return run
+
+
+def _not_utf8(rel: str, err: UnicodeDecodeError, skip_unreadable: bool) -> Said:
+    """A marked file that is not UTF-8: an error as for invalid YAML (its promotion would be missing), or skipped."""
+    if skip_unreadable:
+        return FileSkipped(rel, SkipReason.NOT_UTF8, f"byte {err.start}")
+    return message(f"{rel}: not UTF-8 text (byte {err.start}) (use --skip-unreadable to skip it)", "error", rel)
 
 
 def _where(err: UnreadableYaml) -> str:

@@ -271,6 +271,7 @@ class SkipReason(Enum):
     NOT_UTF8 = "notUtf8"
     INVALID_YAML = "invalidYaml"  # promote --skip-unreadable
     LINK_TO_DIRECTORY = "linkToDirectory"
+    BROKEN_LINK = "brokenLink"  # promote: a link to nothing holds no marker (Flux skips it too)
 
 
 class FileSkipped(NamedTuple):

@@ -82,6 +82,7 @@ SKIP_WORDS = {
     SkipReason.NOT_UTF8: "not UTF-8 text{detail}; skipped",
     SkipReason.INVALID_YAML: "not valid YAML{detail}; skipped",
     SkipReason.LINK_TO_DIRECTORY: "a symbolic link to a directory; not read (kpt fn source does not follow these either)",
+    SkipReason.BROKEN_LINK: "a broken symbolic link{detail}; skipped (it holds no marker)",
 }
 
 

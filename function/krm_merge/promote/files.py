@@ -31,6 +31,20 @@ class ScreenedFile(NamedTuple):
     size: int
 
 
+class BrokenLink(NamedTuple):
+    """A symbolic link under the root whose target does not exist: nothing to read, so no marked file."""
+
+    rel: str
+    target: str
+
+
+class Screen(NamedTuple):
+    """What :func:`screen` found: the files holding a token, and the broken links it passed by."""
+
+    files: list[ScreenedFile]
+    broken_links: list[BrokenLink]
+
+
 def _read(path: str) -> bytes:
     """The bytes of a file (raw syscalls)."""
     fd = os.open(path, _READ_FLAGS)
@@ -57,17 +71,18 @@ _CHUNK = 1 << 16
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-def screen(root: str, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
+def screen(root: str, tokens: tuple[bytes, ...]) -> Screen:
     """The YAML files under ``root`` containing any of ``tokens``, in sorted path order.
 
     A filter on :func:`krm_merge.krm.pkgio.list_package` (hidden files included,
     ``.krmignore`` not read, as promote always walked) and its link policy:
-    links to files are read, links to directories are not followed, a broken
-    link is refused.
+    links to files are read, links to directories are not followed.  A broken
+    link is returned, not refused: it holds no marker, and Flux's setters skip
+    it too, so the caller warns and goes on (issue 34).
     """
     try:
         listing = pkgio.list_package(root, suffixes=YAML_SUFFIXES, names=EXTRA_NAMES, hidden=True, krmignore=False)
-        pkgio.check_broken_links(listing)
+        broken = [BrokenLink(rel, os.readlink(os.path.join(listing.root, rel))) for rel in listing.broken_links]
     except KrmMergeError as err:
         raise PromoteError(err.message) from None
     except OSError as err:
@@ -90,7 +105,7 @@ def screen(root: str, tokens: tuple[bytes, ...]) -> list[ScreenedFile]:
             if token in data:
                 found.append(_screened(listed, data))
                 break
-    return found
+    return Screen(found, broken)
 
 
 def read_one(root: str, rel: str) -> ScreenedFile:

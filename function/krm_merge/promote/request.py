@@ -207,6 +207,11 @@ class Resolved(NamedTuple):
     variables: dict[str, str]
 
     @property
+    def rendered(self) -> Promotion:
+        """The promotion with its path template filled in, as a summary names it (``overlays/prod``)."""
+        return self.promotion._replace(path_template=self.scope) if self.scope else self.promotion
+
+    @property
     def what(self) -> str:
         """What this promotion looks for, for "no field found" messages."""
         p = self.promotion

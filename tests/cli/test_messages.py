@@ -1,0 +1,88 @@
+"""What the command line says, through the real ``krm-merge`` executable (issue 34 item 7).
+
+Each test is one complaint of a newcomer: a marked file that is not UTF-8 passed silently,
+a summary naming an unfilled ``{environment.name}``, "by krm-merge krm-merge promote", an
+unknown flag without a suggestion, a command's ``--help`` without examples.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from krm_merge import cli
+
+KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
+IMAGE = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  image: app:1 # {{"$imagepolicy": "ns:app"}}\n'
+
+
+def krm_merge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KRM_MERGE, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def test_a_marked_file_that_is_not_utf8_fails_like_a_malformed_one(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(IMAGE.format(name="good"))
+    latin1 = IMAGE.format(name="caf\xe9").encode("latin-1")
+    (tmp_path / "latin1.yaml").write_bytes(latin1)
+    done = krm_merge("promote", str(tmp_path), "--image-policy", "ns:app=app:2")
+    assert done.returncode == 1, done.stderr
+    assert "error: latin1.yaml: not UTF-8 text (byte 52) (use --skip-unreadable to skip it)" in done.stderr
+    assert "nothing written" in done.stderr and "app:1" in (tmp_path / "good.yaml").read_text()
+    skipped = krm_merge("promote", str(tmp_path), "--image-policy", "ns:app=app:2", "--skip-unreadable")
+    assert skipped.returncode == 0, skipped.stderr
+    assert "warning: latin1.yaml: not UTF-8 text (byte 52); skipped" in skipped.stderr
+    assert (tmp_path / "latin1.yaml").read_bytes() == latin1 and "app:2" in (tmp_path / "good.yaml").read_text()
+
+
+def test_the_summary_names_the_filled_in_kustomization_folder(tmp_path: Path) -> None:
+    (tmp_path / "overlays" / "prod").mkdir(parents=True)
+    (tmp_path / "overlays" / "prod" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nimages:\n- name: app\n  newTag: '1'\n")
+    done = krm_merge("promote", str(tmp_path), "--kustomize-image", "overlays/{environment.name}:app=app:2",
+                     "--environment", "prod")
+    assert done.returncode == 0, done.stderr
+    summary = done.stderr.splitlines()[-1]
+    assert summary == "krm-merge promote: kustomize image app in overlays/prod=app:2 (1 field in 1 file)", done.stderr
+
+
+def test_recovery_names_the_interrupted_command_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.yaml").write_text(IMAGE.format(name=name))
+    real = os.replace
+    calls: list[str] = []
+
+    def full_disk_at_the_second_rename(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 2:  # after the commit point: the next command finishes the write
+            raise OSError(28, "No space left on device", dst)
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", full_disk_at_the_second_rename)
+    assert cli.main(["promote", str(tmp_path), "--image-policy", "ns:app=app:2"]) == 1
+    monkeypatch.undo()
+    done = krm_merge("recover", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "finished an interrupted write" in done.stderr
+    assert ", by krm-merge promote, process " in done.stderr, done.stderr
+    assert all("app:2" in (tmp_path / f"{name}.yaml").read_text() for name in ("a", "b"))
+
+
+@pytest.mark.parametrize(("command", "typo", "meant"), [
+    ("update", "--dryrun", "--dry-run"), ("promote", "--dry_run", "--dry-run"),
+    ("promote", "--image-polcy", "--image-policy"), ("conflicts", "--outptu", "--output"),
+    ("run", "--dry-rnu", "--dry-run"),
+])
+def test_an_unknown_flag_gets_the_nearest_known_one(command: str, typo: str, meant: str, tmp_path: Path) -> None:
+    done = krm_merge(command, typo, str(tmp_path))
+    assert done.returncode == 2
+    assert f"krm-merge {command}: error: unrecognized arguments: {typo}" in done.stderr
+    assert f"krm-merge {command}: did you mean {meant}? (not {typo})\n" in done.stderr, done.stderr
+
+
+def test_a_flag_far_from_any_gets_no_guess(tmp_path: Path) -> None:
+    done = krm_merge("run", "--frobnicate", str(tmp_path))
+    assert done.returncode == 2 and "did you mean" not in done.stderr
