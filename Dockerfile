@@ -13,6 +13,12 @@
 # Default base: the official slim Python 3.11 image. Without a registry,
 # tools/build-image.sh passes --build-arg BASE_IMAGE=localhost/krm-merge-base:bookworm
 # (a debootstrapped Debian 12 with python3 and python3-venv).
+#
+# Two images: the KRM function (the last stage, the default target) and, with
+# --target fleet, the same plus git for fleet updates in a Kubernetes Job
+# (krm-merge fetches an upstream with git; docs/fleet.md). The fleet stage
+# installs git from the base's Debian archive (it needs that network), so the
+# function image's layers stay exactly the same.
 ARG BASE_IMAGE=docker.io/library/python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS build
@@ -51,7 +57,7 @@ RUN set -e; \
     /opt/krm-merge/bin/python -m compileall -q -j 0 --invalidation-mode unchecked-hash /opt/krm-merge/lib; \
     /opt/krm-merge/bin/krm-merge --help >/dev/null
 
-FROM ${BASE_IMAGE}
+FROM ${BASE_IMAGE} AS runtime
 ARG VERSION=unknown
 LABEL org.opencontainers.image.title="krm-merge" \
       org.opencontainers.image.description="KRM function (kpt function) for safe YAML merges: strategic merge patch, kpt 3-way package merge, GitOps promotion" \
@@ -73,3 +79,18 @@ ENV PATH=/opt/krm-merge/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
 USER nobody
 WORKDIR /tmp
 ENTRYPOINT ["/opt/krm-merge/bin/krm-merge"]
+
+# The fleet image: the function image plus git (and the CA certificates and ssh
+# an https:// or ssh:// upstream needs); tagged krm-merge-fleet by tools/build-image.sh.
+FROM runtime AS fleet
+USER root
+RUN set -e; \
+    export DEBIAN_FRONTEND=noninteractive; \
+    apt-get update -qq; \
+    apt-get install -y -qq --no-install-recommends git ca-certificates openssh-client >/dev/null; \
+    rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /usr/share/doc/* /usr/share/man/* /usr/share/locale/*; \
+    git --version
+USER nobody
+
+# The default target: the KRM function image (runtime, nothing added).
+FROM runtime

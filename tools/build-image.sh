@@ -6,7 +6,9 @@
 #
 # Produces localhost/krm-merge:TAG and localhost/krm-merge:VERSION, where
 # VERSION is __version__ from function/krm_merge/__init__.py (TAG defaults to
-# VERSION).
+# VERSION), and next to it the fleet image localhost/krm-merge-fleet:TAG and
+# :VERSION (the Dockerfile's fleet target: the same plus git, for a fleet
+# update's Kubernetes Job; FLEET=0 skips it).
 #
 # Steps:
 #   1. Base image: BASE_IMAGE if set (e.g. docker.io/library/python:3.11-slim
@@ -18,6 +20,9 @@
 #      for the base image's Python, so the image build itself downloads
 #      nothing (containers here do not trust the host's TLS interception).
 #   3. podman build --network none with the Dockerfile (INSTALL_FROM=wheelhouse).
+#   4. podman build --target fleet --network host: the same stages (cached)
+#      plus git from the base's Debian archive (DEBIAN_MIRROR's, for the
+#      debootstrapped base), the only step that needs a network.
 #
 # INSTALL_FROM=lock builds the way a plain `docker build .` does instead (the
 # Dockerfile's default: the lock installed from an index, the project from the
@@ -27,12 +32,14 @@
 #
 # Environment: PYTHON (host interpreter with pip, default python3),
 # BASE_IMAGE, DEBIAN_MIRROR, IMAGE_NAME (default localhost/krm-merge),
+# FLEET_IMAGE_NAME (default IMAGE_NAME-fleet), FLEET (1, the default, or 0),
 # REBUILD_BASE, INSTALL_FROM (wheelhouse, the default, or lock).
 set -euo pipefail
 
 readonly ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 readonly PYTHON=${PYTHON:-python3}
 readonly IMAGE_NAME=${IMAGE_NAME:-localhost/krm-merge}
+readonly FLEET_IMAGE_NAME=${FLEET_IMAGE_NAME:-$IMAGE_NAME-fleet}
 readonly LOCAL_BASE=localhost/krm-merge-base:bookworm
 readonly DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 readonly OUT_DIR=$ROOT/build/image
@@ -196,6 +203,25 @@ build_image() {
         --file "$ROOT/Dockerfile" "$ROOT" >/dev/null
 }
 
+# The fleet image: the Dockerfile's fleet target, from the wheelhouse (its stages are the function
+# image's, cached) plus git from the Debian archive, so this build alone has a network.
+build_fleet_image() {
+    local base=$1 version=$2 tag=$3
+    log "podman build $FLEET_IMAGE_NAME:$tag (--target fleet: the function image plus git)"
+    podman build --quiet --pull=never --network host --target fleet \
+        --build-arg INSTALL_FROM=wheelhouse \
+        --build-arg "BASE_IMAGE=$base" \
+        --build-arg "VERSION=$version" \
+        --tag "$FLEET_IMAGE_NAME:$tag" --tag "$FLEET_IMAGE_NAME:$version" \
+        --file "$ROOT/Dockerfile" "$ROOT" >/dev/null
+}
+
+report_size() {
+    local size
+    size=$(podman image inspect --format '{{.Size}}' "$1")
+    printf 'image %s size %s bytes (%.1f MB)\n' "$1" "$size" "$(awk -v s="$size" 'BEGIN { print s / 1000000 }')"
+}
+
 main() {
     local version tag base target
     version=$(project_version)
@@ -211,13 +237,12 @@ main() {
 
     # shellcheck disable=SC2086  # "3.11 x86_64" -> two arguments
     build_image "$base" "$version" "$tag" $target
+    [[ ${FLEET:-1} == 0 ]] || build_fleet_image "$base" "$version" "$tag"
     # Superseded builds of this image and the build stage are left dangling.
     podman image prune --force --filter label=dev.krm-merge.image=true >/dev/null || true
-    local size
-    size=$(podman image inspect --format '{{.Size}}' "$IMAGE_NAME:$tag")
     log "built $IMAGE_NAME:$tag and $IMAGE_NAME:$version"
-    printf 'image %s:%s size %s bytes (%.1f MB)\n' "$IMAGE_NAME" "$tag" "$size" \
-        "$(awk -v s="$size" 'BEGIN { print s / 1000000 }')"
+    report_size "$IMAGE_NAME:$tag"
+    [[ ${FLEET:-1} == 0 ]] || report_size "$FLEET_IMAGE_NAME:$tag"
 }
 
 main "$@"

@@ -1,7 +1,9 @@
 """Fixtures for the image end-to-end tests (real podman, kpt and kubectl).
 
 The image under test comes from ``KRM_MERGE_IMAGE`` (default
-``localhost/krm-merge:dev``, as built by ``tools/build-image.sh dev``).
+``localhost/krm-merge:dev``, as built by ``tools/build-image.sh dev``), the
+fleet image (the same plus git) from ``KRM_MERGE_FLEET_IMAGE`` (default
+``localhost/krm-merge-fleet:dev``, built beside it).
 Tests are skipped only when podman is absent *and* ``CI`` is not ``true``;
 on CI a missing tool or image is a failure.
 """
@@ -18,6 +20,7 @@ import pytest
 from .tools import Orchestrators, ToolMissing, find_orchestrators, image_exists
 
 DEFAULT_IMAGE = "localhost/krm-merge:dev"
+DEFAULT_FLEET_IMAGE = "localhost/krm-merge-fleet:dev"
 
 
 def _on_ci() -> bool:
@@ -45,10 +48,21 @@ def orchestrators() -> Orchestrators:
 @pytest.fixture(scope="session")
 def image(image_ref: str, orchestrators: Orchestrators) -> str:
     """The image reference, after checking podman has it locally."""
+    return _present(orchestrators, image_ref, "KRM_MERGE_IMAGE")
+
+
+@pytest.fixture(scope="session")
+def fleet_image(orchestrators: Orchestrators) -> str:
+    """The fleet image (``--target fleet``: the function image plus git), from KRM_MERGE_FLEET_IMAGE."""
+    return _present(orchestrators, os.environ.get("KRM_MERGE_FLEET_IMAGE", DEFAULT_FLEET_IMAGE),
+                    "KRM_MERGE_FLEET_IMAGE")
+
+
+def _present(orchestrators: Orchestrators, image_ref: str, variable: str) -> str:
     if not image_exists(orchestrators, image_ref):
         pytest.fail(
             f"image {image_ref} is not in podman's local storage; build it with "
-            f"`tools/build-image.sh {image_ref.rsplit(':', 1)[-1]}` or set KRM_MERGE_IMAGE",
+            f"`tools/build-image.sh {image_ref.rsplit(':', 1)[-1]}` or set {variable}",
             pytrace=False,
         )
     return image_ref

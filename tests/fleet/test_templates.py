@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "examples" / "fleet-update"
 TABLE = ROOT / "function" / "krm_merge" / "schema" / "k8s_patchmeta.json.gz"
 IMAGE = f"localhost/krm-merge:{krm_merge.__version__}"
+FLEET_IMAGE = f"localhost/krm-merge-fleet:{krm_merge.__version__}"  # Dockerfile's fleet target: IMAGE plus git
 CONSUMERS = ["eu/web", "eu/api", "us/web", "us/api", "ap/web", "ap/edge"]
 
 
@@ -114,9 +115,11 @@ def test_the_kubernetes_templates_fit_the_api_and_run_our_image() -> None:
     assert fleet_job["completionMode"] == "Indexed"
     assert fleet_job["completions"] == fleet_job["parallelism"] == int(env["KRM_MERGE_SHARDS"])
     assert fleet_job["podFailurePolicy"]["rules"][0]["onExitCodes"]["containerName"] == update["name"]
-    for job in jobs.values():
+    images = {"krm-merge-fleet": FLEET_IMAGE, "krm-merge-fleet-report": IMAGE}  # report merge needs no git
+    assert set(jobs) == set(images)
+    for name, job in jobs.items():
         for container in job["spec"]["template"]["spec"]["containers"]:
-            assert container["image"] == IMAGE and "command" not in container  # the image's entrypoint: krm-merge
+            assert container["image"] == images[name] and "command" not in container  # the entrypoint: krm-merge
             assert container["args"][0] in ("update", "report")
         volume = job["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"]
         assert volume == next(d["metadata"]["name"] for d in docs if d["kind"] == "PersistentVolumeClaim")

@@ -13,10 +13,10 @@ writes the fleet report (the package's own update report in each entry),
 ``--results`` a result per package.  Exit code: 0 all clean, 3 some package
 conflicted, 1 some failed; 2 for a usage error.
 
-Where a later ``--pull-request`` plugs in: :func:`_update_one` returns each
-package's entry once its transaction is done; a branch and pull request per
-package (or, after :func:`krm_merge.fleet.run.run_all`, per repository) is made
-from there.
+With ``--pull-request`` (:mod:`krm_merge.commands.fleet_pull_request`) each
+consumers' repository (``--pull-request-per package``: each package) gets one
+branch and pull request: checked before the workers start, committed, pushed
+and opened by this process once they are done.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import argparse
 
 from krm_merge.commands import update
+from krm_merge.change.settings import Settings, SettingsError
+from krm_merge.commands.fleet_pull_request import FleetPullRequests, Written
 from krm_merge.commands.pull_request import settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.fleet import shard
@@ -49,10 +51,12 @@ USAGE = 2
 
 
 class Done(NamedTuple):
-    """One package's update as it comes back from its worker: its outcome and its dry-run diff."""
+    """One package's update as it comes back from its worker: its outcome, its dry-run diff, and with
+    ``--pull-request`` what goes into its pull request."""
 
     outcome: PackageUpdate
     diff: str
+    written: Written = Written(None, None)
 
 
 class _UsageError(KrmMergeError):
@@ -69,11 +73,12 @@ def main(argv: list[str]) -> int:
     args = update.parse_args(argv)
     try:
         _check_usage(args)
+        settings = settings_from_args(args)
         which = shard.from_options(args.shard, args.shard_count, os.environ)
-    except (_UsageError, shard.ShardError) as err:
+    except (_UsageError, SettingsError, shard.ShardError) as err:
         return render.usage_error(PROG, str(err))
     report = Report("update", ", ".join([args.package, *args.roots]))
-    diffs, stopped = report.guard(lambda: _fleet(args, which, report)) or ([], 0)
+    diffs, stopped = report.guard(lambda: _fleet(args, which, report, settings)) or ([], 0)
     code = render.finish(report, results_file=args.results, report_to=args.report, document=diffs)
     return 128 + stopped if stopped else code
 
@@ -87,13 +92,15 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise _UsageError(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     if args.jobs is not None and args.jobs < 1:
         raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    if settings_from_args(args) is not None:
-        raise _UsageError("--pull-request is for one package's update, not (yet) for a fleet update (--ref)")
+    if args.pull_request_per is not None and not args.pull_request:
+        raise _UsageError("--pull-request-per goes with --pull-request")
 
 
-def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report) -> tuple[list[str], int]:
+def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report,
+           settings: Settings | None) -> tuple[list[str], int]:
     """Select, take this shard's share, update each package in a worker: each package's outcome joins ``report``
-    (its line said as it ends).  Returns the dry run's diffs and the signal that stopped the run (0: none)."""
+    (its line said as it ends); with ``settings`` (``--pull-request``), the pull requests around the workers.
+    Returns the dry run's diffs and the signal that stopped the run (0: none)."""
     roots = [args.package, *args.roots]
     packages = select(roots, args.upstream, args.match)
     mine = [p for p in packages if which is None or which.takes(p.key)]
@@ -102,6 +109,9 @@ def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report) 
     report.state = State.DRY_RUN if args.dry_run else State.WRITTEN  # each package: its own transaction
     if not packages:
         report.add(message(f"no package under {', '.join(roots)} tracks {args.upstream}"))
+    requests = None if settings is None else FleetPullRequests(report, settings, args.pull_request_per,
+                                                                   args.upstream, args.ref)
+    refused = requests.prepare(mine, dry_run=args.dry_run) if requests is not None else {}
     render.say_now(report)
     jobs = args.jobs or default_jobs()
     done: dict[int, Done] = {}
@@ -115,29 +125,40 @@ def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report) 
     with tempfile.TemporaryDirectory(prefix="krm-merge-fleet-") as tmp:
         shared = prepare(mine, args.ref, GitCache(), Path(tmp), jobs)
         try:
-            run_all(mine, lambda package: _update_one(args, shared, package), jobs=jobs,
+            run_all(mine, lambda package: _update_one(args, shared, package, requests, refused), jobs=jobs,
                     lost=lambda package, why: _lost(args, shared, package, why), on_result=arrived)
         except Interrupted as err:
             stopped = err.signo
     # The report lists the packages in selection order, whatever order their updates ended in.
     finished = [done[i] for i in sorted(done)]
     report.outcomes[:] = [o for o in report.outcomes if not isinstance(o, PackageUpdate)] + [d.outcome for d in finished]
+    if requests is not None and not stopped:  # stopped: no commit, no push (the next run puts them up)
+        requests.finish({d.outcome.path: (d.outcome, d.written) for d in finished}, dry_run=args.dry_run)
     return [f"==> {d.outcome.path} <==\n{d.diff}" for d in finished if d.diff], stopped
 
 
-def _update_one(args: argparse.Namespace, shared: Shared, package: Package) -> Done:
-    """In a worker: ``krm-merge update PATH@REF`` with the fleet's options; its report kept in the package's entry."""
+def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requests: FleetPullRequests | None,
+                refused: dict[str, str]) -> Done:
+    """In a worker: ``krm-merge update PATH@REF`` with the fleet's options; its report kept in the package's entry.
+
+    With ``requests`` (``--pull-request``) the planned files and the package's words come back for its pull
+    request; a package whose pull request was ``refused`` before the run is not updated (its entry: failed)."""
+    if package.path in refused:
+        return _lost(args, shared, package, refused[package.path])
     one = SimpleNamespace(**{**vars(args), "package": package.path, "roots": (), "upstream": None,
                              "report": None, "results": None})
     report = Report("update", package.path)
     plan = update.update_package(one, report, versions=shared.versions())
+    written = Written(None, None)
+    if requests is not None and plan is not None and report.state in (State.WRITTEN, State.DRY_RUN):
+        written = Written(tuple((w.path, w.data) for w in plan.changes.writes), requests.words(package.path, report))
     code = report.exit_code
     status = status_of(code, changed=plan is not None and bool(plan.writes), refused=not_merged(report.outcomes))
     errors = "; ".join(r.message for r in render.results(report) if r.severity == "error")
     outcome = PackageUpdate(package.path, status, code, _before(package), _after(args, shared, package),
                             errors if status is PackageStatus.FAILED else "", files_changed(report.outcomes),
                             conflicts_found(report.outcomes), render.report_document(report))
-    return Done(outcome, "".join(plan.changes.diff()) if args.dry_run and plan is not None else "")
+    return Done(outcome, "".join(plan.changes.diff()) if args.dry_run and plan is not None else "", written)
 
 
 def _lost(args: argparse.Namespace, shared: Shared, package: Package, why: str) -> Done:

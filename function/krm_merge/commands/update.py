@@ -58,6 +58,7 @@ DEFAULTS: dict[str, Any] = {
     **OPTION_DEFAULTS,
     # the fleet form (update ROOT... --upstream REPO[/DIRECTORY] --ref REF): krm_merge.commands.fleet
     "roots": (), "ref": None, "match": None, "jobs": None, "shard": None, "shard_count": None,
+    "pull_request_per": None,
 }
 """Every option's value when it is not given: the parser's defaults and the plain form's, one table."""
 
@@ -111,6 +112,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
     add_options(p, default_branch=DEFAULT_BRANCH)
+    fleet.add_argument("--pull-request-per", choices=("repo", "package"),
+                       help="with --pull-request: one branch and pull request per consumers' repository (default) "
+                            "or per package")
     p.set_defaults(**DEFAULTS)
     return p
 
