@@ -100,15 +100,17 @@ class World:
 
 
 def spy_git(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Record every command the git cache runs (they still run): the list fills as the update goes."""
+    """Record every process the git cache starts (they still run), ``subprocess.run`` and ``Popen`` alike:
+    the list fills as the update goes."""
     calls: list[list[str]] = []
-    real_run = subprocess.run
+    real_popen = subprocess.Popen
 
-    def spy(cmd: list[str], *a: object, **k: object) -> subprocess.CompletedProcess[bytes]:
-        calls.append(cmd)
-        return real_run(cmd, *a, **k)  # type: ignore[arg-type]
+    class Spy(real_popen):  # type: ignore[misc, valid-type]
+        def __init__(self, cmd: list[str], *a: object, **k: object) -> None:
+            calls.append(list(cmd))
+            super().__init__(cmd, *a, **k)
 
-    monkeypatch.setattr(gitmod.subprocess, "run", spy)
+    monkeypatch.setattr(gitmod.subprocess, "Popen", Spy)  # subprocess.run starts its process through it too
     return calls
 
 
