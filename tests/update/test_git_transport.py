@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -28,6 +29,7 @@ from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
 from krm_merge.upstream import gitread
 from tests.conftest import require_binary
+from tests.git_http import serve
 
 from .world import World, cm, kptfile
 
@@ -81,6 +83,35 @@ def commit_package(world: World, package_tree: str, tag: str) -> str:
 
 def unchanged(world: World) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in world.our_pkg.rglob("*") if p.is_file()}
+
+
+# -- what goes over the wire ----------------------------------------------------------------------------
+
+
+def test_over_smart_http_a_cold_update_makes_three_round_trips_and_a_warm_one_one(world: World, tmp_path: Path) -> None:
+    """Served by ``git http-backend`` (tests/git_http.py): a cold update lists the refs, fetches the two commits
+    with their trees, then the package's files (one connection each, two requests each: git's capability
+    request, then the command); the same update again only lists the refs.  kpt makes 3 connections and
+    9 requests either way (bench/cases_cold_fetch.py)."""
+    v1 = world.commit({"cm.yaml": cm("cm", "1"), "../other/big.yaml": cm("big", "x" * 5000)}, tag="v1")
+    world.commit({"cm.yaml": cm("cm", "2"), "new.yaml": cm("new", "n")}, tag="v2")
+    served = tmp_path / "served"
+    served.mkdir()
+    world.git("clone", "-q", "--bare", str(world.up), str(served / "up.git"))
+    world.git("--git-dir", str(served / "up.git"), "config", "uploadpack.allowFilter", "true")
+    with serve(served) as server:
+        fetched_at(world, v1, repo=server.url("up.git"))
+        copy = tmp_path / "copy"
+        shutil.copytree(world.our_pkg, copy)
+        assert update.main([f"{world.our_pkg}@v2"]) == 0
+        assert (server.connections, [(m, service) for m, _, service in server.requests]) == (
+            3, [("GET", "git-upload-pack"), ("POST", "git-upload-pack")] * 3)
+        assert (world.our_pkg / "new.yaml").is_file() and '"2"' in (world.our_pkg / "cm.yaml").read_text()
+        server.requests.clear()
+        server.connections = 0
+        assert update.main([f"{copy}@v2"]) == 0
+        assert (server.connections, len(server.requests)) == (1, 2)
+    assert (copy / "new.yaml").read_bytes() == (world.our_pkg / "new.yaml").read_bytes()
 
 
 # -- reading a package directory out of the cache ----------------------------------------------------
