@@ -334,7 +334,7 @@ class GitCache:
 
     def read_versions(self, versions: list[Version], meanwhile: Callable[[], _T]) -> _T:
         """Write each version's package directory into its empty ``dest``; returns what ``meanwhile()`` returns,
-        called while the blobs are fetched (else once they are listed): the caller's own work overlaps git's.
+        called while the blobs are fetched (else while their sizes are read): the caller's own work overlaps git's.
 
         Per repository: one fetch of the commits and their trees
         (:meth:`fetch_commits`), each directory listed from its trees (names,
@@ -367,10 +367,9 @@ class GitCache:
             missing = self._missing(repo, mirror, list(dict.fromkeys(tree for tree, _ in listed)))
             if missing:
                 self._fetch_blobs(repo, mirror, missing, during)
-            elif during is not None:
-                during()
+                during = None
             blobs = list(dict.fromkeys(b for _, entries in listed for b in gitread.blobs_of(entries)))
-            sizes = self._sizes(repo, mirror, blobs)
+            sizes = self._sizes(repo, mirror, blobs, during)
             for version, (_, entries) in zip(group, listed):
                 gitread.check_sizes(entries, sizes, version.what)
             for version, (_, entries) in zip(group, listed):
@@ -381,12 +380,11 @@ class GitCache:
                     raise KrmError(f"{version.what}: writing {version.directory} at {version.commit} of {repo} "
                                    f"into a temporary folder: {err}") from None
 
-    def _sizes(self, repo: str, path: Path, blobs: list[str]) -> dict[str, int]:
-        """The size of each blob, read from the objects' headers (none of their content is read)."""
-        if not blobs:
-            return {}
+    def _sizes(self, repo: str, path: Path, blobs: list[str], during: Callable[[], Any] | None) -> dict[str, int]:
+        """The size of each blob, read from the objects' headers (none of their content is read); ``during()``
+        called while git reads them."""
         out = self._fetch(["cat-file", "--batch-check=%(objectname) %(objectsize)"], "reading the sizes of the files",
-                          repo, path, stdin="".join(b + "\n" for b in blobs).encode())
+                          repo, path, stdin="".join(b + "\n" for b in blobs).encode(), during=during)
         sizes = {}
         for line in str(out).splitlines():
             oid, _, size = line.partition(" ")
