@@ -35,18 +35,16 @@ import datetime
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-from cases_real_update import PACKAGES, kpt_version, local_edits, median, tree  # noqa: E402
+from cases_real_update import PACKAGES, kpt_version, local_edits, median, timed, tree  # noqa: E402
 
 from tests.git_http import GitHttpServer, serve  # noqa: E402
 
@@ -69,20 +67,13 @@ def empty_caches(root: Path) -> None:
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], server: GitHttpServer | None) -> dict[str, float]:
-    """One timed run: wall seconds, CPU seconds (user + system of the command and every process it started;
-    steadier than wall time on a shared machine), and the HTTP requests and connections it made."""
+    """One timed run: wall and CPU seconds (``cases_real_update.timed``), and the HTTP requests and connections
+    it made."""
     if server is not None:
         server.requests.clear()
         server.connections = 0
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd}: {proc.stdout}\n{proc.stderr}")
+    wall, cpu = timed(cmd, cwd, env)
     counts = {"requests": len(server.requests), "connections": server.connections} if server is not None else {}
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, **counts}
 
 

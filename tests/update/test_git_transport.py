@@ -28,10 +28,9 @@ from krm_merge.commands import update
 from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
 from krm_merge.upstream import gitread
-from tests.conftest import require_binary
 from tests.git_http import serve
 
-from .world import World, cm, kptfile
+from .world import World, cm, fetched_by_hand, filtering_world
 
 pytestmark = pytest.mark.e2e
 
@@ -40,21 +39,7 @@ HANG_GUARD_S = 120  # far above what each run here takes (a few seconds)
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    require_binary("git")
-    w = World(tmp_path, monkeypatch)
-    w.git("config", "uploadpack.allowFilter", "true")
-    return w
-
-
-def fetched_at(world: World, commit: str, repo: str | None = None) -> None:
-    """A package as ``kpt pkg get`` leaves it (by hand: no kpt needed)."""
-    world.our_pkg.mkdir(parents=True)
-    git = f"    repo: {repo or f'file://{world.up}'}\n    directory: /pkg\n    ref: v1\n"
-    (world.our_pkg / "Kptfile").write_text(kptfile("local", (
-        f"upstream:\n  type: git\n  git:\n{git}  updateStrategy: resource-merge\n"
-        f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n"
-    )))
-    (world.our_pkg / "cm.yaml").write_text(cm("cm", "1"))
+    return filtering_world(tmp_path, monkeypatch)
 
 
 def git_bytes(world: World, *args: str, data: bytes = b"") -> str:
@@ -100,7 +85,7 @@ def test_over_smart_http_a_cold_update_makes_three_round_trips_and_a_warm_one_on
     world.git("clone", "-q", "--bare", str(world.up), str(served / "up.git"))
     world.git("--git-dir", str(served / "up.git"), "config", "uploadpack.allowFilter", "true")
     with serve(served) as server:
-        fetched_at(world, v1, repo=server.url("up.git"))
+        fetched_by_hand(world, v1, repo=server.url("up.git"))
         copy = tmp_path / "copy"
         shutil.copytree(world.our_pkg, copy)
         assert update.main([f"{world.our_pkg}@v2"]) == 0
@@ -155,7 +140,7 @@ def test_a_tree_git_itself_would_not_write_is_refused_before_anything_is_written
     ids = {"BLOB": blob(world, b"x: 1\n"), "LINK": blob(world, str(outside).encode()),
            "TREE": raw_tree(world, [("100644", b"x.yaml", blob(world, b"through the link\n"))])}
     commit_package(world, raw_tree(world, [(mode, name, ids[oid]) for mode, name, oid in entries]), "v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     before = unchanged(world)
     assert update.main([f"{world.our_pkg}@v2"]) == 1
     err = capsys.readouterr().err
@@ -173,7 +158,7 @@ def test_folders_nested_past_the_bound_are_refused_before_any_blob_is_fetched(
     for _ in range(8):
         tree = raw_tree(world, [("40000", b"d", tree)])
     commit_package(world, tree, "v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     calls: list[list[str]] = []
     real = gitmod.subprocess.Popen
     monkeypatch.setattr(gitmod.subprocess, "Popen", lambda cmd, *a, **k: calls.append(cmd) or real(cmd, *a, **k))
@@ -188,7 +173,7 @@ def test_more_files_than_the_bound_are_refused_before_any_blob_is_fetched(
     monkeypatch.setattr(gitmod.gitread.files, "MAX_TREE_FILES", 10)
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.commit({f"many/f{i}.yaml": f"i: {i}\n" for i in range(20)}, tag="v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     assert update.main([f"{world.our_pkg}@v2"]) == 1
     assert "upstream: more than 10 files; refused" in capsys.readouterr().err
     cache = next((Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git").glob("*.git"))
@@ -236,7 +221,7 @@ def test_five_huge_files_of_zeros_are_refused_at_their_sizes_in_bounded_memory(w
     commit_package(world, raw_tree(world, entries), "v2")
     world.git("repack", "-a", "-d", "-q")  # as a server keeps it: packed
     assert sum(p.stat().st_size for p in (world.up / ".git" / "objects").rglob("*") if p.is_file()) < 8 * (1 << 20)
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     before = unchanged(world)
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", MEASURE, str(CHILD_MEMORY_LIMIT), sys.executable, "-m", "krm_merge",
@@ -255,7 +240,7 @@ def test_five_huge_files_of_zeros_are_refused_at_their_sizes_in_bounded_memory(w
 
 
 def test_a_missing_repository_keeps_gits_words(world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fetched_at(world, "0" * 40, repo=f"file://{tmp_path / 'nothere'}")
+    fetched_by_hand(world, "0" * 40, repo=f"file://{tmp_path / 'nothere'}")
     assert update.main([str(world.our_pkg)]) == 1
     err = capsys.readouterr().err
     assert f"listing the refs of file://{tmp_path / 'nothere'}:" in err
@@ -274,7 +259,7 @@ def test_a_refused_ssh_login_keeps_sshs_words(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("GIT_SSH_COMMAND", fake_ssh(tmp_path, 'echo "git@example.invalid: Permission denied (publickey)." >&2\nexit 255\n'))
-    fetched_at(world, "0" * 40, repo="ssh://git@example.invalid/team/catalog.git")
+    fetched_by_hand(world, "0" * 40, repo="ssh://git@example.invalid/team/catalog.git")
     assert update.main([str(world.our_pkg)]) == 1
     err = capsys.readouterr().err
     assert "listing the refs of ssh://git@example.invalid/team/catalog.git:" in err
@@ -288,7 +273,7 @@ def test_a_servers_words_are_escaped_and_bounded(
     noise = "printf 'evil\\033]52;c;cm0gLXJmIH4=\\007 and \\033]0;title\\007\\n' >&2\n" + \
         "i=0; while [ $i -lt 2000 ]; do printf '%0100d\\n' $i >&2; i=$((i+1)); done\nexit 255\n"
     monkeypatch.setenv("GIT_SSH_COMMAND", fake_ssh(tmp_path, noise))
-    fetched_at(world, "0" * 40, repo="ssh://git@example.invalid/team/catalog.git")
+    fetched_by_hand(world, "0" * 40, repo="ssh://git@example.invalid/team/catalog.git")
     assert update.main([str(world.our_pkg)]) == 1
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err
@@ -300,7 +285,7 @@ def test_a_servers_words_are_escaped_and_bounded(
 def test_an_unknown_ref_and_an_unknown_commit_are_named(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.commit({"cm.yaml": cm("cm", "2")}, tag="v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     assert update.main([f"{world.our_pkg}@nope"]) == 1
     assert f"ref 'nope' not found in file://{world.up}" in capsys.readouterr().err
     gone = "1" * 40  # a lock commit the server does not have
@@ -325,7 +310,7 @@ def test_git_words_one_line_escaped() -> None:
 def test_no_lock_file_is_left_in_the_cache(world: World) -> None:
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.commit({"cm.yaml": cm("cm", "2")}, tag="v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     assert update.main([f"{world.our_pkg}@v2"]) == 0
     root = Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git"
     assert [p.name for p in root.iterdir() if p.name.endswith(".lock")] == []
@@ -350,7 +335,7 @@ HOLDER = textwrap.dedent("""
 def test_a_lock_held_by_another_process_is_waited_for_and_never_removed(world: World, tmp_path: Path) -> None:
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.commit({"cm.yaml": cm("cm", "2")}, tag="v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     root = Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git"
     root.mkdir(parents=True)
     lock = root / (gitmod._mirror_name(f"file://{world.up}") + ".lock")

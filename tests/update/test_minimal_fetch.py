@@ -13,30 +13,15 @@ from pathlib import Path
 import pytest
 
 from krm_merge.commands import update
-from tests.conftest import require_binary
 
-from .world import World, cm, kptfile, spy_git
+from .world import World, cm, fetched_by_hand, filtering_world, spy_git
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
-    require_binary("git")
-    w = World(tmp_path, monkeypatch)
-    w.git("config", "uploadpack.allowFilter", "true")
-    return w
-
-
-def fetched_at(world: World, commit: str, ref: str = "v1") -> None:
-    """A package as ``kpt pkg get`` leaves it (by hand: no kpt needed)."""
-    world.our_pkg.mkdir(parents=True)
-    git = f"    repo: file://{world.up}\n    directory: /pkg\n    ref: {ref}\n"
-    (world.our_pkg / "Kptfile").write_text(kptfile("local", (
-        f"upstream:\n  type: git\n  git:\n{git}  updateStrategy: resource-merge\n"
-        f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n"
-    )))
-    (world.our_pkg / "cm.yaml").write_text(cm("cm", "1"))
+    return filtering_world(tmp_path, monkeypatch)
 
 
 def cached_objects(world: World, kind: str = "") -> set[str]:
@@ -54,7 +39,7 @@ def test_only_the_two_commits_and_the_package_directory_are_fetched(world: World
     old = world.commit({"cm.yaml": cm("cm", "0"), "../other/big.yaml": cm("big", "x" * 5000)}, tag="v0")
     v1 = world.commit({"cm.yaml": cm("cm", "1"), "../other/big.yaml": cm("big", "y" * 5000)}, tag="v1")
     v2 = world.commit({"cm.yaml": cm("cm", "2"), "new.yaml": cm("new", "n")}, tag="v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     calls = spy_git(monkeypatch)
     assert update.main([f"{world.our_pkg}@v2"]) == 0
     assert (world.our_pkg / "new.yaml").is_file() and '"2"' in (world.our_pkg / "cm.yaml").read_text()
@@ -73,7 +58,7 @@ def test_only_the_two_commits_and_the_package_directory_are_fetched(world: World
 def test_an_update_to_where_the_package_is_lists_refs_and_fetches_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.git("tag", "same")  # another name of the same commit
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     before = (world.our_pkg / "cm.yaml").read_bytes()
     calls = spy_git(monkeypatch)
     assert update.main([f"{world.our_pkg}@same"]) == 0
@@ -87,7 +72,7 @@ def test_a_server_refusing_partial_fetches_still_gets_an_update(world: World, mo
     world.git("config", "uploadpack.allowFilter", "false")
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.commit({"cm.yaml": cm("cm", "2")}, tag="v2")
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     assert update.main([f"{world.our_pkg}@v2"]) == 0
     assert '"2"' in (world.our_pkg / "cm.yaml").read_text()
 
@@ -96,7 +81,7 @@ def test_a_commit_id_and_an_abbreviated_one_resolve(world: World, monkeypatch: p
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     v2 = world.commit({"cm.yaml": cm("cm", "2")})
     world.commit({"cm.yaml": cm("cm", "3")})
-    fetched_at(world, v1)
+    fetched_by_hand(world, v1)
     assert update.main([f"{world.our_pkg}@{v2}"]) == 0
     assert '"2"' in (world.our_pkg / "cm.yaml").read_text()
     assert update.main([f"{world.our_pkg}@{v1[:10]}"]) == 0  # not a ref name: the whole mirror resolves it
