@@ -181,6 +181,30 @@ def test_more_files_than_the_bound_are_refused_before_any_blob_is_fetched(
     assert "blob" not in out.split()  # the trees said enough: no file was fetched
 
 
+def test_a_tree_object_over_the_read_bound_is_refused(
+    world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(gitread, "MAX_OBJECT_READ", 200)  # a tree of ten entries is ~300 bytes
+    v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.commit({f"f{i}.yaml": f"i: {i}\n" for i in range(10)}, tag="v2")
+    fetched_by_hand(world, v1)
+    assert update.main([f"{world.our_pkg}@v2"]) == 1
+    err = capsys.readouterr().err
+    assert "(tree) of" in err and "bytes in the git cache; refused" in err and "Traceback" not in err
+
+
+def test_thousands_of_files_are_read_in_one_pass(world: World) -> None:
+    """3,000 files: far more blob ids than a pipe holds, in each direction of each git the reading talks to."""
+    v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.commit({f"many/f{i:04}.yaml": cm(f"f{i}", str(i)) for i in range(3000)}, tag="v2")
+    fetched_by_hand(world, v1)
+    start = time.monotonic()
+    assert update.main([f"{world.our_pkg}@v2"]) == 0
+    assert time.monotonic() - start < HANG_GUARD_S
+    assert len(list((world.our_pkg / "many").iterdir())) == 3000
+    assert '"2999"' in (world.our_pkg / "many" / "f2999.yaml").read_text()
+
+
 # -- huge files that compress to nothing ------------------------------------------------------------
 
 ZEROS_MB = 500

@@ -120,7 +120,9 @@ class GitCache:
 
     def _run(self, args: list[str], what: str, git_dir: Path | None = None, stdout_bytes: bool = False,
              env: dict[str, str] | None = None, stdin: bytes | None = None, during: Callable[[], Any] | None = None) -> Any:
-        """Run git; its stdout.  ``during()`` is called while git runs (the caller's work overlaps git's)."""
+        """Run git; its stdout.  ``during()`` is called while git runs (the caller's work overlaps git's); with
+        ``stdin`` too, only for a git that reads all its input before it writes (``fetch --stdin``): the input is
+        handed over first."""
         cmd = [self.git] + (["--git-dir", str(git_dir)] if git_dir else []) + args
         # stderr goes to a file, of which only the beginning and the end are read: a server's messages
         # are relayed on it, and they are not bounded.
@@ -334,7 +336,7 @@ class GitCache:
 
     def read_versions(self, versions: list[Version], meanwhile: Callable[[], _T]) -> _T:
         """Write each version's package directory into its empty ``dest``; returns what ``meanwhile()`` returns,
-        called while the blobs are fetched (else while their sizes are read): the caller's own work overlaps git's.
+        called while the blobs are fetched (else once they are listed): the caller's own work overlaps git's.
 
         Per repository: one fetch of the commits and their trees
         (:meth:`fetch_commits`), each directory listed from its trees (names,
@@ -367,9 +369,10 @@ class GitCache:
             missing = self._missing(repo, mirror, list(dict.fromkeys(tree for tree, _ in listed)))
             if missing:
                 self._fetch_blobs(repo, mirror, missing, during)
-                during = None
+            elif during is not None:
+                during()
             blobs = list(dict.fromkeys(b for _, entries in listed for b in gitread.blobs_of(entries)))
-            sizes = self._sizes(repo, mirror, blobs, during)
+            sizes = self._sizes(repo, mirror, blobs)
             for version, (_, entries) in zip(group, listed):
                 gitread.check_sizes(entries, sizes, version.what)
             for version, (_, entries) in zip(group, listed):
@@ -380,11 +383,10 @@ class GitCache:
                     raise KrmError(f"{version.what}: writing {version.directory} at {version.commit} of {repo} "
                                    f"into a temporary folder: {err}") from None
 
-    def _sizes(self, repo: str, path: Path, blobs: list[str], during: Callable[[], Any] | None) -> dict[str, int]:
-        """The size of each blob, read from the objects' headers (none of their content is read); ``during()``
-        called while git reads them."""
+    def _sizes(self, repo: str, path: Path, blobs: list[str]) -> dict[str, int]:
+        """The size of each blob, read from the objects' headers (none of their content is read)."""
         out = self._fetch(["cat-file", "--batch-check=%(objectname) %(objectsize)"], "reading the sizes of the files",
-                          repo, path, stdin="".join(b + "\n" for b in blobs).encode(), during=during)
+                          repo, path, stdin="".join(b + "\n" for b in blobs).encode())
         sizes = {}
         for line in str(out).splitlines():
             oid, _, size = line.partition(" ")

@@ -34,6 +34,9 @@ MAX_LINK_BYTES = 4096
 # could nest thousands: paths past the system's limit, and deep walks in every reader).
 MAX_TREE_DEPTH = 256
 CHUNK = 1 << 20  # bytes copied at a time from git to a file
+# Trees, commits and links are read whole: bounded, whatever an upstream commits (a tree of
+# 100,000 entries, files.MAX_TREE_FILES, is a few MB).
+MAX_OBJECT_READ = 64 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -85,8 +88,12 @@ class ObjectReader:
         return int(header[2])
 
     def read(self, oid: str, kind: str) -> bytes:
-        """The content of object ``oid`` of type ``kind`` (trees, commits, links: small objects)."""
-        data = self._read_exactly(self._header(oid, kind), None)
+        """The content of object ``oid`` of type ``kind`` (trees, commits, links: at most :data:`MAX_OBJECT_READ`
+        bytes, else an error, nothing read)."""
+        size = self._header(oid, kind)
+        if size > MAX_OBJECT_READ:
+            raise files.UntrustedTreeError(f"object {oid} ({kind}) of {size} bytes in the git cache; refused")
+        data = self._read_exactly(size, None)
         self._read_exactly(1, None)  # the newline after each object
         return data
 
