@@ -419,7 +419,8 @@ class _locked:
 
     def __enter__(self) -> None:
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+                         0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 if _same_file(fd, self.path):
@@ -454,7 +455,7 @@ def _hand_over(proc: subprocess.Popen[bytes], data: bytes) -> None:
 
 def _same_file(fd: int, path: Path) -> bool:
     try:
-        here, there = os.fstat(fd), os.stat(path)
+        here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
     except OSError:
         return False
     return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
