@@ -44,13 +44,11 @@ from typing import Any, Iterator
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-from cases_real_update import PACKAGES, kpt_version, local_edits, median, timed, tree  # noqa: E402
+from cases_real_update import COLD_TARGET, PACKAGES, WARM_TARGET, kpt_version, local_edits, median, timed, tree  # noqa: E402
 
-from tests.git_http import GitHttpServer, serve  # noqa: E402
+from tests.git_http import GitHttpServer  # noqa: E402
 
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
-COLD_TARGET = 0.5  # krm-merge's cold wall time / kpt's, on every package (issue 33)
-WARM_TARGET = 0.3
 NAMES = {"catalog": "catalog.git", "samples": "samples.git"}
 
 
@@ -70,8 +68,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], server: GitHttpServer | 
     """One timed run: wall and CPU seconds (``cases_real_update.timed``), and the HTTP requests and connections
     it made."""
     if server is not None:
-        server.requests.clear()
-        server.connections = 0
+        server.reset_counts()
     wall, cpu = timed(cmd, cwd, env)
     counts = {"requests": len(server.requests), "connections": server.connections} if server is not None else {}
     return {"wall": wall, "cpu": cpu, **counts}
@@ -83,7 +80,7 @@ def case(root: Path, url: str, directory: str, tags: tuple[str, str], runs: int,
     ws = root / "ws"
     for d in ("home", "tmp", "cache", "ws"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    old, new = tags
+    old, new = (ref.removeprefix("heads/") for ref in tags)  # a branch by its name, as a user writes it for kpt
     subprocess.run(["kpt", "pkg", "get", f"{url}/{directory}@{old}", "local"], cwd=ws, env=env, check=True,
                    capture_output=True, timeout=300)
     local = ws / "local"
@@ -126,10 +123,10 @@ def serving_root(tmp: Path, sources: dict[str, Path]) -> Path:
 def transports(args: argparse.Namespace, srv: Path) -> Iterator[tuple[str, GitHttpServer | None, str]]:
     """(name, server, base URL) of each transport measured, the server running while its rows are."""
     yield "file", None, f"file://{srv}"
-    with serve(srv) as server:
+    with GitHttpServer(srv) as server:
         yield "http", server, server.url("").rstrip("/")
     if args.latency or args.connect_latency:
-        with serve(srv, args.latency, args.connect_latency) as server:
+        with GitHttpServer(srv, latency=args.latency, connect_latency=args.connect_latency) as server:
             yield f"http+{args.latency:g}s/request+{args.connect_latency:g}s/connection", server, server.url("").rstrip("/")
 
 

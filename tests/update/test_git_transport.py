@@ -28,7 +28,7 @@ from krm_merge.commands import update
 from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
 from krm_merge.upstream import gitread
-from tests.git_http import serve
+from tests.git_http import GitHttpServer
 
 from .world import World, cm, fetched_by_hand, filtering_world
 
@@ -84,16 +84,15 @@ def test_over_smart_http_a_cold_update_makes_three_round_trips_and_a_warm_one_on
     served.mkdir()
     world.git("clone", "-q", "--bare", str(world.up), str(served / "up.git"))
     world.git("--git-dir", str(served / "up.git"), "config", "uploadpack.allowFilter", "true")
-    with serve(served) as server:
+    with GitHttpServer(served) as server:
         fetched_by_hand(world, v1, repo=server.url("up.git"))
         copy = tmp_path / "copy"
         shutil.copytree(world.our_pkg, copy)
         assert update.main([f"{world.our_pkg}@v2"]) == 0
-        assert (server.connections, [(m, service) for m, _, service in server.requests]) == (
-            3, [("GET", "git-upload-pack"), ("POST", "git-upload-pack")] * 3)
+        assert (server.connections, server.requests) == (
+            3, ["GET /up.git/info/refs?service=git-upload-pack", "POST /up.git/git-upload-pack"] * 3)
         assert (world.our_pkg / "new.yaml").is_file() and '"2"' in (world.our_pkg / "cm.yaml").read_text()
-        server.requests.clear()
-        server.connections = 0
+        server.reset_counts()
         assert update.main([f"{copy}@v2"]) == 0
         assert (server.connections, len(server.requests)) == (1, 2)
     assert (copy / "new.yaml").read_bytes() == (world.our_pkg / "new.yaml").read_bytes()
