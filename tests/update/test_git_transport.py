@@ -341,37 +341,51 @@ def test_no_lock_file_is_left_in_the_cache(world: World) -> None:
 
 
 HOLDER = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
     from pathlib import Path
     from krm_merge.upstream.git import _locked
-    path, log, hold = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+    path, log, hold = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     for _ in range(int(sys.argv[4])):
         with _locked(path):
             with open(log, "a") as out:
                 out.write("in\\n")
-            time.sleep(hold)
+            if hold.replace(".", "").isdigit():
+                time.sleep(float(hold))
+            else:  # hold until that file exists
+                while not os.path.exists(hold):
+                    time.sleep(0.01)
             with open(log, "a") as out:
                 out.write("out\\n")
 """)
 
 
+def waiting_on_a_flock(pid: int) -> bool:
+    """Whether process ``pid`` is blocked in ``flock`` (Linux: a ``->`` line of /proc/locks)."""
+    return any(line.split()[1:3] == ["->", "FLOCK"] and line.split()[5] == str(pid)
+               for line in Path("/proc/locks").read_text().splitlines())
+
+
 def test_a_lock_held_by_another_process_is_waited_for_and_never_removed(world: World, tmp_path: Path) -> None:
+    if not Path("/proc/locks").exists():
+        pytest.skip("needs /proc/locks to see a process waiting for a lock")
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.commit({"cm.yaml": cm("cm", "2")}, tag="v2")
     fetched_by_hand(world, v1)
     root = Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git"
     root.mkdir(parents=True)
     lock = root / (gitmod._mirror_name(f"file://{world.up}") + ".lock")
-    log = tmp_path / "log"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock), str(log), "3", "1"], env=world.env)
+    log, release = tmp_path / "log", tmp_path / "release"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock), str(log), str(release), "1"], env=world.env)
     deadline = time.monotonic() + HANG_GUARD_S
     while not log.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+        time.sleep(0.01)
     ours = subprocess.Popen([sys.executable, "-m", "krm_merge", "update", f"{world.our_pkg}@v2"], env=world.env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1)
-    assert ours.poll() is None  # waiting for the other process's lock
-    assert lock.exists()  # which nobody but its holder removes
+    while not waiting_on_a_flock(ours.pid) and ours.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert waiting_on_a_flock(ours.pid)  # the update waits for the other process's lock
+    assert lock.exists() and log.read_text() == "in\n"  # which nobody but its holder removes
+    release.touch()
     out, err = ours.communicate(timeout=HANG_GUARD_S)
     assert holder.wait(timeout=HANG_GUARD_S) == 0 and ours.returncode == 0, err
     assert log.read_text() == "in\nout\n" and '"2"' in (world.our_pkg / "cm.yaml").read_text()
