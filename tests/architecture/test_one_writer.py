@@ -29,10 +29,10 @@ WRITING_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
 SCRATCH = {
     ("krm_merge.upstream.git", "_repo_dir"): "the git mirror cache: cloned aside and renamed in, under its flock",
     ("krm_merge.upstream.git", "__enter__"): "the git cache's lock file",
+    ("krm_merge.upstream.git", "__exit__"): "the git cache's lock file, removed by its holder before it lets go",
     ("krm_merge.upstream.git", "_remove_unfinished_clones"): "the git cache: clones a killed run left aside, under the flock",
-    ("krm_merge.upstream.git", "_untar_in_process"): "git archive's output unpacked into a fresh temporary directory",
-    ("krm_merge.upstream.git", "_write_member"): "one file of git archive's output, O_EXCL|O_NOFOLLOW, in that directory",
-    ("krm_merge.upstream.git", "_empty"): "that temporary directory emptied when the unpacking fails",
+    ("krm_merge.upstream.gitread", "write_entries"): "a version read from the git cache, into a fresh temporary directory",
+    ("krm_merge.upstream.gitread", "_write_blob"): "one file of that version, O_EXCL|O_NOFOLLOW, in that directory",
     ("krm_merge.merge3.textfile", "merge_texts"): "git merge-file's three inputs, in a temporary directory",
     ("krm_merge.update.git", "_plan_git_tree"): "update's scratch copy of the package, in a temporary directory",
     ("krm_merge.testing", "_prepare"): "the example harness copies an example into pytest's tmp_path",

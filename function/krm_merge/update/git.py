@@ -20,7 +20,7 @@ from krm_merge.kptfile.document import update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
-from krm_merge.upstream.git import GitCache
+from krm_merge.upstream.git import GitCache, Version
 
 from .plan import UpdatePlan, apply_plan
 from .report import refused
@@ -176,15 +176,13 @@ def _plan_one_git_package(
         plan = UpdatePlan()
         _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
         return plan
-    # Both versions in one fetch (the extractions below then find them in the cache).
-    cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
     with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
         # without a lock kpt's origin is empty: everything counts as added upstream
-        plan_update = cache.extract_all(
-            ([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
-            + [(target.repo, commit, target.directory, upstream_dir)], meanwhile=_merge_planner)
+        plan_update = cache.read_versions(
+            ([Version(lock.repo, lock.commit, lock.directory, origin_dir, "origin")] if lock is not None else [])
+            + [Version(target.repo, commit, target.directory, upstream_dir, "upstream")], meanwhile=_merge_planner)
         # Our own extraction: links are deleted in place instead of copying the rest.
         pkgio.prune_untrusted(origin_dir, "origin")
         links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
@@ -197,8 +195,8 @@ def _plan_one_git_package(
 
 def _merge_planner() -> Callable[..., UpdatePlan]:
     """The merge's planner.  Imported past the no-op check only (a no-op update never loads the
-    merge, nor ruamel with it), and while git writes the two archives, so the import's ~10 ms
-    overlap git's instead of adding to them (issue 24)."""
+    merge, nor ruamel with it), and while git fetches the package's files on a cold cache, so the
+    import overlaps git's work instead of adding to it (issue 24)."""
     from .planner import plan_update
 
     return plan_update
