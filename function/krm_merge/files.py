@@ -13,9 +13,9 @@ The one place that knows how krm-merge touches files:
 * ``--dry-run`` output is one unified diff format;
 * a tree written by someone else (an upstream or origin version of a
   package) is listed by :func:`krm_merge.krm.pkgio.list_package` with
-  ``untrusted`` (names, file count and total size checked with
-  :func:`check_untrusted_name` / :func:`check_untrusted_totals`, no link
-  followed) and read in place by :func:`read_beneath`: every name on the
+  ``untrusted`` (names, depth, file count and total size checked with
+  :func:`check_untrusted_name`, :func:`check_untrusted_depth` and a
+  :class:`Budget`, no link followed) and read in place by :func:`read_beneath`: every name on the
   way opened with ``O_NOFOLLOW`` below its folder's descriptor, so a link
   swapped in after the listing is never read through (docs/security.md).
 """
@@ -113,10 +113,16 @@ def _inside(path: str, root: str, *, or_equal: bool = False) -> bool:
 
 # --- trees written by someone else ------------------------------------------------------
 
-# An upstream author decides how many files and bytes an update reads; these bound it
-# (each file is also bounded by the input size limit, yaml.load.max_input_bytes).
+# An upstream author decides how many files and bytes an update reads, and how deep its
+# folders nest; these bound it (each file is also bounded by the input size limit,
+# yaml.load.max_input_bytes).  A tree is one origin or upstream version; an update takes
+# several when it recurses into remote subpackages, and all of them together are held to
+# the same file and byte bounds (the update's budget, :func:`update_budget`).
 MAX_TREE_FILES = 100_000
 MAX_TREE_BYTES = 2 * 1024 * 1024 * 1024
+MAX_TREE_DEPTH = 64
+"""Folders of a tree from elsewhere nested deeper than this are refused (the standard library's
+tree removal and copy recurse once per level; paths grow past PATH_MAX)."""
 
 
 def check_untrusted_name(name: str, rel: str, what: str) -> None:
@@ -127,13 +133,50 @@ def check_untrusted_name(name: str, rel: str, what: str) -> None:
         raise UntrustedTreeError(f"{what}: {rel!r}: a file name with a control character, a slash or '..'; refused")
 
 
-def check_untrusted_totals(count: int, total: int, what: str) -> None:
-    """Refuse a tree from elsewhere past :data:`MAX_TREE_FILES` files or :data:`MAX_TREE_BYTES` bytes."""
+def check_untrusted_depth(rel_dir: str, what: str) -> None:
+    """Refuse a folder from elsewhere nested deeper than :data:`MAX_TREE_DEPTH` (before it is entered)."""
+    depth = rel_dir.count("/") + 1
+    if depth > MAX_TREE_DEPTH:
+        shown = "/".join(rel_dir.split("/", 3)[:3])
+        raise UntrustedTreeError(f"{what}: {shown}/...: folders nested more than {MAX_TREE_DEPTH} deep; refused")
+
+
+class Budget:
+    """How many files and bytes content from elsewhere may bring: one tree's, or one whole update's.
+
+    :meth:`charge` counts one regular file as the listing meets it, so a tree
+    past the budget is refused before any of its files is read.
+    """
+
+    __slots__ = ("files", "size", "max_files", "max_bytes", "scope")
+
+    def __init__(self, max_files: int, max_bytes: int, scope: str = "") -> None:
+        self.files = 0
+        self.size = 0
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self.scope = scope  # how a refusal names what the budget covers ("": one tree)
+
+    def charge(self, size: int, what: str) -> None:
+        """One more file of ``size`` bytes; ``UntrustedTreeError`` past the budget."""
+        self.files += 1
+        self.size += size
+        if self.files > self.max_files:
+            raise UntrustedTreeError(f"{what}: more than {self.max_files} files{self.scope}; refused")
+        if self.size > self.max_bytes:
+            raise UntrustedTreeError(f"{what}: more than {self.max_bytes} bytes in all{self.scope}; refused")
+
+
+def tree_budget() -> Budget:
+    """The budget of one tree from elsewhere: :data:`MAX_TREE_FILES` files, :data:`MAX_TREE_BYTES` bytes."""
     # Read from the module at each call: tests lower the bounds with monkeypatch.
-    if count > MAX_TREE_FILES:
-        raise UntrustedTreeError(f"{what}: more than {MAX_TREE_FILES} files; refused")
-    if total > MAX_TREE_BYTES:
-        raise UntrustedTreeError(f"{what}: more than {MAX_TREE_BYTES} bytes in all; refused")
+    return Budget(MAX_TREE_FILES, MAX_TREE_BYTES)
+
+
+def update_budget() -> Budget:
+    """The budget of one whole update: every origin and upstream version it takes, subpackages included,
+    together within one tree's bounds (a fan-out of remote subpackages cannot multiply them)."""
+    return Budget(MAX_TREE_FILES, MAX_TREE_BYTES, " in one update (every version of every subpackage counted)")
 
 
 # Descriptor flags of the in-place reader.  O_NOFOLLOW on every name, folders included, is
@@ -228,6 +271,105 @@ def unlink_beneath(root: str | os.PathLike[str], rel: str) -> None:
         os.unlink(name, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
+
+
+# --- removing a scratch tree -------------------------------------------------------------
+
+
+def remove_tree(path: str | os.PathLike[str]) -> None:
+    """Delete ``path`` and everything below it, however deep; best effort, never raises.
+
+    For krm-merge's own scratch folders (an unpacked upstream may nest
+    thousands of folders): iterative, one folder descriptor open at a time
+    (``shutil.rmtree`` recurses once per level and holds a descriptor per
+    level, a ``RecursionError`` at ~1,000), no link followed, and a folder
+    is left when its parent changed underneath (checked by device and inode).
+    """
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, _DIR_FLAGS | _NOFOLLOW)
+    except OSError:
+        _unlink_quietly(path)  # a file or a link (never followed), or nothing
+        return
+    names: list[str] = []  # the folders entered below ``path``, outermost first
+    parents: list[tuple[int, int]] = []  # (device, inode) of the folder above each of them
+    pending = [_empty_folder(fd)]  # for each level: its folders still to remove
+    try:
+        while pending:
+            if pending[-1]:
+                name = pending[-1].pop()
+                try:
+                    child = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    continue
+                info = os.fstat(fd)
+                os.close(fd)
+                fd = child
+                names.append(name)
+                parents.append((info.st_dev, info.st_ino))
+                pending.append(_empty_folder(fd))
+                continue
+            pending.pop()
+            if not names:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) != parents.pop():
+                return  # moved underneath: stop rather than delete elsewhere
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                pass
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _empty_folder(fd: int) -> list[str]:
+    """Delete every entry of the open folder ``fd`` that is not a folder; return the names of its folders."""
+    try:
+        os.fchmod(fd, 0o700)  # a read-only folder from an archive could not be emptied
+    except OSError:
+        pass
+    folders: list[str] = []
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+    except OSError:
+        return folders
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
+        except OSError:
+            pass
+    return folders
+
+
+class removed_after:
+    """``with removed_after(folder) as folder:``: :func:`remove_tree` of the folder when the block ends, however it ends.
+
+    For a scratch folder (``tempfile.mkdtemp``): unlike ``tempfile.TemporaryDirectory``, whose cleanup
+    recurses, a deep tree in it is removed and no folder is left in the temporary directory.
+    """
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def __enter__(self) -> str:
+        return self.folder
+
+    def __exit__(self, *exc: object) -> None:
+        remove_tree(self.folder)
 
 
 # --- writing ----------------------------------------------------------------------------

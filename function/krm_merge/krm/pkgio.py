@@ -28,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import unicodedata
 from typing import Collection, Iterator, NamedTuple, Sequence
 
 from krm_merge import files, txn
@@ -107,6 +108,7 @@ def list_package(
     subpackages: bool = True,
     nofollow: bool = False,
     untrusted: str | None = None,
+    budget: files.Budget | None = None,
 ) -> Listing:
     """The files below ``root``, with their kind, link status and package folder.
 
@@ -138,7 +140,7 @@ def list_package(
     every = suffixes is None and not names
     suffixes = suffixes or ("\0",)  # no name ends with NUL: only ``names`` then
     if nofollow:
-        _walk_beneath(listing, pending, ignore, every, suffixes, names, hidden, subpackages, untrusted)
+        _walk_beneath(listing, pending, ignore, every, suffixes, names, hidden, subpackages, untrusted, budget)
         return _sorted(listing)
     new = tuple.__new__  # a NamedTuple built this way skips its __new__'s argument handling: 5,000 files a run
     # This loop runs once per entry of the tree and is most of promote's screen: kept flat, and
@@ -192,17 +194,18 @@ def _sorted(listing: Listing) -> Listing:
 
 def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore: list[str], every: bool,
                   suffixes: tuple[str, ...], names: Collection[str], hidden: bool, subpackages: bool,
-                  untrusted: str | None) -> None:
+                  untrusted: str | None, budget: files.Budget | None = None) -> None:
     """:func:`list_package`'s walk with ``nofollow``: each folder opened by descriptor, no link followed.
 
     The same filters as the walk above; a link (to anything) the filters keep
     goes to :attr:`Listing.links` and is never stat'ed through.  A folder
     swapped for a link after its parent was read is refused when entered
-    (:func:`files.open_dir_beneath`).  With ``untrusted`` every entry's name
-    and every regular file's size are checked too (see :func:`list_package`).
+    (:func:`files.open_dir_beneath`).  With ``untrusted`` every entry's name,
+    every folder's depth and every regular file's size are checked too, and
+    charged to the tree's budget and ``budget`` (see :func:`list_package`).
     """
     root = listing.root
-    count = total = 0
+    budgets = [files.tree_budget()] + ([budget] if budget is not None else [])
     limit = max_input_bytes()
     listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     while pending:
@@ -219,12 +222,9 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                 rel = prefix + name
                 if untrusted is not None:
                     files.check_untrusted_name(name, rel, untrusted)
-                    earlier = seen.setdefault(name.casefold(), name)
+                    earlier = seen.setdefault(_same_file_key(name), name)
                     if earlier != name:
-                        first, second = sorted((earlier, name))  # named in one order, whatever the folder's
-                        raise files.UntrustedTreeError(
-                            f"{untrusted}: {prefix + first} and {prefix + second} are the same file on a "
-                            "case-insensitive file system; refused", file=prefix + second)
+                        _refuse_clash(untrusted, prefix, earlier, name)
                 if name in skipped or (not hidden and name[0] == "."):
                     continue
                 kept = (every or name.endswith(suffixes) or name in names) and not (ignore and ignored(rel, ignore))
@@ -232,6 +232,8 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                     if kept:
                         listing.links.append(rel)
                 elif entry.is_dir(follow_symlinks=False):
+                    if untrusted is not None:
+                        files.check_untrusted_depth(rel, untrusted)
                     if not (ignore and ignored(rel, ignore)):
                         pending.append((os.path.join(directory, name), rel + "/", package))
                         dirs.append(rel)
@@ -242,8 +244,8 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                         size = entry.stat(follow_symlinks=False).st_size
                         if size > limit:
                             check_size(size, f"{untrusted}: {rel}")
-                        count, total = count + 1, total + size
-                        files.check_untrusted_totals(count, total, untrusted)
+                        for charged in budgets:
+                            charged.charge(size, untrusted)
                     if kept:
                         listed.append(PackageFile(rel, os.path.join(directory, name), kind_of(name), False, package))
                 elif kept:
@@ -252,6 +254,30 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
             os.close(fd)
         if has_kptfile and prefix:
             _subpackage(listing, pending, mark, prefix[:-1], subpackages)
+
+
+def _same_file_key(name: str) -> str:
+    """What a case-insensitive, Unicode-normalising file system (macOS, Windows) keeps of a name.
+
+    Canonical caseless matching (Unicode's D145): ``é`` written precomposed
+    (NFC) or as ``e`` + combining accent (NFD) is one name there, as are
+    ``Service`` and ``service``.
+    """
+    if name.isascii():
+        return name.casefold()
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+def _refuse_clash(what: str, prefix: str, earlier: str, name: str) -> None:
+    """Refuse two names of one folder that are one file elsewhere, named in one order whatever the folder's."""
+    first, second = sorted((earlier, name))
+    if first.casefold() == second.casefold():
+        why = "are the same file on a case-insensitive file system"
+    else:
+        why = (f"({ascii(first)}, {ascii(second)}) are the same file on a file system that normalises "
+               "Unicode names (NFC/NFD, as macOS does)")
+    raise files.UntrustedTreeError(f"{what}: {prefix + first} and {prefix + second} {why}; refused",
+                                   file=prefix + second)
 
 
 def _krmignore_beneath(root: str) -> list[str]:
@@ -298,15 +324,16 @@ def _list_other(listing: Listing, entry: os.DirEntry[str], rel: str, package: st
         listing.others.append(rel)
 
 
-def check_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
+def check_untrusted(root: str | os.PathLike[str], what: str, budget: files.Budget | None = None) -> Listing:
     """Check a whole tree from elsewhere (``what``: ``"origin"``, ``"upstream"``) before any of it is read.
 
     :func:`list_package` with ``untrusted``, hidden names included and no
     ``.krmignore``: raises ``files.UntrustedTreeError`` for a bad name, a
-    file above the size limit or too many files or bytes (see there); its
-    links and special files are for :func:`untrusted_warnings`.
+    folder nested too deep, a file above the size limit or too many files or
+    bytes, in the tree or past ``budget`` (see there); its links and special
+    files are for :func:`untrusted_warnings`.
     """
-    return list_package(root, hidden=True, krmignore=False, untrusted=what)
+    return list_package(root, hidden=True, krmignore=False, untrusted=what, budget=budget)
 
 
 def untrusted_warnings(listing: Listing, what: str) -> list[str]:
@@ -317,10 +344,11 @@ def untrusted_warnings(listing: Listing, what: str) -> list[str]:
             f"{what}: {rel}: not a regular file or folder; not read and not copied" for rel in listing.others]
 
 
-def prune_untrusted(root: str | os.PathLike[str], what: str) -> list[str]:
-    """Check a tree krm-merge unpacked itself (:func:`check_untrusted`) and delete every link and special file
-    in it, so that later readers of that private folder cannot meet one; one warning per entry deleted."""
-    listing = check_untrusted(root, what)
+def prune_untrusted(root: str | os.PathLike[str], what: str, budget: files.Budget | None = None) -> list[str]:
+    """Check a tree krm-merge unpacked itself (:func:`check_untrusted`, charging ``budget``) and delete every link
+    and special file in it, so that later readers of that private folder cannot meet one; one warning per entry
+    deleted."""
+    listing = check_untrusted(root, what, budget)
     for rel in listing.links + listing.others:
         files.unlink_beneath(listing.root, rel)
     return untrusted_warnings(listing, what)

@@ -111,7 +111,7 @@ def _plan_git_tree(
     # kpt updates remote subpackages one after the other, each on the result of the
     # previous step; we do the same on a scratch copy and plan the difference, so
     # the update stays all-or-nothing (and --dry-run shows all of it).
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+    with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
@@ -182,7 +182,7 @@ def _plan_one_git_package(
         return plan
     # Both versions in one fetch (the extractions below then find them in the cache).
     cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+    with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
         origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
         origin_dir.mkdir()
         # without a lock kpt's origin is empty: everything counts as added upstream

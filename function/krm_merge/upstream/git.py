@@ -32,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, TypeVar
 
+from krm_merge import files
 from krm_merge.krm.results import KrmError
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -440,7 +441,7 @@ def _write_member(path: str, source: Any, mode: int) -> None:
 
 def _empty(dest: Path) -> None:
     for entry in dest.iterdir():
-        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        files.remove_tree(entry)  # however deep the archive nested its folders (shutil.rmtree recurses)
 
 
 def _untar_with_tar(data: bytes, dest: Path) -> bool:

@@ -1,0 +1,193 @@
+"""A hostile upstream against the bounds of an update: depth, names, sizes, fan-out, strategies, terminals.
+
+Each test commits what an attacker would to a real git upstream (``World``:
+``kpt pkg get``, then ``krm-merge update PKG@v2``), runs the update as a
+real process where memory, leftovers or printed bytes are what is measured
+(``resource.getrusage(RUSAGE_CHILDREN)`` of that child alone), and checks
+that the run ends with a clear result, never a traceback.
+docs/security.md and docs/reliability.md name these tests as the pins of
+their rows.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from krm_merge import files
+
+from tests.conftest import require_binary
+
+from .world import World, cm
+
+pytestmark = pytest.mark.e2e
+
+# Far above what each update takes here (a few seconds), as a guard against a hang.
+HANG_GUARD_S = 120
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    require_binary("kpt")
+    require_binary("git")
+    return World(tmp_path, monkeypatch)
+
+
+class Run(NamedTuple):
+    code: int
+    stdout: str
+    stderr: str
+    max_rss_mb: float  # the child's peak resident memory
+
+
+def run_child(world: World, *argv: str, prelude: str = "", env: dict[str, str] | None = None) -> Run:
+    """``krm-merge ARGV`` in a fresh process (TMPDIR the world's own), with its peak resident memory.
+
+    ``prelude`` runs in the child first (a bound lowered on the module).  The
+    memory is the child's alone: ``getrusage(RUSAGE_CHILDREN)`` of a grandchild
+    that only starts and waits for it.
+    """
+    code = (f"import sys\n{prelude}\nfrom krm_merge.cli import main\nsys.stdout.flush()\n"
+            "code = main(sys.argv[1:])\nsys.stdout.flush()\nsys.stderr.flush()\nsys.exit(code)\n")
+    waiter = ("import json, resource, subprocess, sys\n"
+              "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
+              "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+              "sys.stdout.write(json.dumps([p.returncode, p.stdout.decode('utf-8', 'replace'), "
+              "p.stderr.decode('utf-8', 'replace'), peak / 1024]))\n")
+    proc = subprocess.run([sys.executable, "-c", waiter, sys.executable, "-c", code, *argv],
+                          env={**world.env, **(env or {})}, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    rc, out, err, peak = json.loads(proc.stdout)
+    return Run(rc, out, err, peak)
+
+
+def package_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# -- deep folders ------------------------------------------------------------------------------------
+
+
+def nested(depth: int, leaf: str = "f.txt") -> str:
+    return "/".join(["d"] * depth) + "/" + leaf
+
+
+def remove_deep(root: Path) -> None:
+    """Remove a tree however deep, independently of the code under test (pytest's own clean-up of old
+    temporary folders recurses, and would fail on a later run)."""
+    folders, stack = [], [str(root)]
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)
+
+
+@pytest.fixture
+def deep_cleanup(world: World):  # type: ignore[no-untyped-def]
+    """Whatever deep tree a test leaves in its world (upstream's work tree, a scratch folder) is removed after it."""
+    yield
+    for root in (world.up / "pkg", world.tmp / "tmp", world.tmp / "ours", world.tmp / "kpt"):
+        if root.exists():
+            remove_deep(root)
+
+
+def make_nested(root: Path, depth: int, text: str) -> None:
+    """``d/d/.../f.txt``, ``depth`` folders deep, made one level at a time (``mkdir(parents=True)`` recurses)."""
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    with open(os.open("f.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as fh:
+        fh.write(text)
+    os.close(fd)
+
+
+def test_a_deep_upstream_tree_is_refused_without_a_traceback_or_a_leftover_temp_folder(
+    world: World, deep_cleanup: None,
+) -> None:
+    """~990 nested folders: refused early (the untrusted listing), every scratch folder removed."""
+    world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.get("v1")
+    make_nested(world.up / "pkg", 990, "deep\n")
+    world.commit({}, tag="v2")
+    before = package_bytes(world.our_pkg)
+    tmpdir = Path(world.env["TMPDIR"])
+    leftover = set(os.listdir(tmpdir))
+    run = run_child(world, "update", f"{world.our_pkg}@v2")
+    assert run.code == 1, run.stderr
+    assert f"folders nested more than {files.MAX_TREE_DEPTH} deep; refused" in run.stderr
+    assert "Traceback" not in run.stderr and "RecursionError" not in run.stderr
+    assert set(os.listdir(tmpdir)) == leftover, "a scratch folder was left in TMPDIR"
+    assert package_bytes(world.our_pkg) == before
+
+
+def test_a_tree_as_deep_as_the_bound_is_updated_and_nothing_is_left_in_tmp(world: World) -> None:
+    world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.get("v1")
+    world.commit({nested(files.MAX_TREE_DEPTH): "deep\n", "cm.yaml": cm("cm", "2")}, tag="v2")
+    tmpdir = Path(world.env["TMPDIR"])
+    leftover = set(os.listdir(tmpdir))
+    run = run_child(world, "update", f"{world.our_pkg}@v2", "--files", "merge")
+    assert run.code == 0, run.stderr
+    assert (world.our_pkg / nested(files.MAX_TREE_DEPTH)).read_text() == "deep\n"
+    assert set(os.listdir(tmpdir)) == leftover
+
+
+def test_remove_tree_removes_a_tree_deeper_than_the_recursion_limit_and_path_max(tmp_path: Path) -> None:
+    """3,000 levels of 40-character names: 120 KB paths, far past PATH_MAX and Python's recursion limit."""
+    assert hasattr(files, "remove_tree")  # else the tree below would be left for pytest's clean-up
+    root = tmp_path / "scratch"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    name = "n" * 40
+    for level in range(3000):
+        os.mkdir(name, dir_fd=fd)
+        with open(os.open("file", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as fh:
+            fh.write(str(level))
+        os.symlink("/etc/passwd", "link", dir_fd=fd)  # removed, never followed
+        inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    files.remove_tree(root)
+    assert not root.exists() and os.listdir(tmp_path) == []
+    assert Path("/etc/passwd").exists()
+
+
+# -- names one file system would merge ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("names", [
+    [unicodedata.normalize("NFC", "é.yaml"), unicodedata.normalize("NFD", "é.yaml")],
+    ["dir/" + unicodedata.normalize("NFC", "Å.txt"), "dir/" + unicodedata.normalize("NFD", "å.txt")],
+])
+def test_names_equal_once_unicode_normalised_are_refused_like_case_clashes(
+    world: World, names: list[str], capsys: pytest.CaptureFixture[str],
+) -> None:
+    world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.get("v1")
+    world.commit({name: cm("x", str(i)) for i, name in enumerate(names)}, tag="v2")
+    assert len(set(world.git("ls-files", "-z", "pkg").split("\0")) - {""}) == 3  # git holds both names
+    before = package_bytes(world.our_pkg)
+    assert world.update_ours("v2") == 1
+    err = capsys.readouterr().err
+    assert "normalises Unicode names (NFC/NFD" in err and "Traceback" not in err, err
+    assert package_bytes(world.our_pkg) == before
