@@ -32,7 +32,6 @@ SCRATCH = {
     ("krm_merge.upstream.git", "_remove_unfinished_clones"): "the git cache: clones a killed run left aside, under the flock",
     ("krm_merge.upstream.git", "_untar_in_process"): "git archive's output unpacked into a fresh temporary directory",
     ("krm_merge.upstream.git", "_write_member"): "one file of git archive's output, O_EXCL|O_NOFOLLOW, in that directory",
-    ("krm_merge.upstream.git", "_empty"): "that temporary directory emptied when the unpacking fails",
     ("krm_merge.merge3.textfile", "merge_texts"): "git merge-file's three inputs, in a temporary directory",
     ("krm_merge.update.git", "_plan_git_tree"): "update's scratch copy of the package, in a temporary directory",
     ("krm_merge.testing", "_prepare"): "the example harness copies an example into pytest's tmp_path",

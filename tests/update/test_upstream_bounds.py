@@ -31,6 +31,8 @@ pytestmark = pytest.mark.e2e
 
 # Far above what each update takes here (a few seconds), as a guard against a hang.
 HANG_GUARD_S = 120
+# Address space of every child run: far above what each takes (< 300 MB resident), a guard for the machine.
+MEMORY_CEILING_MB = 4096
 
 
 @pytest.fixture
@@ -57,6 +59,8 @@ def run_child(world: World, *argv: str, prelude: str = "", env: dict[str, str] |
     code = (f"import sys\n{prelude}\nfrom krm_merge.cli import main\nsys.stdout.flush()\n"
             "code = main(sys.argv[1:])\nsys.stdout.flush()\nsys.stderr.flush()\nsys.exit(code)\n")
     waiter = ("import json, resource, subprocess, sys\n"
+              # a run that would take the machine's memory (main took 13 GB on one probe) fails instead
+              f"resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_CEILING_MB << 20}, {MEMORY_CEILING_MB << 20}))\n"
               "p = subprocess.run(sys.argv[1:], capture_output=True)\n"
               "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
               "sys.stdout.write(json.dumps([p.returncode, p.stdout.decode('utf-8', 'replace'), "
@@ -191,3 +195,61 @@ def test_names_equal_once_unicode_normalised_are_refused_like_case_clashes(
     err = capsys.readouterr().err
     assert "normalises Unicode names (NFC/NFD" in err and "Traceback" not in err, err
     assert package_bytes(world.our_pkg) == before
+
+
+# -- YAML aliases: bytes after expansion, and every message and marker that shows a value ---------------
+
+
+def aliased(value: str, size: int, aliases: int) -> str:
+    """A ConfigMap whose list holds ``aliases`` aliases of one ``size``-character string, after ``value``."""
+    items = "".join("  - *b\n" for _ in range(aliases))
+    return (f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\nbase: &b \"{'x' * size}\"\n"
+            f"list:\n  - {value}\n{items}")
+
+
+def alias_world(world: World, size: int, aliases: int) -> None:
+    """Origin and local hold one alias; upstream a thousand: the list changed on both sides (a conflict)."""
+    world.commit({"cm.yaml": aliased("origin", size, 1)}, tag="v1")
+    world.get("v1")
+    world.edit_local({"cm.yaml": aliased("local", size, 1)})
+    world.commit({"cm.yaml": aliased("upstream", size, aliases)}, tag="v2")
+
+
+@pytest.mark.parametrize("policy", ["mark", "local-wins"])
+def test_aliases_are_bounded_in_bytes_not_only_in_nodes(world: World, policy: str) -> None:
+    """A 100 KB string aliased 1,000 times (100 MB once expanded, 1,002 nodes): refused, naming the file."""
+    alias_world(world, 100_000, 1_000)
+    before = package_bytes(world.our_pkg)
+    run = run_child(world, "update", f"{world.our_pkg}@v2", "--conflicts", policy)
+    assert run.code == 1, run.stderr[:2000]
+    assert "cm.yaml) uses YAML aliases that expand to more than 16 MB of values" in run.stderr
+    assert "KRM_MERGE_MAX_ALIAS_MB" in run.stderr and "Traceback" not in run.stderr
+    assert len(run.stderr) < 1_000 and run.max_rss_mb < 250, (len(run.stderr), run.max_rss_mb)
+    assert package_bytes(world.our_pkg) == before
+
+
+def test_an_expansion_allowed_by_the_user_still_costs_what_the_text_costs(world: World) -> None:
+    """With the limit raised (2 GB of values through aliases), memory, messages and the marker stay small."""
+    alias_world(world, 100_000, 20_000)
+    run = run_child(world, "update", f"{world.our_pkg}@v2", "--conflicts", "mark",
+                    env={"KRM_MERGE_MAX_ALIAS_MB": "4096"})
+    assert run.code == 3, run.stderr[:2000]
+    assert run.max_rss_mb < 250 and len(run.stderr) < 10_000, (run.max_rss_mb, len(run.stderr))
+    assert os.path.getsize(world.our_pkg / "cm.yaml") < 2_100_000  # the 20,000 aliases, no expanded marker
+
+
+def test_values_in_messages_and_markers_are_cut_or_not_recorded(world: World) -> None:
+    """Under the alias limit (10 MB of values): the conflict line shows 1,000 characters and says it was cut;
+    the marker records no 10 MB value in the package; ``conflicts`` lists it; ``resolve`` says what to do."""
+    alias_world(world, 100_000, 100)
+    run = run_child(world, "update", f"{world.our_pkg}@v2", "--conflicts", "mark")
+    assert run.code == 3, run.stderr[:2000]
+    assert len(run.stderr) < 10_000 and "\u2026 (cut: 1000 of about" in run.stderr
+    text = (world.our_pkg / "cm.yaml").read_text()
+    assert len(text) < 200_000 and "# krm-merge:conflict upstream=<not recorded: about 1" in text
+    listed = run_child(world, "conflicts", str(world.our_pkg))
+    assert listed.code != 0 and "list" in listed.stdout and len(listed.stdout) < 10_000, listed
+    taken = run_child(world, "resolve", str(world.our_pkg), "--take", "upstream")
+    assert taken.code == 1 and "no readable upstream value" in taken.stderr and "Traceback" not in taken.stderr
+    assert run_child(world, "resolve", str(world.our_pkg), "--take", "local").code == 0
+    assert "krm-merge:conflict" not in (world.our_pkg / "cm.yaml").read_text()
