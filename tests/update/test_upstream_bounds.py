@@ -11,7 +11,9 @@ their rows.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -68,8 +70,6 @@ def run_child(world: World, *argv: str, prelude: str = "", env: dict[str, str] |
     proc = subprocess.run([sys.executable, "-c", waiter, sys.executable, "-c", code, *argv],
                           env={**world.env, **(env or {})}, capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
-    import json
-
     rc, out, err, peak = json.loads(proc.stdout)
     return Run(rc, out, err, peak)
 
@@ -253,3 +253,58 @@ def test_values_in_messages_and_markers_are_cut_or_not_recorded(world: World) ->
     assert taken.code == 1 and "no readable upstream value" in taken.stderr and "Traceback" not in taken.stderr
     assert run_child(world, "resolve", str(world.our_pkg), "--take", "local").code == 0
     assert "krm-merge:conflict" not in (world.our_pkg / "cm.yaml").read_text()
+
+
+# -- terminal control characters from content --------------------------------------------------------
+
+# What a terminal obeys: C0 but tab and newline (a CR only when it is not a line end), DEL, C1, bidi controls.
+TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)")
+OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # writes the clipboard
+CSI = "\x1b[2J\x1b[31m"  # clears the screen, turns red
+BIDI = "\u202e"  # right-to-left override: `pwned.txt` reads as something else
+HOSTILE_TEXT = f"harmless line\n{OSC52}{CSI}clipboard\nsafe\rHIDDEN\n{BIDI}txt.hs\n"
+
+
+def hostile_cm(value: str) -> str:
+    """A ConfigMap whose value holds ESC (YAML's \\e escape), a C1 control and a bidi override."""
+    return ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
+            f'data:\n  a: "{value}\\e]52;c;cHduZWQ=\\a\\e[2J\\x9b{BIDI}"\n')
+
+
+def test_no_command_prints_a_terminal_control_character_of_content(world: World, tmp_path: Path) -> None:
+    """ESC, OSC 52, CSI, CR, C1 and bidi characters in upstream file content, names and values: every command
+    prints them escaped (``\\x1b``, ``\\u202e``), never raw."""
+    world.commit({"cm.yaml": hostile_cm("origin"), "notes.txt": "plain\n"}, tag="v1")
+    world.get("v1")
+    world.edit_local({"cm.yaml": hostile_cm("local"), "notes.txt": "plain, mine\n"})
+    world.commit({"cm.yaml": hostile_cm("upstream"), "notes.txt": HOSTILE_TEXT,
+                  f"evil{BIDI}lmay.yaml": hostile_cm("named")}, tag="v2")
+    pkg = str(world.our_pkg)
+    other = tmp_path / "b.yaml"
+    other.write_text(hostile_cm("other"))
+    marked = tmp_path / "promoted"
+    marked.mkdir()
+    (marked / "cm.yaml").write_text('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n'
+                                   f'data:\n  prod: "1.0{BIDI}" # {{"$promotion": "default:app:prod"}}\n')
+    runs = {
+        "update --dry-run": run_child(world, "update", f"{pkg}@v2", "--dry-run", "--files", "merge",
+                                      "--report", "markdown", "-"),
+        "update": run_child(world, "update", f"{pkg}@v2", "--conflicts", "mark", "--files", "merge",
+                            "--report", "json", "-"),
+        "conflicts": run_child(world, "conflicts", pkg),
+        "conflicts json": run_child(world, "conflicts", pkg, "--output", "json"),
+        "resolve": run_child(world, "resolve", pkg, "--take", "upstream", "ConfigMap/cm"),
+        "run": run_child(world, "run", pkg, "--dry-run", "--", "mode=reorder-merge",
+                         "patch=apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  b: x\n"),
+        "diff": run_child(world, "diff", str(world.our_pkg / "cm.yaml"), str(other)),
+        "promote": run_child(world, "promote", str(marked), "--set", f"default:app:prod=2.0{BIDI}", "--dry-run"),
+        "recover": run_child(world, "recover", pkg),
+    }
+    for name, run in runs.items():
+        for stream, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+            found = TERMINAL_CONTROL.search(text)
+            assert found is None, f"{name} printed {found.group()!r} on {stream}: {text[max(0, found.start() - 80):found.end() + 80]!r}"
+    # the content was printed, escaped: the test would see a raw one
+    assert "\\x1b]52;c;" in runs["update --dry-run"].stdout and "\\u202e" in runs["update --dry-run"].stdout
+    assert "\\x1b" in runs["update"].stderr + runs["update --dry-run"].stdout
+    assert "\\u202e" in runs["diff"].stdout and "\\u202e" in runs["promote"].stdout
