@@ -308,3 +308,53 @@ def test_no_command_prints_a_terminal_control_character_of_content(world: World,
     assert "\\x1b]52;c;" in runs["update --dry-run"].stdout and "\\u202e" in runs["update --dry-run"].stdout
     assert "\\x1b" in runs["update"].stderr + runs["update --dry-run"].stdout
     assert "\\u202e" in runs["diff"].stdout and "\\u202e" in runs["promote"].stdout
+
+
+# -- local decides how local is updated ------------------------------------------------------------
+
+
+def strategy_world(world: World) -> None:
+    """A package whose subpackage ``sub`` is a remote package (``/leaf`` of the same repository, resource-merge);
+    the user edits a resource in it and adds a file; v2 changes only the subpackage's updateStrategy."""
+    def sub_kptfile(strategy: str) -> str:
+        return ("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\nupstream:\n  type: git\n  git:\n"
+                f"    repo: file://{world.up}\n    directory: /leaf\n    ref: leaf1\n  updateStrategy: {strategy}\n")
+
+    (world.up / "leaf").mkdir()
+    (world.up / "leaf" / "Kptfile").write_text("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: leaf\n")
+    (world.up / "leaf" / "cm.yaml").write_text(cm("leaf", "1"))
+    world.commit({"cm.yaml": cm("cm", "1")}, tag="leaf1")
+    world.commit({"sub/Kptfile": sub_kptfile("resource-merge"), "sub/cm.yaml": cm("leaf", "1")}, tag="v1")
+    world.get("v1")
+    world.edit_local({"sub/cm.yaml": cm("leaf", "mine"), "sub/mine.yaml": cm("mine", "m")})
+    world.commit({"sub/Kptfile": sub_kptfile("force-delete-replace"), "cm.yaml": cm("cm", "2")}, tag="v2")
+
+
+def test_a_strategy_arriving_from_upstream_does_not_apply_to_the_update_that_brings_it(
+    world: World, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """kpt applies upstream's new force-delete-replace at once: the user's edit and file are gone, exit 0.
+    krm-merge updates by the user's own strategy, keeps it in the Kptfile, and says what upstream proposes."""
+    strategy_world(world)
+    assert world.update_kpt("v2").returncode == 0
+    assert '"1"' in (world.kpt_pkg / "sub" / "cm.yaml").read_text() and not (world.kpt_pkg / "sub" / "mine.yaml").exists()
+
+    assert world.update_ours("v2") == 0
+    err = capsys.readouterr().err
+    assert ("warning: sub/Kptfile: upstream changes updateStrategy from resource-merge to force-delete-replace; "
+            "not applied") in err and "--accept-upstream-strategy" in err, err
+    assert '"mine"' in (world.our_pkg / "sub" / "cm.yaml").read_text()
+    assert 'a: "m"' in (world.our_pkg / "sub" / "mine.yaml").read_text()
+    assert "updateStrategy: resource-merge" in (world.our_pkg / "sub" / "Kptfile").read_text()
+    assert '"2"' in (world.our_pkg / "cm.yaml").read_text()  # the rest of the update is done
+    # the next update still uses the user's strategy: it was not recorded
+    assert world.update_ours("v2") == 0
+    assert (world.our_pkg / "sub" / "mine.yaml").exists() and '"mine"' in (world.our_pkg / "sub" / "cm.yaml").read_text()
+
+
+def test_the_user_can_take_the_strategy_upstream_proposes(world: World) -> None:
+    strategy_world(world)
+    assert world.update_ours("v2", "resource-merge", "--accept-upstream-strategy") == 0
+    assert "updateStrategy: force-delete-replace" in (world.our_pkg / "sub" / "Kptfile").read_text()
+    assert not (world.our_pkg / "sub" / "mine.yaml").exists()  # as kpt: the user asked for it
+    assert '"1"' in (world.our_pkg / "sub" / "cm.yaml").read_text()
