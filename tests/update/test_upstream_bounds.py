@@ -358,3 +358,53 @@ def test_the_user_can_take_the_strategy_upstream_proposes(world: World) -> None:
     assert "updateStrategy: force-delete-replace" in (world.our_pkg / "sub" / "Kptfile").read_text()
     assert not (world.our_pkg / "sub" / "mine.yaml").exists()  # as kpt: the user asked for it
     assert '"1"' in (world.our_pkg / "sub" / "cm.yaml").read_text()
+
+
+# -- a fan-out of remote subpackages ---------------------------------------------------------------
+
+
+def fan_out(world: World, levels: int, size: int) -> None:
+    """Tags t1..tN of one repository: at tK the package holds ``size`` bytes and two remote subpackages
+    following ``/pkg`` at tK+1 (no cycle: each level names another tag), 2 + 4 + ... of them in all."""
+    def sub(ref: str) -> str:
+        return ("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: s\nupstream:\n  type: git\n  git:\n"
+                f"    repo: file://{world.up}\n    directory: /pkg\n    ref: {ref}\n")
+
+    world.commit({"cm.yaml": cm("cm", "0")}, tag="t0")
+    world.get("t0")
+    for level in range(1, levels + 1):
+        content: dict[str, str | None] = {"data.txt": "x" * size + str(level)}
+        if level < levels:
+            content.update({"s0/Kptfile": sub(f"t{level + 1}"), "s1/Kptfile": sub(f"t{level + 1}")})
+        else:
+            content.update({"s0": None, "s1": None})
+        world.commit(content, tag=f"t{level}")
+
+
+FILE_TRANSPORT = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always"}
+
+
+def test_the_subpackages_of_one_update_share_one_byte_budget(world: World) -> None:
+    """30 subpackages of 200 KB each (6 MB in all, every tree far under the bounds): with the bounds lowered
+    to 1 MB the update is refused once they are spent, before the later subpackages are fetched."""
+    fan_out(world, 5, 200_000)
+    before = package_bytes(world.our_pkg)
+    run = run_child(world, "update", f"{world.our_pkg}@t1", env=FILE_TRANSPORT,
+                    prelude="import krm_merge.files as f\nf.MAX_TREE_BYTES = 1_000_000")
+    assert run.code == 1, run.stderr
+    assert "more than 1000000 bytes in all in one update (every version of every subpackage counted); refused" \
+        in run.stderr and "Traceback" not in run.stderr, run.stderr
+    # refused at the fifth 200 KB tree: inside the first subpackages, not after all 30
+    assert run.stderr.count("s0/") + run.stderr.count("s1/") <= 3, run.stderr
+    assert package_bytes(world.our_pkg) == before
+
+
+def test_a_fan_out_of_subpackages_costs_what_it_brings(world: World) -> None:
+    """62 subpackages of 300 KB (19 MB in the package at the end): resident memory stays a small multiple of it
+    (each level once: no copy of the tree per subpackage)."""
+    fan_out(world, 6, 300_000)
+    run = run_child(world, "update", f"{world.our_pkg}@t1", env=FILE_TRANSPORT)
+    assert run.code == 0, run.stderr
+    written = sum(len(data) for data in package_bytes(world.our_pkg).values())
+    assert 63 * 300_000 < written < 63 * 300_000 + 1_000_000
+    assert run.max_rss_mb < 150 + 2 * written / 2**20, (run.max_rss_mb, written)
