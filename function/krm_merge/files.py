@@ -469,6 +469,8 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     lines = _same_length_diff(old, new, fromfile, tofile)
+    if lines is None and len(old) * len(new) > MAX_DIFF_WORK:
+        lines = _replaced_block(old, new, fromfile, tofile)
     if lines is None:
         import difflib  # only for diffs the fast path cannot make
 
@@ -480,6 +482,10 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
 
 # Below this size both texts are diffed whole (and the diff is exactly difflib's).
 _WINDOW_ABOVE = 1 << 20
+MAX_DIFF_WORK = 100_000_000
+"""Lines of one side times lines of the other, in a changed region, above which a dry run shows the region as
+one replaced block: difflib's matching grows with that product (quadratically in a file an upstream author
+shaped), so a larger region is not matched line by line."""
 _CHUNK_CHARS = 1 << 16
 
 
@@ -601,6 +607,17 @@ def _same_length_diff(old: list[str], new: list[str], fromfile: str, tofile: str
             at = end
         lines.extend(" " + line for line in old[at:stop])
     return lines
+
+
+def _replaced_block(old: list[str], new: list[str], fromfile: str, tofile: str) -> list[str]:
+    """One hunk that removes every line of ``old`` and adds every line of ``new``: a correct diff in linear time."""
+    return [f"--- {fromfile}\n", f"+++ {tofile}\n", f"@@ -{_hunk_range(len(old))} +{_hunk_range(len(new))} @@\n",
+            *("-" + line for line in old), *("+" + line for line in new)]
+
+
+def _hunk_range(count: int) -> str:
+    """A hunk's range of ``count`` lines from line 1, written as difflib writes it (an empty one is ``0,0``)."""
+    return "1" if count == 1 else f"{1 if count else 0},{count}"
 
 
 def _runs(changed: list[int]) -> list[tuple[int, int]]:

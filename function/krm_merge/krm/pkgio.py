@@ -58,6 +58,16 @@ def kind_of(name: str) -> str:
     return KIND_OTHER
 
 
+def folders_of(rel: str) -> list[str]:
+    """The folders a package-relative path lies in, outermost first (``a/b/c.yaml``: ``a``, ``a/b``).
+
+    What a question "is this path inside one of these folders?" looks up, one
+    set lookup a level, instead of comparing the path with every folder.
+    """
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+
+
 def is_krm_name(name: str) -> bool:
     """Whether ``kpt fn source`` reads a file of this name (a YAML file or a Kptfile)."""
     return name == KPTFILE or name.endswith(YAML_SUFFIXES)
@@ -502,6 +512,6 @@ def write_target(root: str, rel: str) -> str:
 
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "SKIPPED_NAMES", "YAML_SUFFIXES", "ChangeSet",
-    "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "ignored", "is_krm_name", "kind_of", "list_package",
+    "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "folders_of", "ignored", "is_krm_name", "kind_of", "list_package",
     "prune_untrusted", "read_krmignore", "transaction_changes", "untrusted_warnings", "write_target",
 ]

@@ -75,7 +75,9 @@ class DuplicateKey(NamedTuple):
         )
 
 
-_DUPLICATES: contextvars.ContextVar[list[DuplicateKey] | None] = contextvars.ContextVar(
+# The keys collected, in order, and the same as a set: an upstream file can repeat a key a
+# hundred thousand times, and a membership test on the list alone made noting them quadratic.
+_DUPLICATES: contextvars.ContextVar[tuple[list[DuplicateKey], set[DuplicateKey]] | None] = contextvars.ContextVar(
     "krm_merge_duplicate_keys", default=None
 )
 
@@ -84,7 +86,7 @@ _DUPLICATES: contextvars.ContextVar[list[DuplicateKey] | None] = contextvars.Con
 def collecting_duplicate_keys() -> Iterator[list[DuplicateKey]]:
     """Collect the duplicate keys every read inside the ``with`` block finds (each once)."""
     found: list[DuplicateKey] = []
-    token = _DUPLICATES.set(found)
+    token = _DUPLICATES.set((found, set()))
     try:
         yield found
     finally:
@@ -92,12 +94,14 @@ def collecting_duplicate_keys() -> Iterator[list[DuplicateKey]]:
 
 
 def _note_duplicates(found: list[tuple[str, int]], what: str) -> None:
-    collected = _DUPLICATES.get()
-    if collected is None:
+    collecting = _DUPLICATES.get()
+    if collecting is None:
         return
+    collected, seen = collecting
     for key, line in found:
         dup = DuplicateKey(str(key), what, line)
-        if dup not in collected:
+        if dup not in seen:
+            seen.add(dup)
             collected.append(dup)
 
 

@@ -1,0 +1,173 @@
+"""Loops an upstream author drives grow linearly: work counted in function calls, not timed.
+
+An upstream decides how many subpackages, folders, files, duplicate keys,
+conflicts and changed lines an update goes through.  Each shape below is
+planned at two sizes, eight times apart, with every Python and C function
+call counted (``sys.setprofile``: deterministic, unlike a clock); a loop
+over one of them nested in a loop over another (quadratic) would multiply
+the calls by about 64, a linear one by 8.  docs/reliability.md lists these
+with the bounds.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from krm_merge import files
+from krm_merge.krm import pkgio
+from krm_merge.update.plan import render_plan
+from krm_merge.update.planner import plan_update
+from krm_merge.update.tree import remote_subpackages
+from krm_merge.yaml.load import collecting_duplicate_keys
+
+from .world import cm, kptfile, write_tree
+
+SMALL, LARGE = 60, 480
+LINEAR = 8 * 1.3  # 8x the input: at most ~10x the calls (quadratic would be ~64x)
+
+Copies = tuple[Path, Path, Path]
+
+
+def copies(root: Path) -> Copies:
+    local, origin, upstream = (root / name for name in ("local", "origin", "upstream"))
+    for copy in (local, origin, upstream):
+        write_tree(copy, {"Kptfile": kptfile("p")})
+    return local, origin, upstream
+
+
+def subpackages_changed(n: int, root: Path) -> Copies:
+    """``n`` subpackages, each resource changed upstream."""
+    local, origin, upstream = copies(root)
+    for i in range(n):
+        same = {f"s{i}/Kptfile": kptfile(f"s{i}"), f"s{i}/cm.yaml": cm(f"c{i}", "1")}
+        write_tree(local, same)
+        write_tree(origin, same)
+        write_tree(upstream, {**same, f"s{i}/cm.yaml": cm(f"c{i}", "2")})
+    return local, origin, upstream
+
+
+def subpackages_deleted(n: int, root: Path) -> Copies:
+    """``n`` subpackages with a non-KRM file each, all deleted upstream (each asks whether local changed it)."""
+    local, origin, upstream = copies(root)
+    for i in range(n):
+        same = {f"s{i}/Kptfile": kptfile(f"s{i}"), f"s{i}/cm.yaml": cm(f"c{i}", "1"), f"s{i}/notes.txt": "x\n"}
+        write_tree(local, same)
+        write_tree(origin, same)
+    return local, origin, upstream
+
+
+def folders_emptied(n: int, root: Path) -> Copies:
+    """``n`` folders deleted upstream while upstream adds ``n`` others."""
+    local, origin, upstream = copies(root)
+    for i in range(n):
+        write_tree(local, {f"d{i}/f.txt": "x\n"})
+        write_tree(origin, {f"d{i}/f.txt": "x\n"})
+        write_tree(upstream, {f"new{i}/g.txt": "y\n"})
+    return local, origin, upstream
+
+
+def conflicts(n: int, root: Path) -> Copies:
+    """``n`` resources in one file, each changed on both sides (conflicts marked)."""
+    local, origin, upstream = copies(root)
+    for copy, value in ((local, "l"), (origin, "o"), (upstream, "u")):
+        write_tree(copy, {"cm.yaml": "---\n".join(cm(f"c{i}", value) for i in range(n))})
+    return local, origin, upstream
+
+
+def duplicate_keys(n: int, root: Path) -> Copies:
+    """One upstream resource whose keys are each written twice, ``n`` of them."""
+    local, origin, upstream = copies(root)
+    for copy in (local, origin):
+        write_tree(copy, {"cm.yaml": cm("c", "1")})
+    repeated = "".join(f"  k{i}: a\n  k{i}: b\n" for i in range(n))
+    write_tree(upstream, {"cm.yaml": cm("c", "2").replace("data:\n", "data:\n" + repeated)})
+    return local, origin, upstream
+
+
+def plan(shape: Callable[[int, Path], Copies], n: int, root: Path) -> Callable[[], object]:
+    local, origin, upstream = shape(n, root)
+
+    def run() -> object:
+        with collecting_duplicate_keys():
+            return render_plan(plan_update(local, origin, upstream, conflicts="mark"))
+
+    return run
+
+
+def calls(run: Callable[[], object]) -> int:
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def grows_linearly(make: Callable[[int, Path], Callable[[], object]], tmp_path: Path) -> None:
+    make(SMALL, tmp_path / "warm-up")()  # imports, schema tables
+    small = calls(make(SMALL, tmp_path / "small"))
+    large = calls(make(LARGE, tmp_path / "large"))
+    assert large < small * LINEAR, (small, large, large / small)
+
+
+@pytest.mark.parametrize("shape", [subpackages_changed, subpackages_deleted, folders_emptied, conflicts,
+                                   duplicate_keys], ids=lambda shape: shape.__name__)
+def test_an_update_grows_linearly_with_what_upstream_multiplies(
+    shape: Callable[[int, Path], Copies], tmp_path: Path,
+) -> None:
+    grows_linearly(lambda n, root: plan(shape, n, root), tmp_path)
+
+
+def test_finding_remote_subpackages_grows_linearly(tmp_path: Path) -> None:
+    def make(n: int, root: Path) -> Callable[[], object]:
+        remote = "upstream:\n  type: git\n  git:\n    repo: https://example.com/r\n    directory: /x\n    ref: v1\n"
+        write_tree(root, {"Kptfile": kptfile("p"), **{f"s{i}/Kptfile": kptfile(f"s{i}", remote) for i in range(n)}})
+        return lambda: remote_subpackages(root)
+
+    grows_linearly(make, tmp_path)
+
+
+def test_checking_names_grows_linearly(tmp_path: Path) -> None:
+    """The case and Unicode-normalisation clash check of an untrusted tree: one lookup per name."""
+    def make(n: int, root: Path) -> Callable[[], object]:
+        write_tree(root, {f"d{i % 7}/f\u00e9{i}.txt": "x" for i in range(n * 4)})
+        return lambda: pkgio.check_untrusted(root, "upstream")
+
+    grows_linearly(make, tmp_path)
+
+
+def test_a_dry_run_diff_of_a_large_rewritten_file_grows_linearly() -> None:
+    """Lines an upstream author shaped for difflib's worst case (few distinct lines, all moved): past
+    ``files.MAX_DIFF_WORK`` the changed region is one replaced block, not matched line by line."""
+    def make(n: int, root: Path) -> Callable[[], object]:
+        shuffle = random.Random(n)
+        old, new = ("".join(f"line {shuffle.randrange(300)}\n" for _ in range(n * 50)) for _ in range(2))
+        return lambda: files.unified_diff([("big.txt", old, new)])
+
+    make(SMALL * 4, Path())()
+    small, large = calls(make(SMALL * 4, Path())), calls(make(LARGE * 4, Path()))
+    assert large < small * LINEAR, (small, large, large / small)
+    assert (SMALL * 4 * 50) ** 2 > files.MAX_DIFF_WORK  # both sizes are past the bound
+
+
+def test_a_hundred_thousand_duplicate_keys_are_noted_in_linear_time(tmp_path: Path) -> None:
+    """Each repeat is kept once (a set beside the list): 100,000 of them was ~10^10 comparisons."""
+    from krm_merge.yaml import load
+
+    text = "a:\n" + "".join(f"  k{i}: 1\n  k{i}: 2\n" for i in range(100_000))
+    with collecting_duplicate_keys() as found:
+        load.load_data(text, "up.yaml")
+        load.load_data(text, "up.yaml")  # read twice: noted once
+    assert len(found) == 100_000
