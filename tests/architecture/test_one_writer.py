@@ -33,7 +33,7 @@ SCRATCH = {
     ("krm_merge.upstream.git", "_untar_in_process"): "git archive's output unpacked into a fresh temporary directory",
     ("krm_merge.upstream.git", "_write_member"): "one file of git archive's output, O_EXCL|O_NOFOLLOW, in that directory",
     ("krm_merge.merge3.textfile", "merge_texts"): "git merge-file's three inputs, in a temporary directory",
-    ("krm_merge.update.git", "_plan_git_tree"): "update's scratch copy of the package, in a temporary directory",
+    ("krm_merge.update.git", "plan_git_update"): "update's scratch copy of the package, in a temporary directory",
     ("krm_merge.testing", "_prepare"): "the example harness copies an example into pytest's tmp_path",
     ("krm_merge.testing", "check_example"): "the example harness rewrites its expected results only when asked (update)",
     ("krm_merge.testing", "_update"): "the example harness rewrites its expected diff only when asked (update)",

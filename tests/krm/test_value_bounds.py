@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 import pytest
 
 from krm_merge.krm.values import MESSAGE_VALUE_CHARS, render_value, value_json
 from krm_merge.merge3.nodes import render, to_plain_data
 from krm_merge.yaml import load
+
+from tests.helpers import count_calls
 
 
 def deep(depth: int) -> object:
@@ -42,17 +43,9 @@ def test_a_thousand_aliases_of_a_large_string_cost_what_the_shown_part_costs(mon
     big = "x" * 1_000_000
     data = load.load_data("base: &b " + big + "\nlist: [" + ", ".join(["*b"] * 1000) + "]\n")
     assert data["list"][0] is data["list"][999]  # the loader shares an aliased value
-    calls = 0
-
-    def profile(frame: object, event: str, arg: object) -> None:
-        nonlocal calls
-        calls += event in ("call", "c_call")
-
-    sys.setprofile(profile)
-    try:
-        shown, recorded = render_value(data), value_json(data)
-    finally:
-        sys.setprofile(None)
+    out: list[object] = []
+    calls = count_calls(lambda: out.extend((render_value(data), value_json(data))))
+    shown, recorded = out
     assert len(shown) < 1100 and "of about 1001004" in shown and recorded is None
     assert calls < 20_000, calls  # the 1,000 list entries are counted once each (value_size), not rendered
 

@@ -253,6 +253,7 @@ def _check_tree(root: Any, what: str) -> int:
     yaml = lib.yaml
 
     expanded: dict[int, tuple[int, int]] = {}  # id -> (nodes, characters of scalars) once expanded
+    once = 0  # characters of the scalars, each counted once: what the text itself holds
     stack: list[tuple[Any, int, bool]] = [(root, 0, False)]
     while stack:
         node, depth, children_done = stack.pop()
@@ -263,7 +264,9 @@ def _check_tree(root: Any, what: str) -> int:
         elif isinstance(node, yaml.SequenceNode):
             children = node.value
         else:
-            expanded[id(node)] = (1, len(node.value))
+            if id(node) not in expanded:
+                expanded[id(node)] = (1, len(node.value))
+                once += len(node.value)
             continue
         if not children_done:
             if id(node) in expanded:
@@ -280,27 +283,7 @@ def _check_tree(root: Any, what: str) -> int:
             raise YamlError(
                 f"{what} uses YAML aliases that expand to more than {MAX_ALIAS_EXPANSION} nodes; refusing to load it"
             )
-    once = sum(len(node.value) for node in _scalars(root, yaml))
     return expanded[id(root)][1] - once
-
-
-def _scalars(root: Any, yaml: Any) -> list[Any]:
-    """Every scalar node of a tree, each once however many aliases use it."""
-    seen: set[int] = set()
-    found: list[Any] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            stack.extend(part for pair in node.value for part in pair)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-        else:
-            found.append(node)
-    return found
 
 
 # libyaml 0.2.6's own depth limit (1,000 flow or block levels; 0.2.5 has none).
