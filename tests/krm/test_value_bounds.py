@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from krm_merge.krm.values import MESSAGE_VALUE_CHARS, render_value, value_json
+from krm_merge.krm.values import MESSAGE_VALUE_CHARS, render_value, resource_label, value_json
 from krm_merge.merge3.nodes import render, to_plain_data
 from krm_merge.yaml import load
 
@@ -66,3 +66,9 @@ def test_round_trip_trees_keep_what_aliases_share() -> None:
     assert all(item is plain["list"][0] for item in plain["list"]) and plain["base"] is plain["list"][0]
     assert type(plain["base"]) is str
     assert render(tree["list"]).endswith("characters)") and len(render(tree["list"])) < 1100
+
+
+def test_a_resource_named_a_megabyte_long_is_named_in_253_characters() -> None:
+    label = resource_label("ConfigMap", "n" * 1_000_000, "ns")
+    assert label.startswith("ConfigMap/ns/" + "n" * 253 + "\u2026 (cut: 253 of about 1000002") and len(label) < 320
+    assert resource_label("ConfigMap", "web", "ns") == "ConfigMap/ns/web"

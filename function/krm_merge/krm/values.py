@@ -325,8 +325,19 @@ def _json(value: Any, ensure_ascii: bool) -> str:
 # --- resource labels ----------------------------------------------------------------------
 
 
+LABEL_PART_CHARS = 253
+"""A kind, name or namespace in a message: Kubernetes' longest name (a DNS subdomain); a longer one is cut."""
+
+
 def resource_label(kind: str, name: str, namespace: str = "") -> str:
-    """``Kind/[namespace/]name``, how every message names a resource; ``?`` for a missing part, "" with neither."""
+    """``Kind/[namespace/]name``, how every message names a resource; ``?`` for a missing part, "" with neither.
+
+    Each part is cut past :data:`LABEL_PART_CHARS` (:func:`render_value`): a name an upstream made a
+    megabyte long is printed in every message about its resource.
+    """
     if not kind and not name:
         return ""
+    kind, name, namespace = (render_value(part, LABEL_PART_CHARS)
+                             if isinstance(part, str) and len(part) > LABEL_PART_CHARS else part
+                             for part in (kind, name, namespace))
     return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"
