@@ -368,6 +368,7 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
 
 
 ReadHook = Callable[[ResourceList, Any], None]
+WriteHook = Callable[[ResourceList, Any], None]  # (the run's ResourceList, its krm.pkgio.ChangeSet)
 
 
 def _run_summary(rl: ResourceList, files_changed: int, dry_run: bool) -> str:
@@ -396,6 +397,8 @@ def run_directory(
     skip_undecodable: Callable[[Any], bool] | None = None,
     after_read: ReadHook | None = None,
     summary: bool = False,
+    before_write: WriteHook | None = None,
+    after_write: WriteHook | None = None,
 ) -> int:
     """``kpt fn source | fn | kpt fn sink`` on a directory; returns the exit code.  Internal.
 
@@ -409,7 +412,10 @@ def run_directory(
     out instead of failing the read; ``after_read(rl, package)`` may add results.
     ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
     ``summary`` adds one line on stderr after a successful run (files and items
-    changed, warnings), so a run that changed nothing says so.
+    changed, warnings), so a run that changed nothing says so.  ``before_write(rl,
+    changes)`` runs once the changes are planned and before they are written (or shown,
+    with ``dry_run``): what it raises stops the run with nothing written; ``after_write``
+    runs after them (``krm-merge run`` opens a promote run's pull request there).
     """
     from krm_merge import txn
 
@@ -417,7 +423,7 @@ def run_directory(
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
             return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, results_file, name,
-                                         label, skip_undecodable, after_read, summary)
+                                         label, skip_undecodable, after_read, summary, (before_write, after_write))
 
     # The commands' one rule: what stops the run is one error line; --results was written before it, if at all.
     return guarded(label, locked, _results.Results())
@@ -427,6 +433,7 @@ def _run_locked_directory(
     fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
     results_file: str | None, name: str, label: str, skip_undecodable: Callable[[Any], bool] | None,
     after_read: ReadHook | None, summary: bool,
+    write_hooks: tuple[WriteHook | None, WriteHook | None] = (None, None),
 ) -> int:
     from krm_merge import files
     from krm_merge.krm import package
@@ -451,6 +458,9 @@ def _run_locked_directory(
         sys.stderr.write(f"{label}: errors reported; no file was changed\n")
         return 1
     changes = package.plan_changes(pkg, rl)
+    before_write, after_write = write_hooks
+    if before_write is not None:
+        before_write(rl, changes)
     if dry_run:
         # File by file: the whole diff as one string cost a dry run more memory than the write.
         for chunk in changes.diff():
@@ -459,4 +469,6 @@ def _run_locked_directory(
         package.apply_writes(root, changes)
     if summary:
         sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
+    if after_write is not None:
+        after_write(rl, changes)
     return 0
