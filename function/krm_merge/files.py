@@ -22,6 +22,7 @@ The one place that knows how krm-merge touches files:
 
 from __future__ import annotations
 
+import bisect
 import errno
 import functools
 import os
@@ -469,12 +470,15 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     lines = _same_length_diff(old, new, fromfile, tofile)
-    if lines is None and len(old) * len(new) > MAX_DIFF_WORK:
-        lines = _replaced_block(old, new, fromfile, tofile)
     if lines is None:
         import difflib  # only for diffs the fast path cannot make
 
-        lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
+        if len(old) * len(new) <= MAX_DIFF_WORK:
+            lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
+        else:  # difflib's matching could take minutes: matched on the lines unique to both instead
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+            matcher.matching_blocks = _anchored_blocks(old, new)  # difflib's own cache: it is not matched again
+            lines = _grouped_diff(matcher.get_grouped_opcodes(_CONTEXT), old, new, fromfile, tofile)
     if first_line:
         lines = [_shift_hunk(line, first_line) if line.startswith("@@ ") else line for line in lines]
     return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
@@ -483,9 +487,11 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
 # Below this size both texts are diffed whole (and the diff is exactly difflib's).
 _WINDOW_ABOVE = 1 << 20
 MAX_DIFF_WORK = 100_000_000
-"""Lines of one side times lines of the other, in a changed region, above which a dry run shows the region as
-one replaced block: difflib's matching grows with that product (quadratically in a file an upstream author
-shaped), so a larger region is not matched line by line."""
+"""Lines of one side times lines of the other, in a changed region, above which a dry run does not let difflib
+match them: its matching grows with that product and more (a 20,000-line file whose every other line an upstream
+author changed took it two minutes).  Such a region is matched on the lines that occur once in each side, in
+order (patience diff), and each stretch between those is shown replaced: O(n log n), and difflib's own diff
+wherever the two agree (a few changes in a large file)."""
 _CHUNK_CHARS = 1 << 16
 
 
@@ -609,15 +615,79 @@ def _same_length_diff(old: list[str], new: list[str], fromfile: str, tofile: str
     return lines
 
 
-def _replaced_block(old: list[str], new: list[str], fromfile: str, tofile: str) -> list[str]:
-    """One hunk that removes every line of ``old`` and adds every line of ``new``: a correct diff in linear time."""
-    return [f"--- {fromfile}\n", f"+++ {tofile}\n", f"@@ -{_hunk_range(len(old))} +{_hunk_range(len(new))} @@\n",
-            *("-" + line for line in old), *("+" + line for line in new)]
+def _anchored_blocks(old: list[str], new: list[str]) -> list[tuple[int, int, int]]:
+    """Matching blocks ``(i, j, size)`` as difflib gives them (ending with ``(len(old), len(new), 0)``), found on
+    the lines occurring once in each side: the longest increasing run of their positions, each match grown over
+    the equal lines around it."""
+    counts: dict[str, int] = {}
+    for line in old:
+        counts[line] = counts.get(line, 0) + 1
+    once_new: dict[str, int] = {}
+    for j, line in enumerate(new):
+        once_new[line] = -1 if line in once_new else j
+    pairs = [(i, once_new[line]) for i, line in enumerate(old) if counts[line] == 1 and once_new.get(line, -1) >= 0]
+    blocks: list[tuple[int, int, int]] = []
+    at_old = at_new = 0
+    for i, j in _increasing(pairs):
+        if i < at_old:
+            continue  # inside the block grown from the previous anchor
+        start_i, start_j = i, j
+        while start_i > at_old and start_j > at_new and old[start_i - 1] == new[start_j - 1]:
+            start_i, start_j = start_i - 1, start_j - 1
+        end_i, end_j = i + 1, j + 1
+        while end_i < len(old) and end_j < len(new) and old[end_i] == new[end_j]:
+            end_i, end_j = end_i + 1, end_j + 1
+        blocks.append((start_i, start_j, end_i - start_i))
+        at_old, at_new = end_i, end_j
+    blocks.append((len(old), len(new), 0))
+    return blocks
 
 
-def _hunk_range(count: int) -> str:
-    """A hunk's range of ``count`` lines from line 1, written as difflib writes it (an empty one is ``0,0``)."""
-    return "1" if count == 1 else f"{1 if count else 0},{count}"
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of ``pairs`` (in order of their first element) whose second elements increase: O(k log k)."""
+    tails: list[int] = []  # the smallest second element ending a run of each length
+    ends: list[int] = []  # index in pairs of that element
+    before = [-1] * len(pairs)
+    for index, (_, j) in enumerate(pairs):
+        length = bisect.bisect_left(tails, j)
+        if length == len(tails):
+            tails.append(j)
+            ends.append(index)
+        else:
+            tails[length], ends[length] = j, index
+        before[index] = ends[length - 1] if length else -1
+    run: list[tuple[int, int]] = []
+    index = ends[-1] if ends else -1
+    while index >= 0:
+        run.append(pairs[index])
+        index = before[index]
+    return run[::-1]
+
+
+def _grouped_diff(groups: Iterable[list[tuple[str, int, int, int, int]]], old: list[str], new: list[str],
+                  fromfile: str, tofile: str) -> list[str]:
+    """The lines ``difflib.unified_diff`` writes for these grouped opcodes."""
+    lines: list[str] = []
+    for group in groups:
+        if not lines:
+            lines += [f"--- {fromfile}\n", f"+++ {tofile}\n"]
+        first, last = group[0], group[-1]
+        lines.append(f"@@ -{_hunk_range(first[1], last[2])} +{_hunk_range(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [" " + line for line in old[i1:i2]]
+                continue
+            lines += ["-" + line for line in old[i1:i2]]
+            lines += ["+" + line for line in new[j1:j2]]
+    return lines
+
+
+def _hunk_range(start: int, stop: int) -> str:
+    """A hunk's range of lines ``start:stop``, written as difflib writes it (an empty one names the line before)."""
+    length = stop - start
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start + 1 if length else start},{length}"
 
 
 def _runs(changed: list[int]) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ with the bounds.
 from __future__ import annotations
 
 import random
+import re
 import time
 from pathlib import Path
 from typing import Callable
@@ -134,18 +135,47 @@ def test_checking_names_grows_linearly(tmp_path: Path) -> None:
     grows_linearly(make, tmp_path)
 
 
-def test_a_dry_run_diff_of_a_large_rewritten_file_grows_linearly() -> None:
-    """Lines an upstream author shaped for difflib's worst case (few distinct lines, all moved): past
-    ``files.MAX_DIFF_WORK`` the changed region is one replaced block, not matched line by line."""
-    def make(n: int, root: Path) -> Callable[[], object]:
-        shuffle = random.Random(n)
-        old, new = ("".join(f"line {shuffle.randrange(300)}\n" for _ in range(n * 50)) for _ in range(2))
-        return lambda: files.unified_diff([("big.txt", old, new)])
+def few_distinct_lines(n: int) -> tuple[str, str]:
+    """Few distinct lines, shuffled: no line is unique, every match is ambiguous."""
+    shuffle = random.Random(n)
+    old, new = ("".join(f"line {shuffle.randrange(300)}\n" for _ in range(n)) for _ in range(2))
+    return old, new
 
-    make(SMALL * 4, Path())()
-    small, large = count_calls(make(SMALL * 4, Path())), count_calls(make(LARGE * 4, Path()))
+
+def every_other_line_changed(n: int) -> tuple[str, str]:
+    """Unique lines, a new one after each: difflib's matching recursed once per line (two minutes at 20,000)."""
+    return "".join(f"a{i}\n" for i in range(n)), "".join(f"a{i}\nx{i}\n" for i in range(n))
+
+
+@pytest.mark.parametrize("shape", [few_distinct_lines, every_other_line_changed], ids=lambda shape: shape.__name__)
+def test_a_dry_run_diff_of_a_large_rewritten_file_grows_linearly(shape: Callable[[int], tuple[str, str]]) -> None:
+    """Past ``files.MAX_DIFF_WORK`` line pairs a changed region is matched on the lines unique to both sides
+    (O(n log n)), not by difflib; the diff still turns the old text into the new one."""
+    sizes = (SMALL * 200, LARGE * 200)
+    assert sizes[0] ** 2 > files.MAX_DIFF_WORK  # both sizes are past the bound
+    texts = {n: shape(n) for n in sizes}
+    files.unified_diff([("big.txt", *texts[sizes[0]])])
+    small, large = (count_calls(lambda n=n: files.unified_diff([("big.txt", *texts[n])])) for n in sizes)  # type: ignore[misc]
     assert large < small * LINEAR, (small, large, large / small)
-    assert (SMALL * 4 * 50) ** 2 > files.MAX_DIFF_WORK  # both sizes are past the bound
+    old, new = texts[sizes[0]]
+    assert applied(old, files.unified_diff([("big.txt", old, new)])) == new
+
+
+def applied(old: str, diff: str) -> str:
+    """``old`` with a one-file unified diff applied (as ``patch`` would)."""
+    lines, out, at = old.splitlines(keepends=True), [], 0
+    header = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@\n", re.M)
+    parts = header.split(diff)
+    for first, count, body in zip(parts[1::3], parts[2::3], parts[3::3]):
+        start = int(first) if count == "0" else int(first) - 1  # an empty range names the line before
+        out += lines[at:start]
+        at = start
+        for line in body.splitlines(keepends=True):
+            if line[0] in " -":
+                at += 1
+            if line[0] in " +":
+                out.append(line[1:])
+    return "".join(out + lines[at:])
 
 
 def test_duplicate_keys_are_noted_in_linear_time() -> None:
