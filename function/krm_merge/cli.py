@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from types import ModuleType
 from typing import NoReturn
 
 from krm_merge import __version__, registry
@@ -75,7 +76,8 @@ def function_main() -> int:
     code, results = run_function_streams(sys.stdin.buffer, sys.stdout.buffer)
     sys.stdout.flush()
     if os.environ.get("LOG_TO_STDERR") == "true":
-        log_results(results, sys.stderr)  # kustomize sets this and shows only stderr (never the results) to its users
+        # kustomize sets this and shows only stderr (never the results) to its users; content's controls escaped
+        log_results(results, _display().EscapingStream(sys.stderr))
     return code
 
 
@@ -84,7 +86,22 @@ def _subcommand(name: str, argv: list[str]) -> int:
     if command is None:
         sys.stderr.write(f"krm-merge: error: the {name!r} command is not available in this version\n")
         return 1
-    return command.main(argv)
+    # Everything a command prints is for a person: content's terminal controls are escaped.
+    escaping = _display().EscapingStream
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = escaping(out), escaping(err)
+    try:
+        return command.main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _display() -> ModuleType:
+    """:mod:`krm_merge.krm.display`, the escaping of what is printed: only a command or a logged function run
+    prints content (``--version`` and ``--help`` never do)."""
+    from krm_merge.krm import display  # start-up: see the docstring
+
+    return display
 
 
 # --- usage ------------------------------------------------------------------------

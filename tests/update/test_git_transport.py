@@ -151,7 +151,7 @@ def test_a_tree_git_itself_would_not_write_is_refused_before_anything_is_written
 def test_folders_nested_past_the_bound_are_refused_before_any_blob_is_fetched(
     world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(gitread, "MAX_TREE_DEPTH", 5)
+    monkeypatch.setattr(gitread.files, "MAX_TREE_DEPTH", 5)  # the one depth bound of trees from elsewhere
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     tree = raw_tree(world, [("100644", b"deep.yaml", blob(world, b"x: 1\n"))])
     for _ in range(8):

@@ -33,7 +33,7 @@ from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.package import read_package, split_documents
 from krm_merge.krm.results import File, KrmError
-from krm_merge.krm.values import Label, PathPart
+from krm_merge.krm.values import Label, PathPart, render_value
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.merge3 import textfile
 from krm_merge.merge3.conflicts import ABSENT, ABSENT_VALUE, MARKER, find_marker, format_path, parse_marker
@@ -198,7 +198,7 @@ def _at(tree: Any, path: DataPath) -> Any:
 def _render(value: Any) -> str:
     if value is ABSENT_VALUE:
         return ABSENT
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return render_value(value, as_json=True)  # bounded: a message, not the value
 
 
 def resolve_field_markers(rel: str, text: str, markers: list[Marker], take: str) -> str:
@@ -288,7 +288,7 @@ def _text_marker(rel: str, lines: list[str], region: textfile.MarkerRegion) -> M
     local_end = region.base or region.separator
     sides = (lines[region.start:local_end - 1], lines[region.separator:region.end - 1],
              lines[region.base:region.separator - 1] if region.base else [])
-    local, upstream, origin = (json.dumps("\n".join(side)) for side in sides)
+    local, upstream, origin = (render_value("\n".join(side), as_json=True) for side in sides)
     return Marker("text", rel, region.start, "", "", local, upstream, origin)
 
 

@@ -53,8 +53,8 @@ DEFAULT_BRANCH = "krm-merge/update/{package}"
 """The pull request's branch (``{package}``: the package's path in the repository; ``{ref}``: the upstream ref)."""
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
-    "fallback_keys": None, "no_recursive": False, "dry_run": False, "results": None, "report": None,
-    **OPTION_DEFAULTS,
+    "fallback_keys": None, "no_recursive": False, "accept_upstream_strategy": False, "dry_run": False,
+    "results": None, "report": None, **OPTION_DEFAULTS,
 }
 """Every option's value when it is not given: the parser's defaults and the plain form's, one table."""
 
@@ -90,6 +90,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-recursive", action="store_true",
                    help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
+    p.add_argument("--accept-upstream-strategy", action="store_true",
+                   help="update a remote subpackage by the updateStrategy upstream gives it now (kpt's rule); by "
+                        "default the one of your own Kptfile is used and kept")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
@@ -200,6 +203,7 @@ def _plan(args: argparse.Namespace | SimpleNamespace) -> UpdatePlan:
         return plan_git_update(
             Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
             recursive=not args.no_recursive, files_policy=args.files,
+            accept_upstream_strategy=args.accept_upstream_strategy,
         )
     # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
     from krm_merge.update.planner import plan_update

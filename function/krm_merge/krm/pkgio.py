@@ -28,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import unicodedata
 from typing import Collection, Iterator, NamedTuple, Sequence
 
 from krm_merge import files, txn
@@ -55,6 +56,16 @@ def kind_of(name: str) -> str:
     if name.endswith(YAML_SUFFIXES):
         return KIND_KRM
     return KIND_OTHER
+
+
+def folders_of(rel: str) -> list[str]:
+    """The folders a package-relative path lies in, outermost first (``a/b/c.yaml``: ``a``, ``a/b``).
+
+    What a question "is this path inside one of these folders?" looks up, one
+    set lookup a level, instead of comparing the path with every folder.
+    """
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
 
 
 def is_krm_name(name: str) -> bool:
@@ -205,11 +216,12 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
     The same filters as the walk above; a link (to anything) the filters keep
     goes to :attr:`Listing.links` and is never stat'ed through.  A folder
     swapped for a link after its parent was read is refused when entered
-    (:func:`files.open_dir_beneath`).  With ``untrusted`` every entry's name
-    and every regular file's size are checked too (see :func:`list_package`).
+    (:func:`files.open_dir_beneath`).  With ``untrusted`` every entry's name,
+    every folder's depth and every regular file's size are checked too, and
+    charged to the tree's budget (see :func:`list_package`).
     """
     root = listing.root
-    count = total = 0
+    budget = files.tree_budget()
     limit = max_input_bytes()
     listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     while pending:
@@ -226,12 +238,9 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                 rel = prefix + name
                 if untrusted is not None:
                     files.check_untrusted_name(name, rel, untrusted)
-                    earlier = seen.setdefault(name.casefold(), name)
+                    earlier = seen.setdefault(_same_file_key(name), name)
                     if earlier != name:
-                        first, second = sorted((earlier, name))  # named in one order, whatever the folder's
-                        raise files.UntrustedTreeError(
-                            f"{untrusted}: {prefix + first} and {prefix + second} are the same file on a "
-                            "case-insensitive file system; refused", file=prefix + second)
+                        _refuse_clash(untrusted, prefix, earlier, name)
                 if name in skipped or (not hidden and name[0] == "."):
                     continue
                 kept = (every or name.endswith(suffixes) or name in names) and not (ignore and ignored(rel, ignore))
@@ -239,6 +248,8 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                     if kept:
                         listing.links.append(rel)
                 elif entry.is_dir(follow_symlinks=False):
+                    if untrusted is not None:
+                        files.check_untrusted_depth(rel, untrusted)
                     if not (ignore and ignored(rel, ignore)):
                         pending.append((os.path.join(directory, name), rel + "/", package))
                         dirs.append(rel)
@@ -249,8 +260,7 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                         size = entry.stat(follow_symlinks=False).st_size
                         if size > limit:
                             check_size(size, f"{untrusted}: {rel}")
-                        count, total = count + 1, total + size
-                        files.check_untrusted_totals(count, total, untrusted)
+                        budget.charge(size, untrusted)
                     if kept:
                         listed.append(PackageFile(rel, os.path.join(directory, name), kind_of(name), False, package))
                 elif kept:
@@ -259,6 +269,30 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
             os.close(fd)
         if has_kptfile and prefix:
             _subpackage(listing, pending, mark, prefix[:-1], subpackages)
+
+
+def _same_file_key(name: str) -> str:
+    """What a case-insensitive, Unicode-normalising file system (macOS, Windows) keeps of a name.
+
+    Canonical caseless matching (Unicode's D145): ``é`` written precomposed
+    (NFC) or as ``e`` + combining accent (NFD) is one name there, as are
+    ``Service`` and ``service``.
+    """
+    if name.isascii():
+        return name.casefold()
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+def _refuse_clash(what: str, prefix: str, earlier: str, name: str) -> None:
+    """Refuse two names of one folder that are one file elsewhere, named in one order whatever the folder's."""
+    first, second = sorted((earlier, name))
+    if first.casefold() == second.casefold():
+        why = "are the same file on a case-insensitive file system"
+    else:
+        why = (f"({ascii(first)}, {ascii(second)}) are the same file on a file system that normalises "
+               "Unicode names (NFC/NFD, as macOS does)")
+    raise files.UntrustedTreeError(f"{what}: {prefix + first} and {prefix + second} {why}; refused",
+                                   file=prefix + second)
 
 
 def _krmignore_beneath(root: str) -> list[str]:
@@ -310,9 +344,10 @@ def check_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
 
     :func:`list_package` with ``untrusted``, hidden names included and no
     ``.krmignore``: raises ``files.UntrustedTreeError`` for a bad name, a
-    file above the size limit or too many files or bytes (see there); its
-    links and special files (:attr:`Listing.links`, :attr:`Listing.others`)
-    are never read, and a caller names each (kpt pkg update skips links silently).
+    folder nested too deep, a file above the size limit or too many files or
+    bytes (see there); its links and special files (:attr:`Listing.links`,
+    :attr:`Listing.others`) are never read, and a caller names each (kpt pkg
+    update skips links silently).
     """
     return list_package(root, hidden=True, krmignore=False, untrusted=what)
 
@@ -474,6 +509,6 @@ def write_target(root: str, rel: str) -> str:
 
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "SKIPPED_NAMES", "YAML_SUFFIXES", "ChangeSet",
-    "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "ignored", "is_krm_name", "kind_of", "list_package",
+    "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "folders_of", "ignored", "is_krm_name", "kind_of", "list_package",
     "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",
 ]

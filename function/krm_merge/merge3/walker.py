@@ -272,8 +272,8 @@ class Merger:
         merged = walker.walk_document(local, origin, upstream, schema)
         for container, key, values in marks:
             # a marker an earlier update left on the field gives way to this one
-            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin)),
-                             replacing=f"# {MARKER}")
+            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin),
+                                                            to_plain_data), replacing=f"# {MARKER}")
         return merged
 
     def _conflict_finder(self, marks: list[tuple[Any, Any, Sources]]) -> Callable[[Any, Any, Sources], None]:
@@ -291,7 +291,8 @@ class Merger:
 
 
 def _marker_data(node: Any) -> Any:
-    return ABSENT_VALUE if node is MISSING else to_plain_data(node)
+    # The node itself, not a plain copy: a copy would expand every alias in it (bounded in the marker instead).
+    return ABSENT_VALUE if node is MISSING else node
 
 
 __all__ = ["Merge3Error", "MergeOptions", "Merger", "Walker"]

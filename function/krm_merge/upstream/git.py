@@ -33,6 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, TypeVar
 
+from krm_merge import files
+from krm_merge.krm.display import escape_controls
 from krm_merge.krm.results import KrmError
 
 from . import gitread
@@ -334,7 +336,8 @@ class GitCache:
             # Not reachable from any ref (e.g. force-pushed away): ask for it by id.
             self._fetch(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", repo, mirror)
 
-    def read_versions(self, versions: list[Version], meanwhile: Callable[[], _T]) -> _T:
+    def read_versions(self, versions: list[Version], meanwhile: Callable[[], _T],
+                      budget: files.Budget | None = None) -> _T:
         """Write each version's package directory into its empty ``dest``; returns what ``meanwhile()`` returns,
         called while the blobs are fetched (else once they are listed): the caller's own work overlaps git's.
 
@@ -345,6 +348,11 @@ class GitCache:
         checked before any is read (:func:`gitread.check_sizes`), then the files
         streamed from one ``git cat-file --batch``.  Nothing outside the
         package directories is fetched and no version is ever held in memory.
+        Each version is held to one tree's bounds (:func:`files.tree_budget`),
+        then charged whole to ``budget`` (the update's,
+        :func:`files.update_budget`: all of them together): file counts from
+        the trees, before any blob is fetched; sizes from the objects' headers,
+        before any file is written.
         """
         by_repo: dict[str, list[Version]] = {}
         for version in versions:
@@ -352,19 +360,23 @@ class GitCache:
         mirrors = {repo: self.fetch_commits(repo, [v.commit for v in group]) for repo, group in by_repo.items()}
         done: list[_T] = []
         for repo, group in by_repo.items():
-            self._read_group(repo, mirrors[repo], group, None if done else lambda: done.append(meanwhile()))
+            self._read_group(repo, mirrors[repo], group, None if done else lambda: done.append(meanwhile()), budget)
         return done[0] if done else meanwhile()
 
-    def _read_group(self, repo: str, mirror: Path, group: list[Version], during: Callable[[], Any] | None) -> None:
+    def _read_group(self, repo: str, mirror: Path, group: list[Version], during: Callable[[], Any] | None,
+                    budget: files.Budget | None) -> None:
         # Each git that reads the cache runs under repo's transport rules too: were an object missing, git
         # would fetch it on its own (a partial repository's lazy fetch).
         options, env = self._transport(repo)
         with gitread.ObjectReader([self.git, "--git-dir", str(mirror), *options], env) as reader:
             listed = []
-            for version in group:
-                found = gitread.list_directory(reader, version.commit, version.directory, version.what)
+            trees = [files.tree_budget() for _ in group]  # one tree's bounds for each version
+            for version, tree in zip(group, trees):
+                found = gitread.list_directory(reader, version.commit, version.directory, version.what, tree)
                 if found is None:
                     raise KrmError(f"directory {version.directory} does not exist at commit {version.commit} of {repo}")
+                if budget is not None:  # and the update's for all of them: a tree within its own bounds is charged whole
+                    budget.charge(0, version.what, count=tree.files)
                 listed.append(found)
             missing = self._missing(repo, mirror, list(dict.fromkeys(tree for tree, _ in listed)))
             if missing:
@@ -373,8 +385,10 @@ class GitCache:
                 during()
             blobs = list(dict.fromkeys(b for _, entries in listed for b in gitread.blobs_of(entries)))
             sizes = self._sizes(repo, mirror, blobs)
-            for version, (_, entries) in zip(group, listed):
-                gitread.check_sizes(entries, sizes, version.what)
+            for version, (_, entries), tree in zip(group, listed, trees):
+                gitread.check_sizes(entries, sizes, version.what, tree)
+                if budget is not None:
+                    budget.charge(tree.size, version.what, count=0)
             for version, (_, entries) in zip(group, listed):
                 version.dest.mkdir(parents=True, exist_ok=True)
                 try:
@@ -481,9 +495,10 @@ def package_tags(directory: str, ref: str) -> list[str]:
 
 
 def git_words(stderr: bytes) -> str:
-    """What git said on stderr, for an error message: its lines on one line (``; ``), control characters
-    escaped (a server's text reaches the user's terminal)."""
-    lines = [printable(line.strip()) for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    """What git said on stderr, for an error message: its lines on one line (``; ``), terminal control characters
+    escaped (a server's text reaches the user's terminal, and reports written to files: the one escaping,
+    :func:`krm_merge.krm.display.escape_controls`)."""
+    lines = [escape_controls(line.strip()) for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     return "; ".join(line[:-1] if line.endswith(".") and n < len(lines) - 1 else line for n, line in enumerate(lines))
 
 
@@ -496,14 +511,6 @@ def _head_and_tail(fh: Any, limit: int) -> bytes:
     head = fh.read(limit * 2 // 3)
     fh.seek(size - limit // 3)
     return bytes(head + f"\n[... {size - limit} bytes left out ...]\n".encode() + fh.read())
-
-
-def printable(text: str) -> str:
-    """``text`` with each control character (C0, DEL, C1) written as a ``\\xNN`` escape."""
-    return _TERMINAL_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-_TERMINAL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _mirror_name(repo: str) -> str:

@@ -5,9 +5,9 @@ repository.  :func:`list_directory` walks the commit's trees to the package
 directory and lists everything below it (names checked, file and folder
 counts bounded, no recursion) before any blob is fetched;
 :func:`check_sizes` then refuses a file over the input limit
-(``KRM_MERGE_MAX_INPUT_MB``) or a tree over :data:`files.MAX_TREE_FILES` /
-:data:`files.MAX_TREE_BYTES` from the blobs' sizes alone, before one byte of
-them is read; :func:`write_entries` streams each blob into its file in
+(``KRM_MERGE_MAX_INPUT_MB``) or files over their budgets (one tree's, the
+whole update's: :class:`files.Budget`) from the blobs' sizes alone, before
+one byte of them is read; :func:`write_entries` streams each blob into its file in
 bounded chunks.  An upstream's five 500 MB files of zeros (a 2.5 MB ``.git``)
 are refused at their sizes, whatever they inflate to (docs/security.md).
 
@@ -30,9 +30,6 @@ TREE, LINK, GITLINK = "40000", "120000", "160000"
 EXECUTABLE = "100755"
 # A link's target is a path: longer than PATH_MAX it cannot be created anyway.
 MAX_LINK_BYTES = 4096
-# Folders nested deeper than this are refused before anything is written (an upstream
-# could nest thousands: paths past the system's limit, and deep walks in every reader).
-MAX_TREE_DEPTH = 256
 CHUNK = 1 << 20  # bytes copied at a time from git to a file
 # Trees, commits and links are read whole: bounded, whatever an upstream commits (a tree of
 # 100,000 entries, files.MAX_TREE_FILES, is a few MB).
@@ -145,14 +142,17 @@ def tree_entries(data: bytes, oid_bytes: int) -> Iterator[tuple[str, bytes, str]
         pos = stop
 
 
-def list_directory(reader: ObjectReader, commit: str, directory: str, what: str) -> tuple[str, list[Entry]] | None:
+def list_directory(reader: ObjectReader, commit: str, directory: str, what: str,
+                   budget: files.Budget) -> tuple[str, list[Entry]] | None:
     """``directory``'s tree id at ``commit`` and every entry below it, each folder before what it holds; None
     when ``directory`` is not a folder at that commit.
 
     Names are checked as any tree from elsewhere (:func:`files.check_untrusted_name`),
-    files and folders counted against :data:`files.MAX_TREE_FILES` and folders
-    nested at most :data:`MAX_TREE_DEPTH` deep, while walking: a hostile tree
-    is refused before its blobs are fetched.
+    folders nested at most :data:`files.MAX_TREE_DEPTH` deep
+    (:func:`files.check_untrusted_depth`) and at most :data:`files.MAX_TREE_FILES`
+    of them, and each file counted in the tree's ``budget`` (no bytes yet:
+    :func:`check_sizes` charges those), while walking: a hostile tree is refused
+    before its blobs are fetched.
     """
     tree = commit_tree(reader, commit)
     oid_bytes = len(tree) // 2
@@ -163,31 +163,29 @@ def list_directory(reader: ObjectReader, commit: str, directory: str, what: str)
             if not found or found[0][0] != TREE:
                 return None
             tree = found[0][1]
-        return tree, _walk(reader, tree, oid_bytes, what)
+        return tree, _walk(reader, tree, oid_bytes, what, budget)
     except (ValueError, UnicodeDecodeError):
         raise KrmError(f"{what}: a tree object of commit {commit} is malformed; refused") from None
 
 
-def _walk(reader: ObjectReader, tree: str, oid_bytes: int, what: str) -> list[Entry]:
+def _walk(reader: ObjectReader, tree: str, oid_bytes: int, what: str, budget: files.Budget) -> list[Entry]:
     entries: list[Entry] = []
-    pending = [("", tree, 0)]
-    count = folders = 0
+    pending = [("", tree)]
+    folders = 0
     while pending:
-        prefix, oid, depth = pending.pop()
+        prefix, oid = pending.pop()
         for mode, raw, child in tree_entries(reader.read(oid, "tree"), oid_bytes):
             name = os.fsdecode(raw)
             rel = prefix + name
             files.check_untrusted_name(name, rel, what)
             if mode == TREE:
+                files.check_untrusted_depth(rel, what)
                 folders += 1
-                if depth + 1 > MAX_TREE_DEPTH:
-                    raise files.UntrustedTreeError(f"{what}: {rel}: folders nested more than {MAX_TREE_DEPTH} deep; "
-                                                   "refused")
-                files.check_untrusted_totals(folders, 0, what)
-                pending.append((rel + "/", child, depth + 1))
+                if folders > files.MAX_TREE_FILES:  # as many folders as files a tree may hold
+                    raise files.UntrustedTreeError(f"{what}: more than {files.MAX_TREE_FILES} folders; refused")
+                pending.append((rel + "/", child))
             else:
-                count += 1
-                files.check_untrusted_totals(count, 0, what)
+                budget.charge(0, what)  # counted now, its bytes once the headers are read
             entries.append(Entry(rel, mode, child))
     return entries
 
@@ -197,10 +195,9 @@ def blobs_of(entries: list[Entry]) -> list[str]:
     return [e.oid for e in entries if e.mode not in (TREE, GITLINK)]
 
 
-def check_sizes(entries: list[Entry], sizes: dict[str, int], what: str) -> None:
-    """Refuse a file over the input limit, a link over :data:`MAX_LINK_BYTES`, or files over
-    :data:`files.MAX_TREE_BYTES` in all, from the blobs' sizes (nothing read yet)."""
-    count = total = 0
+def check_sizes(entries: list[Entry], sizes: dict[str, int], what: str, budget: files.Budget) -> None:
+    """Refuse a file over the input limit, a link over :data:`MAX_LINK_BYTES`, or files over the bytes of the
+    tree's ``budget`` (their count charged by :func:`list_directory`), from the blobs' sizes (nothing read yet)."""
     for entry in entries:
         if entry.mode in (TREE, GITLINK):
             continue
@@ -210,8 +207,7 @@ def check_sizes(entries: list[Entry], sizes: dict[str, int], what: str) -> None:
                 raise files.UntrustedTreeError(f"{what}: {entry.rel}: a symbolic link of {size} bytes; refused")
             continue
         check_size(size, f"{what}: {entry.rel}")
-        count, total = count + 1, total + size
-        files.check_untrusted_totals(count, total, what)
+        budget.charge(size, what, count=0)
 
 
 def write_entries(reader: ObjectReader, entries: list[Entry], dest: str) -> None:
