@@ -370,6 +370,11 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
 ReadHook = Callable[[ResourceList, Any], None]
 
 
+def _print_results(rl: ResourceList) -> None:
+    for result in rl.results:
+        sys.stderr.write(result.display() + "\n")
+
+
 def _run_summary(rl: ResourceList, files_changed: int, dry_run: bool) -> str:
     """One line saying what a directory run changed (or would change) and how many warnings it gave."""
     items = sum(1 for item in rl.items if getattr(item, "changed", False))
@@ -443,20 +448,27 @@ def _run_locked_directory(
             after_read(rl, pkg)
         call_reporting_errors(fn, rl, name)
         report_duplicate_keys(rl.results, duplicates)
-    for result in rl.results:
-        sys.stderr.write(result.display() + "\n")
     if results_file:
         files.write_file_atomic(results_file, _yamlio.dump_data({"results": [r.to_dict() for r in rl.results]}))
     if rl.results.has_errors:
+        _print_results(rl)
         sys.stderr.write(f"{label}: errors reported; no file was changed\n")
         return 1
     changes = package.plan_changes(pkg, rl)
     if dry_run:
-        # File by file: the whole diff as one string cost a dry run more memory than the write.
-        for chunk in changes.diff():
+        # Checked as the write checks it (the plan refuses what the write would), then printed file
+        # by file: the whole diff as one string cost a dry run more memory than the write.
+        chunks = changes.diff(root)
+        _print_results(rl)
+        for chunk in chunks:
             sys.stdout.write(chunk)
     else:
-        package.apply_writes(root, changes)
+        try:
+            package.apply_writes(root, changes)
+        except (KrmMergeError, OSError):
+            _print_results(rl)  # what the function said, then (the caller) why nothing was written
+            raise
+        _print_results(rl)  # once written: a run interrupted before that has nothing to say it did
     if summary:
         sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
     return 0

@@ -119,8 +119,8 @@ ALLOWED: list[Lazy] = [
          "start-up: the SDK's stdin function path never reads a package"),
     Lazy("krm_merge.sdk", "_run_locked_directory", "krm_merge.krm.package",
          "start-up: the SDK's stdin function path never reads a package"),
-    Lazy("krm_merge.txn", "_syncfs", "ctypes",
-         "start-up: only for syncfs, from 256 files"),
+    Lazy("krm_merge.txn", "_linux_calls", "ctypes",
+         "start-up: only a write loads it (syncfs from 256 files, renameat2 for each swap)"),
 ]
 # The modules that import modules by name: the registry (modes, commands), the one PEP 562
 # face (faces.lazy_names: smp, merge3 and schema load their modules on first use), and

@@ -33,7 +33,7 @@ from krm_merge.krm.results import Field, File, Result, Results
 from krm_merge.promote import report
 from krm_merge.promote.changes import Change
 from krm_merge.promote.errors import PromoteError
-from krm_merge.promote.files import ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
+from krm_merge.promote.files import ScreenedFile, decode, diff_all, encode, planned_write, read_one, screen, write_all
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 from krm_merge.promote.request import (
@@ -172,10 +172,8 @@ def _main(args: argparse.Namespace, results: Results) -> int:
         _say(results, [*run.errors, Result("nothing written", "info")])
         return 1
     out = sys.stdout
-    for rel, change in run.changes:
-        old = repr(change.old) if change.old is not None else "(added)"
-        out.write(f"{rel}:{change.line}: {change.path}: {old} -> {change.new!r}\n")
-    # The changes are on stdout above; as results they carry resource, field and file for --results.
+    # The changes go to stdout once written (or, in a dry run, checked as the write would check them);
+    # as results they carry resource, field and file for --results.
     results.extend(change_result(rel, change) for rel, change in run.changes)
     missing = no_match_messages(run.resolved, run.outcome.matched)
     if args.allow_no_match:
@@ -193,12 +191,23 @@ def _main(args: argparse.Namespace, results: Results) -> int:
     if args.report:
         report.write(args.report[0], args.report[1], entries, summary)
     if args.dry_run:
-        out.write(_diff(run.writes))
+        diff = diff_all(root, run.writes)
+        _print_changes(run.changes)
+        out.write(diff)
         out.write(report.to_markdown(entries, summary))
         return 0
     write_all(root, run.writes)
+    _print_changes(run.changes)
     out.write(summary + "\n")
     return 0
+
+
+def _print_changes(changes: list[tuple[str, Change]]) -> None:
+    """One line per field set: ``FILE:LINE: FIELD: OLD -> NEW``."""
+    out = sys.stdout
+    for rel, change in changes:
+        old = repr(change.old) if change.old is not None else "(added)"
+        out.write(f"{rel}:{change.line}: {change.path}: {old} -> {change.new!r}\n")
 
 
 def change_result(rel: str, change: Change) -> Result:
@@ -335,7 +344,3 @@ def _documents(screened: ScreenedFile) -> list[Any]:
         return load_all_data(decode(screened.data)[0], screened.rel)
     except (KrmMergeError, UnicodeDecodeError, RecursionError):
         return []  # reported when it also holds markers; otherwise not ours
-
-
-def _diff(writes: ChangeSet) -> str:
-    return "".join(writes.diff())

@@ -187,14 +187,18 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, result
     if failed:
         _say(results, Result(f"{failed} conflicting field(s); nothing written", "error"))
         return 1
-    if dry_run:
-        sys.stdout.write(render_plan(plan))
-        return 0
-    try:
-        apply_plan(local, plan)
+    diff = ""
+    try:  # a dry run's plan is checked as the write checks it: both refuse the same change sets
+        if dry_run:
+            diff = render_plan(local, plan)
+        else:
+            apply_plan(local, plan)
     except (KrmMergeError, OSError) as err:  # here, not in guarded: the report still says nothing was written
         _say(results, failure(err))
         return 1
+    if dry_run:
+        sys.stdout.write(diff)
+        return 0
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
     if plan.outcomes:
         sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")

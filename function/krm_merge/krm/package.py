@@ -434,9 +434,3 @@ def apply_writes(root: str | os.PathLike[str], changes: pkgio.ChangeSet | list[p
 
 def _encoded(text: str | None) -> bytes | None:
     return None if text is None else text.encode("utf-8")
-
-
-def unified_diff(changes: pkgio.ChangeSet | list[pkgio.Write]) -> str:
-    """The planned changes as a unified diff (``--dry-run``)."""
-    change_set = changes if isinstance(changes, pkgio.ChangeSet) else pkgio.ChangeSet(list(changes))
-    return "".join(change_set.diff())

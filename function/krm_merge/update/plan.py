@@ -68,9 +68,12 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
     plan.changes.apply(root, command=COMMAND)
 
 
-def render_plan(plan: UpdatePlan) -> str:
-    """Unified diff of text files; a one-line note for binary files and removed directories."""
-    return "".join(plan.changes.diff())
+def render_plan(root: Path, plan: UpdatePlan) -> str:
+    """Unified diff of text files; a one-line note for binary files and removed directories.
+
+    The change set is checked first, as the write checks it (a dry run refuses what the write would).
+    """
+    return "".join(plan.changes.diff(root))
 
 
 __all__ = ["COMMAND", "UpdatePlan", "apply_plan", "render_plan", "said", "within"]
