@@ -455,20 +455,20 @@ def _run_locked_directory(
         sys.stderr.write(f"{label}: errors reported; no file was changed\n")
         return 1
     changes = package.plan_changes(pkg, rl)
+    try:
+        if dry_run:
+            # Checked as the write checks it (a dry run refuses what the write would), then printed
+            # file by file: the whole diff as one string cost a dry run more memory than the write.
+            chunks = changes.diff(root)
+        else:
+            package.apply_writes(root, changes)
+    except (KrmMergeError, OSError):
+        _print_results(rl)  # what the function said, then (the caller) why nothing was written
+        raise
+    _print_results(rl)  # once written: a run interrupted before that has nothing to say it did
     if dry_run:
-        # Checked as the write checks it (the plan refuses what the write would), then printed file
-        # by file: the whole diff as one string cost a dry run more memory than the write.
-        chunks = changes.diff(root)
-        _print_results(rl)
         for chunk in chunks:
             sys.stdout.write(chunk)
-    else:
-        try:
-            package.apply_writes(root, changes)
-        except (KrmMergeError, OSError):
-            _print_results(rl)  # what the function said, then (the caller) why nothing was written
-            raise
-        _print_results(rl)  # once written: a run interrupted before that has nothing to say it did
     if summary:
         sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
     return 0
