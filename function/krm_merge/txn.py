@@ -288,6 +288,7 @@ def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], com
     txn = os.path.join(root, TXN_NAME)
     os.mkdir(txn)
     try:
+        _refuse_git_add(txn)
         ops = _stage_all(root, txn, changes, remove_dirs)
         _check_unchanged(root, changes)
         with _signals_deferred():
@@ -306,6 +307,24 @@ def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], com
                 file=err.filename or root,
             ) from None
         handler.written = True  # before the signals held back meanwhile are let through
+
+
+# The transaction folder holds an empty git repository's skeleton while it exists: git takes
+# the folder for an embedded repository with no commit, and `git add -A` (or `git add .`, or
+# any path above it) then fails as a whole, "does not have a commit checked out", adding
+# nothing.  So a package that a killed command left half-written cannot be staged that way
+# until it is recovered (tests/reliability/test_git_check.py; `git commit -a` is caught by
+# `krm-merge check` as a hook, docs/reliability.md).
+_GIT_MARKER = ".git"
+_GIT_HEAD = b"ref: refs/heads/krm-merge-interrupted-write\n"
+
+
+def _refuse_git_add(txn: str) -> None:
+    marker = os.path.join(txn, _GIT_MARKER)
+    os.mkdir(marker)
+    for folder in ("objects", "refs"):
+        os.mkdir(os.path.join(marker, folder))
+    _write_file(os.path.join(marker, "HEAD"), _GIT_HEAD, 0o644)
 
 
 def _check_path(root: str, rel: str, *, deleting: bool = False) -> None:
@@ -883,6 +902,9 @@ def _discard(txn: str) -> None:
         if names:
             _fsync_dir(txn)
     for name in names:
+        if name == _GIT_MARKER:
+            _remove_git_marker(os.path.join(txn, name))
+            continue
         try:
             os.unlink(os.path.join(txn, name))
         except FileNotFoundError:
@@ -891,6 +913,15 @@ def _discard(txn: str) -> None:
         os.rmdir(txn)
     except FileNotFoundError:
         pass
+
+
+def _remove_git_marker(marker: str) -> None:
+    """Remove the git skeleton of :func:`_refuse_git_add` (what of it an interrupted run made)."""
+    for remove, name in ((os.unlink, "HEAD"), (os.rmdir, "objects"), (os.rmdir, "refs"), (os.rmdir, "")):
+        try:
+            remove(os.path.join(marker, name))
+        except FileNotFoundError:
+            pass
 
 
 def _fsync_dir(path: str) -> None:
@@ -972,6 +1003,48 @@ def _roll_forward_v1(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
     _fsync_dir(root)
 
 
+def pending(root: str | os.PathLike[str]) -> str | None:
+    """What a krm-merge command left in the package ``root``, said in a few words; None when nothing.
+
+    An interrupted write (before or past its commit point), a command still
+    writing (it holds the lock), or a lock file a killed command left.  Reads
+    only: the lock is tested with a shared ``flock`` held for an instant.
+    """
+    root = os.fspath(root)
+    txn, lock = os.path.join(root, TXN_NAME), os.path.join(root, LOCK_NAME)
+    if not os.path.lexists(txn) and not os.path.lexists(lock):
+        return None
+    holder = _live_holder(lock)
+    if holder is not None:
+        return f"a krm-merge command is writing it now ({_describe(holder)})"
+    if not os.path.lexists(txn):
+        return f"{LOCK_NAME} was left by a krm-merge command that was killed (no write was interrupted)"
+    record = _read_journal(txn)
+    if record is None:
+        return "a write was interrupted before its commit point (no file of the package was changed yet)"
+    files = sum(1 for op in record["ops"] if op.get("op") in ("write", "delete"))
+    return (f"a write of {files} file(s) was interrupted past its commit point: some files may hold the new "
+            f"content, others the old (by krm-merge {record.get('command')}, process {record.get('pid')}, "
+            f"started {record.get('started')})")
+
+
+def _live_holder(lock: str) -> dict[str, Any] | None:
+    """The holder's record when a live process holds the lock file (None: free, or no lock file)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return _read_holder(fd) or {}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def _read_journal(txn: str) -> dict[str, Any] | None:
     try:
         with open(os.path.join(txn, _JOURNAL), "rb") as fh:
@@ -985,5 +1058,5 @@ def _read_journal(txn: str) -> dict[str, Any] | None:
 
 __all__ = [
     "LOCK_NAME", "RESERVED_NAMES", "TXN_NAME", "Change", "ChangedUnderneathError", "Interrupted",
-    "PackageLock", "PackageLockedError", "check_changes", "commit", "recover",
+    "PackageLock", "PackageLockedError", "check_changes", "commit", "pending", "recover",
 ]
