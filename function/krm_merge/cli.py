@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 import sys
 from typing import NoReturn
 
@@ -72,7 +71,7 @@ def entry() -> NoReturn:
     except SystemExit as stop:  # argument parsing's exits, and Interrupted
         code = _exit_status(stop)
     except KeyboardInterrupt:  # Python's own SIGINT handler, in the instant before ours was installed
-        handler.signo = handler.signo or signal.SIGINT
+        handler.signo = handler.signo or interrupts.SIGINT
         code = 0
     handler.disarm()  # from here a signal is only recorded: the run is over
     if handler.signo is not None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback  # ~0.5 ms: its own imports are loaded already
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from krm_merge.errors import KrmMergeError
@@ -455,6 +455,7 @@ def _run_locked_directory(
         sys.stderr.write(f"{label}: errors reported; no file was changed\n")
         return 1
     changes = package.plan_changes(pkg, rl)
+    chunks: Iterator[str] = iter(())
     try:
         if dry_run:
             # Checked as the write checks it (a dry run refuses what the write would), then printed
@@ -466,9 +467,8 @@ def _run_locked_directory(
         _print_results(rl)  # what the function said, then (the caller) why nothing was written
         raise
     _print_results(rl)  # once written: a run interrupted before that has nothing to say it did
-    if dry_run:
-        for chunk in chunks:
-            sys.stdout.write(chunk)
+    for chunk in chunks:
+        sys.stdout.write(chunk)
     if summary:
         sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
     return 0
