@@ -5,7 +5,8 @@ The command line installs a :class:`Handler` as its very first step
 same way: :class:`Interrupted` (exit status 128+signal) is raised in the main
 thread, the code it unwinds rolls back what it had started (the package
 transaction drops a write that has not reached its commit point, and finishes
-one that has: :mod:`krm_merge.txn` holds the signals back meanwhile), and
+one that has: :mod:`krm_merge.txn` holds the signals back meanwhile with
+:class:`held_back`), and
 ``entry`` says on stderr what happened.  Only the first signal raises: a
 second Ctrl-C while the first one's clean-up runs does not cut it short.
 
@@ -93,6 +94,21 @@ class Handler:
         return f"interrupted ({name}): nothing written"
 
 
+class held_back:
+    """Hold the termination signals back for the length of a ``with`` block; they are taken when it ends.
+
+    For what a signal must not cut in two: the package transaction from its
+    commit point to its end, the lock file's creation and removal, a clean-up.
+    """
+
+    def __enter__(self) -> None:
+        self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS) if SIGNALS else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+
+
 def installed() -> Handler | None:
     """The krm-merge handler handling the termination signals now, if one is."""
     for signo in SIGNALS:
@@ -102,4 +118,4 @@ def installed() -> Handler | None:
     return None
 
 
-__all__ = ["NAMES", "SIGINT", "SIGNALS", "Handler", "Interrupted", "installed"]
+__all__ = ["NAMES", "SIGINT", "SIGNALS", "Handler", "Interrupted", "held_back", "installed"]

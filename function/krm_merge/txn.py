@@ -80,7 +80,6 @@ RESERVED_NAMES = frozenset({LOCK_NAME, TXN_NAME})
 _JOURNAL = "journal"
 _ROLLBACK = "rollback"
 _VERSION = 2  # of the journal: version 1 (no "version") had neither inodes nor fingerprints
-_SIGNALS = interrupts.SIGNALS
 
 
 class PackageLockedError(KrmMergeError):
@@ -146,10 +145,11 @@ class PackageLock:
             return self
         if not os.path.isdir(self.root):
             return self  # the command reports the missing package in its own words
-        self._fd = _acquire(self.root, self.command, self.messages)
-        _held[self.root] = self
-        self._take_signals()
         try:
+            with interrupts.held_back():  # a signal in between would leave the lock file behind
+                self._fd = _acquire(self.root, self.command, self.messages)
+                _held[self.root] = self
+                self._take_signals()
             self.messages.extend(recover(self.root))
         except BaseException:
             self.__exit__(None, None, None)
@@ -159,16 +159,17 @@ class PackageLock:
     def __exit__(self, *exc: object) -> None:
         if self._fd is None:
             return
-        if self._own_handler:
-            self.interrupts.restore()
-        del _held[self.root]
-        fd, self._fd = self._fd, None
-        try:
-            # Unlinked before it is unlocked: a process that opened the old file re-checks the inode.
-            os.unlink(os.path.join(self.root, LOCK_NAME))
-        except OSError:
-            pass
-        os.close(fd)
+        with interrupts.held_back():  # the lock file goes whatever arrives meanwhile
+            if self._own_handler:
+                self.interrupts.restore()
+            del _held[self.root]
+            fd, self._fd = self._fd, None
+            try:
+                # Unlinked before it is unlocked: a process that opened the old file re-checks the inode.
+                os.unlink(os.path.join(self.root, LOCK_NAME))
+            except OSError:
+                pass
+            os.close(fd)
 
     def _take_signals(self) -> None:
         running = interrupts.installed()
@@ -286,17 +287,17 @@ def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], com
                    handler: interrupts.Handler) -> None:
     check_changes(root, changes, remove_dirs)
     txn = os.path.join(root, TXN_NAME)
-    os.mkdir(txn)
     try:
+        os.mkdir(txn)  # inside: a signal right after it must not leave the folder (recovery left none)
         _refuse_git_add(txn)
         ops = _stage_all(root, txn, changes, remove_dirs)
         _check_unchanged(root, changes)
-        with _signals_deferred():
+        with interrupts.held_back():
             _write_journal(txn, ops, command)
     except BaseException:
         _discard(txn)  # before the commit point: no target was touched
         raise
-    with _signals_deferred():
+    with interrupts.held_back():
         try:
             _finish(root, txn, ops)
         except OSError as err:
@@ -565,7 +566,8 @@ def _roll_forward(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
             try:
                 os.mkdir(target)
             except FileExistsError:
-                pass
+                if not stat.S_ISDIR(os.lstat(target).st_mode):  # a file (or link) made there meanwhile
+                    raise _Edited(op["path"], "was created") from None
         elif op["op"] == "write":
             _swap_in(target, txn, op)
         elif op["op"] == "delete":
@@ -682,7 +684,10 @@ def _undo_write(root: str, target: str, txn: str, op: dict[str, Any]) -> list[st
             os.rename(target, old)  # a new file's ``old`` name takes it away
             if held.is_at(old, op["after"]):
                 return []
-            os.link(old, target, follow_symlinks=False)  # edited in the instant between: it stays
+            try:
+                os.link(old, target, follow_symlinks=False)  # edited in the instant between: it stays
+            except FileExistsError:  # and a new file made at its place: both kept
+                return [_set_aside(root, rel, old)]
             return [_kept_as_edited(root, rel, None, None)]
         if not os.path.lexists(back):
             return [f"{rel} keeps the new content: its old content is no longer in the transaction folder"]
@@ -937,17 +942,6 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-class _signals_deferred:
-    """Hold back termination signals until the block ends (then they are delivered)."""
-
-    def __enter__(self) -> None:
-        self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS) if _SIGNALS else None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
-
-
 # --- recovery --------------------------------------------------------------------------
 
 
@@ -962,14 +956,15 @@ def recover(root: str | os.PathLike[str]) -> list[str]:
         return []
     record = _read_journal(txn)
     if record is None:
-        _discard(txn)
-        _fsync_dir(root)
+        with interrupts.held_back():
+            _discard(txn)
+            _fsync_dir(root)
         return [f"rolled back an interrupted write in {root}: it had not reached its commit point, "
                 "no file of the package had been changed"]
     ops = record["ops"]
     by = (f"by krm-merge {record.get('command')}, process {record.get('pid')}, "
           f"started {record.get('started')}")
-    with _signals_deferred():
+    with interrupts.held_back():
         if record.get("version") != _VERSION:
             _roll_forward_v1(root, txn, ops)
         elif os.path.lexists(os.path.join(txn, _ROLLBACK)):

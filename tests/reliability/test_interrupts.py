@@ -1,4 +1,5 @@
-"""Ctrl-C and SIGTERM at any instant of a real ``update``, ``promote`` or ``run`` (issue #34.3).
+"""Ctrl-C and SIGTERM at any instant of a real ``update`` (from git, and from directories),
+``promote`` or ``run`` (issue #34.3).
 
 Each trial starts the command on a fresh copy of a package and sends SIGINT
 or SIGTERM after a random delay (a third of them in the first 50 ms, the rest
@@ -27,16 +28,50 @@ from pathlib import Path
 
 import pytest
 
-from .killing import Case, _argv, build_cases, strays, tree
+from tests.conftest import require_binary
+
+from .harness import KRM_MERGE
+from .killing import Case, build_cases, strays, tree
 
 FILES = 300
-TRIALS = 8  # per command and signal
+TRIALS = 6  # per command and signal
 EARLY = 0.05  # seconds: a third of the trials land in the first instants of the process
 
 
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
     return {case.name: case for case in build_cases(tmp_path_factory.mktemp("signals"), FILES)}
+
+
+GIT_FILES = 60
+CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{n}\ndata:\n  a: "{value}"\n'
+
+
+@pytest.fixture(scope="module")
+def git_update(tmp_path_factory: pytest.TempPathFactory) -> tuple[Case, dict[str, str]]:
+    """``update PKG@v2`` of a package fetched at v1 from a local git repository; its environment."""
+    require_binary("git")
+    from tests.update.world import World, kptfile
+
+    world = World(tmp_path_factory.mktemp("git-signals"))
+    v1 = world.commit({f"cm{n}.yaml": CM.format(n=n, value=1) for n in range(GIT_FILES)}, tag="v1")
+    world.commit({f"cm{n}.yaml": CM.format(n=n, value=2) for n in range(GIT_FILES)}, tag="v2")
+    pristine = world.tmp / "pristine"
+    shutil.copytree(world.up / "pkg", pristine)
+    for n in range(GIT_FILES):
+        (pristine / f"cm{n}.yaml").write_text(CM.format(n=n, value=1))
+    git = f"    repo: file://{world.up}\n    directory: /pkg\n    ref: v1\n"
+    (pristine / "Kptfile").write_text(kptfile("local", (
+        f"upstream:\n  type: git\n  git:\n{git}  updateStrategy: resource-merge\n"
+        f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {v1}\n")))
+    copy = world.tmp / "timed"
+    shutil.copytree(pristine, copy)
+    start = time.monotonic()
+    done = subprocess.run([KRM_MERGE, "update", f"{copy}@v2"], env=world.env, capture_output=True, text=True, timeout=300)
+    seconds = time.monotonic() - start
+    assert done.returncode == 0, done.stderr
+    case = Case("git-update", pristine, [KRM_MERGE, "update", "{pkg}@v2"], tree(pristine), tree(copy), seconds)
+    return case, world.env
 
 
 def _handler_installed(pid: int) -> bool:
@@ -49,11 +84,12 @@ def _handler_installed(pid: int) -> bool:
     return bool(caught & (1 << (signal.SIGTERM - 1)))
 
 
-def _trial(case: Case, pkg: Path, rng: random.Random, signo: int) -> str:
+def _trial(case: Case, pkg: Path, rng: random.Random, signo: int, env: dict[str, str] | None = None) -> str:
     shutil.rmtree(pkg, ignore_errors=True)
     shutil.copytree(case.pristine, pkg)
     delay = rng.uniform(0, EARLY) if rng.random() < 1 / 3 else rng.uniform(0, 1.1 * case.seconds)
-    proc = subprocess.Popen(_argv(case.argv, pkg), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = [a.replace("{pkg}", str(pkg)) for a in case.argv]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(delay)
     handled = _handler_installed(proc.pid)
     proc.send_signal(signo)
@@ -88,3 +124,12 @@ def test_a_signal_at_any_instant_says_what_it_interrupted(
     rng = random.Random(f"{command}-{signo}")
     seen = [_trial(cases[command], tmp_path / "pkg", rng, signo) for _ in range(TRIALS)]
     assert any(s.startswith("interrupted") for s in seen), seen  # at least one landed while krm-merge ran
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_at_any_instant_of_an_update_from_git_says_what_it_interrupted(
+        git_update: tuple[Case, dict[str, str]], tmp_path: Path, signo: int) -> None:
+    case, env = git_update
+    rng = random.Random(f"git-{signo}")
+    seen = [_trial(case, tmp_path / "pkg", rng, signo, env) for _ in range(TRIALS)]
+    assert any(s.startswith("interrupted") for s in seen), seen
