@@ -591,7 +591,7 @@ def _swap_in(target: str, txn: str, op: dict[str, Any]) -> None:
         if op["before"] is not None:
             if _inode(stage) not in (None, op["ino"]):
                 os.rename(stage, old)  # exchanged, not yet renamed: the stage name holds the old file
-            if not _holds(old, op["before"]):
+            if os.path.lexists(old) and not _holds(old, op["before"]):  # gone: checked, and discarded
                 raise _Edited(rel, "was edited")
         elif os.path.lexists(stage):
             os.unlink(stage)
@@ -892,10 +892,14 @@ def _sync_folders(root: str, ops: list[dict[str, Any]]) -> None:
 
 
 def _discard(txn: str) -> None:
-    """Remove the transaction folder (flat: staged and swapped-out files, the journal, the rollback mark).
+    """Remove the transaction folder (staged and swapped-out files, the journal, the rollback mark, the git marker).
 
-    The journal goes first, durably: a journal left beside some of its staged
-    files would have recovery roll forward a transaction that was dropped.
+    The journal goes first, durably when staged files or a rollback mark
+    remain: a journal left beside some of its staged files would have
+    recovery roll forward a transaction that was dropped, one left without
+    its rollback mark would roll forward one that was rolled back.  Beside
+    swapped-out files alone it need not be (one fsync less per write): a
+    finished swap whose old file is gone is taken as checked (:func:`_swap_in`).
     """
     try:
         names = os.listdir(txn)
@@ -904,7 +908,7 @@ def _discard(txn: str) -> None:
     if _JOURNAL in names:
         os.unlink(os.path.join(txn, _JOURNAL))
         names.remove(_JOURNAL)
-        if names:
+        if any(not name.endswith(".old") and name != _GIT_MARKER for name in names):
             _fsync_dir(txn)
     for name in names:
         if name == _GIT_MARKER:
