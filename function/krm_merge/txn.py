@@ -960,11 +960,14 @@ def recover(root: str | os.PathLike[str]) -> list[str]:
         return []
     record = _read_journal(txn)
     if record is None:
+        ended = _ended(txn)
         with interrupts.held_back():
             _discard(txn)
             _fsync_dir(root)
-        return [f"rolled back an interrupted write in {root}: it had not reached its commit point, "
-                "no file of the package had been changed"]
+        if ended is None:
+            return [f"rolled back an interrupted write in {root}: it had not reached its commit point, "
+                    "no file of the package had been changed"]
+        return [f"removed what was left of a write in {root} that had {ended}"]
     ops = record["ops"]
     by = (f"by krm-merge {record.get('command')}, process {record.get('pid')}, "
           f"started {record.get('started')}")
@@ -984,6 +987,17 @@ def recover(root: str | os.PathLike[str]) -> list[str]:
                 return [f"rolled back an interrupted write in {root} ({by}): {err.message}"]
     files = sum(1 for op in ops if op["op"] in ("write", "delete"))
     return [f"finished an interrupted write in {root} ({files} file(s), {by}): it had passed its commit point"]
+
+
+def _ended(txn: str) -> str | None:
+    """How the write of a transaction folder without a journal ended ("finished", "been rolled back"):
+    it was being removed; None: it had not reached its commit point."""
+    names = os.listdir(txn)
+    if _ROLLBACK in names:
+        return "been rolled back"
+    if any(name.endswith(".old") for name in names):
+        return "finished (every file written)"
+    return None
 
 
 def _roll_forward_v1(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
@@ -1020,6 +1034,9 @@ def pending(root: str | os.PathLike[str]) -> str | None:
         return f"{LOCK_NAME} was left by a krm-merge command that was killed (no write was interrupted)"
     record = _read_journal(txn)
     if record is None:
+        ended = _ended(txn)
+        if ended is not None:
+            return f"a write that had {ended} was interrupted while its transaction folder was removed"
         return "a write was interrupted before its commit point (no file of the package was changed yet)"
     files = sum(1 for op in record["ops"] if op.get("op") in ("write", "delete"))
     return (f"a write of {files} file(s) was interrupted past its commit point: some files may hold the new "

@@ -257,6 +257,20 @@ def test_a_file_created_during_the_write_is_never_overwritten(tmp_path: Path, mo
     assert _tree(root) == {**BEFORE, "new/deep/c.yaml": b"made by someone else\n"}
 
 
+@pytest.mark.parametrize("left, said", [("3.staged", "it had not reached its commit point"),
+                                         ("3.old", "that had finished (every file written)"),
+                                         ("rollback", "that had been rolled back")])
+def test_a_transaction_folder_without_its_journal_is_said_for_what_it_was(tmp_path: Path, left: str, said: str) -> None:
+    """Killed while the folder was being removed (journal first) or before the commit point: the package is whole."""
+    root = _package(tmp_path / "pkg")
+    (root / txn.TXN_NAME).mkdir()
+    (root / txn.TXN_NAME / left).write_bytes(b"x")
+    assert txn.pending(root) is not None
+    with txn.PackageLock(root, "test") as lock:
+        assert said in " ".join(lock.messages)
+    assert _tree(root) == BEFORE and txn.pending(root) is None
+
+
 def test_a_journal_of_the_earlier_format_is_still_finished(tmp_path: Path) -> None:
     root = _package(tmp_path / "pkg")
     folder = root / txn.TXN_NAME
