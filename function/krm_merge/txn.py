@@ -46,11 +46,13 @@ The one writer of a package (``run``, the SDK's ``run`` on a directory,
   after it the signal waits until the transaction is finished (or rolled
   back).
 
-What is left unseen (docs/reliability.md "Edits made during a write"): a
-program that opened a file before its swap and writes to that descriptor
-after the check, where no lease could be taken (not Linux, a file system
-without leases); and without ``RENAME_EXCHANGE`` a file replaced (an
-editor's atomic save) between two consecutive system calls of the swap.
+What is left unseen (docs/reliability.md "Edits made during a write"): with
+a lease, an open for writing that the kernel began before the swap and
+checks against the lease only after it was released; where no lease can be
+taken (not Linux, another user's file, a file system without leases), a
+write through a descriptor opened before the swap and written after the
+check; without ``RENAME_EXCHANGE``, a file replaced (an editor's atomic
+save) between the two system calls that stand in for it.
 """
 
 from __future__ import annotations
