@@ -4,17 +4,24 @@
 
 ``DIR``: a git clone (bare is fine) of nephio-project/catalog and of
 kptdev/kpt-samples.  Nothing of theirs is committed here: each run copies the
-package directory at two of its published (directory-prefixed) tags into a
-throw-away local repository, tagged ``PKG/v1`` and ``PKG/v2`` as upstream
-does, fetches ``@v1`` with ``kpt pkg get`` (kpt's markers, indentation and
-quoting), makes a few local edits (an annotation on two resources, a local
-ConfigMap) and then updates fresh copies ``@v2`` with kpt and with krm-merge,
-alternately.  Each krm-merge answer is checked against kpt's (every file equal
-as data, kpt's identifier annotation included), and the share of files
-byte-identical to kpt's is counted.  A no-op update (``@v2`` again) is timed
-too.  Prints one line a package and the sum; ``--record bench/results.json``
-keeps the run there (``real_update``), from which ``bench/report.py`` writes
-the tables of README.md and docs/performance.md.
+package directory at two of its published refs (directory-prefixed tags or
+release branches) into a throw-away local repository, tagged ``PKG/v1`` and
+``PKG/v2`` as upstream does, fetches ``@v1`` with ``kpt pkg get`` (kpt's
+markers, indentation and quoting), makes a few local edits (an annotation on
+two resources, a local ConfigMap) and then updates fresh copies ``@v2`` with
+kpt and with krm-merge, alternately.  Each krm-merge answer is checked against
+kpt's (every file equal as data, kpt's identifier annotation included), and
+the share of files byte-identical to kpt's is counted.
+
+The review diff (issue 33): the lines ``diff -rN`` shows between the two
+upstream trees (upstream's own change), and between the package before the
+update and kpt's result, and ours.  Wall times twice: warm (each tool's git
+cache as the previous run left it) and cold (kpt's ``~/.kpt/repos`` and our
+``$XDG_CACHE_HOME/krm-merge`` emptied before each run, as on a fresh CI
+machine).  A no-op update (``@v2`` again) is timed too.  Prints one line a
+package and the sum; ``--record bench/results.json`` keeps the run there
+(``real_update``), from which ``bench/report.py`` writes the tables of
+README.md and docs/performance.md.
 """
 
 from __future__ import annotations
@@ -38,17 +45,31 @@ import yaml
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
 WALL_TARGET = 0.5  # krm-merge's wall time / kpt's, on every package and on the sum (issue 24)
 NOOP_TARGET = 0.15  # seconds of wall time for an update to the ref the package is at
+COLD_TARGET = 0.5  # cold-cache wall time / kpt's, on every package (issue 33)
+WARM_TARGET = 0.3  # warm wall time / kpt's, on every package (issue 33)
+DIFF_TARGET = 1.05  # our review diff's lines / upstream's own change, summed (issue 33); and ours <= kpt's each
 
-# (source, package directory, old tag, new tag): several sizes, CRDs, subpackages.
+# (source, package directory, old ref, new ref): several sizes, CRDs, subpackages.  A ref is a
+# directory-prefixed tag (``v2.0.0`` -> ``DIR/v2.0.0``) or, written ``heads/NAME``, a release branch
+# (the catalog's ``v3``..``v6`` and ``R3``; the refs issue 33 measured).
 PACKAGES = [
     ("catalog", "nephio/core/porch", "v2.0.0", "v3.0.0"),
-    ("catalog", "nephio/core/nephio-operator", "v2.0.0", "v3.0.0"),
+    ("catalog", "nephio/core/nephio-operator", "heads/v3", "heads/v4"),
     ("catalog", "nephio/optional/resource-backend", "v2.0.0", "v3.0.0"),
     ("catalog", "nephio/optional/webui", "v2.0.0", "v3.0.0"),
     ("catalog", "infra/capi/cluster-capi", "v2.0.0", "v3.0.0"),
     ("catalog", "workloads/free5gc/free5gc-operator", "v2.0.0", "v3.0.0"),
+    ("catalog", "workloads/free5gc/free5gc-cp", "heads/v5", "heads/v6"),
+    ("catalog", "distros/sandbox/gitea", "heads/R3", "heads/v6"),
+    ("catalog", "workloads/tools/ueransim", "heads/R3", "heads/v6"),
     ("samples", "ghost", "v1", "v2"),
+    ("samples", "cert-manager-basic", "v0", "v1"),
 ]
+
+
+def revision(directory: str, ref: str) -> str:
+    """The git revision of ``ref`` in the source repository (see PACKAGES)."""
+    return f"refs/{ref}" if ref.startswith("heads/") else f"refs/tags/{directory}/{ref}"
 
 
 def git(args: list[str], cwd: Path, env: dict[str, str], out: bool = False) -> Any:
@@ -56,18 +77,32 @@ def git(args: list[str], cwd: Path, env: dict[str, str], out: bool = False) -> A
     return proc.stdout if out else None
 
 
-def build_repo(source: Path, directory: str, tags: tuple[str, str], up: Path, env: dict[str, str]) -> None:
-    """A local repository holding only ``directory`` at the two tags, tagged ``directory/v1`` and ``/v2``."""
+def build_repo(source: Path, directory: str, refs: tuple[str, str], up: Path, versions: Path, env: dict[str, str]) -> None:
+    """A local repository holding only ``directory`` at the two refs, tagged ``directory/v1`` and ``/v2``.
+
+    Each version's tree is also kept as ``versions/v1`` and ``versions/v2`` (upstream's own change is their diff).
+    """
     git(["init", "-q", "-b", "main"], up, env)
-    for n, tag in enumerate(tags, 1):
+    for n, ref in enumerate(refs, 1):
         target = up / directory
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
-        data = git(["--git-dir", str(source), "archive", "--format=tar", f"{directory}/{tag}:{directory}"], up, env, out=True)
+        data = git(["--git-dir", str(source), "archive", "--format=tar", f"{revision(directory, ref)}:{directory}"],
+                   up, env, out=True)
         subprocess.run(["tar", "-x", "-C", str(target)], input=data, check=True)
+        shutil.copytree(target, versions / f"v{n}")
         git(["add", "-A"], up, env)
-        git(["commit", "-q", "--allow-empty", "-m", f"{directory} {tag}"], up, env)
+        git(["commit", "-q", "--allow-empty", "-m", f"{directory} {ref}"], up, env)
         git(["tag", f"{directory}/v{n}"], up, env)
+
+
+def diff_lines(before: Path, after: Path) -> int:
+    """The lines ``diff -rN`` shows removed or added between two trees (a new or deleted file: all its lines)."""
+    proc = subprocess.run(["diff", "-rN", str(before), str(after)], capture_output=True, text=True, errors="replace",
+                          check=False, timeout=300)
+    if proc.returncode > 1:
+        raise RuntimeError(f"diff -rN {before} {after}: {proc.stderr}")
+    return sum(1 for line in proc.stdout.splitlines() if line.startswith(("< ", "> ", "<\t", ">\t")) or line in ("<", ">"))
 
 
 def local_edits(pkg: Path) -> None:
@@ -118,32 +153,34 @@ def median(samples: list[tuple[float, float]], which: int) -> float:
     return values[len(values) // 2]
 
 
-def case(root: Path, source: Path, directory: str, tags: tuple[str, str], runs: int) -> dict[str, Any]:
+def case(root: Path, source: Path, directory: str, refs: tuple[str, str], runs: int) -> dict[str, Any]:
     env = dict(os.environ, HOME=str(root / "home"), TMPDIR=str(root / "tmp"), XDG_CACHE_HOME=str(root / "cache"),
                GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.invalid", GIT_CONFIG_GLOBAL="/dev/null",
                GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
     # as installed for a user: compiled modules are cached (an environment that forbids it
     # would charge every run ~0.1 s of compiling)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    for d in ("home", "tmp", "up", "ws", "cache"):
+    for d in ("home", "tmp", "up", "ws", "cache", "versions"):
         (root / d).mkdir(parents=True)
     up, ws = root / "up", root / "ws"
-    build_repo(source, directory, tags, up, env)
+    build_repo(source, directory, refs, up, root / "versions", env)
     subprocess.run(["kpt", "pkg", "get", f"file://{up}.git/{directory}@v1", "local"], cwd=ws, env=env, check=True,
                    capture_output=True, timeout=300)
     local = ws / "local"
     local_edits(local)
     resources = sum(len([d for d in yaml.safe_load_all(p.read_text()) if d]) for p in local.rglob("*.yaml"))
-    kpt_times, our_times = [], []
-    for _ in range(runs):
-        for who in ("kpt", "ours"):
-            target = ws / who
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(local, target)
-            if who == "kpt":
-                kpt_times.append(timed(["kpt", "pkg", "update", "kpt@v2"], ws, env))
-            else:
-                our_times.append(timed([KRM_MERGE, "update", f"{target}@v2"], ws, env))
+    caches = {"kpt": root / "home" / ".kpt" / "repos", "ours": root / "cache" / "krm-merge"}
+    times: dict[str, list[tuple[float, float]]] = {"kpt": [], "ours": [], "kpt_cold": [], "ours_cold": []}
+    for cold in (False, True):
+        for _ in range(runs):
+            for who in ("kpt", "ours"):
+                target = ws / who
+                shutil.rmtree(target, ignore_errors=True)
+                shutil.copytree(local, target)
+                if cold:
+                    shutil.rmtree(caches[who], ignore_errors=True)
+                cmd = ["kpt", "pkg", "update", "kpt@v2"] if who == "kpt" else [KRM_MERGE, "update", f"{target}@v2"]
+                times[who + ("_cold" if cold else "")].append(timed(cmd, ws, env))
     theirs, ours = tree(ws / "kpt"), tree(ws / "ours")
     wrong = sorted(rel for rel in set(theirs) | set(ours) if theirs.get(rel) != ours.get(rel))
     written = [p.relative_to(ws / "ours").as_posix() for p in (ws / "ours").rglob("*")
@@ -153,11 +190,15 @@ def case(root: Path, source: Path, directory: str, tags: tuple[str, str], runs: 
     identical = [rel for rel in written if (ws / "kpt" / rel).is_file()
                  and (ws / "kpt" / rel).read_bytes() == (ws / "ours" / rel).read_bytes()]
     noop = [timed([KRM_MERGE, "update", f"{ws / 'ours'}@v2"], ws, env) for _ in range(runs)]
-    return {"package": directory, "resources": resources, "kpt": median(kpt_times, 0), "ours": median(our_times, 0),
-            "kpt_cpu": median(kpt_times, 1), "ours_cpu": median(our_times, 1),
+    return {"package": directory, "refs": list(refs), "resources": resources,
+            "kpt": median(times["kpt"], 0), "ours": median(times["ours"], 0),
+            "kpt_cpu": median(times["kpt"], 1), "ours_cpu": median(times["ours"], 1),
+            "kpt_cold": median(times["kpt_cold"], 0), "ours_cold": median(times["ours_cold"], 0),
             "noop": median(noop, 0), "noop_cpu": median(noop, 1), "wrong": wrong,
             "written": len(written), "identical": len(identical),
-            "different": sorted(set(written) - set(identical))}
+            "different": sorted(set(written) - set(identical)),
+            "upstream_lines": diff_lines(root / "versions" / "v1", root / "versions" / "v2"),
+            "kpt_lines": diff_lines(local, ws / "kpt"), "ours_lines": diff_lines(local, ws / "ours")}
 
 
 def main(argv: list[str]) -> int:
@@ -181,18 +222,23 @@ def main(argv: list[str]) -> int:
             row = case(Path(tmp) / str(i), sources[src], directory, (old, new), args.runs)
             rows.append(row)
             print(f"{directory} ({row['resources']} res): wall kpt {row['kpt']:.2f} s, krm-merge {row['ours']:.2f} s, "
-                  f"ratio {row['ours'] / row['kpt']:.2f}; cpu kpt {row['kpt_cpu']:.2f} s, krm-merge "
-                  f"{row['ours_cpu']:.2f} s, ratio {row['ours_cpu'] / row['kpt_cpu']:.2f}; "
-                  f"no-op {row['noop']:.2f} s ({row['noop_cpu']:.2f} s cpu); "
+                  f"ratio {row['ours'] / row['kpt']:.2f}; cold kpt {row['kpt_cold']:.2f} s, krm-merge "
+                  f"{row['ours_cold']:.2f} s, ratio {row['ours_cold'] / row['kpt_cold']:.2f}; cpu kpt "
+                  f"{row['kpt_cpu']:.2f} s, krm-merge {row['ours_cpu']:.2f} s, ratio {row['ours_cpu'] / row['kpt_cpu']:.2f}; "
+                  f"no-op {row['noop']:.2f} s ({row['noop_cpu']:.2f} s cpu); review diff lines: upstream "
+                  f"{row['upstream_lines']}, kpt {row['kpt_lines']}, krm-merge {row['ours_lines']}; "
                   f"files written {row['written']}, byte-identical to kpt {row['identical']}"
                   + (f"; differ: {row['different']}" if row["different"] else "")
                   + (f"; NOT EQUAL AS DATA: {row['wrong']}" if row["wrong"] else ""), flush=True)
-    kpt, ours = sum(r["kpt"] for r in rows), sum(r["ours"] for r in rows)
-    kpt_cpu, ours_cpu = sum(r["kpt_cpu"] for r in rows), sum(r["ours_cpu"] for r in rows)
-    written, identical = sum(r["written"] for r in rows), sum(r["identical"] for r in rows)
-    print(f"sum: wall kpt {kpt:.2f} s, krm-merge {ours:.2f} s, ratio {ours / kpt:.2f}; "
-          f"cpu kpt {kpt_cpu:.2f} s, krm-merge {ours_cpu:.2f} s, ratio {ours_cpu / kpt_cpu:.2f}; "
-          f"files byte-identical {identical}/{written}")
+    total = {k: sum(r[k] for r in rows) for k in ("kpt", "ours", "kpt_cold", "ours_cold", "kpt_cpu", "ours_cpu",
+                                                  "written", "identical", "upstream_lines", "kpt_lines", "ours_lines")}
+    print(f"sum: wall kpt {total['kpt']:.2f} s, krm-merge {total['ours']:.2f} s, ratio {total['ours'] / total['kpt']:.2f}; "
+          f"cold kpt {total['kpt_cold']:.2f} s, krm-merge {total['ours_cold']:.2f} s, "
+          f"ratio {total['ours_cold'] / total['kpt_cold']:.2f}; cpu kpt {total['kpt_cpu']:.2f} s, krm-merge "
+          f"{total['ours_cpu']:.2f} s, ratio {total['ours_cpu'] / total['kpt_cpu']:.2f}; review diff lines: upstream "
+          f"{total['upstream_lines']}, kpt {total['kpt_lines']}, krm-merge {total['ours_lines']} "
+          f"({total['ours_lines'] / max(total['upstream_lines'], 1):.2f}x upstream's); "
+          f"files byte-identical {total['identical']}/{total['written']}")
     wrong = any(r["wrong"] for r in rows)
     if args.record and not wrong:
         record(args.record, rows, args.runs, started_at, load_start)
@@ -206,7 +252,8 @@ def record(path: Path, rows: list[dict[str, Any]], runs: int, started_at: dateti
         "date": started_at.strftime("%Y-%m-%d %H:%M UTC"), "runs": runs,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "kpt": kpt_version(),
                     "load_average_start": round(load_start, 2), "load_average_end": round(os.getloadavg()[0], 2)},
-        "targets": {"wall_ratio": WALL_TARGET, "noop_seconds": NOOP_TARGET},
+        "targets": {"wall_ratio": WALL_TARGET, "noop_seconds": NOOP_TARGET, "cold_ratio": COLD_TARGET,
+                    "warm_ratio": WARM_TARGET, "diff_ratio": DIFF_TARGET},
         "rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
     }
     path.write_text(json.dumps(results, indent=1) + "\n")

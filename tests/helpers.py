@@ -62,3 +62,12 @@ def normalise(data: Any, *, annotations: Collection[str] = ("internal.kpt.dev/up
         out.pop("upstreamLock", None)
         meta.pop("name", None)
     return out
+
+
+def without_nulls(data: Any) -> Any:
+    """``data`` without explicit nulls in mappings (kpt's merge drops every null of a resource it writes)."""
+    if isinstance(data, dict):
+        return {k: without_nulls(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [without_nulls(v) for v in data]
+    return data

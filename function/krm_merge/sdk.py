@@ -368,6 +368,7 @@ def _standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
 
 
 ReadHook = Callable[[ResourceList, Any], None]
+WriteHook = Callable[[ResourceList, Any], None]  # (the run's ResourceList, its krm.pkgio.ChangeSet)
 
 
 def _print_results(rl: ResourceList) -> None:
@@ -401,6 +402,8 @@ def run_directory(
     skip_undecodable: Callable[[Any], bool] | None = None,
     after_read: ReadHook | None = None,
     summary: bool = False,
+    before_write: WriteHook | None = None,
+    after_write: WriteHook | None = None,
 ) -> int:
     """``kpt fn source | fn | kpt fn sink`` on a directory; returns the exit code.  Internal.
 
@@ -414,7 +417,10 @@ def run_directory(
     out instead of failing the read; ``after_read(rl, package)`` may add results.
     ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
     ``summary`` adds one line on stderr after a successful run (files and items
-    changed, warnings), so a run that changed nothing says so.
+    changed, warnings), so a run that changed nothing says so.  ``before_write(rl,
+    changes)`` runs once the changes are planned and before they are written (or shown,
+    with ``dry_run``): what it raises stops the run with nothing written; ``after_write``
+    runs after them (``krm-merge run`` opens a promote run's pull request there).
     """
     from krm_merge import txn
 
@@ -422,7 +428,7 @@ def run_directory(
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
             return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, results_file, name,
-                                         label, skip_undecodable, after_read, summary)
+                                         label, skip_undecodable, after_read, summary, (before_write, after_write))
 
     # The commands' one rule: what stops the run is one error line; --results was written before it, if at all.
     return guarded(label, locked, _results.Results())
@@ -432,6 +438,7 @@ def _run_locked_directory(
     fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
     results_file: str | None, name: str, label: str, skip_undecodable: Callable[[Any], bool] | None,
     after_read: ReadHook | None, summary: bool,
+    write_hooks: tuple[WriteHook | None, WriteHook | None] = (None, None),
 ) -> int:
     from krm_merge import files
     from krm_merge.krm import package
@@ -456,12 +463,17 @@ def _run_locked_directory(
         return 1
     changes = package.plan_changes(pkg, rl)
     chunks: Iterator[str] = iter(())
+    before_write, after_write = write_hooks
     try:
         if dry_run:
             # Checked as the write checks it (a dry run refuses what the write would), then printed
             # file by file: the whole diff as one string cost a dry run more memory than the write.
             chunks = changes.diff(root)
-        else:
+        elif before_write is not None:
+            changes.validate(root)  # before the hook's commit: a refused write gets none
+        if before_write is not None:
+            before_write(rl, changes)
+        if not dry_run:
             package.apply_writes(root, changes)
     except (KrmMergeError, OSError):
         _print_results(rl)  # what the function said, then (the caller) why nothing was written
@@ -471,4 +483,6 @@ def _run_locked_directory(
         sys.stdout.write(chunk)
     if summary:
         sys.stderr.write(f"{label}: {_run_summary(rl, len(changes), dry_run)}\n")
+    if after_write is not None:
+        after_write(rl, changes)
     return 0

@@ -94,8 +94,12 @@ def test_a_small_dry_run_loads_neither_ruamel_nor_pathlib(pkg: Path, config: lis
     assert not _ours(modules, "ruamel") and "pathlib" not in modules
     mode = "krm_merge.modes." + config[0].removeprefix("mode=").replace("-", "_")
     assert _ours(modules, "krm_merge.modes.") == {mode}
+    # pull_request: the options and step of a promote run's pullRequest block (its git and forge side,
+    # krm_merge.change.publish, loads only when a pull request is opened)
     assert _ours(modules, "krm_merge.commands.") <= {"krm_merge.commands.run", "krm_merge.commands.reporting",
-                                                     "krm_merge.commands.outcomes"}
+                                                     "krm_merge.commands.outcomes", "krm_merge.commands.pull_request"}
+    assert not _ours(modules, "krm_merge.change.") - {"krm_merge.change.settings", "krm_merge.change.errors"}
+    assert "urllib.request" not in modules
 
 
 def test_the_function_path_loads_only_the_mode_that_runs_and_no_command(tmp_path: Path) -> None:

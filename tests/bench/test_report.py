@@ -56,3 +56,19 @@ def test_a_section_is_replaced_between_its_markers_only() -> None:
     report = load_report()
     text = "a\n<!-- bench:rows begin -->\nold\n<!-- bench:rows end -->\nb\n"
     assert report.replace_section(text, "rows", "new") == "a\n<!-- bench:rows begin -->\nnew\n<!-- bench:rows end -->\nb\n"
+
+
+def test_a_run_with_the_review_diff_shows_it_and_judges_issue_33s_targets() -> None:
+    """Issue 33: per package the diff lines (upstream's, kpt's, ours) and cold-cache times; ours longer than kpt's misses."""
+    report = load_report()
+    row = {"package": "p", "resources": 3, "kpt": 1.0, "ours": 0.2, "kpt_cpu": 1.0, "ours_cpu": 0.2, "noop": 0.05,
+           "noop_cpu": 0.05, "wrong": [], "written": 2, "identical": 1, "kpt_cold": 2.0, "ours_cold": 0.5,
+           "upstream_lines": 100, "kpt_lines": 120, "ours_lines": 104}
+    real = {"date": "d", "runs": 3, "rows": [row, dict(row, package="q")],
+            "machine": {"cpus": 2, "python": "3", "kpt": "k", "load_average_start": 1, "load_average_end": 1},
+            "targets": {"wall_ratio": 0.5, "noop_seconds": 0.15, "cold_ratio": 0.5, "warm_ratio": 0.3, "diff_ratio": 1.05}}
+    table = report.render_real_update({"real_update": real})
+    assert "Targets met." in table and "| 200 | 240 | **208** |" in table and "**0.25** |" in table
+    assert "208 (1.04 × upstream's)" in "\n".join(report._review_summary(real)).replace("**", "")
+    longer = dict(real, rows=[row, dict(row, package="q", ours_lines=121)])
+    assert "Targets **missed**." in report.render_real_update({"real_update": longer})

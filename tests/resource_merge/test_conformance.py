@@ -62,13 +62,10 @@ DEVIATIONS: dict[str, tuple[str, dict[str, list[Any]]]] = {
         "it as \"on\" and re-styles `a`)",
         {"c.yaml": [_cm("c", {"a": "2", "b": True, "n": True})]},
     ),
-    "S1 force-delete-replace: Kptfile pipeline + resources": (
-        "force-delete-replace: upstream wins everything, also the Kptfile pipeline (kpt 1.0.0-beta.56 silently keeps "
-        "local's pipeline)",
-        {"Kptfile": [dict(KPTFILE, pipeline={"mutators": [{"image": "a:v2"}]})]},
-    ),
+    # S1 is kpt's (issue 33): force-delete-replace keeps the root Kptfile local's, as kpt does.
     "S3 fast-forward without local change": (
-        "fast-forward = force-delete-replace when nothing changed locally: upstream's pipeline is taken",
+        "fast-forward over an unmodified package takes upstream's pipeline (kpt runs force-delete-replace, which "
+        "keeps the root Kptfile: upstream's pipeline change would be silently dropped)",
         {"Kptfile": [dict(KPTFILE, pipeline={"mutators": [{"image": "a:v2"}]})]},
     ),
 }

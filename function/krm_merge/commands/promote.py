@@ -3,6 +3,8 @@
     krm-merge promote DIR [--set NS:PIPELINE:ENV=VALUE]... [--image-policy NS:NAME=IMAGE_REF]...
                           [--kustomize-image DIR:NAME=IMAGE_REF]... [--environment E]
                           [--report json|markdown FILE] [--dry-run] [--allow-no-match] [--skip-unreadable]
+                          [--pull-request [--branch T] [--base B] [--remote R] [--forge F] [--forge-api URL]
+                                          [--forge-repo O/N] [--label L]... [--reviewer U]... [--secrets-dir DIR]]
     krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V
     krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST]
 
@@ -13,6 +15,8 @@ files of ``--kustomize-image``.  A changed file differs from the original only i
 scalars (and, for kustomize images, the added entry lines).  Files that are not UTF-8 are
 skipped with a warning; a marked file that is not valid YAML is an error (a warning and
 skipped with ``--skip-unreadable``).  All files are written at once or none.
+With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.commands.pull_request`):
+checked before the write, committed, pushed and opened as a pull request after it.
 Exit code 0 when fields were set (or already current, or nothing matched with
 ``--allow-no-match``), 1 on any error, 2 on bad usage.
 """
@@ -20,12 +24,16 @@ Exit code 0 when fields were set (or already current, or nothing matched with
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
+from krm_merge.change.settings import SettingsError
+from krm_merge.commands.pull_request import (
+    PROMOTE_BRANCH, PullRequestStep, add_options, change_text, promote_step, settings_from_args)
 from krm_merge.commands.reporting import RESULTS_HELP, emit, guarded, resource_ref, write_results
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.pkgio import ChangeSet
@@ -33,7 +41,8 @@ from krm_merge.krm.results import Field, File, Result, Results
 from krm_merge.promote import report
 from krm_merge.promote.changes import Change
 from krm_merge.promote.errors import PromoteError
-from krm_merge.promote.files import ScreenedFile, decode, diff_all, encode, planned_write, read_one, screen, write_all
+from krm_merge.promote.files import (
+    ScreenedFile, check_all, decode, diff_all, encode, planned_write, read_one, screen, write_all)
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 from krm_merge.promote.request import (
@@ -87,6 +96,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML (default: an error, exit 1)")
+    add_options(p, default_branch=PROMOTE_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
+    p.add_argument("--secrets-dir", metavar="DIR",
+                   help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
+                        "DIR/<namespace>/<name>/<key> (default $KRM_MERGE_SECRETS_DIR)")
     return p
 
 
@@ -96,6 +109,12 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in ("json", "markdown"):
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    try:
+        args.pull_request_settings = settings_from_args(args)
+    except SettingsError as err:
+        arg_parser.error(str(err))
+    if args.secrets_dir and not args.pull_request:
+        arg_parser.error("--secrets-dir: goes with --pull-request")
     results = Results()
 
     def body() -> int:
@@ -188,17 +207,37 @@ def _main(args: argparse.Namespace, results: Results) -> int:
         out.write(f"{matched} field(s) already at the promoted value(s); nothing to change\n")
     entries = report.entries(run.changes)
     summary = report.summary(entries, [r.promotion for r in run.resolved])
-    if args.report:
-        report.write(args.report[0], args.report[1], entries, summary)
+    step = _pull_request_step(args, run, results)
+    paths = [w.path for w in run.writes.writes]
+    text = change_text("promote", (entries, summary))
+    if step is not None:
+        try:
+            check_all(root, run.writes)  # before the pull request's commit: a refused write gets none
+            step.prepare(paths, dry_run=args.dry_run)
+            if not args.dry_run:
+                step.make_commit(run.writes.writes, text)
+        except KrmMergeError:
+            _write_report(args, entries, summary, step)  # nothing written; the report says why
+            raise
+    else:
+        _write_report(args, entries, summary, None)  # before the write, as without a pull request
     if args.dry_run:
         diff = diff_all(root, run.writes)
         _print_changes(run.changes)
         out.write(diff)
         out.write(report.to_markdown(entries, summary))
+        if step is not None:
+            step.preview(paths, text)
+            _write_report(args, entries, summary, step)
         return 0
     write_all(root, run.writes)
     _print_changes(run.changes)
     out.write(summary + "\n")
+    if step is not None:
+        try:
+            step.publish()
+        finally:  # the report says what became of the pull request, failed or not
+            _write_report(args, entries, summary, step)
     return 0
 
 
@@ -208,6 +247,20 @@ def _print_changes(changes: list[tuple[str, Change]]) -> None:
     for rel, change in changes:
         old = repr(change.old) if change.old is not None else "(added)"
         out.write(f"{rel}:{change.line}: {change.path}: {old} -> {change.new!r}\n")
+
+
+def _write_report(args: argparse.Namespace, entries: list[report.Entry], summary: str,
+                  step: PullRequestStep | None) -> None:
+    if args.report:
+        report.write(args.report[0], args.report[1], entries, summary, step.report_entry() if step else None)
+
+
+def _pull_request_step(args: argparse.Namespace, run: _Run, results: Results) -> PullRequestStep | None:
+    """The ``--pull-request`` step of this run (None without the option)."""
+    if args.pull_request_settings is None:
+        return None
+    return promote_step(PROG, results, args.pull_request_settings, args.dir, run.resolved, run.find_pipeline,
+                        secrets_dir=args.secrets_dir)
 
 
 def change_result(rel: str, change: Change) -> Result:
@@ -221,9 +274,11 @@ def change_result(rel: str, change: Change) -> Result:
 class _Run:
     """What one run found and plans to write."""
 
-    def __init__(self, resolved: list[Resolved], outcome: Outcome) -> None:
+    def __init__(self, resolved: list[Resolved], outcome: Outcome,
+                 find_pipeline: Callable[[PipelineRef], dict[str, Any] | None]) -> None:
         self.resolved = resolved
         self.outcome = outcome
+        self.find_pipeline = find_pipeline
         self.writes = ChangeSet()
         self.changes: list[tuple[str, Any]] = []
         self.errors = Results()
@@ -241,7 +296,8 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
     needs_pipeline = any(p.pipeline is not None for p in promotions)
     tokens = tuple(k.encode() for k in keys) + ((PIPELINE_GROUP.encode(),) if needs_pipeline else ())
     files = screen(root, tokens) if tokens else []
-    resolved = resolve(promotions, _pipeline_finder(files))
+    finder = _pipeline_finder(files)
+    resolved = resolve(promotions, finder)
     kustomizations = _kustomization_rels(root, resolved)
     files = _with_kustomizations(root, files, kustomizations)
     units: list[tuple[str, str, Any]] = []
@@ -264,7 +320,7 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
         warnings.extend(Result(dup.message(), "warning", file=File(dup.what)) for dup in duplicates)
     else:
         outcome = empty_outcome(len(resolved))
-    run = _Run(resolved, outcome)
+    run = _Run(resolved, outcome, finder)
     run.warnings.extend(warnings)
     for unit, err in outcome.errors:
         rel = unit.path or ""
@@ -303,8 +359,6 @@ def _kustomization_rels(root: str, resolved: list[Resolved]) -> set[str]:
     for r in resolved:
         if r.promotion.strategy != "kustomize-image" or r.scope is None:
             continue
-        import glob  # kustomize-image promotions only: the marker path's start-up does not load it
-
         for name in KUSTOMIZATION_NAMES:
             for path in glob.glob(os.path.join(glob.escape(root), r.scope, name)):
                 rel = os.path.relpath(path, root).replace(os.sep, "/")

@@ -4,7 +4,10 @@ Reads the package like ``kpt fn source``, runs the mode chosen by
 ``--fn-config FILE`` or ``-- key=value`` arguments (a ConfigMap, as
 ``kpt fn eval`` builds it), and writes back like ``kpt fn sink``: only files
 whose items changed are rewritten; nothing is written when any error is
-reported.
+reported.  A promote functionConfig with a ``pullRequest`` block puts the
+change up for review as ``promote --pull-request`` does
+(:mod:`krm_merge.commands.pull_request`): checked before the write, committed,
+pushed and opened after it (``--dry-run``: shown, nothing done).
 """
 
 from __future__ import annotations
@@ -13,11 +16,18 @@ import argparse
 from typing import Any
 
 from krm_merge import sdk
+from krm_merge.commands.pull_request import PullRequestStep, change_text, promote_step
 from krm_merge.commands.reporting import guarded
-from krm_merge.config import mode_name
+from krm_merge.config import mode_name, resolve
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import File, Results
+from krm_merge.promote import report
+from krm_merge.promote.pipeline import find_pipeline
+from krm_merge.promote.request import resolve as resolve_promotions
 from krm_merge.runner import NAME, run_mode
+
+PROG = "krm-merge run"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,8 +63,8 @@ def main(argv: list[str]) -> int:
         p.error(f"unexpected argument {args.pairs[0]!r}: key=value arguments go after `--` "
                 f"(krm-merge run {args.dir} -- {' '.join(args.pairs)})")
     # run_directory writes its own results (the mode's, in kpt's format); this only catches what escapes it
-    return guarded("krm-merge run", lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results,
-                                                 not args.quiet), Results())
+    return guarded(PROG, lambda: _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet),
+                   Results())
 
 
 def _is_promote(config: KubeObject | None) -> bool:
@@ -63,6 +73,8 @@ def _is_promote(config: KubeObject | None) -> bool:
 
 def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, results_file: str | None,
          summary: bool) -> int:
+    steps: list[tuple[PullRequestStep, Any]] = []  # a promote run's pull request, once its config is read
+
     def after_read(rl: sdk.ResourceList, pkg: Any) -> None:
         if _is_promote(rl.function_config):
             # promote skips files it cannot read, as the promote command does, and says so.
@@ -70,8 +82,38 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
 
             for message, rel in unread_file_warnings(str(root), pkg.skipped):
                 rl.results.warning(message, file=File(rel))
+            try:
+                config = resolve(rl.function_config).config
+                if config.pull_request is not None:
+                    steps.append((_promote_step(root, rl, config), config))
+            except KrmMergeError:
+                return  # the mode reports a wrong config or promotion itself, as an error result naming it
+
+    def before_write(rl: sdk.ResourceList, changes: Any) -> None:
+        for step, config in steps:
+            step.prepare([w.path for w in changes.writes], dry_run=dry_run)
+            entries = report.entries_from_results(rl.results)
+            step.text = change_text("promote", (entries, report.summary(entries, config.promotions)))
+            if not dry_run:
+                step.make_commit(changes.writes, step.text)
+
+    def after_write(rl: sdk.ResourceList, changes: Any) -> None:
+        for step, _ in steps:
+            if dry_run:
+                step.preview([w.path for w in changes.writes], step.text)
+            else:
+                step.publish()
 
     return sdk.run_directory(
         run_mode, root, fn_config=fn_config, pairs=pairs, dry_run=dry_run, results_file=results_file,
-        name=NAME, label="krm-merge run", skip_undecodable=_is_promote, after_read=after_read, summary=summary,
+        name=NAME, label=PROG, skip_undecodable=_is_promote, after_read=after_read, summary=summary,
+        before_write=before_write, after_write=after_write,
     )
+
+
+def _promote_step(root: str, rl: sdk.ResourceList, config: Any) -> PullRequestStep:
+    """The pull-request step of a promote run's ``pullRequest`` block; the Pipelines among the items name the branch."""
+    pipelines = [item.data for item in rl.items if item.kind == "Pipeline"]
+    finder = lambda ref: find_pipeline(pipelines, ref)  # noqa: E731
+    return promote_step(PROG, Results(), config.pull_request, root, resolve_promotions(config.promotions, finder),
+                        finder)

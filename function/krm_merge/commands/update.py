@@ -33,7 +33,10 @@ if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse 
     import argparse
 
 from krm_merge import txn
+from krm_merge.change.settings import SettingsError
 from krm_merge.commands import outcomes
+from krm_merge.commands.pull_request import (
+    OPTION_DEFAULTS, ChangeText, PullRequestStep, add_options, change_text, settings_from_args)
 from krm_merge.commands.reporting import (
     RESULTS_HELP, emit, failure, guarded, update_report, write_report, write_results,
 )
@@ -51,9 +54,12 @@ CONFLICTS_LEFT = 3
 """Exit code of an update under ``--conflicts mark`` that wrote markers: merged, conflicts left to decide."""
 
 
+DEFAULT_BRANCH = "krm-merge/update/{package}"
+"""The pull request's branch (``{package}``: the package's path in the repository; ``{ref}``: the upstream ref)."""
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
     "fallback_keys": None, "no_recursive": False, "dry_run": False, "results": None, "report": None,
+    **OPTION_DEFAULTS,
 }
 """Every option's value when it is not given: the parser's defaults and the plain form's, one table."""
 
@@ -93,6 +99,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results", metavar="FILE", help=RESULTS_HELP)
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
+    add_options(p, default_branch=DEFAULT_BRANCH)
     p.set_defaults(**DEFAULTS)
     return p
 
@@ -117,14 +124,30 @@ def main(argv: list[str]) -> int:
     if args.report and args.report[0] not in ("json", "markdown"):
         sys.stderr.write(f"krm-merge update: error: --report FORMAT must be json or markdown, got {args.report[0]!r}\n")
         return 2
+    try:
+        settings = settings_from_args(args)
+    except SettingsError as err:
+        sys.stderr.write(f"krm-merge update: error: {err}\n")
+        return 2
     results = Results()
+    args.step = None if settings is None else PullRequestStep(
+        PROG, results, settings, _package_dir(args), branch_template=DEFAULT_BRANCH,
+        placeholders={"ref": _ref(args) or "upstream"})
     code = guarded(PROG, lambda: _locked_update(args, results), results)
     write_results(args.results, results)
     return code
 
 
+def _package_dir(args: argparse.Namespace | SimpleNamespace) -> str:
+    return str(args.package if args.origin is not None else split_package_ref(args.package)[0])
+
+
+def _ref(args: argparse.Namespace | SimpleNamespace) -> str | None:
+    return None if args.origin is not None else split_package_ref(args.package)[1]
+
+
 def _locked_update(args: argparse.Namespace | SimpleNamespace, results: Results) -> int:
-    package_dir = args.package if args.origin is not None else split_package_ref(args.package)[0]
+    package_dir = _package_dir(args)
     # Held from the read to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(package_dir, PROG, read_only=args.dry_run) as lock:
         for message in lock.messages:
@@ -138,11 +161,30 @@ def _locked_main(args: argparse.Namespace | SimpleNamespace, results: Results) -
             local, plan = _plan(args)
         finally:  # said before the error that stopped the plan, if one did
             _warn_duplicates(duplicates, results)
-    code = _finish(local, plan, args.conflicts, args.dry_run, results)
-    if args.report:
-        write_report(args.report[0], args.report[1],
-                     update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code))
+    step: PullRequestStep | None = args.step
+    code = _finish(local, plan, args, results, step)
+    report = update_report(plan, policy=args.conflicts, dry_run=args.dry_run, code=code)
+    try:
+        if step is not None and code in (0, CONFLICTS_LEFT):
+            if args.dry_run:
+                step.preview([w.path for w in plan.writes], _text(args, step, report))
+            else:
+                step.publish()
+    finally:  # the report says what became of the pull request, failed or not
+        if args.report:
+            if step is not None and step.report_entry() is not None:
+                report["pullRequest"] = step.report_entry()
+            write_report(args.report[0], args.report[1], report)
     return code
+
+
+def _text(args: argparse.Namespace | SimpleNamespace, step: PullRequestStep, report: dict[str, Any]) -> ChangeText:
+    """The commit's and pull request's words: a title naming the package, the ref and the report's counts; the report."""
+    ref = _ref(args)
+    conflicts = len(report["conflicts"])
+    title = (f"krm-merge update {step.package_name}" + (f" to {ref}" if ref else "")
+             + f": {len(report['changes'])} file(s) changed" + (f", {conflicts} conflict(s)" if conflicts else ""))
+    return change_text("update", (title, report))
 
 
 def _plan(args: argparse.Namespace | SimpleNamespace) -> tuple[Path, UpdatePlan]:
@@ -181,7 +223,9 @@ def _say_plan(results: Results, plan: UpdatePlan) -> None:
         sys.stderr.write(labelled_line(result) + "\n")
 
 
-def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, results: Results) -> int:
+def _finish(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNamespace, results: Results,
+            step: PullRequestStep | None = None) -> int:
+    conflicts, dry_run = args.conflicts, args.dry_run
     _say_plan(results, plan)
     failed = plan.conflicts if conflicts == "fail" else outcomes.decided(plan.outcomes, "none")  # a rule's fail
     if failed:
@@ -191,25 +235,46 @@ def _finish(local: Path, plan: UpdatePlan, conflicts: str, dry_run: bool, result
     try:  # a dry run's plan is checked as the write checks it: both refuse the same change sets
         if dry_run:
             diff = render_plan(local, plan)
-        else:
-            apply_plan(local, plan)
+        elif step is not None:
+            plan.changes.validate(local)  # before the pull request's commit: a refused write gets none
     except (KrmMergeError, OSError) as err:  # here, not in guarded: the report still says nothing was written
         _say(results, failure(err))
         return 1
+    if step is not None:  # before anything is written: a refusal leaves the package as it was
+        try:
+            step.prepare([w.path for w in plan.writes], dry_run=dry_run)
+            if not dry_run:  # the commit, of the report the write will give
+                code = CONFLICTS_LEFT if _marked(plan, conflicts)[1] else 0
+                report = update_report(plan, policy=conflicts, dry_run=False, code=code)
+                step.make_commit(plan.writes, _text(args, step, report))
+        except KrmMergeError as err:  # here, not in guarded: the report still says nothing was written
+            _say(results, failure(err))
+            return 1
     if dry_run:
         sys.stdout.write(diff)
         return 0
+    try:
+        apply_plan(local, plan)
+    except (KrmMergeError, OSError) as err:  # here, not in guarded: the report still says nothing was written
+        _say(results, failure(err))
+        return 1
     sys.stdout.write(f"updated {local}: {len(plan.writes)} file(s) changed{_merged_summary(plan)}\n")
     if plan.outcomes:
         sys.stdout.write(outcomes.summary(plan.outcomes) + "\n")
-    in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
-    marked = plan.conflicts - in_files if conflicts == "mark" else outcomes.decided(plan.outcomes, "marked")  # by rules
-    if (conflicts == "mark" and plan.conflicts) or marked:
+    (marked, in_files), left = _marked(plan, conflicts)
+    if left:
         sys.stdout.write(f"{marked} conflict(s) marked '# krm-merge:conflict'"
                          + (f" and {in_files} diff3 region(s) left in merged files" if in_files else "")
                          + f": list them with krm-merge conflicts {local}, decide with krm-merge resolve\n")
         return CONFLICTS_LEFT
     return 0
+
+
+def _marked(plan: UpdatePlan, conflicts: str) -> tuple[tuple[int, int], bool]:
+    """(conflicts marked in fields, diff3 regions left in merged files), and whether any is left to decide."""
+    in_files = sum(len(m.conflicts) for m in plan.merged_files)  # --files merge's diff3 regions
+    marked = plan.conflicts - in_files if conflicts == "mark" else outcomes.decided(plan.outcomes, "marked")  # by rules
+    return (marked, in_files), bool((conflicts == "mark" and plan.conflicts) or marked)
 
 
 def _merged_summary(plan: UpdatePlan) -> str:

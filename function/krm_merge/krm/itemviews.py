@@ -167,8 +167,14 @@ class ItemViews:
         origin[-1] = copy  # keep the copy alive so the ids recorded above cannot be reused
         return copy
 
-    def set_data(self, new: Any) -> None:
-        """Make the text hold ``new``, changing as few bytes as possible."""
+    def set_data(self, new: Any, change: tuple[str, str] | None = None) -> None:
+        """Make the text hold ``new``, changing as few bytes as possible.
+
+        ``change``: two texts whose difference is the change (origin's and
+        upstream's version of a resource): when the fast editor declines,
+        their changed lines are carried onto the text before the round trip
+        is tried (:meth:`_carry`; e.g. lines changed inside a literal block).
+        """
         rtedit = _rtedit()
         if self.reader is not None:
             new = self._take_reader(new)
@@ -182,9 +188,15 @@ class ItemViews:
         if self._set_data_fast(old, new, origin):
             self.text = keep_closing_comments(before, self.text)
             return
+        if change is not None and self._rt is None and self._carry(before, *change, new):
+            return
         rt = self.rt
+        unedited = yamlio.dump_rt(rt, self._layout)
+        repaired = self.rt_repaired
         rtedit.apply_to_rt(rt, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
         printed = self._print_rt_checked(rt, new)
+        if unedited != before and self.rt_repaired == repaired and self._carry(before, unedited, printed, new):
+            return
         kept = keep_trailing_space(before, printed)
         printed = kept if kept != printed and yamlio.read_back_error(kept, new) is None else printed
         self.text = keep_closing_comments(before, printed)
@@ -197,7 +209,9 @@ class ItemViews:
         A reader annotation given another value moves the item (``set_path``,
         or a mode editing the annotation as it would under kpt); one left out
         keeps its value, as the slots it replaced did.  An ``annotations`` (or
-        ``metadata``) mapping left empty is dropped when the text had none.
+        ``metadata``) mapping left empty is dropped when the text had none,
+        and is the explicit null again when the text had that (kubectl keeps
+        ``annotations: null`` in an object it patches).
         """
         reader = self.reader
         assert reader is not None
@@ -208,20 +222,10 @@ class ItemViews:
         moved = {key: str(ann[key]) for key in reader if key in ann and str(ann[key]) != reader[key]}
         if moved:
             self.set_reader({**reader, **moved})
-        ann = {k: v for k, v in ann.items() if k not in reader}
-        meta = dict(meta)
         base = self.data
         base_meta = base.get("metadata") if isinstance(base, dict) else None
-        if ann or (isinstance(base_meta, dict) and "annotations" in base_meta):
-            meta["annotations"] = ann
-        else:
-            del meta["annotations"]
-        new = dict(new)
-        if meta or (isinstance(base, dict) and "metadata" in base):
-            new["metadata"] = meta
-        else:
-            del new["metadata"]
-        return new
+        meta = _emptied(dict(meta), "annotations", {k: v for k, v in ann.items() if k not in reader}, base_meta)
+        return _emptied(dict(new), "metadata", meta, base)
 
     def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
         """Splice the text directly when the fast editor is sure of the result."""
@@ -239,6 +243,25 @@ class ItemViews:
             return False
         self.text = new_text
         self.mark_changed()
+        self._data = new
+        return True
+
+    def _carry(self, before: str, unedited: str, edited: str, new: Any) -> bool:
+        """Change only the text's lines that ``unedited`` -> ``edited`` changes, if that reads back as ``new``.
+
+        Two uses.  ruamel joins a long plain scalar wrapped over lines and
+        normalises spacing, and an untouched field must keep its bytes: the
+        lines the edit changed in ruamel's print are carried onto the text
+        (:func:`yamlio.carry_edits`) instead of the whole print.  And a caller
+        that has the change as two texts (:meth:`set_data`'s ``change``).
+        An edited tree is kept for later edits: it holds the new data, and
+        the next edit carries its own changed lines the same way.
+        """
+        carried = yamlio.carried_edit(before, unedited, edited, new)
+        if carried is None:
+            return False
+        self.text = keep_closing_comments(before, carried)
+        self.mark_changed(self._rt)
         self._data = new
         return True
 
@@ -287,6 +310,18 @@ class ItemViews:
         if new_text != self.text:
             self.text = new_text
             self.mark_changed(rt)
+
+
+def _emptied(parent: dict, key: str, value: dict, base: Any) -> dict:
+    """``parent`` with ``key`` set to ``value``; an empty ``value`` is what ``base`` had there (absent, or null)."""
+    had = base if isinstance(base, dict) else {}
+    if value or (key in had and had[key] is not None):
+        parent[key] = value
+    elif key in had:
+        parent[key] = None
+    else:
+        del parent[key]
+    return parent
 
 
 def with_reader_annotations(data: Any, reader: dict[str, str]) -> Any:
@@ -349,16 +384,10 @@ def keep_trailing_space(before: str, after: str) -> str:
     """
     if not _trailing_space().search(before):
         return after
-    import difflib
-
     old, new = before.split("\n"), after.split("\n")
-    matcher = difflib.SequenceMatcher(
-        None, [line.rstrip(" \t") for line in old], [line.rstrip(" \t") for line in new], autojunk=False
-    )
     out = list(new)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            out[j1:j2] = old[i1:i2]
+    for i, j in yamlio.matching_lines([line.rstrip(" \t") for line in old], [line.rstrip(" \t") for line in new]):
+        out[j] = old[i]
     return "\n".join(out)
 
 

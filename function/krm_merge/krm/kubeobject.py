@@ -432,13 +432,16 @@ class KubeObject:
         where = format_path(parse_path(path))
         return KrmError(f"{where} must be {what}, got {value!r}", self, where, current=_shown(value))
 
-    def set_data(self, new: Any) -> None:
+    def set_data(self, new: Any, *, change: tuple[str, str] | None = None) -> None:
         """Make the item hold ``new``, changing as few bytes of its text as possible.
 
         Unchanged values keep their bytes and comments; list elements that
         came from :meth:`copy_data` keep theirs wherever they move.
+        ``change``: two texts (before, after) whose changed lines make the
+        edit, tried when the fast editor declines (an update passes origin's
+        and upstream's versions of the resource).
         """
-        self._views.set_data(new)
+        self._views.set_data(new, change)
 
     @property
     def rt(self) -> Any:

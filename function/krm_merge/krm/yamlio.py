@@ -16,14 +16,16 @@ objects hold no timestamps, only strings that look like them.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import functools
 import io
 import re
 from typing import Any, Callable, Iterator
 
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
-from krm_merge.yaml import load
+from krm_merge.yaml import load, scalars
 from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
 
 MAX_DEPTH = load.MAX_DEPTH
@@ -521,12 +523,22 @@ def _join_dash_comments(text: str, width: int) -> str:
     return re.sub(r"^( *)-\n\1" + " " * width + r"(#[^\n]*)$", r"\1- \2", text, flags=re.M)
 
 
-def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None) -> str:
-    """Print ``node`` in ``reference_text``'s layout; ``reference_text`` itself if that changes nothing.
+def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None,
+              change: tuple[str, str] | None = None) -> str:
+    """Print ``node`` in ``reference_text``'s layout, changing only the lines the edit changed.
 
     ``reference_tree``: an unedited tree of ``reference_text`` the caller
-    already has; it spares reading the text again, and printing it at all
-    when its data differ from ``node``'s (then the prints differ too).
+    already has (it spares reading the text again).  ``change``: two texts
+    (before, after) whose changed lines, carried onto the reference text,
+    may make ``node``'s data too (:func:`carried_edit`; a 3-way merge
+    passes origin's and upstream's texts).  When ruamel prints the
+    reference text differently from how it is written (long plain scalars
+    wrapped over lines, spacing ruamel normalises), only the lines that the
+    edit changes in ruamel's print are carried onto the reference text.
+    Of these answers and the whole print, the one that changes the fewest
+    lines of the reference text is returned (``change``'s on a tie: those
+    are the lines as upstream wrote them).  Nothing changed: the reference
+    text itself.
     """
     if reference_text is None:
         return dump_rt(node)
@@ -534,8 +546,179 @@ def dump_like(node: Any, reference_text: str | None, reference_tree: Any = None)
     text = dump_in(node, layout)
     if text == reference_text:
         return text
-    if reference_tree is not None and reference_tree != node:
-        return text
-    if dump_in(load_rt(reference_text) if reference_tree is None else reference_tree, layout) != text:
-        return text
-    return reference_text  # the merge changed nothing ruamel can see: keep local's bytes
+    before = dump_in(load_rt(reference_text) if reference_tree is None else reference_tree, layout)
+    if before == text:
+        return reference_text  # the merge changed nothing ruamel can see: keep local's bytes
+    expected = load_data(text, "the printed merge")
+    answers = [carried_edit(reference_text, *change, expected) if change is not None else None]
+    # ruamel printing the reference as written: its print of the edit is already minimal
+    answers.append(text if before == reference_text else carried_edit(reference_text, before, text, expected) or text)
+    return min((a for a in answers if a is not None), key=lambda a: changed_lines(reference_text, a))
+
+
+def changed_lines(a: str, b: str) -> int:
+    """How many lines a line diff of two texts shows (removed plus added)."""
+    mine, theirs = _lines(a), _lines(b)
+    return len(mine) + len(theirs) - 2 * len(matching_lines(mine, theirs))
+
+
+def carried_edit(text: str, before: str, after: str, expected: Any) -> str | None:
+    """:func:`carry_edits`, when the result reads back as ``expected`` (the one read-back check); else None."""
+    carried = carry_edits(text, before, after)
+    return carried if carried is not None and read_back_error(carried, expected) is None else None
+
+
+def carry_edits(text: str, before: str, after: str) -> str | None:
+    """``text`` with the line changes that turn ``before`` into ``after``, or None.
+
+    ``before`` is a print of ``text``'s data that may be laid out differently
+    in places (a long string on one line instead of several); ``after`` is
+    the same print of the edited data.  Each changed block of lines of
+    ``before`` is found in ``text`` by a line alignment and replaced there, so
+    every line of ``text`` the edit did not touch keeps its bytes.  None when a
+    change touches a line ``text`` writes differently (the caller then prints
+    the whole edit), or lands between two lines that are not neighbours in
+    ``text``.  The caller proves the result by reading it back.  The text
+    keeps its own final newline (or its lack of one).
+    """
+    mine, printed, edited = (_lines(t) for t in (text, before, after))
+    where = dict(matching_lines([_as_printed(line) for line in printed], [_as_printed(line) for line in mine]))
+    out: list[str] = []
+    done = 0  # lines of ``text`` already copied to ``out``
+    for i1, i2, j1, j2 in _changed_blocks(matching_lines(printed, edited), len(printed), len(edited)):
+        if i1 < i2:  # lines replaced or deleted: each must be in ``text``, one after the other
+            start = where.get(i1)
+            if start is None or any(where.get(i) != start + i - i1 for i in range(i1, i2)):
+                return None
+            stop = start + i2 - i1
+        else:  # lines inserted between two neighbours of ``text``
+            start = stop = _between(where, i1, len(printed), len(mine))
+            if start < 0:
+                return None
+        if start < done:
+            return None
+        out.extend(mine[done:start])
+        out.extend(edited[j1:j2])
+        done = stop
+    out.extend(mine[done:])
+    carried = "".join(out)
+    return carried if text.endswith("\n") or not carried.endswith("\n") else carried[:-1]
+
+
+def _as_printed(line: str) -> str:
+    """``line`` as ruamel would print it, for the alignment only: no blanks at its end, an explicit null as nothing."""
+    line = line.rstrip(" \t\n")
+    m = _value_after_indicator().search(line)
+    if m is None or not scalars.NULL_RX.fullmatch(m.group(2)):
+        return line
+    return line[: m.start(2)].rstrip(" ") + line[m.end(2):]
+
+
+@functools.cache
+def _value_after_indicator() -> re.Pattern[str]:
+    """A one-token plain value after a key's colon or a dash, up to an end-of-line comment."""
+    return re.compile(r"([:-]) +([^\s'\"#][^\s]*)(?=[ \t]*(?:#.*)?$)")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text``, each with its newline (the last one too, so a missing final newline is no change)."""
+    return (text if text.endswith("\n") or not text else text + "\n").splitlines(True)
+
+
+def _between(where: dict[int, int], at: int, printed: int, mine: int) -> int:
+    """Where lines inserted before line ``at`` of the print go in the text; -1 when that is not one place.
+
+    Next to a line both share: right after the line above, or right before
+    the line below (when the other neighbour is written differently in the
+    text, the insertion goes on the shared line's side, outside that block).
+    """
+    above = where.get(at - 1) if at > 0 else -1
+    below = where.get(at) if at < printed else mine
+    if above is not None and below is not None:
+        return below if below == above + 1 else -1
+    if above is not None:
+        return above + 1
+    return below if below is not None else -1
+
+
+def _changed_blocks(pairs: list[tuple[int, int]], n: int, m: int) -> Iterator[tuple[int, int, int, int]]:
+    """The (i1, i2, j1, j2) blocks between matched line pairs where the two sequences differ."""
+    i = j = 0
+    for a, b in [*pairs, (n, m)]:
+        if a > i or b > j:
+            yield i, a, j, b
+        i, j = a + 1, b + 1
+
+
+ALIGNMENT_WORK = 16
+"""Lines :func:`matching_lines` may scan for anchors, per line of its input."""
+
+
+def matching_lines(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of equal lines ``a[i] == b[j]``, increasing in both: a patience alignment.
+
+    Equal leading and trailing lines pair first; between them, the lines that
+    occur once in each side anchor the alignment (their longest increasing
+    run), and the gaps between anchors are aligned the same way.  Two versions
+    of one document share most lines, so this finds nearly all of them in
+    about linear time (a line-by-line dynamic programme would be quadratic on
+    a large CRD), and never pairs a repeated line (``type: string``) by guess.
+    The lines scanned for anchors are bounded by a multiple of the input's
+    (texts from upstream are untrusted: a version that reverses the lines of
+    the other would cost quadratic time); past it, gaps stay unpaired.
+    """
+    pairs: list[tuple[int, int]] = []
+    ranges = [(0, len(a), 0, len(b))]
+    budget = ALIGNMENT_WORK * (len(a) + len(b)) + 1000
+    while ranges:
+        alo, ahi, blo, bhi = ranges.pop()
+        while alo < ahi and blo < bhi and a[alo] == b[blo]:
+            pairs.append((alo, blo))
+            alo, blo = alo + 1, blo + 1
+        while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
+            ahi, bhi = ahi - 1, bhi - 1
+            pairs.append((ahi, bhi))
+        if alo == ahi or blo == bhi or budget < 0:
+            continue
+        budget -= (ahi - alo) + (bhi - blo)
+        pa, pb = alo, blo
+        for i, j in _unique_anchors(a, alo, ahi, b, blo, bhi):
+            ranges.append((pa, i, pb, j))
+            pairs.append((i, j))
+            pa, pb = i + 1, j + 1
+        if pa > alo:  # anchors found: align what follows the last one too
+            ranges.append((pa, ahi, pb, bhi))
+    pairs.sort()
+    return pairs
+
+
+def _unique_anchors(a: list[str], alo: int, ahi: int, b: list[str], blo: int, bhi: int) -> list[tuple[int, int]]:
+    """The longest run, increasing in both, of lines that occur exactly once in ``a[alo:ahi]`` and in ``b[blo:bhi]``."""
+    count_a: dict[str, int] = {}
+    for i in range(alo, ahi):
+        count_a[a[i]] = count_a.get(a[i], 0) + 1
+    where_b: dict[str, int] = {}
+    count_b: dict[str, int] = {}
+    for j in range(blo, bhi):
+        count_b[b[j]] = count_b.get(b[j], 0) + 1
+        where_b[b[j]] = j
+    candidates = [(i, where_b[a[i]]) for i in range(alo, ahi) if count_a[a[i]] == 1 and count_b.get(a[i]) == 1]
+    # Patience sorting: the longest increasing subsequence of the b-positions.
+    tails: list[int] = []  # tails[k]: the smallest b-position ending an increasing run of length k + 1
+    ends: list[int] = []  # ends[k]: the candidate index of that tail
+    back: list[int] = []  # for each candidate, the candidate before it in its run (-1: none)
+    for k, (_, j) in enumerate(candidates):
+        at = bisect.bisect_left(tails, j)
+        back.append(ends[at - 1] if at else -1)
+        if at == len(tails):
+            tails.append(j)
+            ends.append(k)
+        else:
+            tails[at], ends[at] = j, k
+    run: list[tuple[int, int]] = []
+    k = ends[-1] if ends else -1
+    while k >= 0:
+        run.append(candidates[k])
+        k = back[k]
+    run.reverse()
+    return run

@@ -58,15 +58,14 @@ class Decision:
     """A visitor's answer for one node.
 
     ``node``: the replacement (REPLACE).  ``sources``: what to walk into
-    (DESCEND).  ``from_upstream``: the replacement is upstream's node, so its
-    key comments come along.  ``drop_if_empty``: after DESCEND, a container
-    left empty disappears instead of staying as ``{}`` / ``[]``.
+    (DESCEND).  ``drop_if_empty``: after DESCEND, a container left empty
+    disappears instead of staying as ``{}`` / ``[]``.  A field's key
+    comments are decided apart from its value (``visit_key``).
     """
 
     action: Action
     node: Any = MISSING
     sources: Sources | None = None
-    from_upstream: bool = False
     drop_if_empty: bool = False
 
 
@@ -74,9 +73,9 @@ KEEP = Decision(Action.KEEP)
 DELETE = Decision(Action.DELETE)
 
 
-def replace_with(node: Any, *, from_upstream: bool = True) -> Decision:
+def replace_with(node: Any) -> Decision:
     """Put ``node`` in local's place."""
-    return Decision(Action.REPLACE, node=node, from_upstream=from_upstream)
+    return Decision(Action.REPLACE, node=node)
 
 
 def descend(sources: Sources, *, drop_if_empty: bool = False) -> Decision:

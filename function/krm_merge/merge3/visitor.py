@@ -21,7 +21,7 @@ from .nodes import MISSING, kind_of, new_map, new_seq, same
 from .rules import ListRule, ListStrategy, MergeSchema
 from .visit import DELETE, KEEP, Action, Decision, Sources, descend, replace_with
 
-UPSTREAM_COMMENT = Decision(Action.REPLACE, from_upstream=True)
+UPSTREAM_COMMENT = Decision(Action.REPLACE)
 """visit_key's answer for "take upstream's comments"."""
 
 
@@ -41,10 +41,14 @@ class Merge3Visitor:
     policy: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     conflicts: list[Conflict] = field(default_factory=list)
     rules: FieldRules = field(default_factory=FieldRules)  # the package's rules, before ``policy``
+    # An explicit null in all three versions stays (kyaml deletes it; ``krm-merge update`` keeps what nobody changed).
+    keep_unchanged_nulls: bool = False
 
     def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
         """Explicit null deletes; gone locally and upstream stays gone; else merge into local's map."""
         l, o, u = nodes.local, nodes.origin, nodes.upstream
+        if self.keep_unchanged_nulls and l is None and o is None and u is None:
+            return KEEP  # (a field null in all three is walked as a map: it has no kind)
         if u is None or l is None or (l is MISSING and u is MISSING):
             return DELETE
         created = l is MISSING
@@ -54,8 +58,7 @@ class Merge3Visitor:
     def visit_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Decision:
         """Plain lists are atoms; associative ones are merged element by element into local's."""
         if rule.strategy is ListStrategy.PLAIN:
-            # a list's key comment is merged on its own (visit_key), not with the value
-            return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream), nodes, carry_comments=False)
+            return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream), nodes)
         l, o, u = nodes.local, nodes.origin, nodes.upstream
         if (u is MISSING or u is None) and o is not MISSING and o is not None:
             return DELETE
@@ -69,7 +72,13 @@ class Merge3Visitor:
         return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream), nodes)
 
     def visit_key(self, values: Sources, comments: Sources) -> Decision:
-        """Comments follow the scalar rule: upstream's change wins unless local edited it."""
+        """Comments follow the scalar rule, whatever happens to the value: upstream's change wins unless local edited it.
+
+        A comment local wrote or changed on a field (a ``$promotion``
+        marker) stays when upstream changes the value; a scalar's line
+        comment changed on both sides goes with upstream's value when
+        upstream changed that too (kyaml's tables: a list's stays local's).
+        """
         lv, ov, uv = values.local, values.origin, values.upstream
         cl, co, cu = comments.local, comments.origin, comments.upstream
         if uv is MISSING:
@@ -78,8 +87,10 @@ class Merge3Visitor:
             take = True
         elif ov is MISSING:
             take = cl != cu and cl == (None, None)
-        else:
+        elif cl == co or cu == co:
             take = cl == co and co != cu
+        else:
+            take = cl != cu and not isinstance(uv, (dict, list)) and not same(ov, uv)
         return UPSTREAM_COMMENT if take else KEEP
 
     def visit_kind_change(self, nodes: Sources) -> Decision:
@@ -92,7 +103,7 @@ class Merge3Visitor:
         first, other = _kinds(l, o, u)
         raise Merge3Error(f"wrong node kind: expected {first} but got {other}", format_path(nodes.path))
 
-    def _settle(self, decision: scalars.Verdict, nodes: Sources, *, carry_comments: bool = True) -> Decision:
+    def _settle(self, decision: scalars.Verdict, nodes: Sources) -> Decision:
         """Apply the conflict policy to a rule's outcome."""
         l, o, u = nodes.local, nodes.origin, nodes.upstream
         if decision.conflict:
@@ -111,7 +122,7 @@ class Merge3Visitor:
         if decision.take == "upstream":
             if u is MISSING or u is None:
                 return DELETE
-            return replace_with(scalars.restyled(u, l), from_upstream=carry_comments)
+            return replace_with(scalars.restyled(u, l))
         if decision.take == "delete":
             return DELETE
         return KEEP

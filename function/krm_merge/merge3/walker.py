@@ -37,9 +37,6 @@ from .rules import FALLBACK_KEYS, INFER_LIST, ListRule, ListStrategy, MergeSchem
 from .visit import Action, Decision, Sources, Visitor
 from .visitor import Merge3Error, Merge3Visitor
 
-Walked = tuple[Any, bool]
-"""A walked node (or MISSING when it goes away) and whether it is upstream's."""
-
 
 class _KindMismatch(Exception):
     pass
@@ -81,9 +78,9 @@ class Walker:
 
     def walk_document(self, local: Any, origin: Any, upstream: Any, schema: MergeSchema | None) -> Any:
         """Merge three documents; returns the merged local or MISSING."""
-        return self.walk_map(Sources(local, origin, upstream), schema)[0]
+        return self.walk_map(Sources(local, origin, upstream), schema)
 
-    def walk(self, nodes: Sources, where: _Field) -> Walked:
+    def walk(self, nodes: Sources, where: _Field) -> Any:
         """Dispatch on the node kind of the first non-null version."""
         try:
             kind = _node_kind(nodes)
@@ -101,7 +98,7 @@ class Walker:
 
     # -- one function per node kind ------------------------------------------
 
-    def walk_map(self, nodes: Sources, schema: MergeSchema | None) -> Walked:
+    def walk_map(self, nodes: Sources, schema: MergeSchema | None) -> Any:
         """Visit the map, then walk every field of the three versions into the destination."""
         decision = self.visitor.visit_map(nodes, schema)
         if decision.action is not Action.DESCEND:
@@ -114,10 +111,10 @@ class Walker:
         for key in _union_keys(inner):
             self._walk_field(inner, key, schema)
         if not dest and decision.drop_if_empty:
-            return MISSING, False
-        return dest, False
+            return MISSING
+        return dest
 
-    def walk_associative_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Walked:
+    def walk_associative_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Any:
         """Visit the list, then walk the elements matched by key; local order is kept."""
         decision = self.visitor.visit_list(nodes, rule, elements)
         if decision.action is not Action.DESCEND:
@@ -130,20 +127,20 @@ class Walker:
         merged: dict[Any, Any] = {}
         for key in ordered_keys(li, oi, ui):
             element = Sources(li.get(key, MISSING), oi.get(key, MISSING), ui.get(key, MISSING), inner.path + (element_label(rule, key),))
-            result, _ = self.walk(element, _Field(elements))
+            result = self.walk(element, _Field(elements))
             if rule.keyed:
                 result = _complete_element(result, element, rule, key)
             merged[key] = result
         rebuild(dest, local_keys, merged)
         if not dest and decision.drop_if_empty:
-            return MISSING, False
-        return dest, False
+            return MISSING
+        return dest
 
-    def walk_plain_list(self, nodes: Sources, rule: ListRule) -> Walked:
+    def walk_plain_list(self, nodes: Sources, rule: ListRule) -> Any:
         """A plain list is decided whole by the visitor."""
         return self._apply(self.visitor.visit_list(nodes, rule, None), nodes)
 
-    def walk_scalar(self, nodes: Sources) -> Walked:
+    def walk_scalar(self, nodes: Sources) -> Any:
         """A scalar is decided by the visitor."""
         return self._apply(self.visitor.visit_scalar(nodes), nodes)
 
@@ -156,7 +153,7 @@ class Walker:
         comments = Sources(key_comment(l, key), key_comment(o, key), key_comment(u, key), values.path)
         take_comment = self.visitor.visit_key(values, comments).action is Action.REPLACE
         saved = save_key_comment(l, key)
-        result, from_upstream = self.walk(values, _Field(schema, str(key)))
+        result = self.walk(values, _Field(schema, str(key)))
         if result is MISSING:
             if key in l:
                 del l[key]
@@ -164,20 +161,22 @@ class Walker:
             return
         if values.local is not result:
             l[key] = result
-        if from_upstream or take_comment:
+        # The key's comments follow their own rule (visit_key), also when the value is upstream's:
+        # a comment local wrote on a line (a $promotion marker) stays when upstream changes the value.
+        if take_comment:
             copy_key_comment(l, key, u, key)
         elif values.local is not result:
             restore_key_comment(l, key, saved)
         if self.on_field is not None:
             self.on_field(l, key, values)
 
-    def _apply(self, decision: Decision, nodes: Sources) -> Walked:
+    def _apply(self, decision: Decision, nodes: Sources) -> Any:
         if decision.action is Action.KEEP:
-            return nodes.local, False
+            return nodes.local
         if decision.action is Action.REPLACE:
-            return decision.node, decision.from_upstream
+            return decision.node
         if decision.action is Action.DELETE:
-            return MISSING, False
+            return MISSING
         raise Merge3Error(f"a {decision.action.value} decision cannot be applied to this node kind")
 
     def _resolve_rule(self, rule: ListRule, nodes: Sources) -> ListRule:
@@ -236,6 +235,7 @@ class MergeOptions:
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
     resolver: SchemaResolver | None = None
     rules: FieldRules = FieldRules()  # the package's rules, deciding the fields they name before ``conflicts``
+    keep_unchanged_nulls: bool = False  # a null in all three versions stays (kyaml: explicit null deletes)
 
 
 @dataclass
@@ -247,7 +247,8 @@ class Merger:
 
     def __post_init__(self) -> None:
         if self.visitor is None:
-            self.visitor = Merge3Visitor(self.options.conflicts, rules=self.options.rules)
+            self.visitor = Merge3Visitor(self.options.conflicts, rules=self.options.rules,
+                                         keep_unchanged_nulls=self.options.keep_unchanged_nulls)
 
     @property
     def conflicts(self) -> list[Conflict]:

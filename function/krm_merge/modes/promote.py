@@ -13,6 +13,10 @@ Strategies:
 A run carries one promotion (the top-level keys) or many (a ``promotions:`` list), applied
 in one pass by :mod:`krm_merge.promote.engine` — the same engine the ``krm-merge promote``
 command calls on files.  Edits are byte-exact: only the set scalars' text changes.
+
+``pullRequest`` holds the settings of ``promote --pull-request`` (:mod:`krm_merge.change.settings`):
+``krm-merge run DIR`` acts on them after writing (:mod:`krm_merge.commands.run`); a function run
+by kpt sees no repository and only says so.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from krm_merge.change.settings import Settings, SettingsError, settings_from_config
 from krm_merge.config import ConfigError, check_keys, parse_bool
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
@@ -36,7 +41,8 @@ from krm_merge.promote.request import Promotion, RequestError, no_match_messages
 from krm_merge.registry import Mode
 from krm_merge.yaml.load import compose_marked
 
-KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions")
+KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions", "pullRequest")
+RUN_ONLY = "krm-merge run DIR"
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class Config:
 
     promotions: tuple[Promotion, ...]
     allow_no_match: bool = False
+    pull_request: Settings | None = None
 
     @property
     def value(self) -> str:
@@ -53,26 +60,30 @@ class Config:
 
 
 def config_from_configmap(data: dict[str, str]) -> Config:
-    """ConfigMap form: every key a string (``allowNoMatch: "true"``; ``promotions`` a YAML list)."""
+    """ConfigMap form: every key a string (``allowNoMatch: "true"``; ``promotions`` a YAML list,
+    ``pullRequest`` a YAML mapping)."""
     check_keys(data, KEYS)
     spec: dict[str, Any] = dict(data)
-    if spec.get("promotions"):
-        spec["promotions"] = yamlio.load_strings(spec["promotions"], "functionConfig data.promotions")
+    for key in ("promotions", "pullRequest"):
+        if spec.get(key):
+            spec[key] = yamlio.load_strings(spec[key], f"functionConfig data.{key}")
     return _build(spec, "data")
 
 
 def config_from_typed(spec: dict[str, Any]) -> Config:
-    """Typed form (kind ``Promote``): the same keys, ``allowNoMatch`` a boolean, ``promotions`` a list."""
+    """Typed form (kind ``Promote``): the same keys, ``allowNoMatch`` a boolean, ``promotions`` a list,
+    ``pullRequest`` a mapping."""
     check_keys(spec, KEYS, "spec")
     return _build(spec, "spec")
 
 
 def _build(spec: dict[str, Any], where: str) -> Config:
     allow = parse_bool(spec.get("allowNoMatch", False), f"{where}.allowNoMatch")
+    pull_request = _pull_request(spec.get("pullRequest"), f"{where}.pullRequest")
     listed = spec.get("promotions")
-    single = {k: v for k, v in spec.items() if k not in ("allowNoMatch", "promotions", "mode")}
+    single = {k: v for k, v in spec.items() if k not in ("allowNoMatch", "promotions", "mode", "pullRequest")}
     if listed in (None, ""):
-        return Config((_promotion(single, where),), allow)
+        return Config((_promotion(single, where),), allow, pull_request)
     if single:
         raise ConfigError(f"{where}.promotions", f"give either a promotions list or the keys of one promotion "
                           f"({', '.join(sorted(single))}), not both")
@@ -83,7 +94,16 @@ def _build(spec: dict[str, Any], where: str) -> Config:
         if not isinstance(entry, dict):
             raise ConfigError(f"{where}.promotions[{i}]", "must be a mapping of promotion keys")
         promotions.append(_promotion(entry, f"{where}.promotions[{i}]"))
-    return Config(tuple(promotions), allow)
+    return Config(tuple(promotions), allow, pull_request)
+
+
+def _pull_request(block: Any, where: str) -> Settings | None:
+    if block in (None, ""):
+        return None
+    try:
+        return settings_from_config(block, where)
+    except SettingsError as err:
+        raise ConfigError(err.field or where, err.message) from None
 
 
 def _promotion(spec: dict[str, Any], where: str) -> Promotion:
@@ -119,6 +139,9 @@ def run(rl: ResourceList, config: Config) -> None:
             rl.results.error(message + " (set allowNoMatch: true to accept this)")
     if rl.results.has_errors:
         return  # all or nothing: no item is changed when any item failed
+    if config.pull_request is not None:
+        rl.results.info(f"pullRequest: the pull request is opened by `{RUN_ONLY}` after it writes the files; "
+                        "a function run by kpt sees no repository and opens none")
     for result in outcome.results:
         obj: KubeObject = result.unit.handle
         obj.set_text(result.text)

@@ -140,6 +140,11 @@ def write_all(root: str, writes: pkgio.ChangeSet) -> None:
     _refusing(root, lambda: writes.apply(root, command="krm-merge promote"))
 
 
+def check_all(root: str, writes: pkgio.ChangeSet) -> None:
+    """Refuse now what :func:`write_all` would refuse (:meth:`krm_merge.krm.pkgio.ChangeSet.validate`)."""
+    _refusing(root, lambda: writes.validate(root))
+
+
 def diff_all(root: str, writes: pkgio.ChangeSet) -> str:
     """The planned writes as a unified diff (``--dry-run``), refused as :func:`write_all` refuses them."""
     return _refusing(root, lambda: "".join(writes.diff(root)))

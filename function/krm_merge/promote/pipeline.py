@@ -103,3 +103,44 @@ def resolve_target(
     if pipeline is not None and environment not in environment_names(pipeline):
         raise PromoteError(f"app {ref} has no environment {environment} defined")
     return environment
+
+
+PULL_REQUEST_KEYS = ("pull-request", "pullRequest")
+
+
+def pull_request_promotion(pipeline: dict[str, Any], environment: str) -> tuple[str, dict[str, Any], str] | None:
+    """The pull-request promotion a Pipeline sets for ``environment``, or None.
+
+    Returned as (the field it is at, its mapping, the field its ``secretRef`` is at).
+
+    The environment's own ``promotion`` wins over ``spec.promotion`` (pipeline-controller's
+    ``GetPromotion``).  Both shapes are read: the released API's
+    ``promotion.strategy.pull-request`` (with ``strategy.secretRef`` beside it, copied in when
+    the block has none) and the RFC's ``promotion.pull-request``; ``pullRequest`` is accepted
+    for either.
+    """
+    spec = pipeline.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    promotion, where = spec.get("promotion"), "spec.promotion"
+    envs = spec.get("environments")
+    for i, env in enumerate(envs if isinstance(envs, list) else []):
+        if isinstance(env, dict) and env.get("name") == environment and isinstance(env.get("promotion"), dict):
+            promotion, where = env["promotion"], f"spec.environments[{i}].promotion"
+            break
+    if not isinstance(promotion, dict):
+        return None
+    strategy = promotion.get("strategy")
+    if isinstance(strategy, dict):
+        for key in PULL_REQUEST_KEYS:
+            block = strategy.get(key)
+            if isinstance(block, dict):
+                found, at = dict(block), f"{where}.strategy.{key}"
+                if "secretRef" not in found and "secretRef" in strategy:
+                    found["secretRef"] = strategy["secretRef"]
+                    return at, found, f"{where}.strategy.secretRef"
+                return at, found, f"{at}.secretRef"
+    for key in PULL_REQUEST_KEYS:
+        block = promotion.get(key)
+        if isinstance(block, dict):
+            return f"{where}.{key}", dict(block), f"{where}.{key}.secretRef"
+    return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from krm_merge import files
@@ -36,6 +36,23 @@ def entries(changes: Sequence[tuple[str, Change]]) -> list[Entry]:
                   key=lambda e: (e.file, e.line))
 
 
+def entries_from_results(results: Iterable[Any]) -> list[Entry]:
+    """Report entries from the promote mode's info results (``krm-merge run``: the mode reports through them).
+
+    A result carries the field (path, old and new value), the resource and the file, not the line
+    or what set the field: those stay empty (``-`` in the Markdown).
+    """
+    found = []
+    for r in results:
+        field = getattr(r, "field", None)
+        if r.severity != "info" or field is None or r.file is None or field.proposed_value is None:
+            continue
+        resource = r.resource_ref.display() if r.resource_ref is not None else ""
+        old = None if field.current_value is None else str(field.current_value)
+        found.append(Entry(r.file.path, 0, resource, field.path, old, str(field.proposed_value), ""))
+    return sorted(found, key=lambda e: (e.file, e.field))
+
+
 def summary(found: Sequence[Entry], promotions: Sequence[Promotion]) -> str:
     """One line: what was promoted and how many fields/files changed."""
     what = "; ".join(p.describe() for p in promotions)
@@ -46,9 +63,11 @@ def summary(found: Sequence[Entry], promotions: Sequence[Promotion]) -> str:
             f"{files} file{'s' if files != 1 else ''})")
 
 
-def to_json(found: Sequence[Entry], line: str) -> str:
-    """The report as JSON: ``{"summary": ..., "changes": [...]}``."""
+def to_json(found: Sequence[Entry], line: str, pull_request: dict[str, Any] | None = None) -> str:
+    """The report as JSON: ``{"summary": ..., "changes": [...]}``, and ``"pullRequest"`` when one was opened."""
     data: dict[str, Any] = {"summary": line, "changes": [e._asdict() for e in found]}
+    if pull_request is not None:
+        data["pullRequest"] = pull_request
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -65,14 +84,14 @@ def to_markdown(found: Sequence[Entry], line: str) -> str:
         out.append("| file | line | resource | field | old | new | set by |")
         out.append("| --- | --- | --- | --- | --- | --- | --- |")
         for e in found:
-            out.append(f"| {e.file} | {e.line} | {e.resource or '-'} | {_cell(e.field)} | {_cell(e.old)} | "
+            out.append(f"| {e.file} | {e.line or '-'} | {e.resource or '-'} | {_cell(e.field)} | {_cell(e.old)} | "
                        f"{_cell(e.new)} | {_cell(e.source) if e.source else '-'} |")
     return "\n".join(out) + "\n"
 
 
-def write(fmt: str, path: str, found: Sequence[Entry], line: str) -> None:
-    """Write the report in ``fmt`` (json or markdown) to ``path`` (``-``: stdout)."""
-    text = to_json(found, line) if fmt == "json" else to_markdown(found, line)
+def write(fmt: str, path: str, found: Sequence[Entry], line: str, pull_request: dict[str, Any] | None = None) -> None:
+    """Write the report in ``fmt`` (json or markdown) to ``path`` (``-``: stdout); ``pull_request`` goes in the JSON."""
+    text = to_json(found, line, pull_request) if fmt == "json" else to_markdown(found, line)
     if path == "-":
         sys.stdout.write(text)
         return

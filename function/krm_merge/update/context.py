@@ -23,12 +23,12 @@ from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
-from .resources import drop_bookkeeping, drop_nulls, is_crd, rules_of, take_upstream
+from .resources import drop_bookkeeping, is_crd, rules_of, same_content, take_upstream_change
 from .result import (
     OUTCOME_ADDED, OUTCOME_KEPT, OUTCOME_MERGED, OUTCOME_TAKEN, OUTCOME_UNCHANGED,
     OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath,
 )
-from .unchanged import same_as_fetched
+from .unchanged import comments_of, same_as_fetched
 
 
 class MergeContext:
@@ -191,6 +191,36 @@ class MergeContext:
         if self.rel_path(obj) == self.rel_path(base) == self.rel_path(up):
             result.moved_index.append((obj, up.index))
 
+    def renamed_upstream(self, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> dict[Any, Any]:
+        """Local keys of resources upstream renamed in place -> the key of upstream's renamed resource.
+
+        Renamed in place: gone from upstream, and a resource of the same
+        group and kind new in upstream at origin's file and document index;
+        local's copy must be origin's (else the rules for a deleted resource
+        apply).  Kptfiles are packages, never renamed.
+        """
+        gone = {(self.rel_path(base), base.index, base.group, base.kind): key for key, base in oi.items()
+                if key in li and key not in ui and not is_kptfile(base)}
+        if not gone:
+            return {}
+        out = {}
+        for key, up in ui.items():
+            place = (self.rel_path(up), up.index, up.group, up.kind)
+            if key in li or key in oi or place not in gone:
+                continue
+            mine = gone.pop(place)
+            if same_content(li[mine], oi[mine]):
+                out[mine] = key
+        return out
+
+    def take_renamed(self, obj: KubeObject, base: KubeObject, up: KubeObject, result: PackageMergeResult) -> None:
+        """Make ``obj`` (origin's) upstream's renamed resource: local's text with upstream's change, new markers."""
+        take_upstream_change(obj, base, up, renamed=True)
+        result.items.append(obj)
+        if obj.changed:
+            result.updated.append(obj)
+        result.outcomes.append((obj, OUTCOME_TAKEN, "renamed upstream, unchanged locally"))
+
     def add(self, result: PackageMergeResult, up: KubeObject) -> None:
         """Add upstream's new resource to the result (its bookkeeping dropped)."""
         new = KubeObject(up.text)
@@ -218,10 +248,11 @@ class MergeContext:
                 result.outcomes.append((obj, OUTCOME_KEPT, "changed locally, unchanged upstream"))
                 return True
             if lc == oc or same_as_fetched(obj, base):  # as data: kpt's get re-prints what it fetches
-                take_upstream(obj, up)
-                drop_nulls(obj)
                 result.outcomes.append((obj, OUTCOME_TAKEN, "unchanged locally"))
-                return True
+                if take_upstream_change(obj, base, up, comments=comments_of(oc) != comments_of(uc)):
+                    return True
+                # upstream changed comments where local's text is not origin's: the 3-way merge carries them
+                return self._full_merge(obj, base, up, result)
         result.outcomes.append((obj, OUTCOME_MERGED, "changed on both sides"))
         return self._full_merge(obj, base, up, result)
 
@@ -232,7 +263,8 @@ class MergeContext:
         unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
-        options = merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj))
+        options = merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj),
+                                      keep_unchanged_nulls=True)  # a null nobody changed is no change (docs/merge.md)
         merger = merge3.Merger(options)
         try:
             merged = merger.merge_document(l_tree, o_tree, u_tree, self._resolve(up.api_version, up.kind))
@@ -241,7 +273,7 @@ class MergeContext:
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         if merged is MISSING:
             return False
-        obj.set_text(yamlio.dump_like(merged, obj.text, unedited))
+        obj.set_text(yamlio.dump_like(merged, obj.text, unedited, _change(base, up, merger.conflicts)))
         return True
 
     def _kptfile_unchanged_upstream(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> bool:
@@ -265,7 +297,7 @@ class MergeContext:
         except Merge3Error as err:
             raise KrmError(err.message, obj, err.path or None) from None
         result.conflicts.extend((obj, c) for c in conflicts)
-        obj.set_text(yamlio.dump_like(merged, obj.text, unedited))
+        obj.set_text(yamlio.dump_like(merged, obj.text, unedited, _change(base, up, conflicts)))
 
     def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:
         """The schema of a kind (CRDs of the three copies included), built on first use."""
@@ -281,6 +313,12 @@ class MergeContext:
                 self._registry = SchemaRegistry()
                 raise KrmError(f"cannot use CRD schemas: {err}") from None
         return SchemaNodeAdapter(self._registry.for_object(api_version, kind))
+
+
+def _change(base: KubeObject | None, up: KubeObject, conflicts: list[Any]) -> tuple[str, str] | None:
+    """Origin's and upstream's texts, whose changed lines the merged text may take as written (the printer
+    proves the data); not when a conflict was decided (``--conflicts mark`` writes its markers into the tree)."""
+    return None if base is None or conflicts else (base.text, up.text)
 
 
 __all__ = ["MergeContext"]

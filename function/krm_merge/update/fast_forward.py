@@ -35,8 +35,8 @@ class FastForward:
     def update(
         self, ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject],
     ) -> PackageMergeResult:
-        """Once checked, the update is force-delete-replace's."""
-        return ForceDeleteReplace().update(ctx, li, oi, ui)
+        """Once checked, the update is force-delete-replace's, upstream's root Kptfile included (docs/merge.md)."""
+        return ForceDeleteReplace(take_root_kptfile=True).update(ctx, li, oi, ui)
 
 
 def _check_unmodified(ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject]) -> None:

@@ -1,7 +1,11 @@
 """kpt's ``force-delete-replace`` strategy: the local copy becomes upstream's, local changes are dropped.
 
-Local Kptfiles keep only their name, ``upstream`` and ``upstreamLock``
-(kpt's rule); a root Kptfile upstream does not have is kept whole.
+The root Kptfile is the user's package: kpt keeps local's whole (its
+``info``, its pipeline) and only records the new ``upstream``/``upstreamLock``
+afterwards.  Subpackages' Kptfiles are replaced like any resource.
+``fast-forward`` runs this strategy over an unmodified package, but takes
+upstream's root Kptfile with local's name, ``upstream`` and ``upstreamLock``
+(a deliberate difference from kpt, docs/merge.md: nothing local is lost).
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from krm_merge.krm.kubeobject import KubeObject
 
 from .context import MergeContext
 from .resources import take_upstream
-from .result import OUTCOME_DELETED, OUTCOME_TAKEN, PackageMergeResult
+from .result import OUTCOME_DELETED, OUTCOME_KEPT, OUTCOME_TAKEN, PackageMergeResult
 
 
 class ForceDeleteReplace:
-    """Upstream wins everything."""
+    """Upstream wins everything but the root Kptfile (``take_root_kptfile``: that too, with local's upstream info)."""
+
+    def __init__(self, take_root_kptfile: bool = False) -> None:
+        self.take_root_kptfile = take_root_kptfile
 
     def check(self, ctx: MergeContext, local: list[KubeObject], origin: list[KubeObject]) -> None:
         """Nothing to check: local changes are dropped by design."""
@@ -33,12 +40,13 @@ class ForceDeleteReplace:
                 result.deleted.append(obj)
                 result.outcomes.append((obj, OUTCOME_DELETED, f"not upstream ({ctx.options.strategy.value})"))
                 continue
-            result.outcomes.append((obj, OUTCOME_TAKEN, ctx.options.strategy.value))
-            if up is obj:
-                pass  # root Kptfile, none upstream: local's kept whole
+            if is_kptfile(obj) and ctx.rel_path(obj) == ROOT_KPTFILE and (up is obj or not self.take_root_kptfile):
+                result.outcomes.append((obj, OUTCOME_KEPT, f"the root Kptfile ({ctx.options.strategy.value})"))
             elif is_kptfile(obj) and ctx.rel_path(obj) == ROOT_KPTFILE:
+                result.outcomes.append((obj, OUTCOME_TAKEN, ctx.options.strategy.value))
                 set_kptfile_from_upstream(obj, up)
             else:  # a resource, or a subpackage's Kptfile: replaced whole, its upstream info too (kpt)
+                result.outcomes.append((obj, OUTCOME_TAKEN, ctx.options.strategy.value))
                 take_upstream(obj, up)
             result.items.append(obj)
             if obj.changed:

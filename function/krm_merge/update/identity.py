@@ -64,7 +64,7 @@ def content_text(text: str) -> str:
     """The text without bookkeeping annotations and the kpt-merge comment (for equality)."""
     out = _sub_lines(_BOOKKEEPING_LINE, text, _BOOKKEEPING_MARKS, "")
     out = _sub_lines(_EMPTY_ANNOTATIONS, out, ("annotations:",), "")
-    return _sub_lines(_KPT_MERGE_COMMENT, out, ("kpt-merge:",), r"\1")
+    return without_kpt_merge_comment(out)
 
 
 # Every match of the patterns above holds one of these strings: the line-anchored
@@ -112,6 +112,11 @@ def strip_bookkeeping(tree: Any) -> Any:
 def bookkeeping_of(obj: KubeObject) -> dict[str, str]:
     """The bookkeeping annotations an item's text carries (the reader's, held beside it, are not copied)."""
     return {k: v for k, v in obj.text_annotations.items() if BOOKKEEPING.match(k)}
+
+
+def without_kpt_merge_comment(text: str) -> str:
+    """``text`` without kpt's ``# kpt-merge: ns/name`` comment on its ``metadata:`` line (for a renamed resource)."""
+    return _sub_lines(_KPT_MERGE_COMMENT, text, ("kpt-merge:",), r"\1")
 
 
 def with_kpt_merge_comment(text: str, identity: Identity) -> str:

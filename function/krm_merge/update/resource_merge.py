@@ -9,6 +9,11 @@ yes         –         yes      delete if local is unmodified, else keep + warn
 yes         yes       –        stays deleted
 any         yes       yes      field-level 3-way merge (origin may be absent)
 ==========  ========  =======  ==============================================
+
+A resource upstream renamed in place (deleted, and a resource of its kind
+added at its file and document index) is, when local left it unmodified,
+local's text with upstream's change, as for any resource upstream changed
+(kpt deletes it and adds upstream's: the same data).
 """
 
 from __future__ import annotations
@@ -34,8 +39,12 @@ class ResourceMerge:
     ) -> PackageMergeResult:
         """Merge every resource local and upstream share; add, delete and keep by kpt's table."""
         result = PackageMergeResult()
+        renamed = ctx.renamed_upstream(li, oi, ui)
         for key, obj in li.items():
             base, up = oi.get(key), ui.get(key)
+            if key in renamed:
+                ctx.take_renamed(obj, oi[key], ui[renamed[key]], result)
+                continue
             if up is None:
                 if base is not None and same_content(obj, base, kptfile=is_kptfile(obj)):
                     result.deleted.append(obj)
@@ -54,7 +63,10 @@ class ResourceMerge:
             result.items.append(obj)
             if obj.changed:
                 result.updated.append(obj)
+        taken = set(renamed.values())
         for key, up in ui.items():
+            if key in taken:
+                continue
             if key not in li and key not in oi:
                 ctx.add(result, up)
             elif key not in li:

@@ -11,14 +11,17 @@ from typing import Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile import document as kptfile_document
-from krm_merge.krm import splice
+from krm_merge.krm import splice, yamlio
+from krm_merge.krm.itemviews import with_reader_annotations
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, parse_rules
 from krm_merge.yaml.load import load_data
 
-from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping
+from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping, without_kpt_merge_comment
+from .markers import UPSTREAM_IDENTIFIER
+from .unchanged import without_bookkeeping
 
 
 def rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
@@ -88,6 +91,113 @@ def _without_nulls(data: Any) -> Any:
     return data
 
 
+_ABSENT: Any = object()  # a field a version does not have (distinct from an explicit null)
+
+
+def take_upstream_change(
+    obj: KubeObject, base: KubeObject, up: KubeObject, *, renamed: bool = False, comments: bool = False,
+) -> bool:
+    """Apply upstream's change (origin -> upstream, as data) to ``obj``, a resource local left as origin's.
+
+    The result is ``obj``'s own text with only the fields upstream changed
+    edited, through the editing layer (the fast editor; else upstream's
+    changed lines where local's text has origin's lines, as for a literal
+    block; else the round-trip editor; each proven by reading the text
+    back): untouched fields keep local's indentation, quoting, wrapping and
+    comments, and a changed one keeps its line comment.  Bookkeeping stays local's, but for kpt's
+    identity markers of a resource upstream ``renamed``: they go, and the
+    package merge writes the new name's (:mod:`.markers`).  Falls back to
+    upstream's text when no editor can print the change faithfully.
+
+    When upstream changed ``comments`` too, only upstream's changed lines
+    carried onto local's text keep them: False when that does not read back
+    as the change (the caller then merges 3-way, kpt's comment rule).
+    """
+    if renamed:
+        obj.set_text(without_kpt_merge_comment(obj.text))
+    local, mine = obj.data, bookkeeping_of(obj)
+    if renamed:
+        mine = {k: v for k, v in mine.items() if k != UPSTREAM_IDENTIFIER}
+    change = upstream_change(without_bookkeeping(local), without_bookkeeping(base.data), without_bookkeeping(up.data))
+    if mine:
+        change = with_reader_annotations(change, mine)  # local's bookkeeping back (the mappings on the way copied)
+    if comments:
+        carried = yamlio.carried_edit(obj.text, base.text, up.text, change)
+        if carried is not None:
+            obj.set_text(carried)
+        return carried is not None
+    try:
+        obj.set_data(change, change=(base.text, up.text))
+    except KrmError:  # e.g. anchors an edit cannot keep: upstream's text is upstream's data too
+        take_upstream(obj, up)
+        drop_nulls(obj)
+    return True
+
+
+def upstream_change(local: Any, origin: Any, upstream: Any) -> Any:
+    """``local`` (which holds origin's data) with what upstream changed: the data a field-level update writes.
+
+    A value upstream left as origin's stays local's (the same data, and its
+    bytes); a mapping all three have is edited key by key (a key upstream
+    deleted goes, local's own keys stay, a key upstream added is placed after
+    its predecessor in upstream's order); a list element equal to one of
+    origin's stays local's; anything else is upstream's value.  An explicit
+    null is kept where nobody changed it (kubectl keeps one in an object it
+    patches); a null upstream writes anew deletes the field, as kpt's merge
+    does.
+    """
+    if origin is not _ABSENT and same(origin, upstream):
+        return local
+    if isinstance(local, dict) and isinstance(upstream, dict) and (origin is _ABSENT or isinstance(origin, dict)):
+        return _map_change(local, {} if origin is _ABSENT else origin, upstream)
+    if isinstance(local, list) and isinstance(upstream, list) and isinstance(origin, list):
+        return _list_change(local, origin, upstream)
+    return _without_nulls(upstream)
+
+
+def _map_change(local: dict, origin: dict, upstream: dict) -> dict:
+    kept = {}
+    for key, value in local.items():
+        if key in upstream:
+            new = upstream_change(value, origin.get(key, _ABSENT), upstream[key])
+            if new is not None or (upstream[key] is None and origin.get(key, _ABSENT) is None):
+                kept[key] = new
+        elif key not in origin:
+            kept[key] = value  # local's own (kpt's identifier): not upstream's business
+    # A key upstream added goes after the key before it in upstream's order (local's key order stays);
+    # before every key when none is local's.
+    after: dict[Any, list[Any]] = {}
+    anchor = _ABSENT
+    for key, value in upstream.items():
+        if key in kept:
+            anchor = key
+        elif key not in local and value is not None:
+            after.setdefault(anchor, []).append(key)
+    if not after:
+        return kept
+    order = after.get(_ABSENT, []) + [k for key in kept for k in (key, *after.get(key, ()))]
+    return {key: kept[key] if key in kept else _without_nulls(upstream[key]) for key in order}
+
+
+def _list_change(local: list, origin: list, upstream: list) -> list:
+    taken: set[int] = set()
+    out = []
+    for k, value in enumerate(upstream):
+        same_place = k < len(origin) and k < len(local) and k not in taken
+        if same_place and same(origin[k], value):
+            j: int | None = k  # the common case first: the element where it was
+        else:
+            j = next((j for j, o in enumerate(origin) if j not in taken and j < len(local) and same(o, value)), None)
+        if j is None and same_place and isinstance(value, dict):
+            j = k  # an element changed in place: edited field by field
+        if j is None:
+            out.append(_without_nulls(value))
+            continue
+        taken.add(j)
+        out.append(upstream_change(local[j], origin[j], value))
+    return out
+
+
 def drop_bookkeeping(obj: KubeObject) -> None:
     """Remove kpt's bookkeeping annotations (path, index, identifiers) from the item."""
     if bookkeeping_of(obj):
@@ -117,4 +227,7 @@ def take_upstream(obj: KubeObject, up: KubeObject) -> None:
     obj.set_text(new.text)
 
 
-__all__ = ["drop_bookkeeping", "drop_nulls", "is_crd", "rules_of", "same_content", "take_upstream"]
+__all__ = [
+    "drop_bookkeeping", "drop_nulls", "is_crd", "rules_of", "same_content", "take_upstream", "take_upstream_change",
+    "upstream_change",
+]

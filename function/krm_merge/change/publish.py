@@ -1,0 +1,331 @@
+"""The steps of ``--pull-request`` in order: check, commit, (the command writes), push, open or update.
+
+:func:`prepare` runs before the command writes anything and refuses what would go wrong
+later: not a work tree, uncommitted changes to the files the command will write, a HEAD
+whose copy of those files differs from the base branch's, no token, a branch krm-merge did
+not make, a forge that refuses the token.  :func:`commit` then makes the one commit on the
+base's tip from the command's planned bytes and moves the local branch to it, still before
+the write, so a commit that cannot be made leaves every file as it was.  :func:`publish`
+runs after the write: the push with a lease, then the pull request found and updated, or
+opened.  A failure there keeps the local commit and branch (the error says which); the rerun
+finds the files already written, nothing left to change, and continues from that commit.
+:func:`preview` is ``--dry-run``: it reads (``ls-remote``, the forge's list) and writes
+nothing, locally or remotely.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from krm_merge.change import commit as commits
+from krm_merge.change.errors import ChangeError
+from krm_merge.change.forges import Target, default_api, detect, open_forge
+from krm_merge.change.forges.base import Forge, PullRequest, description
+from krm_merge.change.push import push
+from krm_merge.change.redact import Redactor
+from krm_merge.change.remote import RemoteRefs, RepoLocation, fetch, ls_remote, parse_location, remote_url
+from krm_merge.change.secrets import Token, find_token, token_sources
+from krm_merge.change.settings import PipelinePullRequest, Settings, render_branch
+from krm_merge.change.worktree import WorkTree, blobs, open_work_tree, uncommitted, work_tree_blobs
+
+
+class Request(NamedTuple):
+    """What a command asks of ``--pull-request``.
+
+    ``branch_template`` is the command's default branch name (``settings.branch`` wins),
+    ``placeholders`` the values its ``{name}``s take (``{package}``, the package's path in the
+    repository, is always there), ``pipeline`` the Pipeline's
+    pull-request promotion when promoting by pipeline, ``client`` options for the HTTP
+    client (tests hand in a clock).
+    """
+
+    settings: Settings
+    package_dir: str
+    branch_template: str
+    placeholders: Mapping[str, str]
+    pipeline: PipelinePullRequest | None = None
+    secrets_dir: str | None = None
+    environ: Mapping[str, str] | None = None
+    client: Mapping[str, Any] | None = None
+
+
+class Published(NamedTuple):
+    """What the step did (or, in a dry run, would do).
+
+    ``action``: ``opened``, ``updated``, ``unchanged`` (the pull request already says this),
+    ``nothing to change``, or in a dry run ``would open`` / ``would update`` / ``would open or update``.
+    """
+
+    action: str
+    branch: str
+    base: str
+    forge: str
+    repo: str
+    url: str | None = None
+    number: int | None = None
+    commit: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``pullRequest`` entry of ``--report json``."""
+        return {k: v for k, v in self._asdict().items() if v not in (None, ())}
+
+
+class Prepared:
+    """What :func:`prepare` found, for :func:`publish` or :func:`preview`."""
+
+    __slots__ = ("tree", "redactor", "remote", "target", "forge", "branch", "base", "base_sha", "remote_sha",
+                 "local_sha", "open_pr", "paths", "settings")
+
+    def __init__(self, tree: WorkTree, redactor: Redactor, settings: Settings, target: Target,
+                 forge: Forge | None, branch: str, base: str, refs: RemoteRefs, local_sha: str | None,
+                 paths: list[str]) -> None:
+        self.tree = tree
+        self.redactor = redactor
+        self.settings = settings
+        self.remote = settings.remote
+        self.target = target
+        self.forge = forge
+        self.branch = branch
+        self.base = base
+        self.base_sha = refs.heads[base]
+        self.remote_sha = refs.heads.get(branch)
+        self.local_sha = local_sha
+        self.open_pr: PullRequest | None = None
+        self.paths = paths
+
+    def published(self, action: str, commit: str | None = None, pr: PullRequest | None = None) -> Published:
+        """The outcome record for ``action``."""
+        return Published(action, self.branch, self.base, self.target.forge, self.target.repo,
+                         pr.url if pr else None, pr.number if pr else None, commit,
+                         tuple(self.forge.notes) if self.forge is not None else ())
+
+
+def prepare(request: Request, package_paths: list[str], *, dry_run: bool) -> Prepared:
+    """Check everything that can be checked before the command writes ``package_paths`` (relative to the package)."""
+    environ = os.environ if request.environ is None else request.environ
+    redactor = Redactor()
+    settings = request.settings
+    tree = open_work_tree(request.package_dir, redactor, environ)
+    url = remote_url(tree.git, settings.remote)
+    _mask_url_credentials(url, redactor)
+    target = forge_target(settings, request.pipeline, parse_location(url), settings.remote, redactor)
+    token = _token(request, target, environ, redactor, dry_run)
+    branch = _branch_name(tree, request, settings)
+    base, refs = _base(tree, settings, request.pipeline, branch)
+    if not dry_run:
+        fetch(tree.git, settings.remote, [base, *([branch] if branch in refs.heads else [])])
+    forge = open_forge(target, token, redactor, **(request.client or {})) if token is not None else None
+    prepared = Prepared(tree, redactor, settings, target, forge, branch, base, refs,
+                        commits.local_branch(tree, branch), [tree.repo_path(p) for p in package_paths])
+    _check_branches_are_ours(prepared)
+    _check_work_tree(prepared)
+    if forge is not None:
+        prepared.open_pr = forge.find_open(branch, base)
+    return prepared
+
+
+def _token(request: Request, target: Target, environ: Mapping[str, str], redactor: Redactor,
+           dry_run: bool) -> Token | None:
+    """The forge token (masked from now on); a ``pull request`` error when there is none and one is needed."""
+    secret = request.pipeline.secret if request.pipeline else None
+    token = find_token(target.forge, environ, secret, request.secrets_dir)
+    if token is not None:
+        redactor.add(token.value)
+        if not target.api:
+            raise ChangeError("pull request", f"{request.settings.remote} is a local path: give --forge-api URL")
+    elif not dry_run:
+        raise ChangeError("pull request", f"no {target.forge} token: set {' or '.join(token_sources(target.forge))}"
+                          + (f", or give --secrets-dir holding {secret}" if secret else ""))
+    return token
+
+
+def _base(tree: WorkTree, settings: Settings, pipeline: PipelinePullRequest | None,
+          branch: str) -> tuple[str, RemoteRefs]:
+    """The base branch (the option, the Pipeline's, the remote's default) and what ``ls-remote`` says of both branches."""
+    base = settings.base or (pipeline.base if pipeline else None)
+    refs = ls_remote(tree.git, settings.remote, [branch, *([base] if base else [])], default_branch=base is None)
+    base = base or refs.default_branch
+    if not base:
+        raise ChangeError("base", f"cannot tell the default branch of {settings.remote}: give --base")
+    if base == branch:
+        raise ChangeError("branch", f"the pull request's branch is the base branch {base}: give another --branch")
+    if base not in refs.heads:
+        raise ChangeError("base", f"{settings.remote} has no branch {base!r}")
+    if commits.checked_out(tree, branch):
+        raise ChangeError("branch", f"{branch} is checked out in a work tree of this repository; krm-merge "
+                          "rebuilds that branch on each run: switch to another branch")
+    return base, refs
+
+
+def forge_target(settings: Settings, pipeline: PipelinePullRequest | None, location: RepoLocation, remote: str,
+                 redactor: Redactor) -> Target:
+    """Which forge, API and repository: the options, else the Pipeline's type, else the remote's host.
+
+    The API and the token's destination come from the options or the remote's URL (the
+    user's own configuration), never from the Pipeline, which is repository content: its
+    ``url`` must name the same repository as the remote.
+    """
+    forge = settings.forge or (pipeline.forge if pipeline else None) or detect(location)
+    shown = redactor.redact(location.host or "a local path")
+    if forge is None:
+        raise ChangeError("pull request", f"cannot tell which forge {remote} ({shown}) is on: give --forge "
+                          "github|gitlab|gitea|bitbucket (and --forge-api for a self-hosted one)")
+    repo = (settings.forge_repo or location.path).strip("/")
+    if not repo or "/" not in repo or not location.host and not settings.forge_repo:
+        raise ChangeError("pull request", f"cannot tell the repository on {forge} from {remote}'s URL: give "
+                          "--forge-repo OWNER/NAME")
+    if pipeline is not None and pipeline.url:
+        named = parse_location(pipeline.url)
+        if named.path.lower() != repo.lower() or (location.host and named.host.lower() != location.host.lower()):
+            raise ChangeError("pull request", f"{pipeline.where}.url names {redactor.redact(pipeline.url)}, "
+                              f"not {remote}'s repository ({shown}/{repo}); the pull request goes to {remote}")
+    api = settings.forge_api or (default_api(forge, location.host) if location.host else "")
+    return Target(forge, api, repo)  # no API (a local remote, no --forge-api): refused when it is needed
+
+
+def commit(prepared: Prepared, files: list[tuple[str, bytes | None]], title: str, body: str) -> str | None:
+    """Make the commit of the command's planned ``files`` (package path, new bytes or None) on the base's tip.
+
+    Before the write: the local branch is moved to it (only from where it was read).  The
+    remote branch's own commit is kept when it is the same change on the same base in the
+    same words (nothing to push then).  None when there is nothing to commit.
+    """
+    p = prepared
+    if not files:
+        return None
+    message = commits.commit_message(title, body, p.branch)
+    made, tree = commits.build_commit(p.tree, p.base_sha, [(p.tree.repo_path(path), data) for path, data in files],
+                                      message)
+    if p.remote_sha is not None and commits.tree_and_parents(p.tree, p.remote_sha) == (tree, [p.base_sha]) \
+            and commits.read_message(p.tree, p.remote_sha) == commits.read_message(p.tree, made):
+        made = p.remote_sha  # already pushed: same files, same base, same words
+    if made != p.local_sha:
+        commits.move_branch(p.tree, p.branch, made, p.local_sha)
+        p.local_sha = made
+    return made
+
+
+def publish(prepared: Prepared, made: str | None, title: str, body: str) -> Published:
+    """Push the commit :func:`commit` made and open or update the pull request.
+
+    Without one (nothing was written), a commit an earlier run left on the local branch (not
+    yet pushed, or without its pull request) is published instead; without that there is
+    nothing to do.
+    """
+    p = prepared
+    if made is None:
+        made = _pending(p)
+        if made is None:
+            return p.published("nothing to change")
+        message = commits.read_message(p.tree, made)
+        title, body = message.title, message.body
+    kept = f"the commit {made[:12]} stays on the local branch {p.branch}"
+    try:
+        if made != p.remote_sha:
+            push(p.tree, p.remote, made, p.branch, p.remote_sha)
+        return _pull_request(p, made, title, body)
+    except ChangeError as err:
+        raise err.keeping(kept) from None
+
+
+def preview(prepared: Prepared, package_paths: list[str], title: str, body: str) -> tuple[Published, str]:
+    """What :func:`publish` would do, and the commit message, without doing anything."""
+    p = prepared
+    if not package_paths:
+        return p.published("nothing to change"), ""
+    if p.forge is None:
+        action = "would open or update"
+    else:
+        action = "would update" if p.open_pr is not None else "would open"
+    return p.published(action, pr=p.open_pr), commits.commit_message(title, body, p.branch)
+
+
+# --- the steps ---------------------------------------------------------------------
+
+
+def _branch_name(tree: WorkTree, request: Request, settings: Settings) -> str:
+    template = settings.branch or request.branch_template
+    branch = render_branch(template, {"package": tree.package_name, **request.placeholders})
+    result = tree.git.attempt(["check-ref-format", "--branch", branch])
+    if result.code != 0 or branch.startswith("-"):
+        raise ChangeError("branch", f"{branch!r} is not a valid branch name (from {template!r})")
+    return branch
+
+
+def _check_branches_are_ours(p: Prepared) -> None:
+    """The local and remote branch, when they exist, end in krm-merge's commit for this branch."""
+    if p.local_sha is not None and not commits.made_for(p.tree, p.local_sha, p.branch):
+        raise ChangeError("branch", f"a local branch {p.branch} exists that krm-merge did not make (its last "
+                          f"commit has no '{commits.TRAILER}: {p.branch}' trailer): give another --branch")
+    if p.remote_sha is not None and commits.has_commit(p.tree, p.remote_sha) \
+            and not commits.made_for(p.tree, p.remote_sha, p.branch):
+        raise ChangeError("branch", f"{p.remote}'s branch {p.branch} ends in a commit krm-merge did not make "
+                          f"({p.remote_sha[:12]}); krm-merge never overwrites it: merge or close that pull "
+                          "request and delete the branch, or give another --branch")
+
+
+def _check_work_tree(p: Prepared) -> None:
+    """No uncommitted change to a file the command writes (unless an earlier run wrote it), HEAD's copy = base's."""
+    dirty = uncommitted(p.tree, p.paths)
+    if dirty and p.local_sha is not None:  # an earlier run's write, already committed on the branch: ours
+        earlier = {path: entry.split()[-1] for path, entry in blobs(p.tree, p.local_sha, dirty).items()}
+        now = work_tree_blobs(p.tree, dirty)
+        dirty = [path for path in dirty if path not in earlier or earlier[path] != now.get(path)]
+    if dirty:
+        raise ChangeError("work tree", "uncommitted changes to files the command would change: "
+                          f"{', '.join(dirty)}; commit or stash them first (other changes are left alone)")
+    if not commits.has_commit(p.tree, p.base_sha):
+        return  # a dry run fetched nothing: the base's files cannot be compared here
+    head = p.tree.git.attempt(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).out.strip() or None
+    if head is None or head == p.base_sha:
+        return
+    ours, theirs = blobs(p.tree, head, p.paths), blobs(p.tree, p.base_sha, p.paths)
+    differ = [path for path in p.paths if ours.get(path) != theirs.get(path)]
+    if differ:
+        raise ChangeError("base", f"{', '.join(differ)} differ between HEAD and {p.remote}/{p.base}: the pull "
+                          f"request would carry those differences too; run on a checkout of {p.remote}/{p.base}")
+
+
+def _pending(p: Prepared) -> str | None:
+    """The local branch's commit when an earlier run made it and its change is not in the base yet."""
+    if p.local_sha is None:
+        return None
+    _, parents = commits.tree_and_parents(p.tree, p.local_sha)
+    if len(parents) != 1:
+        return None
+    changed = p.tree.git.run(["diff-tree", "-r", "-z", "--name-only", "--no-renames", parents[0], p.local_sha],
+                             "branch", f"reading commit {p.local_sha[:12]}").split("\0")
+    changed = [c for c in changed if c]
+    if not changed or blobs(p.tree, p.local_sha, changed) == blobs(p.tree, p.base_sha, changed):
+        return None  # merged (or made moot) already
+    return p.local_sha
+
+
+def _pull_request(p: Prepared, made: str, title: str, body: str) -> Published:
+    """Open the pull request, or update the open one when its title or body (as the forge keeps it) differ."""
+    if p.forge is None:  # prepare refuses a run without a token; kept for the type checker
+        raise ChangeError("pull request", "no forge token")
+    forge, settings = p.forge, p.settings
+    pr = p.open_pr or forge.find_open(p.branch, p.base)  # looked for again: one may have been opened meanwhile
+    if pr is None:
+        pr, action = forge.create(p.branch, p.base, title, body), "opened"
+    elif (pr.title, pr.body.strip()) != (title, description(body).strip()):
+        pr, action = forge.update(pr, title, body), "updated"
+    else:
+        action = "unchanged"
+    forge.add_labels(pr, settings.labels)
+    forge.request_reviewers(pr, settings.reviewers)
+    return p.published(action, made, pr)
+
+
+def _mask_url_credentials(url: str, redactor: Redactor) -> None:
+    """A remote URL may carry ``user:token@``: mask the token wherever git or we might print it."""
+    if "://" in url and "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        userinfo = url.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[0]
+        redactor.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
+
+
+__all__ = ["Prepared", "Published", "Request", "Token", "commit", "forge_target", "prepare", "preview", "publish"]

@@ -1,0 +1,92 @@
+"""``update --pull-request``: a ``kpt pkg get`` package in a git work tree, updated, pushed, put up for review.
+
+The upstream is a real git repository at v1 and v2, the package fetched with the real
+``kpt pkg get`` and committed to the deploy repository; a local edit conflicts with v2.  The
+pull request's body is the update report: every file, every conflict and how it was decided.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.change.forge_server import ForgeServer
+from tests.change.gitworld import GitWorld
+from tests.change.helpers import krm_merge
+from tests.update.world import cm, kptfile
+
+TOKEN = "glpat-UpdateToken0000000001"
+
+
+def _upstream(world: GitWorld) -> Path:
+    up = world.tmp / "upstream"
+    (up / "pkg").mkdir(parents=True)
+    world.git("init", "--quiet", "-b", "main", str(up), cwd=world.tmp)
+    for tag, files in (("v1", {"Kptfile": kptfile("pkg"), "a.yaml": cm("a", "1"), "b.yaml": cm("b", "1")}),
+                       ("v2", {"a.yaml": cm("a", "2"), "b.yaml": cm("b", "2")})):
+        for rel, text in files.items():
+            (up / "pkg" / rel).write_text(text)
+        world.git("add", "-A", cwd=up)
+        world.git("commit", "--quiet", "-m", tag, cwd=up)
+        world.git("tag", tag, cwd=up)
+        if tag == "v1":
+            kpt = subprocess.run(["kpt", "pkg", "get", f"file://{up}.git/pkg@v1", "apps/pkg"], cwd=world.work,
+                                 env=world.env, capture_output=True, text=True, timeout=120)
+            assert kpt.returncode == 0, kpt.stderr
+            (world.work / "apps/pkg/a.yaml").write_text(cm("a", "mine"))  # a local edit: conflicts with v2
+            world.git("add", "-A")
+            world.git("commit", "--quiet", "-m", "add pkg at v1, with a local edit")
+            world.git("push", "--quiet", "origin", "main")
+    return up
+
+
+def test_an_update_becomes_a_merge_request_whose_body_is_the_update_report(world: GitWorld) -> None:
+    _upstream(world)
+    forge = ForgeServer("gitlab", TOKEN, branch_exists=lambda b: world.remote_branch(b) is not None)
+    env = {"GITLAB_TOKEN": TOKEN, "XDG_CACHE_HOME": str(world.tmp / "cache")}
+    try:
+        result = krm_merge(world, "update", "apps/pkg@v2", "--pull-request", "--forge", "gitlab",
+                           "--forge-api", forge.api, "--forge-repo", "acme/deploy", "--label", "upstream",
+                           "--reviewer", "alice", env=env)
+        assert result.returncode == 0, result.stderr
+        branch = "krm-merge/update/apps/pkg"
+        assert result.stdout.splitlines()[-1] == "https://forge.example/acme/deploy/-/merge_requests/1"
+        [merge_request] = forge.pulls
+        assert merge_request["title"] == "krm-merge update apps/pkg to v2: 3 file(s) changed, 1 conflict(s)"
+        body = merge_request["body"]
+        assert "### Conflicts" in body and "a.yaml" in body and "decided: upstream-wins" in body
+        assert "| `apps/pkg/b.yaml` |" not in body and "| `b.yaml` | changed |" in body
+        assert (merge_request["head"], merge_request["labels"], merge_request["reviewers"]) == (
+            branch, ["upstream"], [11])
+        assert sorted(world.changed_files(branch)) == ["apps/pkg/Kptfile", "apps/pkg/a.yaml", "apps/pkg/b.yaml"]
+        assert 'a: "2"' in world.remote_file(branch, "apps/pkg/b.yaml")
+        assert forge.violations == [] and TOKEN not in result.stdout + result.stderr
+        # the same update again from a fresh checkout: the same merge request, nothing pushed
+        tip = world.remote_branch(branch)
+        world.git("checkout", "--", ".")
+        again = krm_merge(world, "update", "apps/pkg@v2", "--pull-request", "--forge", "gitlab",
+                          "--forge-api", forge.api, "--forge-repo", "acme/deploy", env=env)
+        assert again.returncode == 0, again.stderr
+        assert "merge request !1 already up to date" in again.stderr
+        assert world.remote_branch(branch) == tip and len(forge.pulls) == 1
+    finally:
+        forge.close()
+
+
+def test_an_update_dry_run_with_a_report_names_the_pull_request_and_writes_nothing(world: GitWorld) -> None:
+    _upstream(world)
+    forge = ForgeServer("gitlab", TOKEN)
+    report = world.tmp / "report.json"
+    try:
+        before = (world.work / "apps/pkg/b.yaml").read_text()
+        result = krm_merge(world, "update", "apps/pkg@v2", "--dry-run", "--pull-request", "--forge", "gitlab",
+                           "--forge-api", forge.api, "--forge-repo", "acme/deploy", "--report", "json", str(report),
+                           env={"GITLAB_TOKEN": TOKEN, "XDG_CACHE_HOME": str(world.tmp / "cache")})
+        assert result.returncode == 0, result.stderr
+        assert "would open a pull request on gitlab acme/deploy: branch krm-merge/update/apps/pkg into main" \
+            in result.stdout
+        assert (world.work / "apps/pkg/b.yaml").read_text() == before
+        assert world.remote_branch("krm-merge/update/apps/pkg") is None and forge.pulls == []
+        assert '"action": "would open"' in report.read_text()
+    finally:
+        forge.close()
