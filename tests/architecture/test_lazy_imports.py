@@ -73,6 +73,8 @@ ALLOWED: list[Lazy] = [
          _START_UP + "--version and --help print no content, so they never load the escaping"),
     Lazy("krm_merge.commands.pull_request", "_change", "krm_merge.change.publish",
          _START_UP + "only a run with --pull-request loads git's steps, the forges and urllib.request (~20 ms)"),
+    Lazy("krm_merge.cli", "_say_interrupted", "krm_merge.outcomes.render",
+         _START_UP + "only a run stopped by a signal outside any command's report says it here"),
     Lazy("krm_merge.cli", "usage", "krm_merge.usage",
          _START_UP + "only --help builds the whole parser (argparse, textwrap and every command's module)"),
     Lazy("krm_merge.modes.promote", "unread_file_warnings", "krm_merge.promote.files",
@@ -115,8 +117,8 @@ ALLOWED: list[Lazy] = [
          "start-up: the SDK's stdin function path renders no report (the renderer loads the file writer)"),
     Lazy("krm_merge.sdk", "_run_locked_directory", "krm_merge.krm.package",
          "start-up: the SDK's stdin function path never reads a package"),
-    Lazy("krm_merge.txn", "_syncfs", "ctypes",
-         "start-up: only for syncfs, from 256 files"),
+    Lazy("krm_merge.txn", "_linux_calls", "ctypes",
+         "start-up: only a write loads it (syncfs from 256 files, renameat2 for each swap)"),
 ]
 # The modules that import modules by name: the registry (modes, commands), the one PEP 562
 # face (faces.lazy_names: smp, merge3 and schema load their modules on first use), and

@@ -99,17 +99,18 @@ def plan(shape: Callable[[int, Path], Copies], n: int, root: Path) -> Callable[[
 
     def run() -> object:
         with collecting_duplicate_keys():
-            return dry_run(plan_update(local, origin, upstream, conflicts="mark"))
+            return dry_run(local, plan_update(local, origin, upstream, conflicts="mark"))
 
     return run
 
 
-def dry_run(plan: UpdatePlan) -> str:
-    """What ``update --dry-run`` prints of a plan: the diff, then the renderer's line for each outcome."""
+def dry_run(local: Path, plan: UpdatePlan) -> str:
+    """What ``update --dry-run`` prints of a plan: the diff (checked as the write checks it), then the
+    renderer's line for each outcome."""
     report = Report("update", "pkg", State.DRY_RUN)
     report.extend(plan.outcomes)
     report.add_changes(plan.changes)
-    return "".join(plan.changes.diff()) + "\n".join(render.lines(report))
+    return "".join(plan.changes.diff(local)) + "\n".join(render.lines(report))
 
 
 def grows_linearly(make: Callable[[int, Path], Callable[[], object]], tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse (see parse_args)
     import argparse
+    from collections.abc import Iterator
 
 from krm_merge import txn
 from krm_merge.change.settings import Settings, SettingsError
@@ -125,9 +126,8 @@ def main(argv: list[str]) -> int:
     except SettingsError as err:
         return render.usage_error(PROG, str(err))
     report = Report("update", args.package)
-    plan = report.guard(lambda: _locked_update(args, report, settings))
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    diff = plan.changes.diff() if plan is not None and report.state is State.DRY_RUN else ()
+    diff = report.guard(lambda: _locked_update(args, report, settings)) or ()
     return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
 
 
@@ -138,7 +138,9 @@ def _package_ref(args: argparse.Namespace | SimpleNamespace) -> tuple[str, str |
     return split_package_ref(args.package)
 
 
-def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, settings: Settings | None) -> UpdatePlan:
+def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report,
+                   settings: Settings | None) -> Iterator[str]:
+    """Plan and write (or not) under the package lock; a dry run's diff (empty otherwise)."""
     package, ref = _package_ref(args)
     report.target = package
     report.subject = _subject(package, ref)
@@ -155,21 +157,28 @@ def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, s
                 report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
         report.extend(planned.outcomes)
         report.add_changes(planned.changes)
-        _write(Path(package), planned, args, report, step)
-        return planned
+        return _write(Path(package), planned, args, report, step)
 
 
 def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNamespace, report: Report,
-           step: PullRequestStep | None) -> None:
+           step: PullRequestStep | None) -> Iterator[str]:
     """Write the plan unless a conflict failed it or it is a dry run; the report's state says which.
 
-    With ``--pull-request`` the step checks everything and makes its commit (of the
-    planned bytes, worded by the report as the write will leave it) before the write,
-    a refusal leaving the package as it was, and publishes it after the write.
+    The change set is checked first as the write checks it (:meth:`ChangeSet.validate`):
+    a dry run refuses what the write would, and returns its diff (made file by file as
+    it is printed).  With ``--pull-request`` the step checks everything and makes its
+    commit (of the planned bytes, worded by the report as the write will leave it)
+    before the write, a refusal leaving the package as it was, and publishes it after
+    the write.
     """
     if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
         report.state = State.NOT_WRITTEN
-        return
+        return iter(())
+    diff: Iterator[str] = iter(())
+    if args.dry_run:
+        diff = plan.changes.diff(local)
+    elif step is not None:
+        plan.changes.validate(local)  # before the pull request's commit: a refused write gets none
     fields, regions = conflicts_left(plan.outcomes)
     # markers and diff3 regions the write leaves in the package, for a person
     left = [ConflictsLeft(str(local), fields + regions, regions)] if fields or regions else []
@@ -183,12 +192,13 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
         step.before_write(plan.changes.writes, written, dry_run=args.dry_run)
     if args.dry_run:
         report.state = State.DRY_RUN
-        return
+        return diff
     apply_plan(local, plan)
     report.state = State.WRITTEN
     report.extend(left)
     if step is not None:
         step.publish()
+    return iter(())
 
 
 def _subject(package: str, ref: str | None) -> str:

@@ -401,19 +401,18 @@ class Write:
 
     ``before`` holds the bytes the command read (None: the file did not
     exist); the transaction refuses to go on when the file no longer holds
-    them, unless ``check`` is false.
+    them.
     """
 
-    __slots__ = ("path", "before", "data", "check")
+    __slots__ = ("path", "before", "data")
 
-    def __init__(self, path: str, before: bytes | None, data: bytes | None, check: bool = True) -> None:
+    def __init__(self, path: str, before: bytes | None, data: bytes | None) -> None:
         self.path = path
         self.before = before
         self.data = data
-        self.check = check
 
     def __repr__(self) -> str:
-        return f"Write(path={self.path!r}, before={self.before!r}, data={self.data!r}, check={self.check!r})"
+        return f"Write(path={self.path!r}, before={self.before!r}, data={self.data!r})"
 
     @property
     def text(self) -> str | None:
@@ -444,25 +443,45 @@ class ChangeSet:
     def __bool__(self) -> bool:
         return bool(self.writes or self.remove_dirs)
 
+    def validate(self, root: str | os.PathLike[str]) -> list[txn.Change]:
+        """Every refusal the write would make, made now; the transaction's changes (links replaced by their targets).
+
+        The one check of a change set, made by :meth:`apply` and :meth:`diff`
+        alike, so that a dry run refuses what the real run would: a path or
+        link leading out of the package or into ``.git`` or krm-merge's
+        reserved names (``files.UnsafePathError``), two links to one file
+        with different new bytes, new files whose names one case-insensitive
+        or Unicode-normalising file system would merge (``KrmError``), and
+        the writer's own refusals (:func:`krm_merge.txn.check_changes`: a
+        folder where a file goes, a file where a folder must be made).
+        """
+        real_root = os.path.realpath(root)
+        planned = transaction_changes(real_root, self.writes)
+        txn.check_changes(real_root, planned, self.remove_dirs)
+        _check_new_names(real_root, planned)
+        return planned
+
     def apply(self, root: str | os.PathLike[str], *, command: str) -> None:
         """Write the change set as one transaction under the package lock (:func:`krm_merge.txn.commit`).
 
-        Links follow the module's policy.  Raises ``files.UnsafePathError`` for
-        a path or link leading out, ``txn.ChangedUnderneathError`` for a file
-        edited underneath, ``KrmError`` for two links to one file with
-        different new bytes, ``OSError`` when staging fails: nothing is
-        written in every case.
+        Links follow the module's policy.  Raises what :meth:`validate` raises,
+        ``txn.ChangedUnderneathError`` for a file edited underneath, ``OSError``
+        when staging fails: nothing is written in every case.
         """
         real_root = os.path.realpath(root)
-        txn.commit(real_root, transaction_changes(real_root, self.writes), remove_dirs=self.remove_dirs,
-                   command=command)
+        txn.commit(real_root, self.validate(real_root), remove_dirs=self.remove_dirs, command=command)
 
-    def diff(self) -> Iterator[str]:
-        """A unified diff, one file at a time (a dry run writes it as it is made).
+    def diff(self, root: str | os.PathLike[str]) -> Iterator[str]:
+        """A unified diff, one file at a time (a dry run writes it as it is made), once :meth:`validate` passed.
 
+        Raises what :meth:`validate` raises when it is called, before any line.
         A file that is not UTF-8 text on either side gets a one-line note, as
         does every folder to remove.
         """
+        self.validate(root)
+        return self._diff()
+
+    def _diff(self) -> Iterator[str]:
         for write in self.writes:
             try:
                 before, after = write.before_text, write.text
@@ -480,7 +499,7 @@ def transaction_changes(root: str, writes: Sequence[Write]) -> list[txn.Change]:
     by_target: dict[str, Write] = {}
     for write in writes:
         if write.data is None:  # deleting a link deletes the link, not its target
-            planned.append(txn.Change(write.path, None, write.before, write.check))
+            planned.append(txn.Change(write.path, None, write.before))
             continue
         target = write_target(root, write.path)
         earlier = by_target.setdefault(target, write)
@@ -489,8 +508,42 @@ def transaction_changes(root: str, writes: Sequence[Write]) -> list[txn.Change]:
                 raise KrmError(f"refusing to write {write.path!r} and {earlier.path!r}: they are the same file "
                                "(a symbolic link) and the changes differ", file=File(write.path))
             continue
-        planned.append(txn.Change(target, write.data, write.before, write.check))
+        planned.append(txn.Change(target, write.data, write.before))
     return planned
+
+
+def _check_new_names(root: str, planned: Sequence[txn.Change]) -> None:
+    """Refuse a new file whose name, but for case or Unicode normalisation, is another file's of its folder.
+
+    A case-insensitive file system (macOS, Windows) or one that normalises
+    names would hold one file for both: there the write would find the new
+    file "created by someone else", and a checkout of the package would lose
+    one of them.
+    """
+    seen: dict[str, str] = {}
+    listed: set[str] = set()
+    for change in planned:
+        if change.before is not None or change.data is None:
+            continue
+        folder = change.path.rpartition("/")[0]
+        if folder not in listed:
+            listed.add(folder)
+            try:
+                names = os.listdir(os.path.join(root, folder))
+            except OSError:
+                names = []  # a folder the write makes
+            for name in names:
+                rel = f"{folder}/{name}" if folder else name
+                seen.setdefault(_folded(rel), rel)
+        earlier = seen.setdefault(_folded(change.path), change.path)
+        if earlier != change.path:
+            raise KrmError(f"refusing to write {change.path!r}: {earlier!r} differs only in case or Unicode "
+                           "normalisation, and a case-insensitive file system (macOS, Windows) holds one file "
+                           "for both", file=File(change.path))
+
+
+def _folded(rel: str) -> str:
+    return unicodedata.normalize("NFC", rel).casefold()
 
 
 def write_target(root: str, rel: str) -> str:

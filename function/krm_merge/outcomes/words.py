@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
+from krm_merge.interrupts import NAMES as SIGNAL_NAMES
 from krm_merge.krm.results import Field, File, ResourceRef, Result
 
 from .kinds import (
@@ -270,7 +271,23 @@ def _result_says(o: FunctionResult) -> list[Said]:
 
 
 def _message_says(o: Message) -> list[Said]:
-    return [Said(_severity_label(o.severity), o.result)]
+    # an interruption's line is its own words, no label (the same line whether a report or cli.entry says it)
+    label = "" if o.result.tags.get("kind") == INTERRUPTED else _severity_label(o.severity)
+    return [Said(label, o.result)]
+
+
+INTERRUPTED = "interrupted"
+"""The tag ``kind`` of the message saying a termination signal stopped the command (its results carry it)."""
+
+
+def interrupted(signo: int, written: bool) -> Message:
+    """What a termination signal interrupted (:class:`krm_merge.interrupts.Interrupted`): an error whose line says
+    whether the write was finished (``written``: the signal came after a transaction's commit point) or nothing
+    was written."""
+    name = SIGNAL_NAMES.get(signo, f"signal {signo}")
+    words = (f"interrupted ({name}) after the commit point: the write was finished" if written
+             else f"interrupted ({name}): nothing written")
+    return Message(Result(words, "error", tags={"kind": INTERRUPTED}))
 
 
 def _silent(o: Outcome) -> list[Said]:
@@ -324,5 +341,6 @@ def said(outcome: Outcome) -> list[Said]:
 
 __all__ = [
     "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
-    "REASON_WORDS", "SAID_REASONS", "SKIP_WORDS", "Said", "WORDS", "Words", "marker_text", "resource_ref", "said", "text",
+    "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SKIP_WORDS", "Said", "WORDS", "Words", "interrupted", "marker_text",
+    "resource_ref", "said", "text",
 ]

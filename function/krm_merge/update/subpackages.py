@@ -67,7 +67,8 @@ def decide_subpackages(
         mine = inside[0]
         if decision is not Subpackage.OWN:
             action = Action.DELETED if decision is Subpackage.DELETE else Action.KEPT
-            out.outcomes.extend((o, action, _reason(decision, is_kptfile(o)), directory) for o in mine)
+            warned = _warned(mine)
+            out.outcomes.extend((o, action, _reason(decision, id(o) in warned), directory) for o in mine)
         if decision is Subpackage.OWN:
             pass
         elif decision is Subpackage.DELETE:
@@ -95,10 +96,16 @@ _REASONS = {
 }
 
 
-def _reason(decision: Subpackage, kptfile: bool) -> Reason:
-    """Why a resource of a subpackage decided whole got its outcome (a kept one's Kptfile carries the warning)."""
+def _warned(mine: list[KubeObject]) -> set[int]:
+    """The ids of the local items that carry a kept subpackage's warning: its Kptfiles, or its first item when
+    the local copy lost its Kptfile (the folder is still there and still kept: a person is told all the same)."""
+    return {id(o) for o in mine if is_kptfile(o)} or {id(o) for o in mine[:1]}
+
+
+def _reason(decision: Subpackage, warned: bool) -> Reason:
+    """Why a resource of a subpackage decided whole got its outcome (a kept one's ``warned`` item carries the warning)."""
     if decision is Subpackage.KEEP:
-        return Reason.SUBPACKAGE_KEPT if kptfile else Reason.KEPT_WITH_SUBPACKAGE
+        return Reason.SUBPACKAGE_KEPT if warned else Reason.KEPT_WITH_SUBPACKAGE
     return _REASONS[decision]
 
 
