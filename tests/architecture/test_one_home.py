@@ -48,7 +48,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("promote/edit.py", "_same"): "compares libyaml node trees (tags, and the spliced scalars' text), not data",
     ("promote/edit.py", "verify"): "promote's node-level check of a byte splice; kept beside _same (see docs/internals.md)",
     ("krm/yamlio.py", "_tail_slot"): "the home module's own helper",
-    ("commands/conflicts.py", "_resource_label"): "reads a document's ref; ResourceRef.display is resource_label",
 }
 
 # Calls that read or print YAML with a library, and where each may appear.

@@ -80,8 +80,14 @@ def test_diff_conflict_result_names_resource_field_and_an_input_error_its_file(t
 
 
 def test_conflicts_and_resolve_report_each_marker_with_resource_field_and_file(tmp_path: Path) -> None:
+    from krm_merge.krm.results import ResourceRef
+    from krm_merge.update import ledger
+
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "d.yaml").write_text(CONFLICT)
+    (tmp_path / "pkg" / ledger.LEDGER_NAME).write_bytes(ledger.encode([ledger.Entry(  # as the update records it
+        "field", "d.yaml", ResourceRef("apps/v1", "Deployment", "d"), "spec.replicas", ("spec", "replicas"), 5, 3, 2)],
+        ""))
     code, results, _ = _call(conflicts.main, [str(tmp_path / "pkg")], tmp_path / "r.yaml")
     assert code == conflicts.CONFLICTS_LEFT
     marker = results[0]

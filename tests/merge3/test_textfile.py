@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import textfile
+from krm_merge.outcomes.kinds import KeptReason
 
 from tests.conftest import require_binary
 
@@ -96,7 +97,7 @@ def test_binary_files_are_not_merged_local_is_kept_and_named(data: bytes) -> Non
     for local, origin, upstream in ((data, b"a\n", b"b\n"), (b"x\n", data, b"b\n"), (b"x\n", b"a\n", data)):
         merged = textfile.merge_file("logo.png", local, origin, upstream)
         assert not merged.merged and merged.data == local and merged.conflicts == []
-        assert merged.binary.startswith("NUL byte or not UTF-8 in ")
+        assert merged.kept is KeptReason.BINARY and merged.detail.startswith("NUL byte or not UTF-8 in ")
 
 
 def test_is_binary_is_a_nul_byte_or_not_utf8() -> None:

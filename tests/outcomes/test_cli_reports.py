@@ -54,15 +54,17 @@ def test_a_mark_update_that_wrote_its_files_reports_written(tmp_path: Path) -> N
     assert "# krm-merge:conflict" in (tmp_path / "md" / "local" / "both.yaml").read_text()
     local = tmp_path / "md" / "local"
     # the title (a pull request's) names the package and counts; the summary under it says it was written
+    # (nine files: the eight, and the conflict ledger recording the marker, .krm-merge.conflicts)
     assert (tmp_path / "r.md").read_text().startswith(
-        f"## krm-merge update {local}: 8 file(s) changed, 1 conflict(s)\n\nupdated {local}: 8 file(s) changed\n")
+        f"## krm-merge update {local}: 9 file(s) changed, 1 conflict(s)\n\nupdated {local}: 9 file(s) changed\n")
     argv = eight_files_one_conflict(tmp_path / "json")
     done = cli(*argv, "--conflicts", "mark", "--report", "json", str(tmp_path / "r.json"))
     assert done.returncode == 3, done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert (report["status"], report["exitCode"]) == ("written", 3)
-    assert sum(1 for o in report["outcomes"] if o["kind"] == "fileChanged") == 8
-    assert report["summary"][0].endswith(": 8 file(s) changed")
+    written = [o["path"] for o in report["outcomes"] if o["kind"] == "fileChanged"]
+    assert len(written) == 9 and ".krm-merge.conflicts" in written
+    assert report["summary"][0].endswith(": 9 file(s) changed")
 
 
 def test_report_json_to_stdout_is_only_the_document(tmp_path: Path) -> None:

@@ -23,8 +23,9 @@ from krm_merge.krm.results import Field, File, ResourceRef, Result
 from krm_merge.outcomes import render, words
 from krm_merge.outcomes.kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
-    FileSkipped, FunctionResult, KeptReason, Kind, LinkRefused, MarkerOutcome, Message, Outcome, PullRequestAction,
-    PullRequestOutcome, Reason, Region, Resolved, ResourceOutcome, SkipReason,
+    FileSkipped, FunctionResult, KeptReason, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
+    PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Region, Resolved, ResourceOutcome, SkipReason,
+    UnrecordedMarker,
 )
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
 
@@ -46,8 +47,12 @@ results = st.builds(
     st.none() | st.builds(File, paths, counts),
     st.dictionaries(texts, texts, max_size=2),
 )
-# A marker's values are compact JSON renderings: one line each, as the finders produce them.
-markers = st.builds(MarkerOutcome, st.sampled_from(["field", "text"]), paths, counts, paths, paths, paths, paths, paths)
+# A marker's values are data (JSON values), a side without the field left out.
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | texts,
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+                           max_leaves=6)
+sides = st.dictionaries(st.sampled_from(["local", "upstream", "origin"]), json_values)
+markers = st.builds(MarkerOutcome, st.sampled_from(["field", "text"]), paths, counts, paths, paths, sides)
 
 KINDS: dict[Kind, st.SearchStrategy[Outcome]] = {
     Kind.RESOURCE: st.builds(ResourceOutcome, maybe_refs, paths, st.sampled_from(Action), st.sampled_from(Reason), texts),
@@ -58,11 +63,14 @@ KINDS: dict[Kind, st.SearchStrategy[Outcome]] = {
                                 st.sampled_from([Decision.MARKED, Decision.NOT_MERGED])),
     Kind.FILE_KEPT: st.builds(FileKept, paths, st.sampled_from(KeptReason), texts),
     Kind.FILE_SKIPPED: st.builds(FileSkipped, paths, st.sampled_from(SkipReason), texts),
-    Kind.LINK_REFUSED: st.builds(LinkRefused, st.sampled_from(["origin", "upstream"]), paths, st.booleans()),
+    Kind.LINK_REFUSED: st.builds(LinkRefused, st.sampled_from(["origin", "upstream"]), paths,
+                                 st.sampled_from(RefusedEntry)),
+    Kind.MARKER_SHAPED: st.builds(MarkerShaped, st.just("upstream"), paths, counts),
     Kind.FIELD_SET: st.builds(FieldSet, paths, counts, counts, maybe_refs, texts, st.none() | texts, texts, texts),
     Kind.MARKER: markers,
+    Kind.UNRECORDED_MARKER: st.builds(UnrecordedMarker, markers),
     Kind.RESOLVED: st.builds(Resolved, markers, st.sampled_from(["local", "upstream"])),
-    Kind.CONFLICTS_LEFT: st.builds(ConflictsLeft, paths, counts, counts),
+    Kind.CONFLICTS_LEFT: st.builds(ConflictsLeft, paths, counts, counts, counts),
     Kind.PULL_REQUEST: st.builds(
         PullRequestOutcome, st.sampled_from(PullRequestAction), texts, texts, texts, texts, st.none() | texts,
         st.none() | counts, st.none() | texts, st.lists(texts, max_size=2).map(tuple), counts, texts,
@@ -151,4 +159,7 @@ def _with(found: list[Outcome]) -> Report:
 def test_conflicts_output_json_lists_each_marker(found: list[MarkerOutcome]) -> None:
     listed: list[dict[str, Any]] = json.loads(render.marker_list(found))
     assert [(m["kind"], m["file"], m["line"]) for m in listed] == [(m.type, m.file, m.line) for m in found]
+    # values as JSON values (3 is not "3"), a side without the field left out
+    assert [{k: v for k, v in m.items() if k in ("local", "upstream", "origin")} for m in listed] == \
+        [m.values for m in found]
     assert render.marker_lines(found).count("\n") == len(found)

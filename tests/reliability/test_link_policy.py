@@ -75,7 +75,20 @@ def _package(tmp_path: Path, text: str) -> Path:
     (pkg / "base").mkdir(parents=True)
     (pkg / "pipeline.yaml").write_text(PIPE)
     (pkg / "base" / "real.yaml").write_text(text)
+    _record(pkg, "base/real.yaml")  # resolve acts on recorded markers only: the ledger an update would write
     return pkg
+
+
+def _record(pkg: Path, rel: str) -> None:
+    """The conflict ledger recording CONFLICT's marker in ``rel``, as the update that wrote it would."""
+    from krm_merge.krm.results import ResourceRef
+    from krm_merge.update import ledger
+
+    entries = (pkg / ledger.LEDGER_NAME).read_bytes() if (pkg / ledger.LEDGER_NAME).exists() else None
+    found = ledger.decode(entries, "x")[1] if entries else []
+    entry = ledger.Entry("field", rel, ResourceRef("apps/v1", "Deployment", CONFLICT.split("name: ")[1].split("\n")[0]),
+                         "spec.replicas", ("spec", "replicas"), 5, 3, 2)
+    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode([*found, entry], ""))
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))
@@ -132,9 +145,15 @@ def test_conflicts_reads_markers_through_a_link_to_a_file_as_it_reads_the_rest(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from krm_merge.commands import conflicts
 
+    from krm_merge.update import ledger
+
     pkg = _package(tmp_path, CONFLICT)
     (tmp_path / "shared.yaml").write_text(CONFLICT.replace("name: d", "name: e"))
     (pkg / "shared.yaml").symlink_to(tmp_path / "shared.yaml")
+    found = ledger.decode((pkg / ledger.LEDGER_NAME).read_bytes(), "x")[1]
+    entries = [*found, found[0]._replace(file="shared.yaml", resource=found[0].resource._replace(name="e")),
+               ledger.Entry("text", "notes.txt", None, "", (), "a\n", "c\n", "b\n")]
+    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode(entries, ""))
     notes = tmp_path / "notes.txt"
     notes.write_text("<<<<<<< local\na\n||||||| origin\nb\n=======\nc\n>>>>>>> upstream\n")
     (pkg / "notes.txt").symlink_to(notes)

@@ -206,7 +206,7 @@ def test_conflicts_mark_keeps_local_with_a_marker_and_a_warning() -> None:
         {"app.yaml": DEPLOY.replace("nginx:1", "nginx:3")},
         conflicts="mark",
     )
-    assert 'image: nginx:2  # krm-merge:conflict upstream="nginx:3" origin="nginx:1"\n' in local_items(rl)["local/app.yaml#0"].text
+    assert 'image: nginx:2 # krm-merge:conflict upstream="nginx:3" origin="nginx:1"\n' in local_items(rl)["local/app.yaml#0"].text
     (result,) = rl.results
     assert result.severity == "warning" and "local's value, marked" in result.message
     assert result.tags == {"kind": "conflict"} and result.field.path == "spec.template.spec.containers[name=main].image"

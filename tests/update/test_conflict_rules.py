@@ -144,6 +144,16 @@ def test_resource_rules_decide_their_fields_and_the_flag_the_rest(tmp_path: Path
     assert "a rule: spec.template.spec.containers[*].args: mark" in report
 
 
+def test_what_rules_decide_under_mark_is_not_counted_as_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31: with every conflict decided by a rule, ``--conflicts mark`` said "3 conflict(s) marked" and exited 3
+    with no marker written."""
+    pkg = both_changed(tmp_path, "spec.replicas: upstream-wins\nspec.template: local-wins")
+    assert run_update(pkg, "--conflicts", "mark") == 0
+    err = capsys.readouterr().err  # every human line: the conflicts, each decided by its rule, and the summary
+    assert "marked" not in err and "krm-merge:conflict" not in (pkg / "app.yaml").read_text()
+    assert not (pkg / ".krm-merge.conflicts").exists() and conflicts.main([str(pkg)]) == 0
+
+
 def test_markdown_report_names_the_rule_that_decided_a_conflict(tmp_path: Path) -> None:
     pkg = both_changed(tmp_path, "spec.replicas: local-wins")
     out = tmp_path / "report.md"
@@ -251,7 +261,7 @@ def test_the_worked_example(tmp_path: Path) -> None:
     assert run(tool, "update", f"{dest}/local@v2").returncode == 3
     text = (dest / "local" / "deployment.yaml").read_text()
     assert "  replicas: 3\n" in text and "image: nginx:1.27\n" in text
-    assert 'value: staging  # krm-merge:conflict upstream="production" origin="prod"\n' in text
+    assert 'value: staging # krm-merge:conflict upstream="production" origin="prod"\n' in text
     render = run("kpt", "fn", "render", "local")
     assert render.returncode == 0, render.stderr
     assert "# krm-merge:conflict" in (dest / "local" / "deployment.yaml").read_text()

@@ -1,4 +1,4 @@
-"""examples/update-conflicts-mark: a marked package goes through the real ``kpt fn render`` and ``kpt pkg update``."""
+"""examples/update-conflicts-mark: a marked package goes through the real ``kpt fn render`` and a later update."""
 
 from __future__ import annotations
 
@@ -58,18 +58,21 @@ def test_marked_package_renders_updates_and_resolves(tmp_path: Path) -> None:
     assert render.returncode == 0, render.stderr
     assert "LOG_FORMAT" in deployment(dest)  # the function ran and the file was rewritten
     assert all(text in deployment(dest) for text in MARKED.values())
+    assert listed(dest, env) == (code, lines)
 
-    kpt_update = run(["kpt", "pkg", "update", "local@v3"], env, cwd=dest)
-    assert kpt_update.returncode == 0, kpt_update.stderr
+    again = run([KRM_MERGE, "update", f"{dest}/local@v3", "--conflicts", "mark"], env)
+    assert again.returncode == 3, again.stderr
+    assert "2 conflict(s) left by an earlier update" in again.stderr
     assert "value: live" in deployment(dest)
     assert all(text in deployment(dest) for text in MARKED.values())
     assert listed(dest, env) == (code, lines)
 
-    take = run([KRM_MERGE, "resolve", str(dest / "local"), "--take", "upstream", "Deployment/web:spec.replicas"], env)
+    take = run([KRM_MERGE, "resolve", str(dest / "local"), "--take", "upstream", "deployment/web:spec.replicas"], env)
     assert take.returncode == 3, take.stderr  # one left
     keep = run([KRM_MERGE, "resolve", str(dest / "local"), "--take", "local"], env)
     assert keep.returncode == 0, keep.stderr
     assert listed(dest, env) == (0, [])
+    assert not (dest / "local" / ".krm-merge.conflicts").exists()
     data = yaml.safe_load(deployment(dest))
     assert data["spec"]["replicas"] == 2
     assert data["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.25-hardened"

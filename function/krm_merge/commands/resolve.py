@@ -1,15 +1,27 @@
-"""``krm-merge resolve PKG --take local|upstream [RESOURCE[:FIELD]]...``: decide marked conflicts.
+"""``krm-merge resolve PKG --take local|upstream [SELECTION]...``: decide the conflicts an update left.
 
 ``--take local`` keeps the value in the file and removes the marker;
-``--take upstream`` sets the field to the value the marker names and
-removes it.  With no selection every marker is decided; ``RESOURCE`` is
-``Kind/name`` or ``Kind/namespace/name`` (as ``conflicts`` prints it) and
-``FIELD`` a field path, either as printed (``spec.containers[name=app].image``)
-or with list indices (``spec.containers[0].image``); a field selects the
-markers at or below it.  Each marker is decided by the resolver of its kind
-(:data:`krm_merge.commands.conflicts.RESOLVERS`); all files are written at
-once, or none: one transaction of :mod:`krm_merge.txn`, under the package
-lock from the read to the write.
+``--take upstream`` sets the field to upstream's value as the update
+recorded it in the package's conflict ledger (:mod:`krm_merge.update.ledger`),
+never to what the marker's text says, and removes the marker.  Only markers
+an update recorded are conflicts: marker-shaped text no update recorded is
+named in a warning and left alone.  With no selection every conflict is
+decided; a selection is
+
+* ``Kind/name`` or ``Kind/namespace/name`` (as ``conflicts`` prints it; the
+  Kind in any case, as kubectl reads it), optionally ``:FIELD``, a field
+  path as printed (``spec.containers[name=app].image``) or with list indices
+  (``spec.containers[0].image``), selecting that field and those below it;
+* ``FILE`` (package-relative, as ``conflicts`` prints it): every conflict in
+  it, the diff3 regions of ``update --files merge`` included; ``FILE:LINE``
+  the one at that line; ``FILE:FIELD`` a field of a plain YAML file (a Helm
+  ``values.yaml``: ``values.yaml:replicaCount``).
+
+Each marker is decided by the resolver of its kind
+(:data:`krm_merge.commands.conflicts.RESOLVERS`), all of one document in one
+edit; the files and the ledger (without the entries decided; deleted with
+the last) are written at once, or none: one transaction of
+:mod:`krm_merge.txn`, under the package lock from the read to the write.
 """
 
 from __future__ import annotations
@@ -24,8 +36,9 @@ from krm_merge.krm.values import parse_path
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import Resolved, message
 from krm_merge.outcomes.report import Report, State
+from krm_merge.update.ledger import ledger_write
 
-from .conflicts import RESOLVERS, Marker, find_reporting_duplicates, left
+from .conflicts import RESOLVERS, Found, Marker, left, scan_reporting
 
 PROG = "krm-merge resolve"
 
@@ -40,17 +53,18 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="krm-merge resolve", description="Decide conflicts an update left marked, and remove their markers.")
     p.add_argument("package", metavar="PKG", help="the package directory")
     p.add_argument("--take", choices=("local", "upstream"), required=True,
-                   help="local: keep the value in the file; upstream: write the value the marker names")
-    p.add_argument("select", metavar="RESOURCE[:FIELD]", nargs="*",
-                   help="Kind/name or Kind/namespace/name, optionally :field.path (default: every conflict)")
+                   help="local: keep the value in the file; upstream: write upstream's value, as the update recorded it")
+    p.add_argument("select", metavar="SELECTION", nargs="*",
+                   help="Kind/[namespace/]name[:FIELD], FILE, FILE:LINE or FILE:FIELD (default: every conflict)")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     return p
 
 
 def main(argv: list[str]) -> int:
-    """Entry point; 0 when no marker is left, 3 when some are (not selected), 1 on error."""
+    """Entry point; 0 when no conflict is left, 3 when some are (not selected), 1 on error."""
     args = parser().parse_intermixed_args(argv)  # PKG, the selections and --take in any order
     report = Report("resolve", args.package)
+    report.subject = args.take
     report.guard(lambda: _locked_main(args, report))
     return render.finish(report, results_file=args.results)
 
@@ -63,46 +77,72 @@ def _locked_main(args: argparse.Namespace, report: Report) -> None:
 
 
 def _main(args: argparse.Namespace, root: Path, report: Report) -> None:
-    found = find_reporting_duplicates(root, report)
-    chosen = [m for m in found if not args.select or any(selects(s, m) for s in args.select)]
+    found = scan_reporting(root, report)
+    recorded = found.recorded
+    chosen = [m for m in recorded if not args.select or any(selects(s, m) for s in args.select)]
     for selection in args.select:
-        if not any(selects(selection, m) for m in found):
-            raise KrmError(f"no conflict marker matches {selection!r} (list them with krm-merge conflicts {root})")
-    write(root, chosen, args.take)
+        if not any(selects(selection, m) for m in recorded):
+            raise KrmError(f"no conflict marker matches {selection!r}{_hint(selection, found)} (list them with "
+                           f"krm-merge conflicts {root})")
+    write(root, found, chosen, args.take)
     report.state = State.WRITTEN
     # Each decided marker, with its resource, field and file; then what is left.
     report.extend(Resolved(m.outcome(), args.take) for m in chosen)
-    rest = [m for m in found if m not in chosen]
+    decided = {id(m) for m in chosen}
+    rest = [m for m in recorded if id(m) not in decided]
     if rest:
         report.add(left(args.package, rest))
 
 
+def _hint(selection: str, found: Found) -> str:
+    if any(selects(selection, m) for m in found.unrecorded):
+        return ": it names only markers no update recorded, which are not conflicts (delete them by hand)"
+    if selection.startswith(":"):
+        return ": name the file of a plain YAML field (values.yaml:replicaCount)"
+    return ""
+
+
 def selects(selection: str, marker: Marker) -> bool:
-    """Whether ``RESOURCE[:FIELD]`` names ``marker`` (a field also selects the fields below it)."""
-    resource, _, field = selection.partition(":")
-    if resource != marker.resource:
+    """Whether a selection (``RESOURCE[:FIELD]``, ``FILE``, ``FILE:LINE``, ``FILE:FIELD``) names ``marker``."""
+    head, _, rest = selection.partition(":")
+    if head == marker.file and rest.isdigit():
+        return marker.line == int(rest)
+    if head != marker.file and not _same_resource(head, marker.resource):
         return False
-    if not field:
-        return True
-    if _below(marker.field, field):
+    return not rest or _below(marker, rest)
+
+
+def _same_resource(wanted: str, resource: str) -> bool:
+    """``Kind/[ns/]name`` names ``resource``; the Kind in any case (kubectl reads ``deployment/web``)."""
+    kind, _, rest = wanted.partition("/")
+    have_kind, _, have_rest = resource.partition("/")
+    return bool(resource) and rest == have_rest and kind.casefold() == have_kind.casefold()
+
+
+def _below(marker: Marker, field: str) -> bool:
+    """The marker's field is ``field`` or below it (as printed, or with list indices)."""
+    path = marker.field
+    if path == field or path.startswith(field + ".") or path.startswith(field + "["):
         return True
     try:
         wanted = parse_path(field)
     except ValueError:
         return False  # a printed path with [key=value] labels: compared as text above
-    return marker.path[: len(wanted)] == wanted
+    return bool(marker.path) and marker.path[: len(wanted)] == wanted
 
 
-def _below(path: str, field: str) -> bool:
-    return path == field or path.startswith(field + ".") or path.startswith(field + "[")
+def write(root: Path, found: Found, chosen: list[Marker], take: str) -> None:
+    """Apply ``take`` to the ``chosen`` conflicts file by file and drop their ledger entries, all in one write.
 
-
-def write(root: Path, markers: list[Marker], take: str) -> None:
-    """Apply ``take`` to ``markers`` file by file, then write every changed file at once."""
-    by_file: dict[str, list[Marker]] = {}
-    for marker in markers:
-        by_file.setdefault(marker.file, []).append(marker)
+    Entries whose marker is gone (decided by hand) are dropped too; a ledger
+    left empty is deleted.  Only markers an update recorded are acted on.
+    """
+    if any(m.entry is None for m in chosen):
+        raise KrmError("refusing to act on a marker no update recorded")  # a caller's mistake, never a user's
     changes = pkgio.ChangeSet()
+    by_file: dict[str, list[Marker]] = {}
+    for marker in chosen:
+        by_file.setdefault(marker.file, []).append(marker)
     for rel, mine in sorted(by_file.items()):
         files.check_relative(rel)
         before = files.read_bytes(root / rel)  # through a link, as the lister read it
@@ -110,6 +150,12 @@ def write(root: Path, markers: list[Marker], take: str) -> None:
         for kind in dict.fromkeys(m.kind for m in mine):
             text = RESOLVERS[kind](rel, text, [m for m in mine if m.kind == kind], take)
         changes.writes.append(pkgio.Write(rel, before, text.encode("utf-8")))
+    decided = {id(m.entry) for m in chosen}
+    left = {id(m.entry) for m in found.recorded} - decided
+    for ledger in found.ledgers:
+        change = ledger_write(ledger, [e for e in ledger.entries if id(e) in left])
+        if change is not None:
+            changes.writes.append(change)
     changes.apply(root, command=PROG)
 
 

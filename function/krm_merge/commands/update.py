@@ -40,8 +40,9 @@ from krm_merge.kptfile.document import STRATEGIES
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import ConflictsLeft, message
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
+from krm_merge.update import ledger
 from krm_merge.update.git import plan_git_update
-from krm_merge.update.plan import UpdatePlan, apply_plan, conflicts_left
+from krm_merge.update.plan import UpdatePlan, apply_plan
 from krm_merge.upstream.git import split_package_ref
 from krm_merge.yaml.load import collecting_duplicate_keys
 
@@ -83,7 +84,7 @@ def parser() -> argparse.ArgumentParser:
                         "'# krm-merge:conflict' comment; exit 3; see krm-merge conflicts/resolve)")
     p.add_argument("--files", choices=FILE_POLICIES,
                    help="non-KRM files changed on both sides: keep local's (kpt) or merge them as git merge-file does "
-                        "(diff3 markers where both changed the same lines; binary files: local kept)")
+                        "(diff3 markers where both changed the same lines, exit 3; binary files: local kept)")
     p.add_argument(
         "--fallback-keys",
         metavar="K1,K2",
@@ -152,24 +153,27 @@ def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report,
         with collecting_duplicate_keys() as duplicates:
             try:
                 planned = _plan(args)
+                recorded = ledger.record(Path(package), planned)  # the ledger's change joins the plan's (docs/merge.md)
             finally:  # said before the error that stopped the plan, if one did
                 # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
                 report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
         report.extend(planned.outcomes)
         report.add_changes(planned.changes)
-        return _write(Path(package), planned, args, report, step)
+        return _write(Path(package), planned, args, report, step, recorded)
 
 
 def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNamespace, report: Report,
-           step: PullRequestStep | None) -> Iterator[str]:
+           step: PullRequestStep | None, recorded: int) -> Iterator[str]:
     """Write the plan unless a conflict failed it or it is a dry run; the report's state says which.
 
-    The change set is checked first as the write checks it (:meth:`ChangeSet.validate`):
-    a dry run refuses what the write would, and returns its diff (made file by file as
-    it is printed).  With ``--pull-request`` the step checks everything and makes its
-    commit (of the planned bytes, worded by the report as the write will leave it)
-    before the write, a refusal leaving the package as it was, and publishes it after
-    the write.
+    ``recorded``: the conflicts the package's ledger holds once written (this
+    update's markers and an earlier update's still there).  The change set is
+    checked first as the write checks it (:meth:`ChangeSet.validate`): a dry run
+    refuses what the write would, and returns its diff (made file by file as it
+    is printed).  With ``--pull-request`` the step checks everything and makes
+    its commit (of the planned bytes, worded by the report as the write will
+    leave it) before the write, a refusal leaving the package as it was, and
+    publishes it after the write.
     """
     if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
         report.state = State.NOT_WRITTEN
@@ -179,9 +183,10 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
         diff = plan.changes.diff(local)
     elif step is not None:
         plan.changes.validate(local)  # before the pull request's commit: a refused write gets none
-    fields, regions = conflicts_left(plan.outcomes)
-    # markers and diff3 regions the write leaves in the package, for a person
-    left = [ConflictsLeft(str(local), fields + regions, regions)] if fields or regions else []
+    # What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none), the
+    # diff3 regions --files merge left (with or without mark), an earlier update's still there.
+    regions = sum(1 for entry in plan.marks if entry.kind == ledger.TEXT)
+    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks))] if recorded else []
     if step is not None:
         ref = _package_ref(args)[1]
 

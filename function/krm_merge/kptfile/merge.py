@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from krm_merge.merge3 import Conflict, MergeOptions, Merger
-from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.merge3.conflicts import ConflictPolicy, FieldMark
 from krm_merge.merge3.nodes import MISSING, new_map, new_seq, same
 from krm_merge.merge3.rules import INFER_LIST, PLAIN_LIST, ListRule, MergeSchema
 from krm_merge.krm.yamlio import dump_like
@@ -138,10 +138,12 @@ def merge_kptfile(
     *,
     update_upstream: bool = False,
     conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS,
+    marked: list[FieldMark] | None = None,
 ) -> tuple[Any, list[Conflict]]:
     """Merge three Kptfile trees into ``local`` (edited in place; the others are consumed).
 
-    Returns the merged tree and the fields changed on both sides.
+    Returns the merged tree and the fields changed on both sides; the markers
+    ``conflicts: mark`` wrote are appended to ``marked`` (the update's ledger).
     """
     if not isinstance(local, dict):
         local = new_map()
@@ -154,6 +156,8 @@ def merge_kptfile(
     origin, upstream = _without_local_owned(origin), _without_local_owned(upstream)
     merger = Merger(MergeOptions(conflicts, fallback_keys=("name",)), PipelineVisitor(conflicts))
     result = merger.merge_document(local, origin, upstream, _KptfileSchema(rules))
+    if marked is not None:
+        marked.extend(merger.marked)
     if result is MISSING:
         result = local
     for key, (mine, base, theirs) in heads.items():

@@ -72,6 +72,18 @@ def read_upstream(kptfile: Any, where: str = "Kptfile") -> tuple[GitUpstream, Gi
     return up, lock
 
 
+def locked_commit(kptfile: Any) -> str:
+    """The commit a Kptfile's (data's) ``upstreamLock.git`` names; ``""`` when there is none or it is not a commit id.
+
+    An update's conflict ledger records it (:mod:`krm_merge.update.ledger`): a
+    ledger an upstream ships cannot name the commit it is part of.
+    """
+    lock = kptfile.get("upstreamLock") if isinstance(kptfile, dict) else None
+    git = lock.get("git") if isinstance(lock, dict) else None
+    commit = git.get("commit") if isinstance(git, dict) else None
+    return commit if isinstance(commit, str) and _COMMIT_ID.match(commit) else ""
+
+
 def read_package_kptfile(local: Path, name: str | None = None) -> tuple[str, GitUpstream, GitLock | None]:
     """The Kptfile of package ``local`` (its text) with its upstream and lock; ``name`` is how messages call it."""
     kptfile = local / "Kptfile"
@@ -156,4 +168,5 @@ def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: st
 
 
 
-__all__ = ["GitLock", "GitUpstream", "check_fields", "read_package_kptfile", "read_upstream", "record_lock"]
+__all__ = ["GitLock", "GitUpstream", "check_fields", "locked_commit", "read_package_kptfile", "read_upstream",
+           "record_lock"]

@@ -45,8 +45,12 @@ KIND_KPTFILE = "kptfile"
 KIND_OTHER = "other"
 """Any other file (README, scripts, ``Kustomization``): bytes only."""
 
-# Never part of a package, whatever the options: git's folder and krm-merge's lock and journal.
-SKIPPED_NAMES = frozenset({".git", *txn.RESERVED_NAMES})
+LEDGER_NAME = ".krm-merge.conflicts"
+"""krm-merge's record of the conflicts an update left marked (:mod:`krm_merge.update.ledger`)."""
+# krm-merge's own state in a package: content from elsewhere never brings a file of these names.
+OWN_NAMES = frozenset({*txn.RESERVED_NAMES, LEDGER_NAME})
+# Never part of a package, whatever the options: git's folder and krm-merge's own state.
+SKIPPED_NAMES = frozenset({".git", *OWN_NAMES})
 
 
 def kind_of(name: str) -> str:
@@ -91,7 +95,7 @@ class PackageFile(NamedTuple):
 class Listing:
     """What :func:`list_package` found below a root, every list in sorted order."""
 
-    __slots__ = ("root", "files", "linked_dirs", "broken_links", "others", "subpackages", "dirs", "links")
+    __slots__ = ("root", "files", "linked_dirs", "broken_links", "others", "subpackages", "dirs", "links", "own_names")
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -102,6 +106,7 @@ class Listing:
         self.subpackages: list[str] = []  # folders below the root holding a Kptfile
         self.dirs: list[str] = []  # every real folder below the root it reached (links: linked_dirs)
         self.links: list[str] = []  # nofollow/untrusted listings: every link, none followed
+        self.own_names: list[str] = []  # untrusted listings: entries named as krm-merge's own state (left out)
 
     def rels(self) -> list[str]:
         """The relative paths of the files."""
@@ -125,7 +130,8 @@ def list_package(
     Only files whose name ends with one of ``suffixes`` or is one of ``names``
     are listed; with neither, every file.  Names starting with
     ``.`` (files and folders) are left out unless ``hidden``; ``.git``,
-    ``.krm-merge.lock`` and ``.krm-merge.txn`` always are.  With ``krmignore``
+    ``.krm-merge.lock``, ``.krm-merge.txn`` and ``.krm-merge.conflicts`` always are
+    (an untrusted listing names the last three in :attr:`Listing.own_names`).  With ``krmignore``
     the patterns of the root's ``.krmignore`` leave out what they match, as
     ``kpt fn source`` does.  Without ``subpackages`` a folder holding a
     ``Kptfile`` (below the root) is not entered, only named in
@@ -202,7 +208,7 @@ def list_package(
 def _sorted(listing: Listing) -> Listing:
     """The listing with every list sorted (files by rel: their first field, unique)."""
     for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.subpackages, listing.dirs,
-                  listing.links):
+                  listing.links, listing.own_names):
         found.sort()
     listing.files.sort()
     return listing
@@ -242,6 +248,8 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                     if earlier != name:
                         _refuse_clash(untrusted, prefix, earlier, name)
                 if name in skipped or (not hidden and name[0] == "."):
+                    if untrusted is not None and name in OWN_NAMES:
+                        listing.own_names.append(rel)
                     continue
                 kept = (every or name.endswith(suffixes) or name in names) and not (ignore and ignored(rel, ignore))
                 if entry.is_symlink():
@@ -561,7 +569,8 @@ def write_target(root: str, rel: str) -> str:
 
 
 __all__ = [
-    "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "SKIPPED_NAMES", "YAML_SUFFIXES", "ChangeSet",
-    "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "folders_of", "ignored", "is_krm_name", "kind_of", "list_package",
+    "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "SKIPPED_NAMES", "YAML_SUFFIXES",
+    "ChangeSet", "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "folders_of", "ignored",
+    "is_krm_name", "kind_of", "list_package",
     "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",
 ]

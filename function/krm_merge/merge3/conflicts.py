@@ -9,6 +9,9 @@ from enum import Enum
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from krm_merge.krm.values import Label, PathPart, format_path, parse_path, value_json, value_size
+from krm_merge.krm.values import Path as DataPath
+
+from .rules import FALLBACK_KEYS
 
 
 class ConflictPolicy(Enum):
@@ -99,7 +102,26 @@ def _marker_value(value: Any, scalar: Callable[[Any], Any] | None) -> str:
     if value is ABSENT_VALUE:
         return ABSENT
     text = value_json(value, scalar=scalar)
-    return text if text is not None else f"{NOT_RECORDED}: about {value_size(value)} characters>"
+    return text if text is not None else _not_recorded(value)
+
+
+def _not_recorded(value: Any) -> str:
+    return f"{NOT_RECORDED}: about {value_size(value)} characters>"
+
+
+def recorded_value(value: Any, scalar: Callable[[Any], Any] | None = None) -> Any:
+    """``value`` as the ledger records it: plain data when its JSON takes at most
+    :data:`~krm_merge.krm.values.RECORDED_VALUE_CHARS`, else the marker's ``<not recorded: about N characters>``
+    (:func:`is_not_recorded`; ``resolve --take upstream`` refuses it); :data:`ABSENT_VALUE` as it is."""
+    if value is ABSENT_VALUE:
+        return value
+    text = value_json(value, scalar=scalar)
+    return json.loads(text) if text is not None else _not_recorded(value)
+
+
+def is_not_recorded(value: Any) -> bool:
+    """Whether a recorded value stands for one too large to record (:func:`recorded_value`)."""
+    return isinstance(value, str) and value.startswith(NOT_RECORDED) and value.endswith(" characters>")
 
 
 def find_marker(line: str) -> int:
@@ -109,7 +131,12 @@ def find_marker(line: str) -> int:
 
 
 def parse_marker(line: str) -> tuple[Any, Any] | None:
-    """(upstream, origin) of the marker on ``line`` (:data:`ABSENT_VALUE` for absent); None when unreadable."""
+    """(upstream, origin) of the marker on ``line`` (:data:`ABSENT_VALUE` for absent); None when unreadable.
+
+    What a marker's text says is for reading only: ``conflicts``/``resolve``
+    take the values from the update's ledger, never from here.  JSON nested
+    deeper than Python's recursion allows is unreadable too, not an error.
+    """
     start = find_marker(line)
     if start < 0:
         return None
@@ -127,9 +154,136 @@ def parse_marker(line: str) -> tuple[Any, Any] | None:
             continue
         try:
             values[name], pos = decoder.raw_decode(rest, pos)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return values["upstream"], values["origin"]
+
+
+# --- where a marked field is: a path that survives edits around it ------------------------
+
+LOCATOR_KEYS = ("name", *(k for k in FALLBACK_KEYS if k != "name"))
+"""The fields naming a list element in a :data:`Locator` (and in ``conflicts``' field paths), first present wins."""
+
+ElementKey = tuple[str, Any]
+"""A list element named by one of its fields: (``name``, ``"app"``)."""
+LocatorPart = str | int | ElementKey
+Locator = tuple[LocatorPart, ...]
+"""Where a field is in a document: map keys, and list elements by :data:`ElementKey` (by index when none
+names them).  Unlike a data path it still finds the field after lines or list elements were added around it."""
+
+
+def element_key(element: Any, avoid: Any = None) -> ElementKey | None:
+    """The first of :data:`LOCATOR_KEYS` but ``avoid`` an element (a map) holds as a scalar, with its value."""
+    if isinstance(element, dict):
+        for key in LOCATOR_KEYS:
+            value = element.get(key) if key != avoid else None
+            if value is not None and not isinstance(value, (dict, list)):
+                return key, value
+    return None
+
+
+Lookups = dict[tuple[int, Any], dict[Any, Any]]
+"""Indexes built on first use by :func:`locator_of` and :func:`locate` over one unchanged tree: pass the same
+dict to every call on that tree, so that finding N fields of a list of N elements is N lookups, not N scans."""
+
+
+def locator_of(tree: Any, path: DataPath, lookups: Lookups | None = None) -> Locator | None:
+    """The locator of the field at data path ``path`` (keys and indices) of ``tree``; None when it is not there.
+
+    An element is named by its :func:`element_key` when no earlier element of
+    its list has the same one, else by its index; never by the field itself
+    (a conflict on a port's ``name`` names the port by its ``containerPort``),
+    so that editing the value by hand keeps the marker found.
+    """
+    lookups = {} if lookups is None else lookups
+    node, out = tree, []
+    for at, part in enumerate(path):
+        if isinstance(node, dict) and part in node:
+            out.append(str(part))  # keys as the data reads them (to_plain_data): a key 1 is "1"
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            named = element_key(node[part], path[-1] if at == len(path) - 2 else None)
+            first = _element_named(node, named, lookups) if named is not None else None
+            out.append(named if first == part else part)  # type: ignore[arg-type]
+            node = node[part]
+        else:
+            return None
+    return tuple(out)
+
+
+def locate(tree: Any, locator: Locator, lookups: Lookups | None = None) -> DataPath | None:
+    """The data path (keys and indices) the locator names in ``tree`` now; None when it names nothing."""
+    lookups = {} if lookups is None else lookups
+    node, out = tree, []
+    for part in locator:
+        if isinstance(node, dict) and isinstance(part, str):
+            key = part if part in node else _keys_as_text(node, lookups).get(part, _NOWHERE)
+            if key is _NOWHERE:
+                return None
+            out.append(key)
+            node = node[key]
+        elif isinstance(node, list) and isinstance(part, int) and not isinstance(part, bool):
+            if not 0 <= part < len(node):
+                return None
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, tuple):
+            index = _element_named(node, part, lookups)
+            if index is None:
+                return None
+            out.append(index)
+            node = node[index]
+        else:
+            return None
+    return tuple(out)
+
+
+_NOWHERE = object()
+
+
+def _keys_as_text(node: dict[Any, Any], lookups: Lookups) -> dict[str, Any]:
+    """A map's keys by their text (a YAML key ``1`` is named ``"1"``), the first of each."""
+    found = lookups.get((id(node), None))
+    if found is None:
+        found = lookups[(id(node), None)] = {}
+        for key in node:
+            found.setdefault(str(key), key)
+    return found
+
+
+def _element_named(elements: list[Any], named: ElementKey, lookups: Lookups) -> int | None:
+    """The index of the first element whose field ``named[0]`` is ``named[1]`` (as data: ``1`` is not ``"1"``)."""
+    field, value = named
+    index = lookups.get((id(elements), field))
+    if index is None:
+        index = lookups[(id(elements), field)] = {}
+        for i, element in enumerate(elements):
+            key = _scalar(element.get(field)) if isinstance(element, dict) else None
+            if key is not None:
+                index.setdefault(key, i)
+    return index.get(_scalar(value))
+
+
+def _scalar(value: Any) -> tuple[str, Any] | None:
+    """A scalar as a key that tells its kind (``True``, ``1``, ``1.0`` and ``"1"`` differ, as in deep_equal)."""
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind.__name__, kind(value)
+    return None
+
+
+class FieldMark(NamedTuple):
+    """One marker an update wrote, as its ledger records it (values as data, :data:`ABSENT_VALUE` when absent).
+
+    ``locator`` finds the field in the merged document, ``field`` is its path
+    as the update printed the conflict (``spec.containers[name=app].image``).
+    """
+
+    locator: Locator
+    field: str
+    local: Any
+    upstream: Any
+    origin: Any
 
 
 # --- rules declared in the package -------------------------------------------------------

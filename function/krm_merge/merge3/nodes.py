@@ -192,7 +192,9 @@ def add_line_comment(container: Any, key: Any, text: str, replacing: str | None 
         return
     token = entry[2] if entry and len(entry) > 2 else None
     if token is None:
-        container.yaml_add_eol_comment(text, key)
+        # Column 0: one space after the value, as kpt's printer (go-yaml) writes a line comment.  ruamel
+        # would align it with a neighbour's comment or put two spaces, and `kpt fn render` rewrites both.
+        container.yaml_add_eol_comment(text, key, column=0)
         return
     # the token may carry the comment lines that follow: the marker goes before the first newline
     first, newline, rest = token.value.partition("\n")

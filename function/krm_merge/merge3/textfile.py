@@ -20,9 +20,9 @@ Edits of the same lines leave diff3 conflict markers in the file, exactly as
     upstream's lines
     >>>>>>> upstream
 
-:func:`find_markers` finds such regions (any labels) in a text, for whoever
-lists what is left to resolve.  A binary file (a NUL byte, or not UTF-8) is
-never merged: local's is kept (``FileMerge.binary`` names the copies that are).
+The regions' grammar is :mod:`.diff3` (:func:`~.diff3.find_markers` finds them
+in a text, for whoever lists what is left to resolve).  A binary file (a NUL byte, or not UTF-8) is
+never merged: local's is kept (``FileMerge.kept`` says why, ``FileMerge.detail`` names the copies that are).
 """
 
 from __future__ import annotations
@@ -32,48 +32,40 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import NamedTuple
 
 from krm_merge import files
 from krm_merge.krm.results import File, KrmError
+from krm_merge.outcomes.kinds import KeptReason
 
-# local = the user's copy (git's "ours"), origin = the version it was fetched from (the base),
-# upstream = the new version ("theirs"): the names the rest of update uses for the three copies.
-LABELS = ("local", "origin", "upstream")
-MARKER_SIZE = 7  # git's default conflict-marker-size
+from .diff3 import LABELS, MARKER_SIZE, MarkerRegion, find_markers, region_sides
+
 # A merge of two texts is bounded by git's own limits; this only guards against a hang.
 GIT_MERGE_TIMEOUT = 120
+# A region's markers are lines of 7 marker characters: a version can hold such lines as content (an
+# upstream forging a conflict, an earlier conflict not yet decided), and they pass through the merge.
+# Only the regions git itself leaves are conflicts of this update; to know them the merge is run again
+# with markers of a length no version uses.  Bounded, so an upstream cannot make those markers huge.
+MAX_MARKER_SIZE = 64
 
 
-# A NamedTuple and a plain class, not dataclasses: ``update`` loads this module on every run,
-# and creating dataclasses cost its start-up several milliseconds (issue 24).
-
-
-class MarkerRegion(NamedTuple):
-    """One diff3 conflict region of a text; lines are 1-based, ``base`` is 0 when the region has none."""
-
-    start: int  # the ``<<<<<<<`` line
-    base: int  # the ``|||||||`` line
-    separator: int  # the ``=======`` line
-    end: int  # the ``>>>>>>>`` line
-
-
+# A plain class, not a dataclass: creating dataclasses cost an update's start-up several milliseconds (issue 24).
 class FileMerge:
     """What ``--files merge`` decided for one file changed on both sides."""
 
-    __slots__ = ("path", "data", "merged", "conflicts", "binary")
+    __slots__ = ("path", "data", "merged", "conflicts", "kept", "detail")
 
     def __init__(self, path: str, data: bytes, merged: bool, conflicts: list[MarkerRegion] | None = None,
-                 binary: str = "") -> None:
+                 kept: KeptReason | None = None, detail: str = "") -> None:
         self.path = path
         self.data = data  # the file's new content (local's, when not merged)
-        self.merged = merged  # False: local kept (a binary file)
+        self.merged = merged  # False: local kept (``kept`` says why)
         self.conflicts: list[MarkerRegion] = [] if conflicts is None else conflicts
-        self.binary = binary  # not merged: which copies are binary ("NUL byte or not UTF-8 in local, upstream")
+        self.kept = kept  # not merged: BINARY (``detail``: which copies are), MARKER_LINES (``detail``: up to what length)
+        self.detail = detail
 
     def __repr__(self) -> str:
         return (f"FileMerge(path={self.path!r}, data={self.data!r}, merged={self.merged!r}, "
-                f"conflicts={self.conflicts!r}, binary={self.binary!r})")
+                f"conflicts={self.conflicts!r}, kept={self.kept!r}, detail={self.detail!r})")
 
 
 def is_binary(data: bytes) -> bool:
@@ -103,12 +95,54 @@ def merge_file(path: str, local: bytes, origin: bytes | None, upstream: bytes) -
     base = origin if origin is not None else b""
     binary = [label for label, data in zip(LABELS, (local, base, upstream)) if is_binary(data)]
     if binary:
-        return FileMerge(path, local, False, binary=f"NUL byte or not UTF-8 in {', '.join(binary)}")
+        return FileMerge(path, local, False, kept=KeptReason.BINARY,
+                         detail=f"NUL byte or not UTF-8 in {', '.join(binary)}")
+    versions = [data.decode("utf-8") for data in (local, base, upstream)]
+    size = _free_marker_size(versions)
+    if size is None:
+        return FileMerge(path, local, False, kept=KeptReason.MARKER_LINES, detail=str(MAX_MARKER_SIZE))
     text = merge_texts(local, base, upstream, path)
-    return FileMerge(path, text, True, find_markers(text.decode("utf-8")))
+    return FileMerge(path, text, True, _regions_git_left(text.decode("utf-8"), versions, size, path))
 
 
-def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file") -> bytes:
+def _free_marker_size(versions: list[str]) -> int | None:
+    """:data:`MARKER_SIZE` when no version holds a marker-shaped line, else the shortest length above it no
+    version's lines use (None: none up to :data:`MAX_MARKER_SIZE`)."""
+    used = set()
+    for text in versions:
+        for line in text.splitlines():
+            if line[:1] in ("<", "|", "=", ">"):
+                run = len(line) - len(line.lstrip(line[0]))
+                if run >= MARKER_SIZE and (run == len(line) or line[run] == " "):
+                    used.add(run)
+    if MARKER_SIZE not in used:
+        return MARKER_SIZE
+    return next((size for size in range(MARKER_SIZE + 1, MAX_MARKER_SIZE + 1) if size not in used), None)
+
+
+def _regions_git_left(text: str, versions: list[str], size: int, what: str) -> list[MarkerRegion]:
+    """The regions of the merged ``text`` git left (not those the versions held as content)."""
+    found = find_markers(text)
+    if size == MARKER_SIZE:
+        return found  # no version holds a marker-shaped line: every region is git's
+    local, base, upstream = (version.encode("utf-8") for version in versions)
+    again = merge_texts(local, base, upstream, what, marker_size=size).decode("utf-8")
+    again_lines, lines = again.splitlines(), text.splitlines()
+    wanted: dict[tuple[str, str, str], int] = {}
+    for region in find_markers(again, size):
+        sides = region_sides(again_lines, region)
+        wanted[sides] = wanted.get(sides, 0) + 1
+    own = []
+    for region in found:
+        sides = region_sides(lines, region)
+        if wanted.get(sides):
+            wanted[sides] -= 1
+            own.append(region)
+    return own
+
+
+def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file", *,
+                marker_size: int = MARKER_SIZE) -> bytes:
     """``git merge-file -p --diff3`` of three texts, labelled :data:`LABELS` (a KrmError if git fails)."""
     git = shutil.which("git")
     if git is None:
@@ -117,7 +151,7 @@ def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file"
         for label, data in zip(LABELS, (local, origin, upstream)):
             Path(tmp, label).write_bytes(data)  # each version in a file named by its label
         labels = [arg for label in LABELS for arg in ("-L", label)]
-        cmd = [git, "merge-file", "-p", "--diff3", f"--marker-size={MARKER_SIZE}", *labels, *LABELS]
+        cmd = [git, "merge-file", "-p", "--diff3", f"--marker-size={marker_size}", *labels, *LABELS]
         try:
             proc = subprocess.run(cmd, cwd=tmp, capture_output=True, stdin=subprocess.DEVNULL,
                                   env=_isolated_env(tmp), timeout=GIT_MERGE_TIMEOUT)
@@ -135,37 +169,6 @@ def _isolated_env(home: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=home, GIT_CEILING_DIRECTORIES=home)
     return env
-
-
-def find_markers(text: str, marker_size: int = MARKER_SIZE) -> list[MarkerRegion]:
-    """Every complete diff3 conflict region in ``text`` (``<<<<<<<`` … ``>>>>>>>``, any labels, LF or CRLF).
-
-    A marker is ``marker_size`` marker characters alone or followed by a
-    space and a label, as git writes them; a region missing its ``=======``
-    or ``>>>>>>>`` line is not counted (it is not a conflict git left).
-    """
-    regions: list[MarkerRegion] = []
-    start = base = separator = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        kind = _marker_kind(line, marker_size)
-        if kind == "<":
-            start, base, separator = number, 0, 0
-        elif kind == "|" and start and not separator:
-            base = number
-        elif kind == "=" and start and not separator:
-            separator = number
-        elif kind == ">" and start and separator:
-            regions.append(MarkerRegion(start, base, separator, number))
-            start = base = separator = 0
-    return regions
-
-
-def _marker_kind(line: str, size: int) -> str | None:
-    for char in "<|=>":
-        marker = char * size
-        if line == marker or (char != "=" and line.startswith(marker + " ")):
-            return char
-    return None
 
 
 __all__ = ["LABELS", "FileMerge", "MarkerRegion", "find_markers", "is_binary", "merge_file", "merge_texts", "needs_merge"]

@@ -19,7 +19,10 @@ from typing import Any, Callable
 from krm_merge.krm.values import format_path
 
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
-from .conflicts import ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldRules, marker_comment
+from .conflicts import (
+    ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldMark, FieldRules, Lookups, locator_of, marker_comment,
+    recorded_value,
+)
 from .nodes import (
     MISSING,
     NodeKind,
@@ -244,6 +247,8 @@ class Merger:
 
     options: MergeOptions = field(default_factory=MergeOptions)
     visitor: Merge3Visitor | None = None
+    # The markers the last merge_document wrote, for the update's conflict ledger.
+    marked: list[FieldMark] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.visitor is None:
@@ -261,7 +266,7 @@ class Merger:
 
         Under ``conflicts: mark`` every field the visitor found changed on
         both sides keeps local's value and gets :func:`.conflicts.marker_comment`
-        on its line.
+        on its line; :attr:`marked` records each (where it is, the three values).
         """
         assert self.visitor is not None
         marks: list[tuple[Any, Any, Sources]] = []
@@ -274,6 +279,7 @@ class Merger:
             # a marker an earlier update left on the field gives way to this one
             add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin),
                                                             to_plain_data), replacing=f"# {MARKER}")
+        self.marked = _field_marks(merged, marks) if marks else []
         return merged
 
     def _conflict_finder(self, marks: list[tuple[Any, Any, Sources]]) -> Callable[[Any, Any, Sources], None]:
@@ -288,6 +294,37 @@ class Merger:
                 marks.append((container, key, values))
 
         return note
+
+
+def _field_marks(merged: Any, marks: list[tuple[Any, Any, Sources]]) -> list[FieldMark]:
+    """Each marked field where the merged document holds it (a field the merge then dropped is left out)."""
+    paths = _container_paths(merged, {id(container) for container, _, _ in marks})
+    out: list[FieldMark] = []
+    lookups: Lookups = {}
+    for container, key, values in marks:
+        where = paths.get(id(container))
+        locator = locator_of(merged, (*where, key), lookups) if where is not None else None
+        if locator is not None:  # an element's naming value as data (ruamel's scalar types dropped), as recorded
+            locator = tuple((p[0], to_plain_data(p[1])) if isinstance(p, tuple) else p for p in locator)
+            out.append(FieldMark(locator, format_path(values.path), to_plain_data(container[key]),
+                                 recorded_value(_marker_data(values.upstream), to_plain_data),
+                                 recorded_value(_marker_data(values.origin), to_plain_data)))
+    return out
+
+
+def _container_paths(tree: Any, wanted: set[int]) -> dict[int, tuple[Any, ...]]:
+    """The data path (keys and indices) of each map of ``tree`` whose id is in ``wanted`` (the first, if shared)."""
+    found: dict[int, tuple[Any, ...]] = {}
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(tree, ())]
+    while stack and len(found) < len(wanted):
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            if id(node) in wanted:
+                found.setdefault(id(node), path)
+            stack.extend((value, (*path, key)) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, (*path, index)) for index, value in enumerate(node))
+    return found
 
 
 def _marker_data(node: Any) -> Any:

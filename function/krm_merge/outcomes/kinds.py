@@ -19,7 +19,7 @@ creating dataclasses cost its start-up several milliseconds (issue 24).
 # No ``from __future__ import annotations``: the NamedTuples' generated constructors keep their
 # annotations as written (see krm/results.py).
 from enum import Enum
-from typing import NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 from krm_merge.krm.results import File, Result, ResourceRef
 
@@ -33,9 +33,11 @@ class Kind(Enum):
     FILE_MERGED = "fileMerged"  # a non-KRM file merged 3-way (update --files merge), with its diff3 regions
     FILE_KEPT = "fileKept"  # a file upstream changed that the update did not take
     FILE_SKIPPED = "fileSkipped"  # a file the command did not read
-    LINK_REFUSED = "linkRefused"  # a link or special file of a copy from elsewhere: not read, not copied
+    LINK_REFUSED = "linkRefused"  # a link, special file or krm-merge's own name in a copy from elsewhere: not read
+    MARKER_SHAPED = "markerShaped"  # text shaped like a conflict marker arriving from upstream: content, no conflict
     FIELD_SET = "fieldSet"  # a field a promotion set
     MARKER = "marker"  # a conflict left in the package for a person (conflicts)
+    UNRECORDED_MARKER = "unrecordedMarker"  # marker-shaped text in the package no update recorded: not a conflict
     RESOLVED = "resolved"  # a marked conflict decided (resolve)
     CONFLICTS_LEFT = "conflictsLeft"  # conflicts left in the package to decide: exit code 3
     PULL_REQUEST = "pullRequest"  # what --pull-request did: opened, updated, a dry run's preview, the step that failed
@@ -240,6 +242,7 @@ class KeptReason(Enum):
     DELETED_UPSTREAM_CHANGED_LOCALLY = "deletedUpstreamChangedLocally"  # kpt's rule: local's change kept
     KRMIGNORED = "krmignored"  # local's .krmignore names it: the update leaves it alone
     BINARY = "binary"  # --files merge: a binary file is never merged
+    MARKER_LINES = "markerLines"  # --files merge: its versions hold marker-shaped lines of every length git could use
 
 
 class FileKept(NamedTuple):
@@ -255,7 +258,7 @@ class FileKept(NamedTuple):
 
     @property
     def severity(self) -> str:
-        return "warning" if self.reason is KeptReason.BINARY else "info"
+        return "warning" if self.reason in (KeptReason.BINARY, KeptReason.MARKER_LINES) else "info"
 
     def within(self, folder: str) -> "FileKept":
         return self._replace(path=f"{folder}/{self.path}")
@@ -288,12 +291,21 @@ class FileSkipped(NamedTuple):
         return self._replace(path=f"{folder}/{self.path}")
 
 
+class RefusedEntry(Enum):
+    """What a copy from elsewhere held that krm-merge never reads nor copies."""
+
+    LINK = "link"  # a symbolic link
+    SPECIAL = "special"  # not a link, file or folder: a FIFO, socket or device
+    OWN_NAME = "ownName"  # a name krm-merge keeps its own state under (its conflict ledger, lock or journal)
+
+
 class LinkRefused(NamedTuple):
-    """A symbolic link (or special file) in a copy from elsewhere (``copy``: origin, upstream): not read, not copied."""
+    """A symbolic link, special file or krm-merge's own name in a copy from elsewhere (``copy``: origin, upstream):
+    not read, not copied."""
 
     copy: str
     path: str
-    special: bool = False  # not a link: a FIFO, socket or device
+    entry: RefusedEntry = RefusedEntry.LINK
 
     @property
     def kind(self) -> Kind:
@@ -304,6 +316,26 @@ class LinkRefused(NamedTuple):
         return "warning"
 
     def within(self, folder: str) -> "LinkRefused":
+        return self._replace(path=f"{folder}/{self.path}")
+
+
+class MarkerShaped(NamedTuple):
+    """A line of a file a copy from elsewhere (``copy``: upstream) brings, shaped like one of krm-merge's conflict
+    markers: content, not a conflict (no update recorded it; ``conflicts`` lists it apart, ``resolve`` leaves it)."""
+
+    copy: str
+    path: str
+    line: int
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.MARKER_SHAPED
+
+    @property
+    def severity(self) -> str:
+        return "warning"
+
+    def within(self, folder: str) -> "MarkerShaped":
         return self._replace(path=f"{folder}/{self.path}")
 
 
@@ -341,7 +373,9 @@ class MarkerOutcome(NamedTuple):
     """A conflict left in a package file: a field marker or a diff3 region (``type``: ``field``, ``text``).
 
     ``resource`` and ``field`` are empty when the marker is not on a resource's
-    field; values are the marker's renderings (compact JSON, ``<absent>``).
+    field; ``values`` holds the sides that have the field (``local``,
+    ``upstream``, ``origin``) as data: local's as the file holds it, the
+    others as the update recorded them (a diff3 region's: each side's lines).
     """
 
     type: str
@@ -349,9 +383,7 @@ class MarkerOutcome(NamedTuple):
     line: int
     resource: str
     field: str
-    local: str
-    upstream: str
-    origin: str
+    values: dict[str, Any]
 
     @property
     def kind(self) -> Kind:
@@ -363,6 +395,26 @@ class MarkerOutcome(NamedTuple):
 
     def within(self, folder: str) -> "MarkerOutcome":
         return self._replace(file=f"{folder}/{self.file}")
+
+
+class UnrecordedMarker(NamedTuple):
+    """Marker-shaped text in a package file that no update of the package recorded: not a conflict (delete it).
+
+    ``marker`` says where (its ``values`` are local's only: nothing recorded the others).
+    """
+
+    marker: MarkerOutcome
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.UNRECORDED_MARKER
+
+    @property
+    def severity(self) -> str:
+        return "warning"
+
+    def within(self, folder: str) -> "UnrecordedMarker":
+        return self._replace(marker=self.marker.within(folder))
 
 
 class Resolved(NamedTuple):
@@ -389,6 +441,7 @@ class ConflictsLeft(NamedTuple):
     package: str
     count: int
     regions: int = 0  # of ``count``: diff3 regions in merged files
+    earlier: int = 0  # of ``count``: left by an earlier update (still in its conflict ledger)
 
     @property
     def kind(self) -> Kind:
@@ -501,7 +554,8 @@ class FunctionResult(NamedTuple):
 
 
 Outcome = Union[ResourceOutcome, ConflictOutcome, FileChanged, FileMerged, FileKept, FileSkipped, LinkRefused,
-                FieldSet, MarkerOutcome, Resolved, ConflictsLeft, PullRequestOutcome, Message, FunctionResult]
+                MarkerShaped, FieldSet, MarkerOutcome, UnrecordedMarker, Resolved, ConflictsLeft, PullRequestOutcome,
+                Message, FunctionResult]
 """Any typed outcome."""
 
 
@@ -512,7 +566,7 @@ def message(text: str, severity: str = "warning", file: Optional[str] = None) ->
 
 __all__ = [
     "Action", "ConflictOutcome", "ConflictsLeft", "Decision", "FieldSet", "FileAction", "FileChanged", "FileKept",
-    "FileMerged", "FileSkipped", "FunctionResult", "KeptReason", "Kind", "LinkRefused", "MarkerOutcome", "Message",
-    "Outcome", "PREVIEW_ACTIONS", "PullRequestAction", "PullRequestOutcome", "Reason", "Region", "Resolved",
-    "ResourceOutcome", "SkipReason", "message",
+    "FileMerged", "FileSkipped", "FunctionResult", "KeptReason", "Kind", "LinkRefused", "MarkerOutcome",
+    "MarkerShaped", "Message", "Outcome", "PREVIEW_ACTIONS", "PullRequestAction", "PullRequestOutcome", "Reason",
+    "RefusedEntry", "Region", "Resolved", "ResourceOutcome", "SkipReason", "UnrecordedMarker", "message",
 ]

@@ -37,13 +37,13 @@ from krm_merge.krm.results import ResourceRef, Result, Results, failure
 
 from .kinds import (
     PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept,
-    FileMerged, FileSkipped, FunctionResult, Kind, LinkRefused, MarkerOutcome, Message, Outcome, PullRequestAction,
-    PullRequestOutcome, Resolved, ResourceOutcome,
+    FileMerged, FileSkipped, FunctionResult, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
+    PullRequestAction, PullRequestOutcome, Resolved, ResourceOutcome, UnrecordedMarker,
 )
 from .report import Report, State
 from .words import (
-    ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, Said, marker_text, said,
-    text,
+    ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, SIDES, Said, marker_text,
+    said, text, value_text,
 )
 from .words import interrupted as words_interrupted
 
@@ -185,7 +185,7 @@ def _resolve_summary(report: Report) -> list[str]:
         return []
     taken = [o for o in report.outcomes if isinstance(o, Resolved)]
     left = sum(o.count for o in report.outcomes if isinstance(o, ConflictsLeft))
-    how = f" (took {taken[0].take})" if taken else ""
+    how = f" (took {report.subject})" if report.subject else ""  # the side asked for, even when nothing matched
     return [f"resolved {len(taken)} conflict(s) in {report.target}{how}; {left} left"]
 
 
@@ -256,16 +256,20 @@ def _payload(o: Outcome) -> dict[str, Any]:
     if isinstance(o, FileSkipped):
         return {"path": o.path, "reason": o.reason.value, "detail": o.detail}
     if isinstance(o, LinkRefused):
-        return {"copy": o.copy, "path": o.path, "special": o.special}
+        return {"copy": o.copy, "path": o.path, "entry": o.entry.value}
+    if isinstance(o, MarkerShaped):
+        return {"copy": o.copy, "path": o.path, "line": o.line}
     if isinstance(o, FieldSet):
         return {"file": o.file, "line": o.line, "index": o.index, "resource": _ref(o.resource), "field": o.field,
                 "old": o.old, "new": o.new, "source": o.source}
     if isinstance(o, MarkerOutcome):
         return _marker_fields(o)
+    if isinstance(o, UnrecordedMarker):
+        return {"marker": _marker_fields(o.marker)}
     if isinstance(o, Resolved):
         return {"take": o.take, "marker": _marker_fields(o.marker)}
     if isinstance(o, ConflictsLeft):
-        return {"package": o.package, "count": o.count, "regions": o.regions}
+        return {"package": o.package, "count": o.count, "regions": o.regions, "earlier": o.earlier}
     if isinstance(o, PullRequestOutcome):
         return {**pull_request_entry(o), "files": o.files, "commitMessage": o.message}
     return {"result": o.result.to_dict()}
@@ -280,8 +284,9 @@ def pull_request_entry(o: PullRequestOutcome) -> dict[str, Any]:
 
 
 def _marker_fields(o: MarkerOutcome) -> dict[str, Any]:
+    """A marker's fields: its values as JSON values, a side without the field left out."""
     return {"type": o.type, "file": o.file, "line": o.line, "resource": o.resource, "field": o.field,
-            "local": o.local, "upstream": o.upstream, "origin": o.origin}
+            **{side: o.values[side] for side in SIDES if side in o.values}}
 
 
 def outcome_document(outcome: Outcome) -> dict[str, Any]:
@@ -309,8 +314,8 @@ def report_document(report: Report) -> dict[str, Any]:
 
 
 def report_json(report: Report) -> str:
-    """The JSON report as text."""
-    return json.dumps(report_document(report), indent=2, ensure_ascii=False) + "\n"
+    """The JSON report as text (a marker's value that is no JSON type, a YAML timestamp, as its text)."""
+    return json.dumps(report_document(report), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 # --- the Markdown report -------------------------------------------------------------------
@@ -351,14 +356,14 @@ TABLES: list[tuple[Kind, str, tuple[str, ...], Row]] = [
                 _code(o.source) if o.source else "-"]),
     (Kind.MARKER, "Conflicts left", ("file", "line", "resource", "field", "local", "upstream", "origin"),
      lambda o: [_code(o.file), str(o.line), _cell(o.resource) or "—", _code(o.field) if o.field else "—",
-                _code(o.local), _code(o.upstream), _code(o.origin)]),
+                *(_code(value_text(o.values, side)) for side in SIDES)]),
     (Kind.RESOLVED, "Conflicts resolved", ("file", "line", "resource", "field", "took"),
      lambda o: [_code(o.marker.file), str(o.marker.line), _cell(o.marker.resource) or "—",
                 _code(o.marker.field) if o.marker.field else "—", o.take]),
 ]
 BULLETS: list[tuple[tuple[Kind, ...], str]] = [
     ((Kind.ERROR,), "Errors"),
-    ((Kind.WARNING, Kind.FILE_SKIPPED, Kind.LINK_REFUSED), "Warnings"),
+    ((Kind.WARNING, Kind.FILE_SKIPPED, Kind.LINK_REFUSED, Kind.MARKER_SHAPED, Kind.UNRECORDED_MARKER), "Warnings"),
     ((Kind.RESULT,), "Results"),
     ((Kind.INFO, Kind.CONFLICTS_LEFT), "Notes"),
     ((Kind.PULL_REQUEST,), "Pull request"),
@@ -389,9 +394,8 @@ def report_markdown(report: Report) -> str:
 
 def marker_list(markers: Iterable[MarkerOutcome]) -> str:
     """``conflicts --output json``: a JSON list, one object per marker (``kind`` is the marker's type)."""
-    rows = [{"kind": m.type, "file": m.file, "line": m.line, "resource": m.resource, "field": m.field,
-             "local": m.local, "upstream": m.upstream, "origin": m.origin} for m in markers]
-    return json.dumps(rows, indent=2) + "\n"
+    rows = [{"kind": m.type, **{k: v for k, v in _marker_fields(m).items() if k != "type"}} for m in markers]
+    return json.dumps(rows, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def marker_lines(markers: Iterable[MarkerOutcome]) -> str:

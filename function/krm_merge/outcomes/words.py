@@ -13,11 +13,13 @@ from typing import Any, Callable, NamedTuple
 
 from krm_merge.interrupts import NAMES as SIGNAL_NAMES
 from krm_merge.krm.results import Field, File, ResourceRef, Result
+from krm_merge.krm.values import render_value
 
 from .kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
-    FileSkipped, FunctionResult, KeptReason, LinkRefused, MarkerOutcome, Message, Outcome, PREVIEW_ACTIONS,
-    PullRequestAction, PullRequestOutcome, Reason, Resolved, ResourceOutcome, SkipReason,
+    FileSkipped, FunctionResult, KeptReason, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
+    PREVIEW_ACTIONS, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Resolved, ResourceOutcome, SkipReason,
+    UnrecordedMarker,
 )
 
 # --- the words of enum values ----------------------------------------------------------------
@@ -65,6 +67,9 @@ KEPT_WORDS = {
     KeptReason.DELETED_UPSTREAM_CHANGED_LOCALLY: "deleted upstream, changed locally: local's kept (kpt's rule)",
     KeptReason.KRMIGNORED: "named in local's .krmignore: upstream's change not taken",
     KeptReason.BINARY: "binary file ({detail}) changed on both sides: local kept, upstream's change not applied",
+    KeptReason.MARKER_LINES: ("changed on both sides, and its versions hold lines shaped like conflict markers of every "
+                              "length up to {detail}, so the conflicts git would leave could not be told apart: "
+                              "local kept"),
 }
 KEPT_HINTS = {
     KeptReason.CHANGED_LOCALLY: "--files merge merges both changes (text files)",
@@ -72,6 +77,7 @@ KEPT_HINTS = {
     KeptReason.DELETED_UPSTREAM_CHANGED_LOCALLY: "",
     KeptReason.KRMIGNORED: "the update leaves files local's .krmignore names alone; copy upstream's by hand",
     KeptReason.BINARY: "",
+    KeptReason.MARKER_LINES: "",
 }
 SKIP_WORDS = {
     SkipReason.NOT_UTF8: "not UTF-8 text{detail}; skipped",
@@ -116,10 +122,19 @@ def _skipped_text(o: FileSkipped) -> str:
 
 
 def _link_text(o: LinkRefused) -> str:
-    if o.special:
+    if o.entry is RefusedEntry.SPECIAL:
         return f"{o.copy}: {o.path}: not a regular file or folder; not read and not copied"
+    if o.entry is RefusedEntry.OWN_NAME:
+        return (f"{o.copy}: {o.path}: a name krm-merge keeps its own state under (its conflict ledger, lock or "
+                "journal); content from elsewhere never brings it: not read and not copied")
     return (f"{o.copy}: {o.path}: a symbolic link; not read and not copied (content from elsewhere "
             "is never read through a link; docs/security.md)")
+
+
+def _shaped_text(o: MarkerShaped) -> str:
+    return (f"{o.copy}: {o.path}:{o.line}: text shaped like a krm-merge conflict marker arrives from {o.copy}: "
+            "content, not a conflict (no update recorded it); krm-merge conflicts lists it apart and resolve never "
+            "acts on it")
 
 
 def _field_set_text(o: FieldSet) -> str:
@@ -127,17 +142,43 @@ def _field_set_text(o: FieldSet) -> str:
     return f"{o.file}:{o.line}: {o.field}: {old} -> {o.new!r}" + (f" (set by {o.source})" if o.source else "")
 
 
+ABSENT_WORD = "<absent>"
+"""A side without the field, as a marker writes it (``merge3.conflicts.ABSENT``)."""
+SIDES = ("local", "upstream", "origin")
+
+
+def value_text(values: dict[str, Any], side: str) -> str:
+    """One side's value as a marker shows it: compact JSON, ``<absent>`` for a side without the field."""
+    if side not in values:
+        return ABSENT_WORD
+    return render_value(values[side], as_json=True)  # bounded: a message, not the value
+
+
+def _where(o: MarkerOutcome) -> str:
+    """``FILE:LINE: Kind/name field``."""
+    on = " ".join(part for part in (o.resource, o.field) if part) or "(not on a field)"
+    return f"{o.file}:{o.line}: {on}"
+
+
 def marker_text(o: MarkerOutcome) -> str:
     """``FILE:LINE: Kind/name field: local=... upstream=... origin=...``, a marker as ``conflicts`` lists it."""
-    where = " ".join(part for part in (o.resource, o.field) if part) or "(not on a field)"
-    return f"{o.file}:{o.line}: {where}: local={o.local} upstream={o.upstream} origin={o.origin}"
+    return f"{_where(o)}: " + " ".join(f"{side}={value_text(o.values, side)}" for side in SIDES)
+
+
+UNRECORDED = "not recorded by an update of this package: not a conflict; delete it"
+"""What ``conflicts`` and ``resolve`` say of marker-shaped text no ledger entry binds."""
+
+
+def _unrecorded_text(o: UnrecordedMarker) -> str:
+    return f"{_where(o.marker)}: a {o.marker.type} marker {UNRECORDED}"
 
 
 def _left_text(o: ConflictsLeft) -> str:
-    return (f"{o.count - o.regions} conflict(s) marked '# krm-merge:conflict'"
-            + (f" and {o.regions} diff3 region(s)" if o.regions else "")
-            + f" left in {o.package}: list them with krm-merge conflicts {o.package}, decide with krm-merge resolve "
-            f"{o.package} --take local|upstream (or edit the value and delete the marker)")
+    marked = o.count - o.regions - o.earlier
+    regions = f" and {o.regions} diff3 region(s)" if o.regions else ""
+    earlier = f", and {o.earlier} conflict(s) left by an earlier update" if o.earlier else ""
+    return (f"{marked} conflict(s) marked '# krm-merge:conflict'{regions} left in {o.package}{earlier}: list them with krm-merge conflicts {o.package}, decide "
+            f"with krm-merge resolve {o.package} --take local|upstream (or edit the value and delete the marker)")
 
 
 def _changed_text(o: FileChanged) -> str:
@@ -227,9 +268,12 @@ def _merged_says(o: FileMerged) -> list[Said]:
     return [Said("conflict", Result(_region_text(o, *r), o.severity, file=where)) for r in o.regions]
 
 
-def _file_says(label: str | None) -> Callable[[FileKept | FileSkipped | LinkRefused], list[Said]]:
+FileOutcome = FileKept | FileSkipped | LinkRefused | MarkerShaped
+
+
+def _file_says(label: str | None) -> Callable[[FileOutcome], list[Said]]:
     """A file's outcome said as one line about the file (its text), under ``label`` (None: its severity)."""
-    def says(o: FileKept | FileSkipped | LinkRefused) -> list[Said]:
+    def says(o: FileOutcome) -> list[Said]:
         shown = _severity_label(o.severity) if label is None else label
         return [Said(shown, Result(text(o), o.severity, file=File(o.path)))]
     return says
@@ -242,8 +286,15 @@ def _field_set_says(o: FieldSet) -> list[Said]:
 
 def _marker_says(o: MarkerOutcome) -> list[Said]:
     # listed on stdout by `conflicts` (its document): a result, no stderr line
-    field = Field(o.field, o.local, o.upstream) if o.field else None
+    field = Field(o.field, value_text(o.values, "local"), value_text(o.values, "upstream")) if o.field else None
     return [Said(None, Result(marker_text(o), o.severity, resource_ref(o.resource), field, File(o.file)))]
+
+
+def _unrecorded_says(o: UnrecordedMarker) -> list[Said]:
+    marker = o.marker
+    field = Field(marker.field) if marker.field else None
+    return [Said("warning", Result(_unrecorded_text(o), o.severity, resource_ref(marker.resource), field,
+                                   File(marker.file)))]
 
 
 def _resolved_says(o: Resolved) -> list[Said]:
@@ -309,8 +360,10 @@ WORDS: dict[type, Words] = {
     FileKept: Words(_kept_text, _file_says("kept local")),
     FileSkipped: Words(_skipped_text, _file_says(None)),
     LinkRefused: Words(_link_text, _file_says(None)),
+    MarkerShaped: Words(_shaped_text, _file_says(None)),
     FieldSet: Words(_field_set_text, _field_set_says),
     MarkerOutcome: Words(marker_text, _marker_says),
+    UnrecordedMarker: Words(_unrecorded_text, _unrecorded_says),
     Resolved: Words(_resolved_text, _resolved_says),
     ConflictsLeft: Words(_left_text, _left_says),
     PullRequestOutcome: Words(_pull_request_text, _pull_request_says),
@@ -341,6 +394,6 @@ def said(outcome: Outcome) -> list[Said]:
 
 __all__ = [
     "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
-    "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SKIP_WORDS", "Said", "WORDS", "Words", "interrupted", "marker_text",
-    "resource_ref", "said", "text",
+    "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SIDES", "SKIP_WORDS", "UNRECORDED", "Said", "WORDS", "Words",
+    "interrupted", "marker_text", "resource_ref", "said", "text", "value_text",
 ]

@@ -20,7 +20,7 @@ from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.pkgio import folders_of
 from krm_merge.krm.results import KrmError
-from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, FieldRules
+from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldMark, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 from krm_merge.outcomes.kinds import Action, Reason
 
@@ -267,6 +267,7 @@ class MergeContext:
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         if merged is MISSING:
             return False
+        result.marks.extend((obj, mark) for mark in merger.marked)
         obj.set_text(yamlio.dump_like(merged, obj.text, unedited, _change(base, up, merger.conflicts)))
         return True
 
@@ -286,11 +287,14 @@ class MergeContext:
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
         nested = "/" in self.rel_path(obj)
+        marked: list[FieldMark] = []
         try:
-            merged, conflicts = merge_kptfile(l_tree, o_tree, u_tree, update_upstream=nested, conflicts=self.options.conflicts)
+            merged, conflicts = merge_kptfile(l_tree, o_tree, u_tree, update_upstream=nested, conflicts=self.options.conflicts,
+                                              marked=marked)
         except Merge3Error as err:
             raise KrmError(err.message, obj, err.path or None) from None
         result.conflicts.extend((obj, c) for c in conflicts)
+        result.marks.extend((obj, mark) for mark in marked)
         obj.set_text(yamlio.dump_like(merged, obj.text, unedited, _change(base, up, conflicts)))
 
     def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:

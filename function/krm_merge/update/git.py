@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
@@ -26,6 +26,9 @@ from krm_merge.upstream.git import GitCache, Version
 from .plan import UpdatePlan, apply_plan
 from .report import refused
 from .tree import diff_trees, kptfiles, remote_subpackages
+
+if TYPE_CHECKING:  # the ledger (and the merge it reads) is loaded only by an update that plans a merge
+    from .ledger import Entry
 
 
 # Remote subpackages name their own upstreams, so an upstream author decides how deep and
@@ -143,19 +146,20 @@ def plan_git_update(
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
-        found = list(plan.outcomes)
-        _update_remote_subpackages(scratch, local, upstream, ref, strategy, options, walk, where, found)
+        found, marks = list(plan.outcomes), list(plan.marks)
+        _update_remote_subpackages(scratch, local, upstream, ref, strategy, options, walk, where, found, marks)
         final = diff_trees(local, scratch)
-    final.outcomes = found
+    final.outcomes, final.marks = found, marks
     return final
 
 
 def _update_remote_subpackages(
     package: Path, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
-    options: _Options, walk: Recursion, where: str, found: list[Outcome],
+    options: _Options, walk: Recursion, where: str, found: list[Outcome], marks: list[Entry],
 ) -> None:
     """Update each remote subpackage below ``package`` (a scratch folder, updated in place), then theirs;
-    their outcomes go to ``found``, named from ``package``.
+    their outcomes go to ``found`` and the conflicts they mark (the ledger's entries) to ``marks``, named from
+    ``package``.
 
     ``users`` is the same package in the user's own tree, as it was before the update
     (None when it is new): its Kptfiles say how the user's subpackages are updated.
@@ -180,10 +184,11 @@ def _update_remote_subpackages(
         apply_plan(package / sub, sub_plan)
         if proposal is not None:
             found.append(proposal)
-        inner = list(sub_plan.outcomes)
+        inner, inner_marks = list(sub_plan.outcomes), list(sub_plan.marks)
         _update_remote_subpackages(package / sub, users_sub, sub_up, sub_ref, sub_strategy, options, sub_walk,
-                                   sub_where, inner)
+                                   sub_where, inner, inner_marks)
         found.extend(outcome.within(sub) for outcome in inner)  # named where the user finds them
+        marks.extend(entry.within(sub) for entry in inner_marks)
 
 
 def _own_strategy(merged_kptfile: str, users: Path | None, flag: str | None, accept: bool, name: str,

@@ -23,6 +23,7 @@ from krm_merge.outcomes.kinds import Decision, FileKept, FileMerged, KeptReason,
 if TYPE_CHECKING:  # imported by plan_other_files for --files merge only
     from krm_merge.merge3 import textfile
 
+from .ledger import Entry, forged_markers, text_entries
 from .result import PackageMergeResult, Subpackage
 from .tree import InPlace, ignored_krm_files, other_files_of
 
@@ -30,15 +31,18 @@ from .tree import InPlace, ignored_krm_files, other_files_of
 def plan_other_files(
     local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Strategy, result: PackageMergeResult,
     merge: bool = False, fail: bool = False,
-) -> tuple[list[pkgio.Write], list[Outcome]]:
+) -> tuple[list[pkgio.Write], list[Outcome], list[Entry]]:
     """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
 
     Files of a subpackage decided as a whole follow that decision (kept or
     deleted with it; a subpackage deleted locally gets nothing back).  With
     ``merge`` (``--files merge``) a file local and upstream both changed is
     merged instead of kept (under ``fail``, ``--conflicts fail``, its diff3
-    regions fail the update).  Returns the writes and the outcomes: each
-    file merged, and each file upstream changed that local keeps.
+    regions fail the update).  Returns the writes, the outcomes (each file
+    merged, each file upstream changed that local keeps, each line of a file
+    upstream added or changed shaped like a conflict marker:
+    :func:`.ledger.forged_markers`) and the ledger's entries of the diff3
+    regions the merges leave.
     """
     if merge:
         # Only --files merge merges text files: other updates never load the merger (issue 24).
@@ -47,12 +51,15 @@ def plan_other_files(
                   other_files_of(upstream, krm_files, "upstream"))
     writes: list[pkgio.Write] = []
     said: list[Outcome] = []
+    marks: list[Entry] = []
     for rel in sorted(set(lf) | set(uf)):
         files.check_relative(rel)
         mine = lf[rel].read_bytes() if rel in lf else None
         theirs = uf[rel].read_bytes() if rel in uf else None
         base = of[rel].read_bytes() if rel in of else None
         upstream_changed = theirs != base and theirs != mine  # a change of upstream's local does not have
+        if theirs is not None and theirs != base:
+            said.extend(forged_markers("upstream", rel, theirs))
         decision = result.subpackage_of(rel)
         if decision is not Subpackage.MERGE:
             wanted = None if decision is Subpackage.DELETE else mine
@@ -70,6 +77,7 @@ def plan_other_files(
             assert theirs is not None  # needs_merge: both sides have the file
             merged = textfile.merge_file(rel, mine, base, theirs)
             said.append(_merged(merged, fail))
+            marks.extend(text_entries(rel, merged.data, merged.conflicts))
             wanted = merged.data
         else:
             wanted = mine  # new or modified locally: kept
@@ -78,13 +86,13 @@ def plan_other_files(
                 said.append(FileKept(rel, why))
         if wanted != mine:
             writes.append(pkgio.Write(rel, mine, wanted))
-    return writes, said
+    return writes, said, marks
 
 
 def _merged(merged: textfile.FileMerge, fail: bool) -> Outcome:
     """A ``--files merge`` decision as an outcome: merged (with the diff3 regions left), or local kept (binary)."""
-    if not merged.merged:
-        return FileKept(merged.path, KeptReason.BINARY, merged.binary)
+    if merged.kept is not None:
+        return FileKept(merged.path, merged.kept, merged.detail)
     regions = tuple(Region(r.start, r.end) for r in merged.conflicts)
     return FileMerged(merged.path, regions, Decision.NOT_MERGED if fail else Decision.MARKED)
 

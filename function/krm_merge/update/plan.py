@@ -11,9 +11,10 @@ in one list, rendered by :mod:`krm_merge.outcomes.render`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from krm_merge.krm import pkgio
-from krm_merge.outcomes.kinds import ConflictOutcome, Decision, FileMerged, Outcome
+from krm_merge.outcomes.kinds import Outcome
 
 COMMAND = "krm-merge update"
 
@@ -25,11 +26,13 @@ class UpdatePlan:
     update's start-up several milliseconds (issue 24).
     """
 
-    __slots__ = ("changes", "outcomes")
+    __slots__ = ("changes", "outcomes", "marks")
 
     def __init__(self, changes: pkgio.ChangeSet | None = None) -> None:
         self.changes = pkgio.ChangeSet() if changes is None else changes
         self.outcomes: list[Outcome] = []  # each resource, conflict, file not taken, link refused: in order
+        # update.ledger.Entry (the ledger imports this module): each marker it writes, for the conflict ledger
+        self.marks: list[Any] = []
 
     @property
     def writes(self) -> list[pkgio.Write]:
@@ -46,13 +49,6 @@ class UpdatePlan:
         return [o.within(folder) for o in self.outcomes]
 
 
-def conflicts_left(outcomes: list[Outcome]) -> tuple[int, int]:
-    """(field markers, diff3 regions) the plan leaves in the package for a person, once written."""
-    fields = sum(1 for o in outcomes if isinstance(o, ConflictOutcome) and o.decision is Decision.MARKED)
-    regions = sum(len(o.regions) for o in outcomes if isinstance(o, FileMerged) and o.decision is Decision.MARKED)
-    return fields, regions
-
-
 def apply_plan(root: Path, plan: UpdatePlan) -> None:
     """Write the plan as one transaction: files, deletions, emptied folders.
 
@@ -61,4 +57,4 @@ def apply_plan(root: Path, plan: UpdatePlan) -> None:
     plan.changes.apply(root, command=COMMAND)
 
 
-__all__ = ["COMMAND", "UpdatePlan", "apply_plan", "conflicts_left"]
+__all__ = ["COMMAND", "UpdatePlan", "apply_plan"]

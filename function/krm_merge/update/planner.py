@@ -16,9 +16,11 @@ from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import package, pkgio
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
-from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.outcomes.kinds import Outcome
+from krm_merge.merge3.conflicts import MARKER, ConflictPolicy
 from krm_merge.merge3.rules import fallback_keys_from
 
+from . import ledger
 from .package_merge import merge_package
 from .other_files import check_other_files_unmodified, ignored_changes, other_files_differ, plan_other_files
 from .plan import UpdatePlan
@@ -91,15 +93,28 @@ def _plan_checked(
     for write in package.plan_changes(lpkg, lrl):
         files.check_relative(write.path)
         plan.writes.append(write)
-    other_writes, other_outcomes = plan_other_files(
+    other_writes, other_outcomes, text_marks = plan_other_files(
         local, origin, upstream, krm_files, Strategy(strategy), result, merge=files_policy == "merge",
         fail=ConflictPolicy(conflicts) is ConflictPolicy.FAIL)
     plan.writes.extend(other_writes)
     plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
+    # The markers the update writes, for the package's conflict ledger (update/ledger.py).
+    plan.marks = [ledger.field_entry(obj, obj.path or "", mark) for obj, mark in result.marks] + text_marks
     plan.outcomes = merge_outcomes(result, lambda obj: obj.path or "")
     plan.outcomes += other_outcomes
     plan.outcomes += ignored_changes(local, origin, upstream, patterns)
+    plan.outcomes += _forged_in_resources(opkg, upkg)
     return plan
+
+
+def _forged_in_resources(opkg: package.Package, upkg: package.Package) -> list[Outcome]:
+    """Each line of a resource file upstream added or changed that is shaped like a conflict marker: content,
+    said so (no update recorded it, so ``conflicts`` and ``resolve`` never take it for a conflict)."""
+    found: list[Outcome] = []
+    for rel, source in sorted(upkg.files.items()):
+        if MARKER in source.text and (rel not in opkg.files or opkg.files[rel].text != source.text):
+            found.extend(ledger.forged_markers("upstream", rel, source.text.encode("utf-8")))
+    return found
 
 
 def read_copy(root: Path, untrusted: str | None = None, ignore: list[str] | None = None,

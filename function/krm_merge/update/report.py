@@ -13,7 +13,7 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.pkgio import Listing
 from krm_merge.krm.results import ResourceRef
 from krm_merge.merge3.conflicts import Conflict
-from krm_merge.outcomes.kinds import ConflictOutcome, Decision, LinkRefused, Outcome, ResourceOutcome
+from krm_merge.outcomes.kinds import ConflictOutcome, Decision, LinkRefused, Outcome, RefusedEntry, ResourceOutcome
 
 from .result import PackageMergeResult, RelPath
 
@@ -39,9 +39,11 @@ def conflict_outcome(obj: KubeObject, conflict: Conflict, rel_path: RelPath) -> 
 
 
 def refused(listing: Listing, what: str) -> list[Outcome]:
-    """The links and special files of a copy from elsewhere (``what``: origin, upstream): never read nor copied."""
+    """The links, special files and names of krm-merge's own state (its conflict ledger, lock, journal) of a copy
+    from elsewhere (``what``: origin, upstream): never read nor copied."""
     return ([LinkRefused(what, rel) for rel in listing.links]
-            + [LinkRefused(what, rel, special=True) for rel in listing.others])
+            + [LinkRefused(what, rel, RefusedEntry.SPECIAL) for rel in listing.others]
+            + [LinkRefused(what, rel, RefusedEntry.OWN_NAME) for rel in listing.own_names])
 
 
 __all__ = ["conflict_outcome", "merge_outcomes", "refused", "resource_of"]

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.pkgio import folders_of
-from krm_merge.merge3.conflicts import Conflict, ConflictPolicy
+from krm_merge.merge3.conflicts import Conflict, ConflictPolicy, FieldMark
 from krm_merge.merge3.rules import FALLBACK_KEYS
 from krm_merge.outcomes.kinds import Action, Reason
 
@@ -64,7 +64,7 @@ class PackageMergeResult:
     an upstream re-ordering (the index is 3-way merged like a field).
     """
 
-    __slots__ = ("items", "added", "deleted", "updated", "conflicts", "moved_index", "moved_file",
+    __slots__ = ("items", "added", "deleted", "updated", "conflicts", "marks", "moved_index", "moved_file",
                  "subpackages", "strategies", "outcomes")
 
     def __init__(self) -> None:
@@ -73,6 +73,7 @@ class PackageMergeResult:
         self.deleted: list[KubeObject] = []
         self.updated: list[KubeObject] = []
         self.conflicts: list[tuple[KubeObject, Conflict]] = []
+        self.marks: list[tuple[KubeObject, FieldMark]] = []  # the markers written (conflicts: mark), for the ledger
         self.moved_index: list[tuple[KubeObject, int]] = []
         # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
         self.moved_file: list[tuple[KubeObject, KubeObject]] = []
