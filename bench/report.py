@@ -20,7 +20,7 @@ RESULTS = ROOT / "bench" / "results.json"
 SECTIONS = {  # file -> marker name -> renderer
     ROOT / "README.md": {"summary": "summary"},
     ROOT / "docs" / "performance.md": {"rows": "rows", "growth": "growth", "real-update": "real_update",
-                                       "cold-fetch": "cold_fetch"},
+                                       "cold-fetch": "cold_fetch", "fleet-update": "fleet_update"},
 }
 
 
@@ -79,6 +79,9 @@ def render_summary(results: dict[str, Any]) -> str:
     real = results.get("real_update")
     if real:
         lines.append(_real_summary_row(real))
+    fleet = results.get("fleet_update")
+    if fleet:
+        lines.append(_fleet_summary_row(fleet))
     for row in results["rows"]:
         if row.get("met") is None:
             continue
@@ -90,6 +93,8 @@ def render_summary(results: dict[str, Any]) -> str:
     if real:
         lines.extend([f"First row: {_real_provenance(real)}", ""])
         lines.extend(_review_summary(real))
+    if fleet:
+        lines.extend([f"Fleet row: {_fleet_provenance(fleet)}", ""])
     lines.extend(_growth_lines(results))
     return "\n".join(lines)
 
@@ -158,8 +163,15 @@ def _real_met(real: dict[str, Any]) -> bool:
             and total["ours_lines"] <= target["diff_ratio"] * total["upstream_lines"])
 
 
+def _when_and_where(run: dict[str, Any]) -> str:
+    """A recorded run's date, machine and load."""
+    m = run["machine"]
+    return (f"{run['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}; load average "
+            f"{m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is shared).")
+
+
 def _real_provenance(real: dict[str, Any]) -> str:
-    m, target = real["machine"], real["targets"]
+    target = real["targets"]
     judged = (f"Judged on wall time (ratio ≤ {target['wall_ratio']:g} on every package and on the sum, "
               f"no-op ≤ {target['noop_seconds']:g} s")
     if _reviewed(real) and "diff_ratio" in target:
@@ -169,9 +181,7 @@ def _real_provenance(real: dict[str, Any]) -> str:
     else:
         judged += ")"
     return (f"`bench/cases_real_update.py --record` ({real['runs']} alternating runs per package, medians), "
-            f"{real['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}; load average "
-            f"{m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is shared). "
-            f"{judged}; CPU time is the steadier figure on a busy machine.")
+            f"{_when_and_where(real)} {judged}; CPU time is the steadier figure on a busy machine.")
 
 
 def _real_summary_row(real: dict[str, Any]) -> str:
@@ -263,12 +273,68 @@ def render_cold_fetch(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _fleet_met(fleet: dict[str, Any]) -> bool:
+    """Issue 36's targets: the fleet's wall time against each loop's."""
+    t, ratio = fleet["targets"], fleet["ratio"]
+    return ratio["kpt"] <= t["kpt_ratio"] and ratio["single"] <= t["single_ratio"]
+
+
+def _fleet_kpt_timed(fleet: dict[str, Any]) -> str:
+    timed = fleet["kpt"]["timed_packages"]
+    return "" if timed == fleet["packages"] else f" (kpt timed on {timed} packages, extrapolated)"
+
+
+def _fleet_provenance(fleet: dict[str, Any]) -> str:
+    return (f"`bench/cases_fleet.py --record` ({fleet['runs']} runs of the fleet and of the krm-merge loop, medians; "
+            f"the kpt loop once{_fleet_kpt_timed(fleet)}; every run from fresh copies and an empty git cache), "
+            f"{_when_and_where(fleet)} Judged on wall time: fleet ≤ {fleet['targets']['kpt_ratio']:g} × the loop of `kpt pkg update`, "
+            f"≤ {fleet['targets']['single_ratio']:g} × the loop of `krm-merge update`.")
+
+
+def _fleet_summary_row(fleet: dict[str, Any]) -> str:
+    t = fleet["targets"]
+    return (f"| update, fleet | {fleet['packages']} kpt-fetched consumers of one package | loops of `kpt pkg update`, "
+            f"of `krm-merge update` | wall ≤ {t['kpt_ratio']:g}, ≤ {t['single_ratio']:g} "
+            f"| {_num(fleet['fleet']['cpu'] / fleet['kpt']['cpu'])}, {_num(fleet['fleet']['cpu'] / fleet['single']['cpu'])} "
+            f"| | **{_num(fleet['ratio']['kpt'])}**, **{_num(fleet['ratio']['single'])}** "
+            f"| {'met' if _fleet_met(fleet) else '**missed**'} |")
+
+
+def render_fleet_update(results: dict[str, Any]) -> str:
+    """The docs table of the fleet bench: the three ways, then peak memory by jobs and packages."""
+    fleet = results.get("fleet_update")
+    if not fleet:
+        return "No recorded run: `python bench/cases_fleet.py --samples DIR --record bench/results.json`."
+    f, single, kpt = fleet["fleet"], fleet["single"], fleet["kpt"]
+    checked = fleet["checked"]
+    lines = [
+        f"Measured by {_fleet_provenance(fleet)} Targets {'met' if _fleet_met(fleet) else '**missed**'}. "
+        f"Checked before timing: {checked['identical_to_single']} packages byte-identical to single runs, "
+        f"{checked['equal_to_kpt_as_data']} equal to kpt's as data.",
+        "",
+        f"| {fleet['packages']} consumers of {fleet['package']} | wall | CPU | fleet's wall / this |",
+        "| --- | --- | --- | --- |",
+        f"| loop of `kpt pkg update PKG@v2`{_fleet_kpt_timed(fleet)} | {kpt['wall']:.1f} s | {kpt['cpu']:.1f} s "
+        f"| **{_num(fleet['ratio']['kpt'])}** |",
+        f"| loop of `krm-merge update PKG@v2` | {single['wall']:.1f} s | {single['cpu']:.1f} s "
+        f"| **{_num(fleet['ratio']['single'])}** |",
+        f"| `krm-merge update ROOT --upstream REPO --ref v2` ({fleet['jobs']} jobs) | {f['wall']:.1f} s "
+        f"| {f['cpu']:.1f} s | 1 |",
+        "",
+        "| `--jobs` | packages | peak memory, all processes | largest process | wall |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    lines += [f"| {m['jobs']} | {m['packages']} | {m['peak_mb']:.0f} MB | {m['peak_process_mb']:.0f} MB | {m['wall']:.1f} s |"
+              for m in fleet["memory"]]
+    return "\n".join(lines)
+
+
 def render_growth(results: dict[str, Any]) -> str:
     return "\n".join(_growth_lines(results))
 
 
 RENDERERS = {"summary": render_summary, "rows": render_rows, "growth": render_growth, "real_update": render_real_update,
-             "cold_fetch": render_cold_fetch}
+             "cold_fetch": render_cold_fetch, "fleet_update": render_fleet_update}
 
 
 def replace_section(text: str, name: str, body: str) -> str:

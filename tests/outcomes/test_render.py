@@ -23,9 +23,9 @@ from krm_merge.krm.results import Field, File, ResourceRef, Result
 from krm_merge.outcomes import render, words
 from krm_merge.outcomes.kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
-    FileSkipped, FunctionResult, KeptReason, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
-    PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Region, Resolved, ResourceOutcome, SkipReason,
-    UnrecordedMarker,
+    FileSkipped, FleetScope, FunctionResult, KeptReason, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message,
+    Outcome, PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Region, Resolved, ResourceOutcome, SkipReason,
+    UnrecordedMarker, Version,
 )
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
 
@@ -75,6 +75,10 @@ KINDS: dict[Kind, st.SearchStrategy[Outcome]] = {
         PullRequestOutcome, st.sampled_from(PullRequestAction), texts, texts, texts, texts, st.none() | texts,
         st.none() | counts, st.none() | texts, st.lists(texts, max_size=2).map(tuple), counts, texts,
         st.sampled_from(["", "work tree", "remote", "base", "branch", "commit", "push", "pull request"]), texts),
+    Kind.PACKAGE: st.builds(
+        PackageUpdate, paths, st.sampled_from(PackageStatus), st.sampled_from([0, 1, 3]),
+        st.none() | st.builds(Version, texts, texts), st.none() | st.builds(Version, texts, texts), texts, counts,
+        counts, st.none() | st.just(render.report_document(Report("update", "pkg", State.WRITTEN)))),
     Kind.RESULT: st.builds(FunctionResult, results),
 }
 messages = st.builds(Message, results)
@@ -99,7 +103,9 @@ def reports(items: st.SearchStrategy[list[Outcome]]) -> st.SearchStrategy[Report
 def expected_exit_code(found: list[Outcome]) -> int:
     if any(o.severity == "error" for o in found):
         return 1
-    return CONFLICTS_LEFT if any(isinstance(o, ConflictsLeft) and o.count for o in found) else 0
+    left = any(isinstance(o, ConflictsLeft) and o.count or isinstance(o, PackageUpdate)
+               and o.status is PackageStatus.CONFLICTED for o in found)  # a fleet's package conflicted
+    return CONFLICTS_LEFT if left else 0
 
 
 @settings(max_examples=400, deadline=None)
@@ -163,3 +169,22 @@ def test_conflicts_output_json_lists_each_marker(found: list[MarkerOutcome]) -> 
     assert [{k: v for k, v in m.items() if k in ("local", "upstream", "origin")} for m in listed] == \
         [m.values for m in found]
     assert render.marker_lines(found).count("\n") == len(found)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(KINDS[Kind.PACKAGE] | messages, max_size=5), st.builds(FleetScope, texts, texts, counts, st.integers(1, 64), st.just((0,))),
+       st.sampled_from([State.WRITTEN, State.DRY_RUN]))
+def test_a_fleet_report_renders_as_its_own_document(found: list[Outcome], scope: FleetScope, state: State) -> None:
+    """A fleet update's report: the FleetUpdateReport document (valid against the same schema), its totals and
+    exit code from its packages, a Markdown row per package, its totals as the last stderr line."""
+    report = Report("update", "roots", state)
+    report.fleet = scope
+    report.extend(found)
+    document = json.loads(render.report_json(report))
+    assert errors(document, SCHEMA) == []
+    packages = [o for o in found if isinstance(o, PackageUpdate)]
+    assert [p["path"] for p in document["packages"]] == [p.path for p in packages]
+    assert document["totals"]["packages"] == len(packages) == sum(document["totals"][s.value] for s in PackageStatus)
+    assert document["exitCode"] == expected_exit_code(found) and document["dryRun"] is (state is State.DRY_RUN)
+    assert render.report_markdown(report).count("\n| `") >= len(packages)
+    assert render.lines(report)[-1] == f"{report.prog}: {render.fleet_totals(report)}"

@@ -173,6 +173,7 @@ def test_the_entry_point_table_covers_every_command() -> None:
     from krm_merge import cli
 
     # recover and check read no YAML: they finish, drop or look for a journal of renames
-    # (tests/reliability/test_transactions.py, test_git_check.py).
-    assert {e.split()[0] for e in ENTRY_POINTS} - {"function"} == set(cli.SUBCOMMANDS) - {"recover", "check"}
+    # (tests/reliability/test_transactions.py, test_git_check.py); report reads JSON fleet reports, size-bounded
+    # and depth-checked (tests/fleet/test_report.py).
+    assert {e.split()[0] for e in ENTRY_POINTS} - {"function"} == set(cli.SUBCOMMANDS) - {"recover", "check", "report"}
 

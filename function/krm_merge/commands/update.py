@@ -25,15 +25,15 @@ under ``--conflicts fail``.  With ``--pull-request`` the change then goes up for
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse (see parse_args)
     import argparse
-    from collections.abc import Iterator
 
-from krm_merge import txn
+from krm_merge import registry, txn
 from krm_merge.change.settings import Settings, SettingsError
 from krm_merge.commands.pull_request import OPTION_DEFAULTS, PullRequestStep, add_options, settings_from_args
 from krm_merge.kptfile.document import STRATEGIES
@@ -41,7 +41,7 @@ from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import ConflictsLeft, message
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
 from krm_merge.update import ledger
-from krm_merge.update.git import plan_git_update
+from krm_merge.update.git import GitVersions, plan_git_update
 from krm_merge.update.plan import UpdatePlan, apply_plan
 from krm_merge.upstream.git import split_package_ref
 from krm_merge.yaml.load import collecting_duplicate_keys
@@ -57,6 +57,8 @@ DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
     "fallback_keys": None, "no_recursive": False, "accept_upstream_strategy": False, "dry_run": False,
     "results": None, "report": None, **OPTION_DEFAULTS,
+    # the fleet form (update ROOT... --upstream REPO[/DIRECTORY] --ref REF): krm_merge.commands.fleet
+    "roots": (), "ref": None, "match": None, "jobs": None, "shard": None, "shard_count": None,
 }
 """Every option's value when it is not given: the parser's defaults and the plain form's, one table."""
 
@@ -74,9 +76,22 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update).")
     p.add_argument("package", metavar="PKG[@REF]",
                    help="the local package directory (updated in place); @REF: the upstream branch, tag or commit "
-                        "(default: upstream.git.ref of its Kptfile)")
+                        "(default: upstream.git.ref of its Kptfile); with --ref: a ROOT of a fleet update")
+    p.add_argument("roots", nargs="*", metavar="ROOT", help="with --ref: more roots of a fleet update")
     p.add_argument("--origin", metavar="DIR", help="the upstream version local was fetched from (a directory; with --upstream)")
-    p.add_argument("--upstream", metavar="DIR", help="the new upstream version (a directory; with --origin)")
+    p.add_argument("--upstream", metavar="DIR | REPO[/DIRECTORY]",
+                   help="the new upstream version (a directory; with --origin); with --ref: the repository "
+                        "(and package directory) whose consumers a fleet update moves")
+    fleet = p.add_argument_group(
+        "fleet update", "update ROOT... --upstream REPO[/DIRECTORY] --ref REF: every package under the roots whose "
+        "Kptfile's upstream.git names that repository (and directory), each in its own transaction (docs/fleet.md)")
+    fleet.add_argument("--ref", metavar="REF", help="the branch, tag or commit to move every selected package to")
+    fleet.add_argument("--match", metavar="GLOB", help="only packages whose path below its root matches GLOB")
+    fleet.add_argument("--jobs", metavar="N", type=int, help="packages updated at once (default: the number of CPUs)")
+    fleet.add_argument("--shard", metavar="I/N", help="only share I (0 to N-1) of N of the selected packages "
+                       "(default: JOB_COMPLETION_INDEX of KRM_MERGE_SHARDS or --shard-count, when set)")
+    fleet.add_argument("--shard-count", metavar="N", type=int,
+                       help="the number of shards, with the index from JOB_COMPLETION_INDEX (default: KRM_MERGE_SHARDS)")
     p.add_argument("--strategy", choices=STRATEGIES,
                    help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
     p.add_argument("--conflicts", choices=POLICIES,
@@ -112,12 +127,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace | SimpleNamespace:
     """
     if len(argv) == 1 and not argv[0].startswith("-"):
         return SimpleNamespace(package=argv[0], **DEFAULTS)
-    return parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if args.roots and args.ref is None:
+        p.error("several packages are a fleet update: give --upstream REPO[/DIRECTORY] --ref REF")
+    return args
 
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = parse_args(argv)
+    if args.ref is not None:
+        # The fleet form, loaded by name only when used (the registry's one lazy edge): the
+        # plain `update PKG[@REF]` never imports its worker pool, sharding or report.
+        fleet = registry.load_command("fleet")
+        assert fleet is not None, "krm_merge.commands.fleet is part of krm-merge"
+        return fleet.main(argv)
     if (args.origin is None) != (args.upstream is None):
         return render.usage_error(PROG, "--origin and --upstream go together")
     if args.report and args.report[0] not in render.FORMATS:
@@ -127,21 +152,45 @@ def main(argv: list[str]) -> int:
     except SettingsError as err:
         return render.usage_error(PROG, str(err))
     report = Report("update", args.package)
+    done = update_package(args, report, settings=settings)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    diff = report.guard(lambda: _locked_update(args, report, settings)) or ()
-    return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
+    return render.finish(report, results_file=args.results, report_to=args.report,
+                         document=done.diff if done is not None else ())
+
+
+class Updated(NamedTuple):
+    """What one package's update planned, and a dry run's diff (made file by file as it is printed; empty when
+    the plan was written or refused)."""
+
+    plan: UpdatePlan
+    diff: Iterator[str]
+
+
+def update_package(args: argparse.Namespace | SimpleNamespace, report: Report, *, settings: Settings | None = None,
+                   versions: GitVersions | None = None) -> Updated | None:
+    """One package updated as ``krm-merge update`` does it (lock, plan, write), what it did in ``report``; its plan
+    and a dry run's diff (None when an error stopped it: the error is in ``report``).
+
+    ``settings``: ``--pull-request``'s.  ``versions`` says where the git
+    versions come from (a fleet update's shared folders; default: this
+    update's own fetch).  ``args.ref``, when set, is the ref of
+    ``args.package`` (which then holds no ``@REF``).
+    """
+    return report.guard(lambda: _locked_update(args, report, settings, versions))
 
 
 def _package_ref(args: argparse.Namespace | SimpleNamespace) -> tuple[str, str | None]:
     """The package directory, and the upstream ref asked for (None: the Kptfile's, or --origin/--upstream)."""
     if args.origin is not None:
         return str(args.package), None
+    if args.ref:  # a fleet update's package
+        return str(args.package), str(args.ref)
     return split_package_ref(args.package)
 
 
-def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report,
-                   settings: Settings | None) -> Iterator[str]:
-    """Plan and write (or not) under the package lock; a dry run's diff (empty otherwise)."""
+def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, settings: Settings | None,
+                   versions: GitVersions | None) -> Updated:
+    """Plan and write (or not) under the package lock: the plan, and a dry run's diff (empty otherwise)."""
     package, ref = _package_ref(args)
     report.target = package
     report.subject = _subject(package, ref)
@@ -152,14 +201,14 @@ def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report,
         report.extend(message(text, "warning") for text in lock.messages)
         with collecting_duplicate_keys() as duplicates:
             try:
-                planned = _plan(args)
+                planned = _plan(args, versions)
                 recorded = ledger.record(Path(package), planned)  # the ledger's change joins the plan's (docs/merge.md)
             finally:  # said before the error that stopped the plan, if one did
                 # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
                 report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
         report.extend(planned.outcomes)
         report.add_changes(planned.changes)
-        return _write(Path(package), planned, args, report, step, recorded)
+        return Updated(planned, _write(Path(package), planned, args, report, step, recorded))
 
 
 def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNamespace, report: Report,
@@ -211,13 +260,13 @@ def _subject(package: str, ref: str | None) -> str:
     return package + (f" to {ref}" if ref else "")
 
 
-def _plan(args: argparse.Namespace | SimpleNamespace) -> UpdatePlan:
+def _plan(args: argparse.Namespace | SimpleNamespace, versions: GitVersions | None) -> UpdatePlan:
     """The update's plan, from git or from ``--origin``/``--upstream`` directories."""
     if args.origin is None:
-        path, ref = split_package_ref(args.package)
+        path, ref = _package_ref(args)
         return plan_git_update(
             Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-            recursive=not args.no_recursive, files_policy=args.files,
+            recursive=not args.no_recursive, files_policy=args.files, versions=versions,
             accept_upstream_strategy=args.accept_upstream_strategy,
         )
     # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
@@ -229,4 +278,5 @@ def _plan(args: argparse.Namespace | SimpleNamespace) -> UpdatePlan:
     )
 
 
-__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "main", "parse_args", "parser"]
+__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "Updated", "main", "parse_args", "parser",
+           "update_package"]

@@ -41,6 +41,7 @@ class Kind(Enum):
     RESOLVED = "resolved"  # a marked conflict decided (resolve)
     CONFLICTS_LEFT = "conflictsLeft"  # conflicts left in the package to decide: exit code 3
     PULL_REQUEST = "pullRequest"  # what --pull-request did: opened, updated, a dry run's preview, the step that failed
+    PACKAGE = "package"  # one package of a fleet update: updated, current, conflicted, failed (its own report inside)
     RESULT = "result"  # a KRM function's own result (run)
     ERROR = "error"  # the command's own messages, by severity
     WARNING = "warning"
@@ -512,6 +513,70 @@ class PullRequestOutcome(NamedTuple):
         return self
 
 
+# --- a fleet update (update ROOT... --upstream REPO --ref REF) --------------------------------
+
+
+class PackageStatus(Enum):
+    """What a fleet update did to one package."""
+
+    UPDATED = "updated"  # written (with --dry-run: would be)
+    CURRENT = "current"  # nothing to change: already at the ref
+    CONFLICTED = "conflicted"  # conflicts left marked, or refused under --conflicts fail: fleet exit code 3
+    FAILED = "failed"  # an error stopped its update (``error`` says which)
+
+
+class Version(NamedTuple):
+    """A package's upstream version: the ref kpt locks and its commit."""
+
+    ref: str
+    commit: str
+
+
+class PackageUpdate(NamedTuple):
+    """One package of a fleet update, as its single update (``krm-merge update PATH@REF``) ended.
+
+    ``code``: that update's exit code; ``before``/``after``: the version it
+    was locked at and the one it moves to; ``files``/``conflicts``: the files
+    it changed and the conflicts it found; ``report``: its own JSON report
+    (:func:`krm_merge.outcomes.render.report_document`: every outcome of its
+    update; None when no update ran).
+    """
+
+    path: str
+    status: PackageStatus
+    code: int
+    before: Optional[Version] = None
+    after: Optional[Version] = None
+    error: str = ""
+    files: int = 0
+    conflicts: int = 0
+    report: Optional[dict[str, Any]] = None
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.PACKAGE
+
+    @property
+    def severity(self) -> str:
+        if self.status is PackageStatus.FAILED:
+            return "error"
+        return "warning" if self.status is PackageStatus.CONFLICTED else "info"
+
+    def within(self, folder: str) -> "PackageUpdate":
+        return self._replace(path=f"{folder}/{self.path}")
+
+
+class FleetScope(NamedTuple):
+    """What a fleet update's report covers: the upstream and ref, how many packages the roots held that track it,
+    and the shards (``count``) whose packages it reports (``reported``: their indices)."""
+
+    upstream: str
+    ref: str
+    selected: int
+    count: int = 1
+    reported: tuple[int, ...] = (0,)
+
+
 # --- messages ------------------------------------------------------------------------------
 
 
@@ -555,7 +620,7 @@ class FunctionResult(NamedTuple):
 
 Outcome = Union[ResourceOutcome, ConflictOutcome, FileChanged, FileMerged, FileKept, FileSkipped, LinkRefused,
                 MarkerShaped, FieldSet, MarkerOutcome, UnrecordedMarker, Resolved, ConflictsLeft, PullRequestOutcome,
-                Message, FunctionResult]
+                PackageUpdate, Message, FunctionResult]
 """Any typed outcome."""
 
 
@@ -566,7 +631,7 @@ def message(text: str, severity: str = "warning", file: Optional[str] = None) ->
 
 __all__ = [
     "Action", "ConflictOutcome", "ConflictsLeft", "Decision", "FieldSet", "FileAction", "FileChanged", "FileKept",
-    "FileMerged", "FileSkipped", "FunctionResult", "KeptReason", "Kind", "LinkRefused", "MarkerOutcome",
-    "MarkerShaped", "Message", "Outcome", "PREVIEW_ACTIONS", "PullRequestAction", "PullRequestOutcome", "Reason",
-    "RefusedEntry", "Region", "Resolved", "ResourceOutcome", "SkipReason", "UnrecordedMarker", "message",
+    "FileMerged", "FileSkipped", "FleetScope", "FunctionResult", "KeptReason", "Kind", "LinkRefused", "MarkerOutcome",
+    "MarkerShaped", "Message", "Outcome", "PREVIEW_ACTIONS", "PackageStatus", "PackageUpdate", "PullRequestAction", "PullRequestOutcome", "Reason",
+    "RefusedEntry", "Region", "Resolved", "ResourceOutcome", "SkipReason", "UnrecordedMarker", "Version", "message",
 ]

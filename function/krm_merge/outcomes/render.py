@@ -36,11 +36,12 @@ from krm_merge.krm import yamlio
 from krm_merge.krm.results import ResourceRef, Result, Results, failure
 
 from .kinds import (
-    PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept,
-    FileMerged, FileSkipped, FunctionResult, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
-    PullRequestAction, PullRequestOutcome, Resolved, ResourceOutcome, UnrecordedMarker,
+    PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, FieldSet, FileChanged, FileKept,
+    FileMerged, FileSkipped, FleetScope, FunctionResult, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
+    PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Resolved, ResourceOutcome, UnrecordedMarker,
+    Version,
 )
-from .report import Report, State
+from .report import Report, State, conflicts_found, files_changed, not_merged
 from .words import (
     ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, SIDES, Said, marker_text,
     said, text, value_text,
@@ -71,9 +72,10 @@ def line(prog: str | None, item: Said) -> str:
 def lines(report: Report, quiet: bool = False) -> list[str]:
     """Every stderr line of a report: one per thing its outcomes say, in order, then its summary lines.
 
-    ``quiet`` leaves out the summary of a run that was not stopped (``run --quiet``).
+    ``quiet`` leaves out the summary of a run that was not stopped (``run --quiet``).  Outcomes already said
+    as they happened (:func:`say_now`) are not said again.
     """
-    out = [line(report.prog, item) for o in report.outcomes if not _undone(report, o)
+    out = [line(report.prog, item) for o in report.outcomes[report.said:] if not _undone(report, o)
            for item in said(o) if item.label is not None]
     if quiet and report.state is not State.NOT_WRITTEN:  # a refusal to write is said, quiet or not
         return out
@@ -121,15 +123,10 @@ def _resources_line(report: Report) -> list[str]:
     return ["resources: " + ("; ".join(parts) if parts else "none")]
 
 
-def _files_changed(report: Report) -> int:
-    """The files a report's change set writes or deletes (folders removed are not counted)."""
-    return sum(1 for o in report.outcomes if isinstance(o, FileChanged) and o.action is not FileAction.DIRECTORY_REMOVED)
-
-
 def _update_summary(report: Report) -> list[str]:
     if report.state is State.FAILED:
         return []  # the error says it
-    changed = _files_changed(report)
+    changed = files_changed(report.outcomes)
     merged = [o for o in report.outcomes if isinstance(o, FileMerged)]
     files_merged = _files_merged(merged)
     if report.state is State.WRITTEN:
@@ -137,8 +134,7 @@ def _update_summary(report: Report) -> list[str]:
     if report.state is State.DRY_RUN:
         return [f"dry run: {changed} file(s) of {report.target} would change{files_merged}; nothing written",
                 *_resources_line(report)]
-    failed = sum(1 for o in report.outcomes if isinstance(o, ConflictOutcome) and o.decision is Decision.NOT_MERGED)
-    failed += sum(len(o.regions) for o in merged if o.decision is Decision.NOT_MERGED)
+    failed = not_merged(report.outcomes)
     return [f"{failed} conflicting field(s); nothing written"] if failed else []
 
 
@@ -204,6 +200,8 @@ SUMMARIES: dict[str, Callable[[Report], list[str]]] = {
 
 def summary_lines(report: Report) -> list[str]:
     """The lines that end a command's stderr: what it did, in numbers."""
+    if report.fleet is not None:
+        return [fleet_totals(report)]
     summarize = SUMMARIES.get(report.command)
     return summarize(report) if summarize is not None else []
 
@@ -213,6 +211,8 @@ def title(report: Report) -> str:
     others name the command and status."""
     if report.command == "promote" and report.state in (State.WRITTEN, State.DRY_RUN):
         return f"promote: {_promoted(report)}"
+    if report.fleet is not None:
+        return f"krm-merge fleet update: {report.fleet.upstream} to {report.fleet.ref}"
     if report.command == "update" and report.state in (State.WRITTEN, State.DRY_RUN):
         return f"krm-merge update {report.subject or report.target}: {_updated(report)}"
     return f"krm-merge {report.command}: {STATUS_WORDS[report.state]}"
@@ -220,9 +220,8 @@ def title(report: Report) -> str:
 
 def _updated(report: Report) -> str:
     """What an update changed, in numbers: ``3 file(s) changed, 1 conflict(s)`` (diff3 regions count as conflicts)."""
-    conflicts = sum(1 for o in report.outcomes if isinstance(o, ConflictOutcome))
-    conflicts += sum(len(o.regions) for o in report.outcomes if isinstance(o, FileMerged))
-    return f"{_files_changed(report)} file(s) changed" + (f", {conflicts} conflict(s)" if conflicts else "")
+    conflicts = conflicts_found(report.outcomes)
+    return f"{files_changed(report.outcomes)} file(s) changed" + (f", {conflicts} conflict(s)" if conflicts else "")
 
 
 STATUS_WORDS = {
@@ -272,6 +271,10 @@ def _payload(o: Outcome) -> dict[str, Any]:
         return {"package": o.package, "count": o.count, "regions": o.regions, "earlier": o.earlier}
     if isinstance(o, PullRequestOutcome):
         return {**pull_request_entry(o), "files": o.files, "commitMessage": o.message}
+    if isinstance(o, PackageUpdate):
+        return {"path": o.path, "status": o.status.value, "exitCode": o.code, "from": _version(o.before),
+                "to": _version(o.after), "filesChanged": o.files, "conflicts": o.conflicts, "error": o.error,
+                "update": o.report}
     return {"result": o.result.to_dict()}
 
 
@@ -294,9 +297,16 @@ def outcome_document(outcome: Outcome) -> dict[str, Any]:
     return {"kind": outcome.kind.value, "severity": outcome.severity, "message": text(outcome), **_payload(outcome)}
 
 
+def _version(version: Version | None) -> dict[str, str] | None:
+    return {"ref": version.ref, "commit": version.commit} if version is not None else None
+
+
 def report_document(report: Report) -> dict[str, Any]:
     """The JSON report (``docs/report.schema.json``): what ran, its status and exit code, every outcome, and
-    ``pullRequest`` (what ``--pull-request`` did) when one was asked for."""
+    ``pullRequest`` (what ``--pull-request`` did) when one was asked for; a fleet update's is its own document
+    (:func:`fleet_document`)."""
+    if report.fleet is not None:
+        return fleet_document(report, report.fleet)
     pull_requests = [o for o in report.outcomes if isinstance(o, PullRequestOutcome)]
     pull_request = {"pullRequest": pull_request_entry(pull_requests[-1])} if pull_requests else {}
     return {
@@ -310,6 +320,41 @@ def report_document(report: Report) -> dict[str, Any]:
         "summary": summary_lines(report),
         "outcomes": [outcome_document(o) for o in report.outcomes],
         **pull_request,
+    }
+
+
+# --- a fleet update's report ---------------------------------------------------------------
+
+FLEET_KIND = "FleetUpdateReport"
+"""The fleet document's ``kind`` (its ``apiVersion`` is :data:`REPORT_API_VERSION`, its schema the same file's)."""
+
+
+def _packages(report: Report) -> list[PackageUpdate]:
+    return [o for o in report.outcomes if isinstance(o, PackageUpdate)]
+
+
+def _totals(report: Report) -> dict[str, int]:
+    packages = _packages(report)
+    return {"packages": len(packages), **{s.value: sum(1 for p in packages if p.status is s) for s in PackageStatus}}
+
+
+def fleet_totals(report: Report) -> str:
+    """A fleet update's totals in one line (its last stderr line): ``6 package(s): 3 updated, 1 current, ...``."""
+    totals = _totals(report)
+    return (f"{totals['packages']} package(s): " + ", ".join(f"{totals[s.value]} {s.value}" for s in PackageStatus)
+            + (" (dry run: nothing written)" if report.state is State.DRY_RUN else ""))
+
+
+def fleet_document(report: Report, scope: FleetScope) -> dict[str, Any]:
+    """A fleet update's JSON report (``FleetUpdateReport`` in ``docs/report.schema.json``): its scope, totals and
+    exit code, one entry per package (with that package's own report), and the run's own messages."""
+    return {
+        "apiVersion": REPORT_API_VERSION, "kind": FLEET_KIND, "upstream": scope.upstream, "ref": scope.ref,
+        "dryRun": report.state is State.DRY_RUN, "selected": scope.selected,
+        "shards": {"count": scope.count, "reported": sorted(scope.reported)},
+        "totals": _totals(report), "exitCode": report.exit_code,
+        "packages": [outcome_document(p) for p in _packages(report)],
+        "messages": [outcome_document(o) for o in report.outcomes if not isinstance(o, PackageUpdate)],
     }
 
 
@@ -338,6 +383,19 @@ def _label(resource: ResourceRef | None) -> str:
 
 Row = Callable[[Any], list[str]]
 
+PACKAGE_COLUMNS = ("package", "status", "from", "to", "files changed", "conflicts")
+
+
+def _package_row(p: PackageUpdate) -> list[str]:
+    return [_code(p.path), p.status.value, _cell(p.before.ref if p.before else ""), _cell(p.after.ref if p.after else ""),
+            str(p.files), str(p.conflicts)]
+
+
+def _table(columns: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    """A Markdown table, then a blank line."""
+    return ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns), *("| " + " | ".join(r) + " |" for r in rows),
+            ""]
+
 # (kind, section title, column headings, one row per outcome); kinds without a table are listed as bullets.
 TABLES: list[tuple[Kind, str, tuple[str, ...], Row]] = [
     (Kind.FILE_CHANGED, "Files", ("file", "change"), lambda o: [_code(o.path), FILE_ACTION_WORDS[o.action]]),
@@ -360,6 +418,7 @@ TABLES: list[tuple[Kind, str, tuple[str, ...], Row]] = [
     (Kind.RESOLVED, "Conflicts resolved", ("file", "line", "resource", "field", "took"),
      lambda o: [_code(o.marker.file), str(o.marker.line), _cell(o.marker.resource) or "—",
                 _code(o.marker.field) if o.marker.field else "—", o.take]),
+    (Kind.PACKAGE, "Packages", PACKAGE_COLUMNS, _package_row),
 ]
 BULLETS: list[tuple[tuple[Kind, ...], str]] = [
     ((Kind.ERROR,), "Errors"),
@@ -370,18 +429,38 @@ BULLETS: list[tuple[tuple[Kind, ...], str]] = [
 ]
 
 
+def fleet_markdown(report: Report, scope: FleetScope) -> str:
+    """A fleet update's Markdown report (a CI job summary): totals, a row per package, each conflicted package's
+    conflicts, each failed package's error, the run's own errors."""
+    shards = f"; shards {', '.join(map(str, sorted(scope.reported)))} of {scope.count}" if scope.count > 1 else ""
+    out = [f"## krm-merge fleet update: {_code(scope.upstream)} to {_code(scope.ref)}", "",
+           _cell(fleet_totals(report)) + shards + ".", ""]
+    out += [f"- **{_cell(text(o))}**" for o in report.outcomes if o.severity == "error" and not isinstance(o, PackageUpdate)]
+    packages = _packages(report)
+    if packages:
+        out += _table(PACKAGE_COLUMNS, [_package_row(p) for p in packages])
+    for p in packages:
+        if p.status is PackageStatus.CONFLICTED and p.report is not None:
+            said_there = [o.get("message", "") for o in p.report.get("outcomes", []) if o.get("kind") == "conflict"]
+            out += [f"### Conflicts in {_code(p.path)}", "", *(f"- {_cell(m)}" for m in said_there), ""]
+    failed = [p for p in packages if p.status is PackageStatus.FAILED]
+    if failed:
+        out += ["### Failed", "", *(f"- {_code(p.path)}: {_cell(p.error)}" for p in failed), ""]
+    return "\n".join(out)
+
+
 def report_markdown(report: Report) -> str:
-    """The Markdown report (a pull request body): title, summary, a table per kind of outcome, then the messages."""
+    """The Markdown report (a pull request body): title, summary, a table per kind of outcome, then the messages;
+    a fleet update's is its own (:func:`fleet_markdown`)."""
+    if report.fleet is not None:
+        return fleet_markdown(report, report.fleet)
     out = [f"## {_cell(title(report))}", ""]
     for summary in summary_lines(report):
         out += [_cell(summary), ""]
     for kind, heading, columns, row in TABLES:
         found = report.of(kind)
-        if not found:
-            continue
-        out += [f"### {heading}", "", "| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
-        out += ["| " + " | ".join(row(o)) + " |" for o in found]
-        out.append("")
+        if found:
+            out += [f"### {heading}", "", *_table(columns, [row(o) for o in found])]
     for kinds, heading in BULLETS:
         found = [o for o in report.outcomes if o.kind in kinds]
         if found:
@@ -443,6 +522,18 @@ def write_report(fmt: str, path: str, report: Report, stdout: TextIO | None = No
     files.write_file_atomic(path, data)  # a reader of the report never sees half of it
 
 
+def say_now(report: Report, stderr: TextIO | None = None) -> None:
+    """Say the outcomes not said yet on stderr, now (a long run's progress: a fleet update's package lines as each
+    package's update ends); :func:`lines` then leaves them out."""
+    out = stderr or sys.stderr
+    for o in report.outcomes[report.said:]:
+        for item in said(o):
+            if item.label is not None:
+                out.write(line(report.prog, item) + "\n")
+    out.flush()
+    report.said = len(report.outcomes)
+
+
 def emit(report: Report, stderr: TextIO | None = None, quiet: bool = False) -> None:
     """Write the report's stderr lines (:func:`lines`)."""
     out = stderr or sys.stderr
@@ -491,6 +582,7 @@ def usage_error(prog: str, message: str) -> int:
 __all__ = [
     "BULLETS", "FORMATS", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
     "emit", "finish", "function_results", "interrupted", "line", "lines", "marker_lines", "marker_list", "outcome_document",
-    "pull_request_entry", "pull_request_lines", "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "summary_lines",
-    "title", "usage_error", "write_report", "write_results",
+    "pull_request_entry", "pull_request_lines", "FLEET_KIND", "fleet_document", "fleet_markdown", "fleet_totals",
+    "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "say_now",
+    "summary_lines", "title", "usage_error", "write_report", "write_results",
 ]

@@ -20,7 +20,10 @@ from krm_merge.krm.results import failure
 if TYPE_CHECKING:  # the SDK's function path builds no report: it must not load the package writer
     from krm_merge.krm.pkgio import ChangeSet
 
-from .kinds import ConflictsLeft, FileAction, FileChanged, Kind, Message, Outcome
+from .kinds import (
+    ConflictOutcome, ConflictsLeft, Decision, FileAction, FileChanged, FileMerged, FleetScope, Kind, Message, Outcome,
+    PackageStatus, PackageUpdate,
+)
 from .words import interrupted
 
 T = TypeVar("T")
@@ -43,11 +46,16 @@ class Report:
     """One command run: ``command`` (``update``), ``target`` (the package or folder), outcomes in order, and state.
 
     ``subject`` says what the run was asked for, where the outcomes alone do
-    not (promote: the promotions).  A plain class with ``__slots__``, not a
-    dataclass (start-up, issue 24).
+    not (promote: the promotions).  ``fleet`` is set for a fleet update's
+    report (its outcomes are :class:`~.kinds.PackageUpdate`s and messages;
+    the renderer writes the fleet document); ``said`` counts the first outcomes
+    already said on stderr as they happened (a fleet update's progress,
+    :func:`krm_merge.outcomes.render.say_now`).  A plain class with
+    ``__slots__``, not a dataclass (start-up, issue 24).
     """
 
-    __slots__ = ("command", "target", "outcomes", "state", "subject", "items_changed", "signal", "_prog")
+    __slots__ = ("command", "target", "outcomes", "state", "subject", "items_changed", "fleet", "said", "signal",
+                 "_prog")
 
     def __init__(self, command: str, target: str = "", state: State = State.READ_ONLY, prog: str = "") -> None:
         self.command = command
@@ -57,6 +65,8 @@ class Report:
         self.state = state
         self.subject = ""
         self.items_changed = 0  # run: the items the function changed (its summary line counts them)
+        self.fleet: FleetScope | None = None
+        self.said = 0
         self.signal: int | None = None  # the termination signal that stopped the run (see guard)
 
     @property
@@ -85,6 +95,7 @@ class Report:
         copy.outcomes = [*self.outcomes, *more]
         copy.subject = self.subject
         copy.items_changed = self.items_changed
+        copy.fleet = self.fleet
         return copy
 
     def of(self, kind: Kind) -> list[Outcome]:
@@ -135,13 +146,35 @@ def changed_files(changes: ChangeSet) -> list[Outcome]:
 
 
 def exit_code(outcomes: Iterable[Outcome]) -> int:
-    """1 when any outcome is an error; :data:`CONFLICTS_LEFT` (3) when conflicts are left to decide; else 0."""
+    """1 when any outcome is an error; :data:`CONFLICTS_LEFT` (3) when conflicts are left to decide (a fleet
+    update: a package conflicted); else 0."""
     found = list(outcomes)
     if any(o.severity == "error" for o in found):
         return 1
-    if any(isinstance(o, ConflictsLeft) and o.count for o in found):
+    if any(isinstance(o, ConflictsLeft) and o.count
+           or isinstance(o, PackageUpdate) and o.status is PackageStatus.CONFLICTED for o in found):
         return CONFLICTS_LEFT
     return 0
 
 
-__all__ = ["CONFLICTS_LEFT", "Report", "State", "changed_files", "exit_code"]
+def files_changed(outcomes: Iterable[Outcome]) -> int:
+    """The files a command's change set writes or deletes (folders removed are not counted)."""
+    return sum(1 for o in outcomes if isinstance(o, FileChanged) and o.action is not FileAction.DIRECTORY_REMOVED)
+
+
+def conflicts_found(outcomes: Iterable[Outcome]) -> int:
+    """The conflicts an update found, however decided: fields changed on both sides and diff3 regions."""
+    found = list(outcomes)
+    return (sum(1 for o in found if isinstance(o, ConflictOutcome))
+            + sum(len(o.regions) for o in found if isinstance(o, FileMerged)))
+
+
+def not_merged(outcomes: Iterable[Outcome]) -> int:
+    """The conflicting fields and diff3 regions that stopped an update (``--conflicts fail``, a rule's fail)."""
+    found = list(outcomes)
+    fields = sum(1 for o in found if isinstance(o, ConflictOutcome) and o.decision is Decision.NOT_MERGED)
+    return fields + sum(len(o.regions) for o in found if isinstance(o, FileMerged) and o.decision is Decision.NOT_MERGED)
+
+
+__all__ = ["CONFLICTS_LEFT", "Report", "State", "changed_files", "conflicts_found", "exit_code", "files_changed",
+           "not_merged"]

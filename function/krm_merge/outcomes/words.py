@@ -18,7 +18,7 @@ from krm_merge.krm.values import render_value
 from .kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
     FileSkipped, FunctionResult, KeptReason, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
-    PREVIEW_ACTIONS, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Resolved, ResourceOutcome, SkipReason,
+    PREVIEW_ACTIONS, PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Resolved, ResourceOutcome, SkipReason,
     UnrecordedMarker,
 )
 
@@ -209,6 +209,20 @@ def _pull_request_text(o: PullRequestOutcome) -> str:
     return f"{noun} {PULL_REQUEST_VERBS[o.action]}: {o.branch} into {o.base} (commit {str(o.commit)[:12]})"
 
 
+def _package_text(o: PackageUpdate) -> str:
+    """A fleet update's line for one package: ``clusters/east: updated to v3 (1a2b3c4d5e6f): 2 file(s) changed``."""
+    to = f" to {o.after.ref} ({o.after.commit[:12]})" if o.after is not None else ""
+    if o.status is PackageStatus.UPDATED:
+        return f"{o.path}: updated{to}: {o.files} file(s) changed"
+    if o.status is PackageStatus.CURRENT:
+        return f"{o.path}: current{to}"
+    if o.status is PackageStatus.CONFLICTED:
+        how = ("marked '# krm-merge:conflict', the rest written: see krm-merge conflicts" if o.code == 3
+               else "nothing written")
+        return f"{o.path}: conflicted{to}: {o.conflicts} conflict(s), {how}"
+    return f"{o.path}: failed: {o.error}"
+
+
 def _result_text(o: FunctionResult) -> str:
     return o.result.display()
 
@@ -317,6 +331,11 @@ def _pull_request_says(o: PullRequestOutcome) -> list[Said]:
     return [*notes, Said(label, Result(_pull_request_text(o), o.severity))]
 
 
+def _package_says(o: PackageUpdate) -> list[Said]:
+    # the status is in the words: no label (its severity still fails or conflicts the fleet)
+    return [Said("", Result(_package_text(o), o.severity, file=File(o.path)))]
+
+
 def _result_says(o: FunctionResult) -> list[Said]:
     return [Said("", o.result, o.result.display())]
 
@@ -367,6 +386,7 @@ WORDS: dict[type, Words] = {
     Resolved: Words(_resolved_text, _resolved_says),
     ConflictsLeft: Words(_left_text, _left_says),
     PullRequestOutcome: Words(_pull_request_text, _pull_request_says),
+    PackageUpdate: Words(_package_text, _package_says),
     FunctionResult: Words(_result_text, _result_says),
     Message: Words(_message_text, _message_says),
 }

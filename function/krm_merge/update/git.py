@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
@@ -76,6 +77,52 @@ class Recursion:
             raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
 
 
+class Trees(NamedTuple):
+    """The two versions of one package update, as folders read in place (links already pruned)."""
+
+    origin: Path  # empty without a lock (kpt: everything counts as added upstream)
+    upstream: Path
+    links: list[Outcome]  # what pruning the upstream folder deleted (LinkRefused), said before the merge's outcomes
+    planner: Callable[..., UpdatePlan]  # the merge's planner, loaded while the versions were read
+
+
+class GitVersions:
+    """Where an update's origin and upstream versions come from: resolved and read from a git cache.
+
+    The update asks this object twice per package (:meth:`resolve`, then
+    :meth:`trees` unless the package is already at the commit), so a caller
+    that has already resolved, fetched and read the versions of many
+    packages (:mod:`krm_merge.fleet.versions`) hands the same folders to
+    each of them by overriding these two methods.  This default does it for
+    one update: every tree read afresh from git's objects into a temporary folder.
+    """
+
+    def __init__(self, cache: GitCache) -> None:
+        self.cache = cache
+
+    def resolve(self, target: GitUpstream) -> tuple[str, str]:
+        """(the ref kpt locks, its commit) for ``target`` (:meth:`GitCache.resolve_package_ref`)."""
+        return self.cache.resolve_package_ref(target.repo, target.directory, target.ref)
+
+    @contextmanager
+    def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,
+              budget: files.Budget | None = None) -> Iterator[Trees]:
+        """Origin (``lock``'s commit) and upstream (``commit`` of ``target``) read, for the ``with`` block; each
+        tree's files and bytes charged to ``budget`` (the update's) before any file is written."""
+        with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
+            origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
+            origin_dir.mkdir()
+            # without a lock kpt's origin is empty: everything counts as added upstream
+            plan_update = self.cache.read_versions(
+                ([Version(lock.repo, lock.commit, lock.directory, origin_dir, "origin")] if lock is not None else [])
+                + [Version(target.repo, commit, target.directory, upstream_dir, "upstream")],
+                meanwhile=_merge_planner, budget=budget)  # charged from git's trees and object headers
+            # Our own extraction: links are deleted in place instead of copying the rest.
+            pkgio.prune_untrusted(origin_dir, "origin")
+            links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
+            yield Trees(origin_dir, upstream_dir, links, plan_update)
+
+
 def _describe(key: UpstreamKey) -> str:
     repo, directory, ref = key
     return f"{repo}{directory}@{ref}"
@@ -84,13 +131,13 @@ def _describe(key: UpstreamKey) -> str:
 class _Options:
     """What the user asked of the whole update, the same at every level of the recursion."""
 
-    __slots__ = ("conflicts", "fallback_keys", "cache", "files_policy", "accept_upstream_strategy")
+    __slots__ = ("conflicts", "fallback_keys", "versions", "files_policy", "accept_upstream_strategy")
 
-    def __init__(self, conflicts: str, fallback_keys: str | None, cache: GitCache, files_policy: str,
+    def __init__(self, conflicts: str, fallback_keys: str | None, versions: GitVersions, files_policy: str,
                  accept_upstream_strategy: bool) -> None:
         self.conflicts = conflicts
         self.fallback_keys = fallback_keys
-        self.cache = cache
+        self.versions = versions
         self.files_policy = files_policy
         self.accept_upstream_strategy = accept_upstream_strategy
 
@@ -106,6 +153,7 @@ def plan_git_update(
     recursive: bool = True,
     files_policy: str = "keep-local",
     accept_upstream_strategy: bool = False,
+    versions: GitVersions | None = None,
 ) -> UpdatePlan:
     """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
 
@@ -127,15 +175,17 @@ def plan_git_update(
     ``updateStrategy``) is not used for it and, unless
     ``accept_upstream_strategy`` (kpt's behaviour), not recorded either: the
     Kptfile keeps the user's, and a result says what upstream proposes.
+    ``versions`` says where the two versions come from (default: read from
+    ``cache``; a fleet update's shared folders).
     """
-    cache = cache or GitCache()
-    cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
-    options = _Options(conflicts, fallback_keys, cache, files_policy, accept_upstream_strategy)
+    versions = versions or GitVersions(cache or GitCache())
+    versions.cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
+    options = _Options(conflicts, fallback_keys, versions, files_policy, accept_upstream_strategy)
     where = str(local / "Kptfile")
     kptfile_text, upstream, lock = read_package_kptfile(local, where)
-    walk = Recursion().enter((upstream.repo, _clean(upstream.directory), ref or upstream.ref), where)
+    walk = Recursion().enter((upstream.repo, clean_directory(upstream.directory), ref or upstream.ref), where)
     plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, options.conflicts,
-                                 options.fallback_keys, cache, files_policy, walk.budget, strategy)
+                                 options.fallback_keys, versions, files_policy, walk.budget, strategy)
     if not recursive or not _has_remote_subpackages(local, plan):
         return plan
     # kpt updates remote subpackages one after the other, each on the result of the
@@ -171,15 +221,15 @@ def _update_remote_subpackages(
         sub_text, sub_up, sub_lock = read_package_kptfile(package / sub, sub_where)
         follows = (
             sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
-            and _clean(sub_up.directory).startswith(_clean(upstream.directory))
+            and clean_directory(sub_up.directory).startswith(clean_directory(upstream.directory))
         )
         sub_ref, sub_strategy = (ref, strategy) if follows else (None, None)
-        sub_walk = walk.enter((sub_up.repo, _clean(sub_up.directory), sub_ref or sub_up.ref), sub_where)
+        sub_walk = walk.enter((sub_up.repo, clean_directory(sub_up.directory), sub_ref or sub_up.ref), sub_where)
         users_sub = users / sub if users is not None and (users / sub).is_dir() else None
         used, recorded, proposal = _own_strategy(sub_text, users_sub, sub_strategy, options.accept_upstream_strategy,
                                                  f"{sub}/Kptfile")
         sub_plan = _plan_one_git_package(package / sub, sub_text, sub_up, sub_lock, sub_ref, used, options.conflicts,
-                                         options.fallback_keys, options.cache, options.files_policy, walk.budget,
+                                         options.fallback_keys, options.versions, options.files_policy, walk.budget,
                                          recorded)
         apply_plan(package / sub, sub_plan)
         if proposal is not None:
@@ -253,14 +303,15 @@ def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
     return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
 
 
-def _clean(directory: str) -> str:
+def clean_directory(directory: str) -> str:
+    """A package directory of a repository as one spelling: ``pkg``, ``/pkg/`` and ``/pkg`` are ``/pkg``, the root ``/``."""
     return PurePosixPath("/" + directory.strip("/")).as_posix()
 
 
 def _plan_one_git_package(
     local: Path, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
-    strategy: str | None, conflicts: str, fallback_keys: str | None, cache: GitCache, files_policy: str = "keep-local",
-    budget: files.Budget | None = None, recorded: str | None = None,
+    strategy: str | None, conflicts: str, fallback_keys: str | None, versions: GitVersions,
+    files_policy: str = "keep-local", budget: files.Budget | None = None, recorded: str | None = None,
 ) -> UpdatePlan:
     """The update of one package (``strategy``: the one used, else its Kptfile's; ``recorded``: the one its
     Kptfile is left with, else the one it names)."""
@@ -268,26 +319,16 @@ def _plan_one_git_package(
     if not target.ref:
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or update_strategy(kptfile_text) or "resource-merge"
-    lock_ref, commit = cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    lock_ref, commit = versions.resolve(target)
     if effective == "resource-merge" and _at_commit(lock, target, commit):
         # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
         plan = UpdatePlan()
         _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, recorded, lock_ref))
         return plan
-    with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
-        origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
-        origin_dir.mkdir()
-        # without a lock kpt's origin is empty: everything counts as added upstream
-        plan_update = cache.read_versions(
-            ([Version(lock.repo, lock.commit, lock.directory, origin_dir, "origin")] if lock is not None else [])
-            + [Version(target.repo, commit, target.directory, upstream_dir, "upstream")], meanwhile=_merge_planner,
-            budget=budget)  # charged from git's trees and object headers, before any file is written
-        # Our own extraction: links are deleted in place instead of copying the rest.
-        pkgio.prune_untrusted(origin_dir, "origin")
-        links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
-        plan = plan_update(local, origin_dir, upstream_dir, strategy=effective, conflicts=conflicts,
-                           fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
-        plan.outcomes[:0] = links
+    with versions.trees(lock, target, commit, budget) as trees:
+        plan = trees.planner(local, trees.origin, trees.upstream, strategy=effective, conflicts=conflicts,
+                             fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
+        plan.outcomes[:0] = trees.links
     _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, recorded, lock_ref))
     return plan
 
@@ -303,7 +344,8 @@ def _merge_planner() -> Callable[..., UpdatePlan]:
 
 def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:
     """Whether the package is already locked at ``commit`` of the same repository and directory."""
-    return lock is not None and lock.commit == commit and lock.repo == target.repo and _clean(lock.directory) == _clean(target.directory)
+    return (lock is not None and lock.commit == commit and lock.repo == target.repo
+            and clean_directory(lock.directory) == clean_directory(target.directory))
 
 
 def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[str], str]) -> None:
@@ -317,4 +359,5 @@ def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[
         plan.writes.append(pkgio.Write("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
 
 
-__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "Recursion", "plan_git_update"]
+__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "GitVersions", "Recursion", "Trees", "clean_directory",
+           "plan_git_update"]

@@ -1,0 +1,160 @@
+"""``krm-merge update ROOT... --upstream REPO[/DIRECTORY] --ref REF``: every consumer of one package moved at once.
+
+The fleet form of ``update`` (loaded by :func:`krm_merge.commands.update.main`
+when ``--ref`` is given).  It selects the packages under the roots that track
+the upstream (:mod:`krm_merge.fleet.select`), keeps this shard's share
+(:mod:`krm_merge.fleet.shard`), resolves, fetches and extracts the versions
+once for all of them (:mod:`krm_merge.fleet.versions`), and runs each
+package's update — the single ``krm-merge update PATH@REF``, reused, with the
+same options — in worker processes (:mod:`krm_merge.fleet.run`).  Each
+package's update is one outcome of the run's report (:mod:`krm_merge.fleet.report`),
+its line said on stderr as that package ends, the totals last; ``--report``
+writes the fleet report (the package's own update report in each entry),
+``--results`` a result per package.  Exit code: 0 all clean, 3 some package
+conflicted, 1 some failed; 2 for a usage error.
+
+Where a later ``--pull-request`` plugs in: :func:`_update_one` returns each
+package's entry once its transaction is done; a branch and pull request per
+package (or, after :func:`krm_merge.fleet.run.run_all`, per repository) is made
+from there.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import argparse
+
+from krm_merge.commands import update
+from krm_merge.commands.pull_request import settings_from_args
+from krm_merge.errors import KrmMergeError
+from krm_merge.fleet import shard
+from krm_merge.fleet.report import status_of
+from krm_merge.fleet.run import default_jobs, run_all
+from krm_merge.fleet.select import Package, select
+from krm_merge.fleet.versions import Shared, prepare
+from krm_merge.outcomes import render
+from krm_merge.outcomes.kinds import FleetScope, PackageStatus, PackageUpdate, Version, message
+from krm_merge.outcomes.report import Report, State, conflicts_found, files_changed, not_merged
+from krm_merge.txn import Interrupted
+from krm_merge.upstream.git import GitCache
+
+PROG = "krm-merge update"
+USAGE = 2
+
+
+class Done(NamedTuple):
+    """One package's update as it comes back from its worker: its outcome and its dry-run diff."""
+
+    outcome: PackageUpdate
+    diff: str
+
+
+class _UsageError(KrmMergeError):
+    """A fleet option missing or out of place (exit code 2, as argparse's errors)."""
+
+
+def parser() -> argparse.ArgumentParser:
+    """The update command's parser: the fleet form is one of its forms."""
+    return update.parser()
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of the fleet form; returns the exit code."""
+    args = update.parse_args(argv)
+    try:
+        _check_usage(args)
+        which = shard.from_options(args.shard, args.shard_count, os.environ)
+    except (_UsageError, shard.ShardError) as err:
+        return render.usage_error(PROG, str(err))
+    report = Report("update", ", ".join([args.package, *args.roots]))
+    diffs, stopped = report.guard(lambda: _fleet(args, which, report)) or ([], 0)
+    code = render.finish(report, results_file=args.results, report_to=args.report, document=diffs)
+    return 128 + stopped if stopped else code
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    if args.upstream is None:
+        raise _UsageError("a fleet update (--ref) needs --upstream REPO[/DIRECTORY]: the upstream whose consumers move")
+    if args.origin is not None:
+        raise _UsageError("--origin is for one package's update from directories, not for a fleet update (--ref)")
+    if args.report and args.report[0] not in render.FORMATS:
+        raise _UsageError(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    if args.jobs is not None and args.jobs < 1:
+        raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if settings_from_args(args) is not None:
+        raise _UsageError("--pull-request is for one package's update, not (yet) for a fleet update (--ref)")
+
+
+def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report) -> tuple[list[str], int]:
+    """Select, take this shard's share, update each package in a worker: each package's outcome joins ``report``
+    (its line said as it ends).  Returns the dry run's diffs and the signal that stopped the run (0: none)."""
+    roots = [args.package, *args.roots]
+    packages = select(roots, args.upstream, args.match)
+    mine = [p for p in packages if which is None or which.takes(p.key)]
+    index, count = tuple(which) if which is not None else (0, 1)
+    report.fleet = FleetScope(args.upstream, args.ref, len(packages), count, (index,))
+    report.state = State.DRY_RUN if args.dry_run else State.WRITTEN  # each package: its own transaction
+    if not packages:
+        report.add(message(f"no package under {', '.join(roots)} tracks {args.upstream}"))
+    render.say_now(report)
+    jobs = args.jobs or default_jobs()
+    done: dict[int, Done] = {}
+
+    def arrived(index: int, one: Done) -> None:
+        done[index] = one
+        report.add(one.outcome)
+        render.say_now(report)  # a package's line as its update ends
+
+    stopped = 0
+    with tempfile.TemporaryDirectory(prefix="krm-merge-fleet-") as tmp:
+        shared = prepare(mine, args.ref, GitCache(), Path(tmp), jobs)
+        try:
+            run_all(mine, lambda package: _update_one(args, shared, package), jobs=jobs,
+                    lost=lambda package, why: _lost(args, shared, package, why), on_result=arrived)
+        except Interrupted as err:
+            stopped = err.signo
+    # The report lists the packages in selection order, whatever order their updates ended in.
+    finished = [done[i] for i in sorted(done)]
+    report.outcomes[:] = [o for o in report.outcomes if not isinstance(o, PackageUpdate)] + [d.outcome for d in finished]
+    return [f"==> {d.outcome.path} <==\n{d.diff}" for d in finished if d.diff], stopped
+
+
+def _update_one(args: argparse.Namespace, shared: Shared, package: Package) -> Done:
+    """In a worker: ``krm-merge update PATH@REF`` with the fleet's options; its report kept in the package's entry."""
+    one = SimpleNamespace(**{**vars(args), "package": package.path, "roots": (), "upstream": None,
+                             "report": None, "results": None})
+    report = Report("update", package.path)
+    done = update.update_package(one, report, versions=shared.versions())
+    plan = done.plan if done is not None else None
+    code = report.exit_code
+    status = status_of(code, changed=plan is not None and bool(plan.writes), refused=not_merged(report.outcomes))
+    errors = "; ".join(r.message for r in render.results(report) if r.severity == "error")
+    outcome = PackageUpdate(package.path, status, code, _before(package), _after(args, shared, package),
+                            errors if status is PackageStatus.FAILED else "", files_changed(report.outcomes),
+                            conflicts_found(report.outcomes), render.report_document(report))
+    return Done(outcome, "".join(done.diff) if args.dry_run and done is not None else "")
+
+
+def _lost(args: argparse.Namespace, shared: Shared, package: Package, why: str) -> Done:
+    """The result of a package whose worker ended without one."""
+    return Done(PackageUpdate(package.path, PackageStatus.FAILED, 1, _before(package), _after(args, shared, package),
+                              why), "")
+
+
+def _before(package: Package) -> Version | None:
+    lock = package.lock
+    return Version(lock.ref, lock.commit) if lock is not None else None
+
+
+def _after(args: argparse.Namespace, shared: Shared, package: Package) -> Version | None:
+    found = shared.target(package, args.ref)
+    return Version(*found) if found is not None else None
+
+
+__all__ = ["main", "parser"]

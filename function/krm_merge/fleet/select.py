@@ -1,0 +1,147 @@
+"""Which packages a fleet update moves: every kpt package under the roots that tracks one upstream.
+
+A package is selected when its Kptfile's ``upstream.git`` names the
+repository of ``--upstream REPO[/DIRECTORY]`` (and that directory, when one is
+given), at any depth below a root.  The repository is compared as the
+Kptfile spells it, without a trailing ``/`` or ``.git``; kpt's own form
+``REPO.git/DIRECTORY`` says where the repository ends, and without ``.git``
+whatever follows a Kptfile's repository is its directory.  Folders below a
+selected package are not searched: its remote subpackages are updated by its
+own update, as ``kpt pkg update`` does.  ``--match GLOB`` keeps the packages
+whose path below their root matches (``fnmatch``: ``*`` crosses ``/``).
+
+A Kptfile that cannot be read as YAML but whose ``repo:`` (and ``directory:``)
+lines name the upstream is selected too: its update then fails with the single update's own error, so a broken
+consumer is reported instead of silently left behind.  Links are not followed
+and hidden folders (``.git`` among them) are not entered: the one lister's rules
+(:func:`krm_merge.krm.pkgio.list_package`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+from typing import Any, NamedTuple, Sequence
+
+from krm_merge import files
+from krm_merge.errors import KrmMergeError
+from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_upstream
+from krm_merge.krm import pkgio, yamlio
+from krm_merge.krm.results import KrmError
+from krm_merge.update.git import clean_directory
+
+class Package(NamedTuple):
+    """A selected package: where it is, and what its Kptfile says (None for a Kptfile that could not be read)."""
+
+    root: str  # the root it was found under, as given
+    rel: str  # its folder below the root, "/"-separated; "." for the root itself
+    upstream: GitUpstream | None
+    lock: GitLock | None
+
+    @property
+    def path(self) -> str:
+        """The package's folder as ``krm-merge update PATH@REF`` would be given it (the report's name for it)."""
+        return os.path.normpath(os.path.join(self.root, self.rel))
+
+    @property
+    def key(self) -> str:
+        """What the shard of the package is decided by: its path below its root (the same on every machine)."""
+        return self.rel
+
+
+def names(spec: str, repo: str, directory: str) -> bool:
+    """Whether ``--upstream spec`` names a Kptfile's ``upstream.git`` repository ``repo`` (and ``directory``)."""
+    theirs = _bare(repo)
+    spec_repo, dot_git, spec_dir = spec.partition(".git/")
+    if dot_git:
+        return _bare(spec_repo) == theirs and clean_directory(spec_dir) == clean_directory(directory)
+    ours = _bare(spec)
+    if ours == theirs:
+        return True
+    return ours.startswith(theirs + "/") and clean_directory(ours[len(theirs):]) == clean_directory(directory)
+
+
+def _bare(url: str) -> str:
+    return url.rstrip("/").removesuffix(".git")
+
+
+def select(roots: Sequence[str], spec: str, match: str | None = None) -> list[Package]:
+    """Every package under ``roots`` that tracks ``spec``, root by root, each root's in path order."""
+    found: list[Package] = []
+    seen: set[str] = set()  # roots that overlap name a package once
+    for root in roots:
+        if not os.path.isdir(root):
+            raise KrmError(f"{root}: not a directory (a fleet update's ROOT is a folder holding packages)")
+        for package in _walk(root, spec):
+            real = os.path.realpath(package.path)
+            if real not in seen and (match is None or fnmatch.fnmatchcase(package.rel, match)):
+                seen.add(real)
+                found.append(package)
+    return found
+
+
+def _walk(root: str, spec: str) -> list[Package]:
+    found: list[Package] = []
+    taken: set[str] = set()
+    listing = pkgio.list_package(root, names=("Kptfile",), krmignore=False)  # hidden folders and .git left out
+    for kptfile in sorted(listing.files, key=lambda f: f.rel.split("/")):  # a package before the folders inside it
+        rel = posixpath.dirname(kptfile.rel) or "."
+        if kptfile.is_link or not taken.isdisjoint(_above(rel)):
+            continue  # a link is no package's own Kptfile; a selected package's remote subpackages are its update's
+        package = _consumer(root, rel, kptfile.path, spec)
+        if package is not None:
+            found.append(package)
+            taken.add(rel)
+    return found
+
+
+def _above(rel: str) -> list[str]:
+    """The folders above ``rel`` (``"."`` first), below its root."""
+    if rel == ".":
+        return []
+    parts = rel.split("/")
+    return ["."] + ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def _consumer(root: str, rel: str, kptfile: str, spec: str) -> Package | None:
+    """The package of ``kptfile`` if it tracks ``spec``, else None."""
+    try:
+        text = files.read_text(kptfile)
+    except (OSError, UnicodeDecodeError, KrmMergeError):
+        return None  # not readable: whether it is a consumer cannot be told
+    try:
+        data = yamlio.load_data(text, kptfile)
+    except KrmMergeError:
+        return Package(root, rel, None, None) if _mentions(text, spec) else None
+    git = _git_upstream(data)
+    if git is None or not names(spec, str(git.get("repo") or ""), str(git.get("directory") or "/")):
+        return None
+    try:
+        upstream, lock = read_upstream(data, kptfile)
+    except KrmMergeError:
+        return Package(root, rel, None, None)  # a consumer whose Kptfile its own update refuses
+    return Package(root, rel, upstream, lock)
+
+
+_REPO_LINE = re.compile(r"^\s*repo:\s*[\"']?([^\"'\s#]+)", re.MULTILINE)
+_DIRECTORY_LINE = re.compile(r"^\s*directory:\s*[\"']?([^\"'\s#]+)", re.MULTILINE)
+
+
+def _mentions(text: str, spec: str) -> bool:
+    """Whether a Kptfile that is not YAML has ``repo:`` (and ``directory:``) lines naming ``spec``."""
+    directory = _DIRECTORY_LINE.search(text)
+    return any(names(spec, repo, directory.group(1) if directory else "/") for repo in _REPO_LINE.findall(text))
+
+
+def _git_upstream(data: Any) -> dict[str, Any] | None:
+    """``upstream.git`` of a Kptfile's data, when it has a git upstream."""
+    upstream = data.get("upstream") if isinstance(data, dict) else None
+    if not isinstance(upstream, dict) or upstream.get("type", "git") != "git":
+        return None
+    git = upstream.get("git")
+    return git if isinstance(git, dict) else None
+
+
+__all__ = ["Package", "names", "select"]
