@@ -289,6 +289,9 @@ def test_no_command_prints_a_terminal_control_character_of_content(world: World,
     runs = {
         "update --dry-run": run_child(world, "update", f"{pkg}@v2", "--dry-run", "--files", "merge",
                                       "--report", "markdown", "-"),
+        # a fleet update (the package's folder as its root), its per-package lines and dry-run diffs
+        "update fleet --dry-run": run_child(world, "update", pkg, "--upstream", f"file://{world.up}", "--ref", "v2",
+                                            "--dry-run", "--files", "merge"),
         "update": run_child(world, "update", f"{pkg}@v2", "--conflicts", "mark", "--files", "merge",
                             "--report", "json", "-"),
         "conflicts": run_child(world, "conflicts", pkg),
@@ -308,6 +311,7 @@ def test_no_command_prints_a_terminal_control_character_of_content(world: World,
     assert "\\x1b]52;c;" in runs["update --dry-run"].stdout and "\\u202e" in runs["update --dry-run"].stdout
     assert "\\x1b" in runs["update"].stderr + runs["update --dry-run"].stdout
     assert "\\u202e" in runs["diff"].stdout and "\\u202e" in runs["promote"].stdout
+    assert "\\x1b]52;c;" in runs["update fleet --dry-run"].stdout, runs["update fleet --dry-run"]
 
 
 # -- local decides how local is updated ------------------------------------------------------------
