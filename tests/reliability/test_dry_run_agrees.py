@@ -20,6 +20,9 @@ from typing import Callable
 
 import pytest
 
+from krm_merge.krm.results import ResourceRef
+from krm_merge.update import ledger
+
 from tests import helpers
 
 from .harness import KRM_MERGE
@@ -200,11 +203,25 @@ def test_resolve_refuses_a_link_it_must_not_write_through(build: Callable[[Path,
     pkg = build(tmp_path / "work", CONFLICT)
     for name in ("a", "b"):
         (pkg / f"{name}.yaml").write_text(CONFLICT.format(name=name))
+    _record_conflicts(pkg)
     everything = helpers.read_tree(tmp_path / "work")
     done = subprocess.run([KRM_MERGE, "resolve", str(pkg), "--take", "upstream"], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 1 and "refusing to write 'link" in done.stderr and "Traceback" not in done.stderr
     assert helpers.read_tree(tmp_path / "work") == everything
+
+
+def _record_conflicts(pkg: Path) -> None:
+    """The conflict ledger an update that marked every ``replicas`` of ``pkg`` would leave (``resolve`` decides only
+    recorded markers), links included: each file's Deployment, as its text reads through the link."""
+    entries = []
+    for path in sorted(pkg.glob("*.yaml")):
+        text = path.read_text()
+        if "krm-merge:conflict" in text:
+            name = text.split("name: ", 1)[1].split("\n", 1)[0]
+            entries.append(ledger.Entry(ledger.FIELD, path.name, ResourceRef("apps/v1", "Deployment", name),
+                                        "spec.replicas", ("spec", "replicas"), 5, 3, 2))
+    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode(entries, ""))
 
 
 def test_the_issue_package_dry_run_says_no_file_would_change(tmp_path: Path) -> None:
