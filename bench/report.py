@@ -20,7 +20,7 @@ RESULTS = ROOT / "bench" / "results.json"
 SECTIONS = {  # file -> marker name -> renderer
     ROOT / "README.md": {"summary": "summary"},
     ROOT / "docs" / "performance.md": {"rows": "rows", "growth": "growth", "real-update": "real_update",
-                                       "fleet-update": "fleet_update"},
+                                       "cold-fetch": "cold_fetch", "fleet-update": "fleet_update"},
 }
 
 
@@ -236,6 +236,43 @@ def render_real_update(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _cold_met(cold: dict[str, Any]) -> bool:
+    """Issue 33's targets, on every package of every transport: cold and warm wall ratios."""
+    target = cold["targets"]
+    return all(r["ours_cold"] / r["kpt_cold"] <= target["cold_ratio"] and r["ours_warm"] / r["kpt_warm"] <= target["warm_ratio"]
+               and not r["wrong"] for r in cold["rows"])
+
+
+def render_cold_fetch(results: dict[str, Any]) -> str:
+    """The docs table of the cold-cache bench: per transport and package, cold and warm, wall and CPU."""
+    cold = results.get("cold_fetch")
+    if not cold:
+        return "No recorded run: `python bench/cases_cold_fetch.py ... --record bench/results.json`."
+    m, target = cold["machine"], cold["targets"]
+    lines = [
+        f"Measured by `bench/cases_cold_fetch.py --record` ({cold['runs']} alternating runs per package and "
+        f"transport, medians), {cold['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}, {m['git']}; "
+        f"load average {m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is "
+        f"shared). Latency model of the last transport: {cold['latency']:g} s before each HTTP answer, "
+        f"{cold['connect_latency']:g} s per new connection. Judged on wall time (cold ≤ {target['cold_ratio']:g}, "
+        f"warm ≤ {target['warm_ratio']:g} of kpt's, on every row); CPU time (every process each tool started, the "
+        f"HTTP server's git processes included) is the steadier figure on a busy machine. "
+        f"Targets {'met' if _cold_met(cold) else '**missed**'}.",
+        "",
+        "| transport | package | cold: kpt | krm-merge | ratio | CPU ratio | warm: kpt | krm-merge | ratio "
+        "| HTTP requests / connections, cold: kpt | krm-merge |",
+        "|---" * 11 + "|",
+    ]
+    for r in cold["rows"]:
+        counts = (f"{r['kpt_cold_requests']} / {r['kpt_cold_connections']} | {r['ours_cold_requests']} / "
+                  f"{r['ours_cold_connections']}") if "ours_cold_requests" in r else "- | -"
+        lines.append(
+            f"| {r['transport']} | {r['package']} | {r['kpt_cold']:.2f} s | {r['ours_cold']:.2f} s "
+            f"| **{r['ours_cold'] / r['kpt_cold']:.2f}** | {r['ours_cold_cpu'] / r['kpt_cold_cpu']:.2f} "
+            f"| {r['kpt_warm']:.2f} s | {r['ours_warm']:.2f} s | **{r['ours_warm'] / r['kpt_warm']:.2f}** | {counts} |")
+    return "\n".join(lines)
+
+
 def _fleet_met(fleet: dict[str, Any]) -> bool:
     """Issue 36's targets: the fleet's wall time against each loop's."""
     t, ratio = fleet["targets"], fleet["ratio"]
@@ -297,7 +334,7 @@ def render_growth(results: dict[str, Any]) -> str:
 
 
 RENDERERS = {"summary": render_summary, "rows": render_rows, "growth": render_growth, "real_update": render_real_update,
-             "fleet_update": render_fleet_update}
+             "cold_fetch": render_cold_fetch, "fleet_update": render_fleet_update}
 
 
 def replace_section(text: str, name: str, body: str) -> str:

@@ -7,6 +7,7 @@ so two suites cannot disagree about what "the same package" means.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
@@ -71,3 +72,20 @@ def without_nulls(data: Any) -> Any:
     if isinstance(data, list):
         return [without_nulls(v) for v in data]
     return data
+
+
+def count_calls(run: Callable[[], Any]) -> int:
+    """Every Python and C function call ``run()`` makes: work counted deterministically (a clock is not)."""
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return count

@@ -13,15 +13,16 @@ The one place that knows how krm-merge touches files:
 * ``--dry-run`` output is one unified diff format;
 * a tree written by someone else (an upstream or origin version of a
   package) is listed by :func:`krm_merge.krm.pkgio.list_package` with
-  ``untrusted`` (names, file count and total size checked with
-  :func:`check_untrusted_name` / :func:`check_untrusted_totals`, no link
-  followed) and read in place by :func:`read_beneath`: every name on the
+  ``untrusted`` (names, depth, file count and total size checked with
+  :func:`check_untrusted_name`, :func:`check_untrusted_depth` and a
+  :class:`Budget`, no link followed) and read in place by :func:`read_beneath`: every name on the
   way opened with ``O_NOFOLLOW`` below its folder's descriptor, so a link
   swapped in after the listing is never read through (docs/security.md).
 """
 
 from __future__ import annotations
 
+import bisect
 import errno
 import functools
 import os
@@ -113,10 +114,16 @@ def _inside(path: str, root: str, *, or_equal: bool = False) -> bool:
 
 # --- trees written by someone else ------------------------------------------------------
 
-# An upstream author decides how many files and bytes an update reads; these bound it
-# (each file is also bounded by the input size limit, yaml.load.max_input_bytes).
+# An upstream author decides how many files and bytes an update reads, and how deep its
+# folders nest; these bound it (each file is also bounded by the input size limit,
+# yaml.load.max_input_bytes).  A tree is one origin or upstream version; an update takes
+# several when it recurses into remote subpackages, and all of them together are held to
+# the same file and byte bounds (the update's budget, :func:`update_budget`).
 MAX_TREE_FILES = 100_000
 MAX_TREE_BYTES = 2 * 1024 * 1024 * 1024
+MAX_TREE_DEPTH = 64
+"""Folders of a tree from elsewhere nested deeper than this are refused (the standard library's
+tree removal and copy recurse once per level; paths grow past PATH_MAX)."""
 
 
 def check_untrusted_name(name: str, rel: str, what: str) -> None:
@@ -127,13 +134,55 @@ def check_untrusted_name(name: str, rel: str, what: str) -> None:
         raise UntrustedTreeError(f"{what}: {rel!r}: a file name with a control character, a slash or '..'; refused")
 
 
-def check_untrusted_totals(count: int, total: int, what: str) -> None:
-    """Refuse a tree from elsewhere past :data:`MAX_TREE_FILES` files or :data:`MAX_TREE_BYTES` bytes."""
+def check_untrusted_depth(rel_dir: str, what: str) -> None:
+    """Refuse a folder from elsewhere nested deeper than :data:`MAX_TREE_DEPTH` (before it is entered)."""
+    depth = rel_dir.count("/") + 1
+    if depth > MAX_TREE_DEPTH:
+        shown = "/".join(rel_dir.split("/", 3)[:3])
+        raise UntrustedTreeError(f"{what}: {shown}/...: folders nested more than {MAX_TREE_DEPTH} deep; refused")
+
+
+class Budget:
+    """How many files and bytes content from elsewhere may bring: one tree's, or one whole update's.
+
+    :meth:`charge` counts one regular file as the listing meets it, so a tree
+    past the budget is refused before any of its files is read.  A tree read
+    out of git is charged in two steps: each file's count from the trees,
+    before any blob is fetched, then its bytes from the objects' headers
+    (``count=0``), before any is written (:mod:`krm_merge.upstream.gitread`);
+    the update's budget is charged each whole tree's count and bytes once
+    the tree is within its own.
+    """
+
+    __slots__ = ("files", "size", "max_files", "max_bytes", "scope")
+
+    def __init__(self, max_files: int, max_bytes: int, scope: str = "") -> None:
+        self.files = 0
+        self.size = 0
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self.scope = scope  # how a refusal names what the budget covers ("": one tree)
+
+    def charge(self, size: int, what: str, count: int = 1) -> None:
+        """``count`` more files (one by default) of ``size`` bytes; ``UntrustedTreeError`` past the budget."""
+        self.files += count
+        self.size += size
+        if self.files > self.max_files:
+            raise UntrustedTreeError(f"{what}: more than {self.max_files} files{self.scope}; refused")
+        if self.size > self.max_bytes:
+            raise UntrustedTreeError(f"{what}: more than {self.max_bytes} bytes in all{self.scope}; refused")
+
+
+def tree_budget() -> Budget:
+    """The budget of one tree from elsewhere: :data:`MAX_TREE_FILES` files, :data:`MAX_TREE_BYTES` bytes."""
     # Read from the module at each call: tests lower the bounds with monkeypatch.
-    if count > MAX_TREE_FILES:
-        raise UntrustedTreeError(f"{what}: more than {MAX_TREE_FILES} files; refused")
-    if total > MAX_TREE_BYTES:
-        raise UntrustedTreeError(f"{what}: more than {MAX_TREE_BYTES} bytes in all; refused")
+    return Budget(MAX_TREE_FILES, MAX_TREE_BYTES)
+
+
+def update_budget() -> Budget:
+    """The budget of one whole update: every origin and upstream version it takes, subpackages included,
+    together within one tree's bounds (a fan-out of remote subpackages cannot multiply them)."""
+    return Budget(MAX_TREE_FILES, MAX_TREE_BYTES, " in one update (every version of every subpackage counted)")
 
 
 # Descriptor flags of the in-place reader.  O_NOFOLLOW on every name, folders included, is
@@ -228,6 +277,105 @@ def unlink_beneath(root: str | os.PathLike[str], rel: str) -> None:
         os.unlink(name, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
+
+
+# --- removing a scratch tree -------------------------------------------------------------
+
+
+def remove_tree(path: str | os.PathLike[str]) -> None:
+    """Delete ``path`` and everything below it, however deep; best effort, never raises.
+
+    For krm-merge's own scratch folders (an unpacked upstream may nest
+    thousands of folders): iterative, one folder descriptor open at a time
+    (``shutil.rmtree`` recurses once per level and holds a descriptor per
+    level, a ``RecursionError`` at ~1,000), no link followed, and a folder
+    is left when its parent changed underneath (checked by device and inode).
+    """
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, _DIR_FLAGS | _NOFOLLOW)
+    except OSError:
+        _unlink_quietly(path)  # a file or a link (never followed), or nothing
+        return
+    names: list[str] = []  # the folders entered below ``path``, outermost first
+    parents: list[tuple[int, int]] = []  # (device, inode) of the folder above each of them
+    pending = [_empty_folder(fd)]  # for each level: its folders still to remove
+    try:
+        while pending:
+            if pending[-1]:
+                name = pending[-1].pop()
+                try:
+                    child = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    continue
+                info = os.fstat(fd)
+                os.close(fd)
+                fd = child
+                names.append(name)
+                parents.append((info.st_dev, info.st_ino))
+                pending.append(_empty_folder(fd))
+                continue
+            pending.pop()
+            if not names:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) != parents.pop():
+                return  # moved underneath: stop rather than delete elsewhere
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                pass
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _empty_folder(fd: int) -> list[str]:
+    """Delete every entry of the open folder ``fd`` that is not a folder; return the names of its folders."""
+    try:
+        os.fchmod(fd, 0o700)  # a read-only folder from an archive could not be emptied
+    except OSError:
+        pass
+    folders: list[str] = []
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+    except OSError:
+        return folders
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
+        except OSError:
+            pass
+    return folders
+
+
+class removed_after:
+    """``with removed_after(folder) as folder:``: :func:`remove_tree` of the folder when the block ends, however it ends.
+
+    For a scratch folder (``tempfile.mkdtemp``): unlike ``tempfile.TemporaryDirectory``, whose cleanup
+    recurses, a deep tree in it is removed and no folder is left in the temporary directory.
+    """
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def __enter__(self) -> str:
+        return self.folder
+
+    def __exit__(self, *exc: object) -> None:
+        remove_tree(self.folder)
 
 
 # --- writing ----------------------------------------------------------------------------
@@ -330,7 +478,12 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
     if lines is None:
         import difflib  # only for diffs the fast path cannot make
 
-        lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
+        if len(old) * len(new) <= MAX_DIFF_WORK:
+            lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
+        else:  # difflib's matching could take minutes: matched on the lines unique to both instead
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+            matcher.matching_blocks = _anchored_blocks(old, new)  # difflib's own cache: it is not matched again
+            lines = _grouped_diff(matcher.get_grouped_opcodes(_CONTEXT), old, new, fromfile, tofile)
     if first_line:
         lines = [_shift_hunk(line, first_line) if line.startswith("@@ ") else line for line in lines]
     return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
@@ -338,6 +491,12 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
 
 # Below this size both texts are diffed whole (and the diff is exactly difflib's).
 _WINDOW_ABOVE = 1 << 20
+MAX_DIFF_WORK = 100_000_000
+"""Lines of one side times lines of the other, in a changed region, above which a dry run does not let difflib
+match them: its matching grows with that product and more (a 20,000-line file whose every other line an upstream
+author changed took it two minutes).  Such a region is matched on the lines that occur once in each side, in
+order (patience diff), and each stretch between those is shown replaced: O(n log n), and difflib's own diff
+wherever the two agree (a few changes in a large file)."""
 _CHUNK_CHARS = 1 << 16
 
 
@@ -459,6 +618,81 @@ def _same_length_diff(old: list[str], new: list[str], fromfile: str, tofile: str
             at = end
         lines.extend(" " + line for line in old[at:stop])
     return lines
+
+
+def _anchored_blocks(old: list[str], new: list[str]) -> list[tuple[int, int, int]]:
+    """Matching blocks ``(i, j, size)`` as difflib gives them (ending with ``(len(old), len(new), 0)``), found on
+    the lines occurring once in each side: the longest increasing run of their positions, each match grown over
+    the equal lines around it."""
+    counts: dict[str, int] = {}
+    for line in old:
+        counts[line] = counts.get(line, 0) + 1
+    once_new: dict[str, int] = {}
+    for j, line in enumerate(new):
+        once_new[line] = -1 if line in once_new else j
+    pairs = [(i, once_new[line]) for i, line in enumerate(old) if counts[line] == 1 and once_new.get(line, -1) >= 0]
+    blocks: list[tuple[int, int, int]] = []
+    at_old = at_new = 0
+    for i, j in _increasing(pairs):
+        if i < at_old:
+            continue  # inside the block grown from the previous anchor
+        start_i, start_j = i, j
+        while start_i > at_old and start_j > at_new and old[start_i - 1] == new[start_j - 1]:
+            start_i, start_j = start_i - 1, start_j - 1
+        end_i, end_j = i + 1, j + 1
+        while end_i < len(old) and end_j < len(new) and old[end_i] == new[end_j]:
+            end_i, end_j = end_i + 1, end_j + 1
+        blocks.append((start_i, start_j, end_i - start_i))
+        at_old, at_new = end_i, end_j
+    blocks.append((len(old), len(new), 0))
+    return blocks
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of ``pairs`` (in order of their first element) whose second elements increase: O(k log k)."""
+    tails: list[int] = []  # the smallest second element ending a run of each length
+    ends: list[int] = []  # index in pairs of that element
+    before = [-1] * len(pairs)
+    for index, (_, j) in enumerate(pairs):
+        length = bisect.bisect_left(tails, j)
+        if length == len(tails):
+            tails.append(j)
+            ends.append(index)
+        else:
+            tails[length], ends[length] = j, index
+        before[index] = ends[length - 1] if length else -1
+    run: list[tuple[int, int]] = []
+    index = ends[-1] if ends else -1
+    while index >= 0:
+        run.append(pairs[index])
+        index = before[index]
+    return run[::-1]
+
+
+def _grouped_diff(groups: Iterable[list[tuple[str, int, int, int, int]]], old: list[str], new: list[str],
+                  fromfile: str, tofile: str) -> list[str]:
+    """The lines ``difflib.unified_diff`` writes for these grouped opcodes."""
+    lines: list[str] = []
+    for group in groups:
+        if not lines:
+            lines += [f"--- {fromfile}\n", f"+++ {tofile}\n"]
+        first, last = group[0], group[-1]
+        lines.append(f"@@ -{_hunk_range(first[1], last[2])} +{_hunk_range(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [" " + line for line in old[i1:i2]]
+                continue
+            lines += ["-" + line for line in old[i1:i2]]
+            lines += ["+" + line for line in new[j1:j2]]
+    return lines
+
+
+def _hunk_range(start: int, stop: int) -> str:
+    """A hunk's range of lines ``start:stop``, written as difflib writes it (an empty one names the line before)."""
+    length = stop - start
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start + 1 if length else start},{length}"
 
 
 def _runs(changed: list[int]) -> list[tuple[int, int]]:

@@ -113,7 +113,7 @@ def all_modes() -> list[Mode[Any]]:
 
 # --- commands -----------------------------------------------------------------------
 
-COMMANDS = ("run", "diff", "update", "promote", "recover", "conflicts", "resolve", "report")
+COMMANDS = ("run", "diff", "update", "promote", "recover", "check", "conflicts", "resolve", "report")
 
 
 class Command(Protocol):

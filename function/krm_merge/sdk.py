@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback  # ~0.5 ms: its own imports are loaded already
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from krm_merge.errors import KrmMergeError
@@ -51,9 +51,6 @@ from krm_merge.krm.selectors import select as _select
 from krm_merge.outcomes.kinds import FunctionResult
 from krm_merge.outcomes.report import Report, State
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
-
-if TYPE_CHECKING:  # the function path (stdin) never plans a package's writes
-    from krm_merge.krm.pkgio import ChangeSet
 
 __all__ = [
     "Field",
@@ -416,15 +413,13 @@ def run_directory(
 
     report = Report("run", str(root), prog=label)
 
-    def locked() -> ChangeSet | None:
+    def locked() -> Iterator[str]:
         # Held from the read to the write: a second writer is refused, not silently overwritten.
         with txn.PackageLock(root, label, read_only=dry_run) as lock:
             return _run_locked_directory(fn, root, lock.messages, fn_config, pairs, dry_run, name, skip_undecodable,
                                          after_read, report, (before_write, after_write))
 
-    changes = report.guard(locked)
-    # A dry run's diff, file by file: the whole diff as one string cost more memory than the write.
-    diff = changes.diff() if changes is not None and report.state is State.DRY_RUN else ()
+    diff = report.guard(locked) or ()
     return render.finish(report, results_file=results_file, document=diff, quiet=not summary)
 
 
@@ -432,8 +427,8 @@ def _run_locked_directory(
     fn: FunctionFn, root: Any, recovered: list[str], fn_config: str | None, pairs: Sequence[str], dry_run: bool,
     name: str, skip_undecodable: Callable[[Any], bool] | None, after_read: ReadHook | None, report: Report,
     write_hooks: tuple[WriteHook | None, WriteHook | None] = (None, None),
-) -> ChangeSet | None:
-    """Read, run the function, write (or not: the report's state says); the change set planned, if one was."""
+) -> Iterator[str]:
+    """Read, run the function, write (or not: the report's state says); a dry run's diff (empty otherwise)."""
     from krm_merge.krm import package
 
     with collecting_duplicate_keys() as duplicates:
@@ -451,18 +446,26 @@ def _run_locked_directory(
     report.extend(FunctionResult(result) for result in rl.results)
     if rl.results.has_errors:
         report.state = State.NOT_WRITTEN
-        return None
+        return iter(())
     changes = package.plan_changes(pkg, rl)
     report.add_changes(changes)
     report.items_changed = sum(1 for item in rl.items if getattr(item, "changed", False))
     before_write, after_write = write_hooks
+    # Checked as the write checks it: a dry run refuses what the write would, and a refused write gets no
+    # commit from the hook.  The diff is made file by file as it is printed: the whole diff as one string
+    # cost a dry run more memory than the write.
+    diff: Iterator[str] = iter(())
+    if dry_run:
+        diff = changes.diff(root)
+    elif before_write is not None:
+        changes.validate(root)
     if before_write is not None:
         before_write(rl, changes, report)
     if dry_run:
         report.state = State.DRY_RUN
-        return changes
+        return diff
     package.apply_writes(root, changes)
     report.state = State.WRITTEN
     if after_write is not None:
         after_write(rl, changes, report)
-    return changes
+    return iter(())

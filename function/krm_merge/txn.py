@@ -1,36 +1,65 @@
-"""Package writes as transactions: one lock per package, a journal, recovery.
+"""Package writes as transactions: one lock per package, a journal, checked swaps, recovery.
 
 The one writer of a package (``run``, the SDK's ``run`` on a directory,
-``update`` and ``promote`` all end here):
+``update``, ``promote`` and ``resolve`` all end here):
 
 * **Lock.** ``<pkg>/.krm-merge.lock`` is held with ``flock`` for the whole
   command and names its holder (process id, command, start time, host).  A
   second command on the package fails at once naming the holder, as git does
   with ``index.lock``.  The kernel drops the lock when its holder dies, so a
   lock left by a killed process is taken over without guessing whether a
-  process id is still alive (and two takers cannot both win).
+  process id is still alive (and two takers cannot both win).  The lock file
+  is removed when the command ends.
 * **Transaction.** The new bytes are staged in ``<pkg>/.krm-merge.txn/``
   (same file system, so the renames are atomic; a hidden folder of files
   without a YAML suffix, which no package reader lists), each file fsynced.
   Every target is then compared with the bytes the command read: an edit
   made underneath stops the transaction naming the file, and nothing is
-  written.  The journal (what to rename, delete, remove) is written to
-  ``journal.tmp``, fsynced and renamed to ``journal``: that rename is the
-  commit point.  The renames follow, then the touched folders are fsynced
-  and the transaction folder removed.
+  written.  The journal (each step, with the staged file's inode and a
+  fingerprint, size and CRC-32, of the bytes read and of the bytes to
+  write) is written to ``journal.tmp``, fsynced and renamed to ``journal``:
+  that rename is the commit point.
+* **Checked swaps.** A file is then swapped, never overwritten: it is
+  opened and held with a read lease (Linux: while it is held, nobody can open
+  the file for writing without the holder seeing it, and a file open for
+  writing cannot be leased), compared with the bytes read, exchanged with
+  its staged file in one ``renameat2(RENAME_EXCHANGE)``, and the file
+  swapped out must be the one held, unchanged, its lease unbroken.  A new
+  file is linked into place (never over a file created meanwhile); a deleted
+  one is moved into the transaction folder and checked the same way.  The
+  swapped-out files stay in the transaction folder until the end.  The
+  touched folders are fsynced and the transaction folder removed.
+* **Rollback.** An edit found during the swaps (a file changed, replaced,
+  created, deleted or opened for writing by another program) rolls the
+  transaction back: a rollback mark is written durably, every swap is undone
+  (the old files go back, each edit with them), and :class:`ChangedUnderneathError`
+  names the file.  A file edited after krm-merge had swapped it in keeps its
+  new bytes and that edit (the message names it): an edit is never thrown
+  away to make the package whole.
 * **Recovery.** Whoever takes the lock first finishes an interrupted
-  transaction: with a journal it is rolled forward (every step is
-  idempotent), without one the staged files are dropped (no target was
-  touched).  SIGTERM, SIGINT and SIGHUP while the lock is held raise
-  :class:`Interrupted` (exit status 128+signal): before the commit point the
-  transaction is dropped, after it the signal waits until the transaction is
-  finished.
+  transaction: with a journal it is rolled forward by the same checked steps
+  (each one idempotent: a step's state is read from the files' inodes), or
+  rolled back when it holds a rollback mark or a check fails; without a
+  journal the staged files are dropped (no target was touched).  SIGTERM,
+  SIGINT and SIGHUP raise :class:`~krm_merge.interrupts.Interrupted` (exit
+  status 128+signal): before the commit point the transaction is dropped,
+  after it the signal waits until the transaction is finished (or rolled
+  back).
+
+What is left unseen (docs/reliability.md "Edits made during a write"): with
+a lease, an open for writing that the kernel began before the swap and
+checks against the lease only after it was released; where no lease can be
+taken (not Linux, another user's file, a file system without leases), a
+write through a descriptor opened before the swap and written after the
+check; without ``RENAME_EXCHANGE``, a file replaced (an editor's atomic
+save) between the two system calls that stand in for it.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import json
 import os
 import signal
@@ -38,17 +67,21 @@ import stat
 import sys
 import threading
 import time
-from typing import Any, NamedTuple, Sequence
+import zlib
+from typing import Any, Callable, NamedTuple, Sequence
 
+from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
 from krm_merge.files import check_relative
+from krm_merge.interrupts import Interrupted
 
 LOCK_NAME = ".krm-merge.lock"
 TXN_NAME = ".krm-merge.txn"
 # Names krm-merge keeps in a package root while it works; no walker may read them.
 RESERVED_NAMES = frozenset({LOCK_NAME, TXN_NAME})
 _JOURNAL = "journal"
-_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+_ROLLBACK = "rollback"
+_VERSION = 2  # of the journal: version 1 (no "version") had neither inodes nor fingerprints
 
 
 class PackageLockedError(KrmMergeError):
@@ -59,26 +92,25 @@ class ChangedUnderneathError(KrmMergeError):
     """A file changed on disk between the command's read and its write."""
 
 
-class Interrupted(SystemExit):
-    """A termination signal arrived while the package was locked; exits with 128+signal."""
+class _Edited(Exception):
+    """Found during the swaps: another program changed ``rel``; the transaction rolls back."""
 
-    def __init__(self, signo: int) -> None:
-        super().__init__(128 + signo)
-        self.signo = signo
+    def __init__(self, rel: str, what: str) -> None:
+        super().__init__(rel, what)
+        self.rel = rel
+        self.what = what
 
 
 class Change(NamedTuple):
     """One file of a transaction: ``data is None`` deletes it.
 
     ``before`` is what the command read (None: the file did not exist); the
-    file must still hold exactly that when the transaction commits, unless
-    ``check`` is false.
+    file must still hold exactly that when the transaction commits.
     """
 
     path: str  # package-relative, "/" separators; writing through a symlink is refused (deleting one is not)
     data: bytes | None
     before: bytes | None
-    check: bool = True
 
 
 # --- the lock --------------------------------------------------------------------------
@@ -90,10 +122,13 @@ class PackageLock:
     """The package's lock for the length of a ``with`` block; recovers first.
 
     ``messages`` says what recovery did (empty when nothing was interrupted).
-    Re-entering a lock this process already holds on the same root is a no-op.
-    With ``read_only`` (``--dry-run``) the lock is taken only when there is an
-    interrupted transaction to recover, so a package that cannot be written
-    can still be read.
+    Re-entering a lock this process already holds on the same root is a no-op
+    (``with`` gives the lock that holds it).  With ``read_only`` (``--dry-run``)
+    the lock is taken only when there is an interrupted transaction to
+    recover, so a package that cannot be written can still be read.
+    ``interrupts`` handles the termination signals while the lock is held:
+    the command line's (``cli.entry`` installs one first), or one of the
+    lock's own for a program that uses krm-merge as a library.
     """
 
     def __init__(self, root: str | os.PathLike[str], command: str, *, read_only: bool = False) -> None:
@@ -101,20 +136,22 @@ class PackageLock:
         self.command = command
         self.read_only = read_only
         self.messages: list[str] = []
+        self.interrupts = interrupts.Handler()
         self._fd: int | None = None
-        self._old_handlers: dict[int, Any] = {}
+        self._own_handler = False
 
     def __enter__(self) -> "PackageLock":
         if self.root in _held:
-            return self
+            return _held[self.root]
         if self.read_only and not os.path.lexists(os.path.join(self.root, TXN_NAME)):
             return self
         if not os.path.isdir(self.root):
             return self  # the command reports the missing package in its own words
-        self._fd = _acquire(self.root, self.command, self.messages)
-        _held[self.root] = self
-        self._install_handlers()
         try:
+            with interrupts.held_back():  # a signal in between would leave the lock file behind
+                self._fd = _acquire(self.root, self.command, self.messages)
+                _held[self.root] = self
+                self._take_signals()
             self.messages.extend(recover(self.root))
         except BaseException:
             self.__exit__(None, None, None)
@@ -124,29 +161,24 @@ class PackageLock:
     def __exit__(self, *exc: object) -> None:
         if self._fd is None:
             return
-        for signo, handler in self._old_handlers.items():
-            signal.signal(signo, handler)
-        del _held[self.root]
-        fd, self._fd = self._fd, None
-        try:
-            # Unlinked before it is unlocked: a process that opened the old file re-checks the inode.
-            os.unlink(os.path.join(self.root, LOCK_NAME))
-        except OSError:
-            pass
-        os.close(fd)
-
-    def _install_handlers(self) -> None:
-        for signo in _SIGNALS:
-            if signal.getsignal(signo) in (signal.SIG_IGN, None):
-                continue  # e.g. nohup: the caller asked for the signal to be ignored
+        with interrupts.held_back():  # the lock file goes whatever arrives meanwhile
+            if self._own_handler:
+                self.interrupts.restore()
+            del _held[self.root]
+            fd, self._fd = self._fd, None
             try:
-                self._old_handlers[signo] = signal.signal(signo, _raise_interrupted)
-            except ValueError:
-                return  # not the main thread: only it may set handlers
+                # Unlinked before it is unlocked: a process that opened the old file re-checks the inode.
+                os.unlink(os.path.join(self.root, LOCK_NAME))
+            except OSError:
+                pass
+            os.close(fd)
 
-
-def _raise_interrupted(signo: int, _frame: Any) -> None:
-    raise Interrupted(signo)
+    def _take_signals(self) -> None:
+        running = interrupts.installed()
+        if running is not None:
+            self.interrupts = running
+        else:
+            self._own_handler = self.interrupts.install()
 
 
 def _acquire(root: str, command: str, messages: list[str]) -> int:
@@ -229,35 +261,47 @@ def commit(root: str | os.PathLike[str], changes: Sequence[Change], *, remove_di
 
     Takes the package lock unless this process holds it already.  Raises
     :class:`ChangedUnderneathError` when a file no longer holds its
-    ``before`` bytes, ``OSError`` when staging fails (nothing written in
-    either case).
+    ``before`` bytes (before the commit point) or another program changed
+    one during the swaps (rolled back), ``OSError`` when staging fails:
+    nothing is written in every case.
     """
     root = os.path.realpath(root)
     if not changes and not remove_dirs:
         return
-    with PackageLock(root, command):
-        _commit_locked(root, list(changes), list(remove_dirs), command)
+    with PackageLock(root, command) as lock:
+        _commit_locked(root, list(changes), list(remove_dirs), command, lock.interrupts)
 
 
-def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], command: str) -> None:
+def check_changes(root: str, changes: Sequence[Change], remove_dirs: Sequence[str] = ()) -> None:
+    """Refuse a change the writer must never make: a path leaving the package, a link written through,
+    a reserved name, a folder where a file goes (or a file where a folder must be made).
+
+    ``root`` is resolved.  The writer checks this itself; ``krm/pkgio`` calls it
+    for a dry run too, so that a plan refuses what the write would.
+    """
     for change in changes:
         _check_path(root, change.path, deleting=change.data is None)
     for rel in remove_dirs:
         check_relative(rel)
+
+
+def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], command: str,
+                   handler: interrupts.Handler) -> None:
+    check_changes(root, changes, remove_dirs)
     txn = os.path.join(root, TXN_NAME)
-    os.mkdir(txn)
     try:
-        ops = _stage_all(root, txn, changes)
+        os.mkdir(txn)  # inside: a signal right after it must not leave the folder (recovery left none)
+        _refuse_git_add(txn)
+        ops = _stage_all(root, txn, changes, remove_dirs)
         _check_unchanged(root, changes)
-        ops.extend({"op": "rmdir", "path": rel} for rel in remove_dirs)
-        with _signals_deferred():
+        with interrupts.held_back():
             _write_journal(txn, ops, command)
     except BaseException:
         _discard(txn)  # before the commit point: no target was touched
         raise
-    with _signals_deferred():
+    with interrupts.held_back():
         try:
-            _roll_forward(root, txn, ops)
+            _finish(root, txn, ops)
         except OSError as err:
             # Past the commit point the journal stays: the next command (or `recover`) finishes it.
             raise KrmMergeError(
@@ -265,33 +309,85 @@ def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], com
                 f"and the next krm-merge command on the package (or `krm-merge recover {root}`) finishes the write",
                 file=err.filename or root,
             ) from None
+        handler.written = True  # before the signals held back meanwhile are let through
+
+
+# The transaction folder holds an empty git repository's skeleton while it exists: git takes
+# the folder for an embedded repository with no commit, and `git add -A` (or `git add .`, or
+# any path above it) then fails as a whole, "does not have a commit checked out", adding
+# nothing.  So a package that a killed command left half-written cannot be staged that way
+# until it is recovered (tests/reliability/test_git_check.py; `git commit -a` is caught by
+# `krm-merge check` as a hook, docs/reliability.md).
+_GIT_MARKER = ".git"
+_GIT_HEAD = b"ref: refs/heads/krm-merge-interrupted-write\n"
+
+
+def _refuse_git_add(txn: str) -> None:
+    marker = os.path.join(txn, _GIT_MARKER)
+    os.mkdir(marker)
+    for folder in ("objects", "refs"):
+        os.mkdir(os.path.join(marker, folder))
+    _write_file(os.path.join(marker, "HEAD"), _GIT_HEAD, 0o644)
 
 
 def _check_path(root: str, rel: str, *, deleting: bool = False) -> None:
     check_relative(rel)
-    parent = os.path.dirname(os.path.join(root, rel))
-    real = os.path.realpath(parent)
+    target = os.path.join(root, rel)
+    real = os.path.realpath(os.path.dirname(target))
     if real != root and not real.startswith(root + os.sep):
         raise KrmMergeError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
-    if not deleting and os.path.islink(os.path.join(root, rel)):
-        raise KrmMergeError(f"refusing to write {rel!r}: it is a symbolic link", file=rel)
     if rel.split("/", 1)[0] in RESERVED_NAMES:
         raise KrmMergeError(f"refusing to write {rel!r}: krm-merge keeps its lock and journal there", file=rel)
+    if deleting:
+        return
+    if os.path.islink(target):
+        raise KrmMergeError(f"refusing to write {rel!r}: it is a symbolic link", file=rel)
+    if os.path.isdir(target):
+        raise KrmMergeError(f"refusing to write {rel!r}: it is a folder", file=rel)
+    folder = _nearest_existing(real)
+    if not os.path.isdir(folder):
+        blocking = os.path.relpath(folder, root).replace(os.sep, "/")
+        raise KrmMergeError(f"refusing to write {rel!r}: {blocking} is a file, not a folder", file=rel)
 
 
-def _stage_all(root: str, txn: str, changes: list[Change]) -> list[dict[str, Any]]:
+def _nearest_existing(path: str) -> str:
+    """``path`` or its nearest ancestor that exists."""
+    while not os.path.lexists(path):
+        path = os.path.dirname(path)
+    return path
+
+
+def _stage_all(root: str, txn: str, changes: list[Change], remove_dirs: list[str]) -> list[dict[str, Any]]:
+    """Stage every new file (fsynced) and return the journal's steps: folders to make, swaps, folders to remove."""
     ops: list[dict[str, Any]] = []
     staged: list[str] = []
+    folders: dict[str, None] = {}
     for i, change in enumerate(changes):
+        before = None if change.before is None else _fingerprint(change.before)
         if change.data is None:
-            ops.append({"op": "delete", "path": change.path})
+            ops.append({"op": "delete", "path": change.path, "old": f"{i}.old", "before": before})
             continue
         stage = f"{i}.staged"
         staged.append(os.path.join(txn, stage))
-        _write_file(staged[-1], change.data, _mode_of(os.path.join(root, change.path)))
-        ops.append({"op": "write", "path": change.path, "stage": stage})
+        ino = _write_file(staged[-1], change.data, _mode_of(os.path.join(root, change.path)))
+        folders.update(dict.fromkeys(_missing_folders(root, change.path)))
+        ops.append({"op": "write", "path": change.path, "stage": stage, "old": f"{i}.old", "ino": ino,
+                    "before": before, "after": _fingerprint(change.data)})
     _sync_files(txn, staged)
-    return ops
+    return ([{"op": "mkdir", "path": rel} for rel in folders] + ops
+            + [{"op": "rmdir", "path": rel} for rel in remove_dirs if os.path.isdir(os.path.join(root, rel))])
+
+
+def _missing_folders(root: str, rel: str) -> list[str]:
+    """The folders above ``rel`` that do not exist yet, outermost first."""
+    parts = rel.split("/")[:-1]
+    above = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    return [folder for folder in above if not os.path.isdir(os.path.join(root, folder))]
+
+
+def _fingerprint(data: bytes) -> list[int]:
+    """Size and CRC-32 of some bytes: what the journal records to recognise them."""
+    return [len(data), zlib.crc32(data)]
 
 
 def _mode_of(path: str) -> int:
@@ -301,7 +397,8 @@ def _mode_of(path: str) -> int:
         return 0o644
 
 
-def _write_file(path: str, data: bytes, mode: int, *, sync: bool = False) -> None:
+def _write_file(path: str, data: bytes, mode: int, *, sync: bool = False) -> int:
+    """Create ``path`` with ``data``; its inode number."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         view = memoryview(data)
@@ -310,6 +407,7 @@ def _write_file(path: str, data: bytes, mode: int, *, sync: bool = False) -> Non
         os.fchmod(fd, mode)
         if sync:
             os.fsync(fd)
+        return os.fstat(fd).st_ino
     finally:
         os.close(fd)
 
@@ -385,14 +483,8 @@ def _fsync_path(path: str, missing_ok: bool) -> None:
 
 def _syncfs(directory: str) -> bool:
     """syncfs(2) on the file system holding ``directory``; False where it is not available."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        syncfs = libc.syncfs
-    except (OSError, AttributeError):
+    syncfs = _linux_calls().get("syncfs")
+    if syncfs is None:
         return False
     fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
@@ -401,10 +493,25 @@ def _syncfs(directory: str) -> bool:
         os.close(fd)
 
 
+@functools.lru_cache(maxsize=None)
+def _linux_calls() -> dict[str, Callable[..., int]]:
+    """``syncfs`` and ``renameat2`` of the C library and ``errno`` (ctypes' get_errno); empty elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return {}
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return {}
+    calls: dict[str, Callable[..., int]] = {name: getattr(libc, name) for name in ("syncfs", "renameat2")
+                                            if hasattr(libc, name)}
+    calls["errno"] = ctypes.get_errno
+    return calls
+
+
 def _check_unchanged(root: str, changes: list[Change]) -> None:
     for change in changes:
-        if not change.check:
-            continue
         try:
             with open(os.path.join(root, change.path), "rb") as fh:
                 now: bytes | None = fh.read()
@@ -422,28 +529,51 @@ def _check_unchanged(root: str, changes: list[Change]) -> None:
 
 
 def _write_journal(txn: str, ops: list[dict[str, Any]], command: str) -> None:
-    record = {"command": command, "pid": os.getpid(), "started": _now(), "ops": ops}
+    record = {"version": _VERSION, "command": command, "pid": os.getpid(), "started": _now(), "ops": ops}
     tmp = os.path.join(txn, _JOURNAL + ".tmp")
     _write_file(tmp, json.dumps(record).encode("utf-8"), 0o644, sync=True)
     os.rename(tmp, os.path.join(txn, _JOURNAL))
-    _fsync_dir(txn)  # the commit point: from here on the transaction is rolled forward
+    _fsync_dir(txn)  # the commit point: from here on the transaction is finished (or rolled back)
+
+
+def _finish(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
+    """Carry out the journal; an edit found on the way rolls it back and raises :class:`ChangedUnderneathError`."""
+    try:
+        _roll_forward(root, txn, ops)
+    except _Edited as edit:
+        _write_file(os.path.join(txn, _ROLLBACK), json.dumps([edit.rel, edit.what]).encode("utf-8"), 0o644,
+                    sync=True)
+        _fsync_dir(txn)  # from here on the transaction is rolled back, whoever finishes it
+        kept = _roll_back(root, txn, ops)
+        _discard(txn)
+        _fsync_dir(root)
+        raise ChangedUnderneathError(_rolled_back(edit.rel, edit.what, kept), file=edit.rel) from None
+    _discard(txn)
+    _fsync_dir(root)
+
+
+def _rolled_back(rel: str, what: str, kept: list[str]) -> str:
+    said = (f"{rel} {what} by another program during the write: the write was rolled back and the edit is kept "
+            "(run the command again on the new state)")
+    if kept:
+        said += "; " + "; ".join(kept)
+    return said
 
 
 def _roll_forward(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
-    """Carry out the journal; every step may already have been done by an interrupted run."""
-    touched: set[str] = set()
+    """Carry out the journal; every step may already have been done by an interrupted run (its inodes tell)."""
     for op in ops:
         target = os.path.join(root, op["path"])
-        if op["op"] == "write":
-            stage = os.path.join(txn, op["stage"])
-            if os.path.lexists(stage):
-                touched.update(_make_parents(root, os.path.dirname(target)))
-                os.replace(stage, target)
-        elif op["op"] == "delete":
+        if op["op"] == "mkdir":
             try:
-                os.unlink(target)
-            except FileNotFoundError:
-                pass
+                os.mkdir(target)
+            except FileExistsError:
+                if not stat.S_ISDIR(os.lstat(target).st_mode):  # a file (or link) made there meanwhile
+                    raise _Edited(op["path"], "was created") from None
+        elif op["op"] == "write":
+            _swap_in(target, txn, op)
+        elif op["op"] == "delete":
+            _move_out(target, txn, op)
         elif op["op"] == "rmdir":
             try:
                 os.rmdir(target)
@@ -452,30 +582,326 @@ def _roll_forward(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
             except OSError as err:
                 if err.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                     raise
-                continue  # not empty after all (e.g. ignored files): kept
-        touched.add(os.path.dirname(target))
+                # not empty after all (e.g. ignored files): kept
+    _sync_folders(root, ops)
+
+
+def _swap_in(target: str, txn: str, op: dict[str, Any]) -> None:
+    """Put the staged file of a write at ``target``; the file it replaces (checked) goes to the ``old`` name."""
+    rel, stage, old = op["path"], os.path.join(txn, op["stage"]), os.path.join(txn, op["old"])
+    if _inode(target) == op["ino"]:  # swapped in by an interrupted run: check what it swapped out
+        if op["before"] is not None:
+            if _inode(stage) not in (None, op["ino"]):
+                os.rename(stage, old)  # exchanged, not yet renamed: the stage name holds the old file
+            if os.path.lexists(old) and not _holds(old, op["before"]):  # gone: checked, and discarded
+                raise _Edited(rel, "was edited")
+        elif os.path.lexists(stage):
+            os.unlink(stage)
+        return
+    if op["before"] is None:
+        if os.path.lexists(target):
+            raise _Edited(rel, "was created")
+        try:
+            os.link(stage, target, follow_symlinks=False)  # never over a file created meanwhile
+        except FileExistsError:
+            raise _Edited(rel, "was created") from None
+        os.unlink(stage)
+        return
+    held = _Held(rel, target)
+    try:
+        if not held.holds(op["before"]):
+            raise _Edited(rel, "was edited")
+        _exchange(stage, target, old)
+        if not held.is_at(old, op["before"]):
+            raise _Edited(rel, "was edited")
+    finally:
+        held.close()
+
+
+def _move_out(target: str, txn: str, op: dict[str, Any]) -> None:
+    """Delete ``target`` by moving it (checked) to the ``old`` name."""
+    rel, old = op["path"], os.path.join(txn, op["old"])
+    if os.path.lexists(old):  # moved out by an interrupted run
+        if not (os.path.islink(old) or _holds(old, op["before"])):
+            raise _Edited(rel, "was edited")
+        return
+    if not os.path.lexists(target):
+        return  # deleted by someone else already: nothing of it to keep
+    if op["before"] is None:
+        raise _Edited(rel, "was created")
+    if os.path.islink(target):
+        os.rename(target, old)  # deleting a link loses no content (its target stays)
+        return
+    held = _Held(rel, target)
+    try:
+        if not held.holds(op["before"]):
+            raise _Edited(rel, "was edited")
+        os.rename(target, old)
+        if not held.is_at(old, op["before"]):
+            raise _Edited(rel, "was edited")
+    finally:
+        held.close()
+
+
+# --- rollback --------------------------------------------------------------------------
+
+
+def _roll_back(root: str, txn: str, ops: list[dict[str, Any]]) -> list[str]:
+    """Undo every step done, last first; each may already have been undone.  What could not be undone, said."""
+    kept: list[str] = []
+    for op in reversed(ops):
+        target = os.path.join(root, op["path"])
+        if op["op"] == "write":
+            kept.extend(_undo_write(root, target, txn, op))
+        elif op["op"] == "delete":
+            kept.extend(_undo_delete(root, target, txn, op))
+        elif op["op"] == "mkdir":
+            try:
+                os.rmdir(target)
+            except OSError:
+                pass  # gone already, or holds a file kept as edited
+        elif op["op"] == "rmdir":
+            try:
+                os.mkdir(target)
+            except FileExistsError:
+                pass
+    _sync_folders(root, ops)
+    return kept
+
+
+def _undo_write(root: str, target: str, txn: str, op: dict[str, Any]) -> list[str]:
+    """Put back what a write swapped out; a written file edited since stays, as edited."""
+    if _inode(target) != op["ino"]:
+        return []  # not swapped in (or undone already)
+    rel, stage, old = op["path"], os.path.join(txn, op["stage"]), os.path.join(txn, op["old"])
+    back = old if os.path.lexists(old) else stage  # exchanged, not yet renamed: the stage name holds the old file
+    try:
+        held = _Held(rel, target)
+    except _Edited:
+        return [_kept_as_edited(root, rel, back, op["before"])]  # changed an instant ago: left as it is
+    try:
+        if not held.holds(op["after"]):
+            return [_kept_as_edited(root, rel, back, op["before"])]
+        if op["before"] is None:
+            os.rename(target, old)  # a new file's ``old`` name takes it away
+            if held.is_at(old, op["after"]):
+                return []
+            try:
+                os.link(old, target, follow_symlinks=False)  # edited in the instant between: it stays
+            except FileExistsError:  # and a new file made at its place: both kept
+                return [_set_aside(root, rel, old)]
+            return [_kept_as_edited(root, rel, None, None)]
+        if not os.path.lexists(back):
+            return [f"{rel} keeps the new content: its old content is no longer in the transaction folder"]
+        undone = os.path.join(txn, op["stage"] + ".undone")
+        _exchange(back, target, undone)
+        if held.is_at(undone, op["after"]):
+            return []
+        _exchange(undone, target, back)  # edited in the instant between: the edited file goes back
+        return [_kept_as_edited(root, rel, back, op["before"])]
+    finally:
+        held.close()
+
+
+def _undo_delete(root: str, target: str, txn: str, op: dict[str, Any]) -> list[str]:
+    """Put back a file a delete moved out (never over a file created since)."""
+    rel, old = op["path"], os.path.join(txn, op["old"])
+    if not os.path.lexists(old):
+        return []
+    try:
+        os.link(old, target, follow_symlinks=False)
+    except FileExistsError:
+        if _inode(old) != _inode(target) and not (os.path.islink(old) or _holds(old, op["before"])):
+            return [_set_aside(root, rel, old)]  # edited, then a new file made at its place: both kept
+    os.unlink(old)
+    return []
+
+
+def _kept_as_edited(root: str, rel: str, old: str | None, before: list[int] | None) -> str:
+    """The message for a written file left as edited; its old file is set aside if it was edited too."""
+    said = f"{rel} was edited after krm-merge wrote it and keeps the new content with that edit"
+    if old is not None and os.path.lexists(old) and before is not None and not _holds(old, before):
+        said += f"; {_set_aside(root, rel, old)}"
+    return said
+
+
+def _set_aside(root: str, rel: str, old: str) -> str:
+    """Link a file that holds an edit but cannot go back to its place beside it, under a new name."""
+    for n in range(1, 1000):
+        aside = f"{rel}.krm-merge-kept" + (f"-{n}" if n > 1 else "")
+        try:
+            os.link(old, os.path.join(root, aside), follow_symlinks=False)
+        except FileExistsError:
+            continue
+        return f"the edited earlier content of {rel} is kept in {aside}"
+    raise KrmMergeError(f"cannot keep the edited earlier content of {rel}: too many {rel}.krm-merge-kept files",
+                        file=rel)
+
+
+# --- checked swaps ---------------------------------------------------------------------
+
+_LEASES = sys.platform.startswith("linux") and hasattr(fcntl, "F_SETLEASE")
+# A lease break is announced with a signal (SIGIO by default, which would end the process);
+# SIGURG is ignored unless a program asks for it, and the holder asks with F_GETLEASE instead.
+_LEASE_SIGNAL = getattr(signal, "SIGURG", 0)
+# How long a swap waits for another program to close a file it has open for writing
+# (an append takes microseconds; a program that keeps a file open makes the write roll back).
+_WRITER_WAIT = 1.0
+_CHUNK = 1 << 20
+
+
+class _Held:
+    """A file opened read-only and, where the system allows, held with a read lease.
+
+    While the lease is held, nobody can open the file for writing without
+    breaking it (the opener waits until it is released), and a file open for
+    writing cannot be leased: so leased, unchanged when checked, and the
+    lease still unbroken later means no write reached the file in between.
+    Without a lease (another system, a file system without leases) the file
+    is read again instead, and a write through a descriptor opened before
+    the swap can go unseen.
+    """
+
+    __slots__ = ("rel", "fd", "ino", "leased")
+
+    def __init__(self, rel: str, path: str) -> None:
+        self.rel = rel
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            self.fd = os.open(path, flags)
+        except FileNotFoundError:
+            raise _Edited(rel, "was deleted") from None
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise _Edited(rel, "was replaced by a symbolic link") from None
+            raise
+        info = os.fstat(self.fd)
+        self.ino = info.st_ino
+        self.leased = False
+        if not stat.S_ISREG(info.st_mode):
+            self.close()
+            raise _Edited(rel, "was replaced by something that is not a file")
+        self._lease()
+
+    def _lease(self) -> None:
+        if not _LEASES:
+            return
+        deadline = time.monotonic() + _WRITER_WAIT
+        try:
+            fcntl.fcntl(self.fd, fcntl.F_SETSIG, _LEASE_SIGNAL)
+        except OSError:
+            return
+        while True:
+            try:
+                fcntl.fcntl(self.fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+                self.leased = True
+                return
+            except OSError as err:
+                if err.errno != errno.EAGAIN:
+                    return  # EACCES: another user's file; EINVAL: a file system without leases
+            if time.monotonic() > deadline:  # open for writing by another program all along
+                self.close()
+                raise _Edited(self.rel, "was open for writing")
+            time.sleep(0.002)
+
+    def holds(self, expected: list[int]) -> bool:
+        """Whether the file holds the bytes of the fingerprint ``expected``."""
+        return _fd_fingerprint(self.fd) == expected
+
+    def is_at(self, path: str, expected: list[int]) -> bool:
+        """After a move: whether the file at ``path`` is this one and unchanged (another one: holds ``expected``)."""
+        if _inode(path) != self.ino:
+            return _holds(path, expected)  # replaced before the move: that file was moved
+        if self.leased:
+            return fcntl.fcntl(self.fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK  # unbroken: nobody opened it to write
+        return self.holds(expected)
+
+    def close(self) -> None:
+        """Release the lease (a program waiting to open the file goes on) and the descriptor."""
+        os.close(self.fd)
+
+
+def _exchange(source: str, target: str, out: str) -> None:
+    """Put the file at ``source`` at ``target``; the file that was at ``target`` ends at ``out``.
+
+    One ``renameat2(RENAME_EXCHANGE)`` where the system has it (nothing can
+    come between taking the old file away and putting the new one), else a
+    hard link to the old file and a rename over it.
+    """
+    if _rename_exchange(source, target):
+        os.rename(source, out)
+        return
+    if os.path.lexists(out):
+        os.unlink(out)  # a link an interrupted run made to the same file
+    os.link(target, out, follow_symlinks=False)
+    os.replace(source, target)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _rename_exchange(a: str, b: str) -> bool:
+    """Swap the files at ``a`` and ``b`` atomically; False where the system or file system cannot."""
+    calls = _linux_calls()
+    if "renameat2" not in calls:
+        return False
+    if calls["renameat2"](_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = calls["errno"]()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), b)
+
+
+def _inode(path: str) -> int | None:
+    """The inode number at ``path`` (a link's own), None when nothing is there."""
+    try:
+        return os.lstat(path).st_ino
+    except FileNotFoundError:
+        return None
+
+
+def _holds(path: str, expected: list[int] | None) -> bool:
+    """Whether the file at ``path`` (never followed through a link) holds the bytes of ``expected``."""
+    if expected is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        return _fd_fingerprint(fd) == expected
+    finally:
+        os.close(fd)
+
+
+def _fd_fingerprint(fd: int) -> list[int]:
+    crc, offset = 0, 0
+    while True:
+        chunk = os.pread(fd, _CHUNK, offset)
+        if not chunk:
+            return [offset, crc]
+        crc = zlib.crc32(chunk, crc)
+        offset += len(chunk)
+
+
+def _sync_folders(root: str, ops: list[dict[str, Any]]) -> None:
+    """Make the folders the steps changed durable (many: one syncfs)."""
+    touched = {os.path.dirname(os.path.join(root, op["path"])) for op in ops}
     if not (len(touched) >= _SYNCFS_FROM and _syncfs(root)):
         _fsync_all(sorted(touched, key=len, reverse=True), missing_ok=True)
-    _discard(txn)
-    _fsync_dir(root)
-
-
-def _make_parents(root: str, directory: str) -> list[str]:
-    """Create ``directory`` and its missing parents; the folders whose entries changed."""
-    created: list[str] = []
-    while not os.path.isdir(directory):
-        created.append(directory)
-        directory = os.path.dirname(directory)
-    for path in reversed(created):
-        os.mkdir(path)
-    return [os.path.dirname(p) for p in created]
 
 
 def _discard(txn: str) -> None:
-    """Remove the transaction folder (flat: staged files and the journal).
+    """Remove the transaction folder (staged and swapped-out files, the journal, the rollback mark, the git marker).
 
-    The journal goes first, durably: a journal left beside some of its staged
-    files would have recovery roll forward a transaction that was dropped.
+    The journal goes first, durably when staged files or a rollback mark
+    remain: a journal left beside some of its staged files would have
+    recovery roll forward a transaction that was dropped, one left without
+    its rollback mark would roll forward one that was rolled back.  Beside
+    swapped-out files alone it need not be (one fsync less per write): a
+    finished swap whose old file is gone is taken as checked (:func:`_swap_in`).
     """
     try:
         names = os.listdir(txn)
@@ -484,9 +910,12 @@ def _discard(txn: str) -> None:
     if _JOURNAL in names:
         os.unlink(os.path.join(txn, _JOURNAL))
         names.remove(_JOURNAL)
-        if names:
+        if any(not name.endswith(".old") and name != _GIT_MARKER for name in names):
             _fsync_dir(txn)
     for name in names:
+        if name == _GIT_MARKER:
+            _remove_git_marker(os.path.join(txn, name))
+            continue
         try:
             os.unlink(os.path.join(txn, name))
         except FileNotFoundError:
@@ -495,6 +924,15 @@ def _discard(txn: str) -> None:
         os.rmdir(txn)
     except FileNotFoundError:
         pass
+
+
+def _remove_git_marker(marker: str) -> None:
+    """Remove the git skeleton of :func:`_refuse_git_add` (what of it an interrupted run made)."""
+    for remove, name in ((os.unlink, "HEAD"), (os.rmdir, "objects"), (os.rmdir, "refs"), (os.rmdir, "")):
+        try:
+            remove(os.path.join(marker, name))
+        except FileNotFoundError:
+            pass
 
 
 def _fsync_dir(path: str) -> None:
@@ -508,17 +946,6 @@ def _fsync_dir(path: str) -> None:
         pass  # some file systems cannot sync a folder; the rename order still holds
     finally:
         os.close(fd)
-
-
-class _signals_deferred:
-    """Hold back termination signals until the block ends (then they are delivered)."""
-
-    def __enter__(self) -> None:
-        self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS) if _SIGNALS else None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
 
 
 # --- recovery --------------------------------------------------------------------------
@@ -535,16 +962,105 @@ def recover(root: str | os.PathLike[str]) -> list[str]:
         return []
     record = _read_journal(txn)
     if record is None:
-        _discard(txn)
-        _fsync_dir(root)
-        return [f"rolled back an interrupted write in {root}: it had not reached its commit point, "
-                "no file of the package had been changed"]
+        ended = _ended(txn)
+        with interrupts.held_back():
+            _discard(txn)
+            _fsync_dir(root)
+        if ended is None:
+            return [f"rolled back an interrupted write in {root}: it had not reached its commit point, "
+                    "no file of the package had been changed"]
+        return [f"removed what was left of a write in {root} that had {ended}"]
     ops = record["ops"]
-    with _signals_deferred():
-        _roll_forward(root, txn, ops)
-    files = sum(1 for op in ops if op["op"] != "rmdir")
-    return [f"finished an interrupted write in {root} ({files} file(s), by {record.get('command')}, "
-            f"process {record.get('pid')}, started {record.get('started')}): it had passed its commit point"]
+    by = (f"by {record.get('command')}, process {record.get('pid')}, "
+          f"started {record.get('started')}")
+    with interrupts.held_back():
+        if record.get("version") != _VERSION:
+            _roll_forward_v1(root, txn, ops)
+        elif os.path.lexists(os.path.join(txn, _ROLLBACK)):
+            kept = _roll_back(root, txn, ops)
+            _discard(txn)
+            _fsync_dir(root)
+            return [f"rolled back an interrupted write in {root} ({by}): another program changed a file "
+                    "during it" + "".join(f"; {said}" for said in kept)]
+        else:
+            try:
+                _finish(root, txn, ops)
+            except ChangedUnderneathError as err:
+                return [f"rolled back an interrupted write in {root} ({by}): {err.message}"]
+    files = sum(1 for op in ops if op["op"] in ("write", "delete"))
+    return [f"finished an interrupted write in {root} ({files} file(s), {by}): it had passed its commit point"]
+
+
+def _ended(txn: str) -> str | None:
+    """How the write of a transaction folder without a journal ended ("finished", "been rolled back"):
+    it was being removed; None: it had not reached its commit point."""
+    names = os.listdir(txn)
+    if _ROLLBACK in names:
+        return "been rolled back"
+    if any(name.endswith(".old") for name in names):
+        return "finished (every file written)"
+    return None
+
+
+def _roll_forward_v1(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
+    """Finish a journal of version 1 (an earlier krm-merge): its renames and deletions, unchecked."""
+    for op in ops:
+        target = os.path.join(root, op["path"])
+        if op["op"] == "write" and os.path.lexists(os.path.join(txn, op["stage"])):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.replace(os.path.join(txn, op["stage"]), target)
+        elif op["op"] == "delete" and os.path.lexists(target):
+            os.unlink(target)
+        elif op["op"] == "rmdir" and os.path.isdir(target) and not os.listdir(target):
+            os.rmdir(target)
+    _sync_folders(root, ops)
+    _discard(txn)
+    _fsync_dir(root)
+
+
+def pending(root: str | os.PathLike[str]) -> str | None:
+    """What a krm-merge command left in the package ``root``, said in a few words; None when nothing.
+
+    An interrupted write (before or past its commit point), a command still
+    writing (it holds the lock), or a lock file a killed command left.  Reads
+    only: the lock is tested with a shared ``flock`` held for an instant.
+    """
+    root = os.fspath(root)
+    txn, lock = os.path.join(root, TXN_NAME), os.path.join(root, LOCK_NAME)
+    if not os.path.lexists(txn) and not os.path.lexists(lock):
+        return None
+    holder = _live_holder(lock)
+    if holder is not None:
+        return f"a krm-merge command is writing it now ({_describe(holder)})"
+    if not os.path.lexists(txn):
+        return f"{LOCK_NAME} was left by a krm-merge command that was killed (no write was interrupted)"
+    record = _read_journal(txn)
+    if record is None:
+        ended = _ended(txn)
+        if ended is not None:
+            return f"a write that had {ended} was interrupted while its transaction folder was removed"
+        return "a write was interrupted before its commit point (no file of the package was changed yet)"
+    files = sum(1 for op in record["ops"] if op.get("op") in ("write", "delete"))
+    return (f"a write of {files} file(s) was interrupted past its commit point: some files may hold the new "
+            f"content, others the old (by {record.get('command')}, process {record.get('pid')}, "
+            f"started {record.get('started')})")
+
+
+def _live_holder(lock: str) -> dict[str, Any] | None:
+    """The holder's record when a live process holds the lock file (None: free, or no lock file)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return _read_holder(fd) or {}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 def _read_journal(txn: str) -> dict[str, Any] | None:
@@ -560,5 +1076,5 @@ def _read_journal(txn: str) -> dict[str, Any] | None:
 
 __all__ = [
     "LOCK_NAME", "RESERVED_NAMES", "TXN_NAME", "Change", "ChangedUnderneathError", "Interrupted",
-    "PackageLock", "PackageLockedError", "commit", "recover",
+    "PackageLock", "PackageLockedError", "check_changes", "commit", "pending", "recover",
 ]

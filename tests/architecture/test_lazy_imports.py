@@ -44,8 +44,6 @@ ALLOWED: list[Lazy] = [
     # --- kept: start-up time needs them ---------------------------------------------------------------
     Lazy("krm_merge.upstream.git", "_mirror_name", "hashlib",
          _START_UP + "a no-op update (one ls-remote) never names a mirror (~2.7 ms)"),
-    Lazy("krm_merge.upstream.git", "_tarfile", "tarfile",
-         _START_UP + "a no-op update never unpacks an archive (~1.4 ms)"),
     Lazy("krm_merge.update.context", "_merge_kptfile", "krm_merge.kptfile.merge",
          _START_UP + "the Kptfile merge loads the 3-way engine; an update or package merge that merges no Kptfile skips it"),
     Lazy("krm_merge.update.context", "_resolve", "krm_merge.schema.registry",
@@ -71,8 +69,12 @@ ALLOWED: list[Lazy] = [
          "while git writes the archives"),
     Lazy("krm_merge.cli", "function_main", "krm_merge.runner",
          _START_UP + "--version and the commands that do not run a mode never load the runner and the krm core"),
+    Lazy("krm_merge.cli", "_display", "krm_merge.krm.display",
+         _START_UP + "--version and --help print no content, so they never load the escaping"),
     Lazy("krm_merge.commands.pull_request", "_change", "krm_merge.change.publish",
          _START_UP + "only a run with --pull-request loads git's steps, the forges and urllib.request (~20 ms)"),
+    Lazy("krm_merge.cli", "_say_interrupted", "krm_merge.outcomes.render",
+         _START_UP + "only a run stopped by a signal outside any command's report says it here"),
     Lazy("krm_merge.cli", "usage", "krm_merge.usage",
          _START_UP + "only --help builds the whole parser (argparse, textwrap and every command's module)"),
     Lazy("krm_merge.modes.promote", "unread_file_warnings", "krm_merge.promote.files",
@@ -107,8 +109,6 @@ ALLOWED: list[Lazy] = [
          _START_UP + "kustomize_images and strategies pull in PyYAML"),
     Lazy("krm_merge.promote.engine", "promote_units", "krm_merge.promote.strategies",
          _START_UP + "kustomize_images and strategies pull in PyYAML"),
-    Lazy("krm_merge.promote.markers", "parse_marker_object", "json",
-         _START_UP + "only unusual markers get there"),
     Lazy("krm_merge.promote.request", "resolve", "krm_merge.promote.strategies",
          _START_UP + "strategies pull in PyYAML"),
     Lazy("krm_merge.sdk", "run_directory", "krm_merge.txn",
@@ -117,8 +117,8 @@ ALLOWED: list[Lazy] = [
          "start-up: the SDK's stdin function path renders no report (the renderer loads the file writer)"),
     Lazy("krm_merge.sdk", "_run_locked_directory", "krm_merge.krm.package",
          "start-up: the SDK's stdin function path never reads a package"),
-    Lazy("krm_merge.txn", "_syncfs", "ctypes",
-         "start-up: only for syncfs, from 256 files"),
+    Lazy("krm_merge.txn", "_linux_calls", "ctypes",
+         "start-up: only a write loads it (syncfs from 256 files, renameat2 for each swap)"),
 ]
 # The modules that import modules by name: the registry (modes, commands), the one PEP 562
 # face (faces.lazy_names: smp, merge3 and schema load their modules on first use), and

@@ -29,6 +29,7 @@ RENDERER = "krm_merge.outcomes.render"
 ALLOWED = {
     ("krm_merge.cli", "main"): "--help, --version and an unknown command: before any command runs",
     ("krm_merge.cli", "entry"): "flushes the streams before the process exits",
+    ("krm_merge.cli", "_exit_status"): "a SystemExit carrying a message, printed as the interpreter would print it",
     ("krm_merge.fleet.run", "_start"): "flushes the streams before a worker is forked (else it writes them twice)",
     ("krm_merge.cli", "function_main"): "the function protocol: the ResourceList on stdout, LOG_TO_STDERR's stream",
     ("krm_merge.cli", "_subcommand"): "a command missing from this build: no command runs",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.change.forge_server import ForgeServer
-from tests.change.gitworld import GitHttpServer, GitWorld
+from tests.change.gitworld import GitWorld
+from tests.git_http import GitHttpServer
 
 TOKEN = "ghp_T0kenThatMustNeverBeSeen42"
 

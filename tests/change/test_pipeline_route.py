@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.change.forge_server import ForgeServer
-from tests.change.gitworld import PIPELINE, GitHttpServer, GitWorld
+from tests.change.gitworld import PIPELINE, GitWorld
+from tests.git_http import GitHttpServer
 from tests.change.helpers import BRANCH, PROMOTE, krm_merge
 
 SECRET_TOKEN = "ghp_FromTheSecretVolume0099"

@@ -16,7 +16,8 @@ import pytest
 
 from tests.change.conftest import TOKEN
 from tests.change.forge_server import ForgeServer
-from tests.change.gitworld import GitHttpServer, GitWorld
+from tests.change.gitworld import GitWorld
+from tests.git_http import GitHttpServer
 from tests.change.helpers import BRANCH, krm_merge, promote, snapshot
 
 

@@ -122,8 +122,10 @@ def test_the_upstream_is_fetched_once_and_each_version_extracted_once(fleet: Fle
     calls = log.read_text().splitlines()
     assert sum(" fetch " in c for c in calls) == 1, calls  # the whole fleet: one fetch of the repository
     assert sum(c.startswith("ls-remote") for c in calls) == 1, calls
-    # v1, v2 (origins) and v3 (the new version, south's origin too): three trees for five packages
-    assert sum(" archive " in c for c in calls) == 3, calls
+    # v1, v2 (origins) and v3 (the new version, south's origin too): three trees for five packages, each read
+    # out of git's objects once (one `cat-file --batch` reader per tree; no `git archive` any more)
+    assert sum(c.endswith(" cat-file --batch") for c in calls) == 3, calls
+    assert not any(" archive " in c for c in calls), calls
 
 
 def test_dry_run_writes_nothing_and_shows_each_package_s_diff(fleet: Fleet) -> None:

@@ -15,7 +15,8 @@ from krm_merge.krm.results import KrmError, result_of
 INTERNAL = {
     "krm_merge.krm.fastyaml.nodes.Unsupported", "krm_merge.yaml.scalars.UnsupportedScalar", "krm_merge.promote.markers._NotAMarker",
     "krm_merge.merge3.walker._KindMismatch", "krm_merge.promote.fastpath._GiveUp",
-    "krm_merge.txn.Interrupted",  # a termination signal turned into exit status 128+signal, not an error
+    "krm_merge.interrupts.Interrupted",  # a termination signal turned into exit status 128+signal, not an error
+    "krm_merge.txn._Edited",  # an edit found during the swaps: the transaction rolls back, then raises its error
 }
 # Still on their own base (strict: the mark fails once fixed); none left.
 PENDING: dict[str, str] = {}

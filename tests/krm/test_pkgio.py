@@ -153,10 +153,10 @@ def test_an_edit_underneath_stops_the_change_set(tmp_path: Path) -> None:
     assert (tmp_path / "a.yaml").read_text() == "a: edited\n"
 
 
-def test_diff_is_a_unified_diff_with_notes_for_binary_files_and_folders() -> None:
+def test_diff_is_a_unified_diff_with_notes_for_binary_files_and_folders(tmp_path: Path) -> None:
     changes = pkgio.ChangeSet([pkgio.Write("a.yaml", b"a: 1\n", b"a: 2\n"), pkgio.Write("img.bin", b"\xff\x00", b"\xfe"),
                                pkgio.Write("gone.yaml", b"g: 1\n", None)], ["old"])
-    assert "".join(changes.diff()) == (
+    assert "".join(changes.diff(tmp_path)) == (
         "--- a/a.yaml\n+++ b/a.yaml\n@@ -1 +1 @@\n-a: 1\n+a: 2\n"
         "Binary file img.bin changed\n"
         "--- a/gone.yaml\n+++ /dev/null\n@@ -1 +0,0 @@\n-g: 1\n"

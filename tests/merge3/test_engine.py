@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import sys
+from typing import Any
 
 import pytest
 
 from krm_merge.merge3 import ConflictPolicy, Merge3Error, MergeOptions, merge3
 from krm_merge.merge3.nodes import MISSING
 from krm_merge.merge3.rules import ListRule, ListStrategy
+
+from tests.helpers import count_calls
 
 from .rt import dump, load, ordered
 from .table_schema import schema_for_doc, table_resolver
@@ -123,19 +125,9 @@ def test_merge_is_linear_in_list_size() -> None:
         texts = doc(n, "l"), doc(n, "o"), doc(n, "o").replace("'o1'", "'u1'")
         l, o, u = (load(t) for t in texts)
         schema = schema_for_doc(l)
-        count = 0
-
-        def profile(frame: object, event: str, arg: object) -> None:
-            nonlocal count
-            if event in ("call", "c_call"):
-                count += 1
-
-        sys.setprofile(profile)
-        try:
-            out = merge3(l, o, u, schema, MergeOptions(resolver=table_resolver))
-        finally:
-            sys.setprofile(None)
-        assert out.result is not MISSING
+        outcome: list[Any] = []
+        count = count_calls(lambda: outcome.append(merge3(l, o, u, schema, MergeOptions(resolver=table_resolver))))
+        assert outcome[0].result is not MISSING
         return count
 
     calls(10)  # warm-up: schema table loading

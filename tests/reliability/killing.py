@@ -60,9 +60,13 @@ def tree(root: Path) -> dict[str, bytes]:
     return helpers.read_tree(root, empty_dirs=True)
 
 
+LEDGER_NAME = ".krm-merge.conflicts"  # the conflict ledger an update leaves for a person: package content, kept
+
+
 def strays(state: dict[str, bytes]) -> list[str]:
-    """Paths krm-merge made for itself (lock, journal, staged or temporary files)."""
-    return [p for p in state if any(part.startswith(".krm-merge") or part.endswith(".tmp") for part in p.split("/"))]
+    """Paths krm-merge made for itself (lock, journal, staged or temporary files); not the conflict ledger."""
+    return [p for p in state if any((part.startswith(".krm-merge") and part != LEDGER_NAME) or part.endswith(".tmp")
+                                    for part in p.split("/"))]
 
 
 def _deployments(root: Path, files: int, marked: bool, replicas: int = 2) -> None:
@@ -76,8 +80,8 @@ def _kptfile(root: Path) -> None:
     (root / "Kptfile").write_text("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n")
 
 
-def build_cases(work: Path, files: int) -> list[Case]:
-    """The three commands, each on a pristine tree of ``files`` files, timed once uninterrupted."""
+def build_cases(work: Path, files: int, only: tuple[str, ...] = ("promote", "run", "update")) -> list[Case]:
+    """The commands ``only`` names, each on a pristine tree of ``files`` files, timed once uninterrupted."""
     promote = work / "promote"
     _deployments(promote, files, marked=True)
     run = work / "run"
@@ -94,6 +98,8 @@ def build_cases(work: Path, files: int) -> list[Case]:
     ]
     cases = []
     for name, pristine, argv in specs:
+        if name not in only:
+            continue
         copy = work / f"{name}-timed"
         shutil.copytree(pristine, copy)
         start = time.monotonic()

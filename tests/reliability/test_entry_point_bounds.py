@@ -172,7 +172,8 @@ def test_duplicate_metadata_is_named_in_the_error_it_causes(tmp_path: Path) -> N
 def test_the_entry_point_table_covers_every_command() -> None:
     from krm_merge import cli
 
-    # recover reads no YAML: it finishes or drops a journal of renames (tests/reliability/test_transactions.py);
-    # report reads JSON fleet reports, size-bounded and depth-checked (tests/fleet/test_report.py).
-    assert {e.split()[0] for e in ENTRY_POINTS} - {"function"} == set(cli.SUBCOMMANDS) - {"recover", "report"}
+    # recover and check read no YAML: they finish, drop or look for a journal of renames
+    # (tests/reliability/test_transactions.py, test_git_check.py); report reads JSON fleet reports, size-bounded
+    # and depth-checked (tests/fleet/test_report.py).
+    assert {e.split()[0] for e in ENTRY_POINTS} - {"function"} == set(cli.SUBCOMMANDS) - {"recover", "check", "report"}
 

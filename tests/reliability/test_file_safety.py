@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from krm_merge import txn
 from tests import helpers
 
 from .harness import ROOT, run_command
@@ -114,16 +115,17 @@ def _two_file_package(tmp: Path) -> Path:
 
 
 class _FailOnNth:
-    """Patch ``os.replace`` to fail on its n-th call (a full disk, a yanked mount...)."""
+    """Patch the transaction's swap of a file into place (``txn._exchange``) to fail on its n-th call
+    (a full disk, a yanked mount...): after the commit point, with files before it swapped."""
 
     def __init__(self, n: int) -> None:
-        self.n, self.calls, self.real = n, 0, os.replace
+        self.n, self.calls, self.real = n, 0, txn._exchange
 
-    def __call__(self, src: str, dst: str) -> None:
+    def __call__(self, src: str, dst: str, out: str) -> None:
         self.calls += 1
         if self.calls == self.n:
             raise OSError(28, "No space left on device", str(dst))
-        self.real(src, dst)
+        self.real(src, dst, out)
 
 
 @pytest.mark.parametrize("nth", [1, 2, 3])
@@ -133,7 +135,7 @@ def test_run_is_all_or_nothing_when_a_write_fails_midway(nth: int, tmp_path: Pat
     from krm_merge.commands import run
 
     pkg = _two_file_package(tmp_path)
-    monkeypatch.setattr(os, "replace", _FailOnNth(nth))
+    monkeypatch.setattr(txn, "_exchange", _FailOnNth(nth))
     code, _, err = run_command(run.main, [str(pkg), "--fn-config", str(pkg / "fn.yaml")])
     assert code == 1 and "No space left on device" in err and "the next krm-merge command" in err
     monkeypatch.undo()
@@ -167,7 +169,7 @@ def test_run_is_all_or_nothing_when_staging_fails(tmp_path: Path, monkeypatch: p
 def test_promote_is_all_or_nothing_when_a_write_fails_midway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pkg = _copy(PROMOTE, tmp_path)
     (pkg / "apps" / "prod" / "second.yaml").write_text((pkg / "apps" / "prod" / "podinfo.yaml").read_text())
-    monkeypatch.setattr(os, "replace", _FailOnNth(2))
+    monkeypatch.setattr(txn, "_exchange", _FailOnNth(2))
     code, _, err = _promote(pkg)
     assert code == 1 and "the next krm-merge command" in err
     monkeypatch.undo()
@@ -180,7 +182,7 @@ def test_promote_is_all_or_nothing_when_a_write_fails_midway(tmp_path: Path, mon
 def test_update_is_all_or_nothing_when_a_write_fails_midway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pkg = _copy(UPDATE, tmp_path)
     (pkg / "upstream" / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n")
-    monkeypatch.setattr(os, "replace", _FailOnNth(2))
+    monkeypatch.setattr(txn, "_exchange", _FailOnNth(1))  # the new file is linked into place, the changed one swapped
     code, _, err = _update(pkg)
     assert code == 1 and "the next krm-merge command" in err, err
     monkeypatch.undo()

@@ -55,6 +55,27 @@ def test_update_scalar_document(tmp_path: Path) -> None:
     assert code == 1 and "c.yaml" in err
 
 
+def test_a_kept_subpackage_that_lost_its_kptfile_locally_is_still_said(tmp_path: Path) -> None:
+    """The fuzzer's find (StopIteration in update/subpackages.py): origin had a subpackage ``sub`` (a Kptfile in
+    sub/c.yaml), upstream deleted it, local changed it and has no Kptfile left there.  Kept whole, as kpt keeps
+    a locally modified subpackage; the warning that says so hung on the local Kptfile and was lost without one."""
+    from krm_merge.commands import update
+
+    for side in ("local", "origin", "upstream"):
+        (tmp_path / side).mkdir()
+    (tmp_path / "local" / "sub").mkdir()
+    (tmp_path / "local" / "a.yaml").write_text("")
+    (tmp_path / "local" / "sub" / "c.yaml").write_text("a: b\n")
+    (tmp_path / "origin" / "sub").mkdir()
+    (tmp_path / "origin" / "sub" / "c.yaml").write_text("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n")
+    code, _, err = run_command(update.main, [str(tmp_path / "local"), "--origin", str(tmp_path / "origin"),
+                                             "--upstream", str(tmp_path / "upstream")])
+    assert code == 0, err
+    assert "warning: sub/c.yaml: subpackage sub deleted upstream but modified locally: kept" in err
+    assert (tmp_path / "local" / "sub" / "c.yaml").read_bytes() == b"a: b\n"
+    assert (tmp_path / "local" / "a.yaml").read_bytes() == b""
+
+
 def test_untouched_tagged_siblings_keep_their_bytes() -> None:
     """Fixed by issue 33: the round-trip editor carries only the lines its edit changed (yamlio.carry_edits)."""
     item = CM + "data:\n  c: !!binary aGVsbG8=\n  f: !!timestamp 2001-01-01\n  g: !!float 1\n"

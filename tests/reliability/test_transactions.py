@@ -28,7 +28,7 @@ from .killing import tree as _tree
 
 BEFORE = {"a.yaml": b"a: 1\n", "sub/b.yaml": b"b: 1\n", "gone.yaml": b"x: 1\n", "old/only.yaml": b"o: 1\n"}
 AFTER = {"a.yaml": b"a: 2\n", "sub/b.yaml": b"b: 2\n", "new/deep/c.yaml": b"c: 1\n"}
-CALLS = ("write", "fsync", "rename", "replace", "unlink", "rmdir", "mkdir", "open")
+CALLS = ("write", "fsync", "rename", "replace", "unlink", "rmdir", "mkdir", "open", "link")
 
 
 def _package(root: Path) -> Path:
@@ -82,8 +82,8 @@ class _Injector:
 def _die(lock: txn.PackageLock, *exc: object) -> None:
     """What the kernel does for a dead holder: its flock goes, its lock file stays."""
     if lock._fd is not None:
-        for signo, handler in lock._old_handlers.items():
-            signal.signal(signo, handler)
+        if lock._own_handler:
+            lock.interrupts.restore()
         del txn._held[lock.root]
         os.close(lock._fd)
         lock._fd = None
@@ -152,6 +152,137 @@ def test_the_commit_point_is_the_journal_rename(tmp_path: Path, monkeypatch: pyt
             message = " ".join(lock.messages)
         assert ("finished" if after else "rolled back") in message
         assert _tree(root) == (AFTER if after else BEFORE)
+
+
+class _EditBeforeSwap:
+    """Wraps the swap of a file into place (``txn._exchange``): the ``nth`` swap first appends to the file
+    it is about to replace, as another program's edit landing between the check and the swap would.
+
+    Leases are off in these in-process tests (a process's own write would wait on its own lease), so
+    the swapped-out file is read again; ``tests/reliability/test_edit_during_commit.py`` races a
+    real editor process against the leased swaps.
+    """
+
+    EDIT = b"# edited during the write\n"
+
+    def __init__(self, nth: int) -> None:
+        self.nth, self.calls, self.real, self.edited = nth, 0, txn._exchange, ""
+
+    def __call__(self, source: str, target: str, out: str) -> None:
+        self.calls += 1
+        if self.calls == self.nth and not self.edited:
+            with open(target, "ab") as fh:
+                fh.write(self.EDIT)
+            self.edited = target
+        self.real(source, target, out)
+
+
+def _edited(rel: str) -> dict[str, bytes]:
+    return {**BEFORE, rel: BEFORE[rel] + _EditBeforeSwap.EDIT}
+
+
+def test_an_edit_made_just_before_a_swap_rolls_the_write_back_and_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _package(tmp_path / "pkg")
+    monkeypatch.setattr(txn, "_LEASES", False)
+    monkeypatch.setattr(txn, "_exchange", _EditBeforeSwap(2))  # a.yaml is swapped first, then sub/b.yaml
+    with pytest.raises(txn.ChangedUnderneathError) as err:
+        _commit(root)
+    assert err.value.message.startswith("sub/b.yaml was edited by another program during the write")
+    assert "rolled back" in err.value.message
+    assert _tree(root) == _edited("sub/b.yaml")
+
+
+def test_a_rollback_killed_at_any_step_is_finished_by_the_next_command_and_keeps_the_edit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Crashed at every call of a commit that finds an edit: never a lost edit, never a mixed package."""
+    at, fired = 0, True
+    while fired:
+        at += 1
+        root = _package(tmp_path / f"pkg-{at}")
+        with monkeypatch.context() as m:
+            m.setattr(txn, "_LEASES", False)
+            editor = _EditBeforeSwap(2)
+            m.setattr(txn, "_exchange", editor)
+            injector = _Injector(m, at, lambda name: _Crash())
+            m.setattr(txn, "_discard", lambda path: None)
+            m.setattr(txn.PackageLock, "__exit__", _die)
+            try:
+                _commit(root)
+            except (_Crash, txn.ChangedUnderneathError):
+                pass
+            fired = injector.fired
+        with txn.PackageLock(root, "test") as lock:
+            messages = lock.messages
+        allowed = [_edited("sub/b.yaml")] if editor.edited else [BEFORE, AFTER]
+        assert _tree(root) in allowed, (at, messages)
+    assert at > 20
+
+
+def test_a_file_edited_after_it_was_written_keeps_that_edit_when_the_write_rolls_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _package(tmp_path / "pkg")
+    real = txn._exchange
+    calls: list[str] = []
+
+    def exchange(source: str, target: str, out: str) -> None:
+        calls.append(target)
+        if len(calls) == 2:
+            with open(root / "a.yaml", "ab") as fh:  # a.yaml, written an instant ago, edited
+                fh.write(b"# mine\n")
+            with open(target, "ab") as fh:  # and sub/b.yaml edited just before its swap
+                fh.write(b"# mine too\n")
+        real(source, target, out)
+
+    monkeypatch.setattr(txn, "_LEASES", False)
+    monkeypatch.setattr(txn, "_exchange", exchange)
+    with pytest.raises(txn.ChangedUnderneathError) as err:
+        _commit(root)
+    assert "a.yaml was edited after krm-merge wrote it and keeps the new content with that edit" in err.value.message
+    assert _tree(root) == {**BEFORE, "a.yaml": AFTER["a.yaml"] + b"# mine\n", "sub/b.yaml": BEFORE["sub/b.yaml"] + b"# mine too\n"}
+
+
+def test_a_file_created_during_the_write_is_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _package(tmp_path / "pkg")
+    real = os.link
+
+    def link(source: str, target: str, **kwargs: Any) -> None:
+        if str(target).endswith("new/deep/c.yaml"):
+            Path(target).write_bytes(b"made by someone else\n")  # between the check and the link
+        real(source, target, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+    with pytest.raises(txn.ChangedUnderneathError, match="new/deep/c.yaml was created by another program"):
+        _commit(root)
+    assert _tree(root) == {**BEFORE, "new/deep/c.yaml": b"made by someone else\n"}
+
+
+@pytest.mark.parametrize("left, said", [("3.staged", "it had not reached its commit point"),
+                                         ("3.old", "that had finished (every file written)"),
+                                         ("rollback", "that had been rolled back")])
+def test_a_transaction_folder_without_its_journal_is_said_for_what_it_was(tmp_path: Path, left: str, said: str) -> None:
+    """Killed while the folder was being removed (journal first) or before the commit point: the package is whole."""
+    root = _package(tmp_path / "pkg")
+    (root / txn.TXN_NAME).mkdir()
+    (root / txn.TXN_NAME / left).write_bytes(b"x")
+    assert txn.pending(root) is not None
+    with txn.PackageLock(root, "test") as lock:
+        assert said in " ".join(lock.messages)
+    assert _tree(root) == BEFORE and txn.pending(root) is None
+
+
+def test_a_journal_of_the_earlier_format_is_still_finished(tmp_path: Path) -> None:
+    root = _package(tmp_path / "pkg")
+    folder = root / txn.TXN_NAME
+    folder.mkdir()
+    (folder / "0.staged").write_bytes(AFTER["a.yaml"])
+    ops = [{"op": "write", "path": "a.yaml", "stage": "0.staged"}, {"op": "delete", "path": "gone.yaml"}]
+    (folder / "journal").write_text(json.dumps({"command": "old", "pid": 1, "started": "x", "ops": ops}))
+    with txn.PackageLock(root, "test") as lock:
+        assert "finished an interrupted write" in " ".join(lock.messages)
+    expected = {**BEFORE, "a.yaml": AFTER["a.yaml"]}
+    del expected["gone.yaml"]
+    assert _tree(root) == expected
 
 
 def test_a_commit_writes_modes_and_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
 
-from .world import World, cm, kptfile, spy_git
+from .world import World, cm, fetched_by_hand, kptfile, spy_git
 
 pytestmark = pytest.mark.e2e
 
@@ -26,13 +26,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
 
 def fetched(world: World, repo: str, ref: str, commit: str, directory: str = "/pkg") -> None:
     """A package as ``kpt pkg get`` leaves it (written by hand: these tests need no kpt)."""
-    world.our_pkg.mkdir(parents=True)
-    git = f"    repo: {repo}\n    directory: {directory}\n    ref: {ref}\n"
-    (world.our_pkg / "Kptfile").write_text(kptfile("local", (
-        f"upstream:\n  type: git\n  git:\n{git}  updateStrategy: resource-merge\n"
-        f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n"
-    )))
-    (world.our_pkg / "cm.yaml").write_text(cm("cm", "1"))
+    fetched_by_hand(world, commit, repo, ref, directory)
 
 
 def lock_of(world: World) -> dict[str, str]:

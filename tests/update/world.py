@@ -20,6 +20,7 @@ import pytest
 from krm_merge.commands import update
 from krm_merge.upstream import git as gitmod
 from tests import helpers
+from tests.conftest import require_binary
 
 Files = dict[str, "str | None"]  # relative path -> text (None: delete)
 KPT_ANNOTATIONS = ("internal.kpt.dev/upstream-identifier",)
@@ -99,16 +100,40 @@ class World:
         return self.update_kpt(ref, strategy).returncode, self.update_ours(ref, strategy)
 
 
+def filtering_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    """A ``World`` (real git required) whose upstream serves partial fetches (``uploadpack.allowFilter``), as
+    GitHub's does."""
+    require_binary("git")
+    world = World(tmp_path, monkeypatch)
+    world.git("config", "uploadpack.allowFilter", "true")
+    return world
+
+
+def fetched_by_hand(world: World, commit: str, repo: str | None = None, ref: str = "v1", directory: str = "/pkg") -> None:
+    """``world``'s package locked at ``commit`` as ``kpt pkg get`` leaves it, written by hand (no kpt needed):
+    a Kptfile with ``upstream`` and ``upstreamLock`` (``repo`` default: ``file://`` of the upstream) and one
+    ConfigMap."""
+    world.our_pkg.mkdir(parents=True)
+    git = f"    repo: {repo or f'file://{world.up}'}\n    directory: {directory}\n    ref: {ref}\n"
+    (world.our_pkg / "Kptfile").write_text(kptfile("local", (
+        f"upstream:\n  type: git\n  git:\n{git}  updateStrategy: resource-merge\n"
+        f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n"
+    )))
+    (world.our_pkg / "cm.yaml").write_text(cm("cm", "1"))
+
+
 def spy_git(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Record every command the git cache runs (they still run): the list fills as the update goes."""
+    """Record every process the git cache starts (they still run), ``subprocess.run`` and ``Popen`` alike:
+    the list fills as the update goes."""
     calls: list[list[str]] = []
-    real_run = subprocess.run
+    real_popen = subprocess.Popen
 
-    def spy(cmd: list[str], *a: object, **k: object) -> subprocess.CompletedProcess[bytes]:
-        calls.append(cmd)
-        return real_run(cmd, *a, **k)  # type: ignore[arg-type]
+    class Spy(real_popen):  # type: ignore[misc, valid-type]
+        def __init__(self, cmd: list[str], *a: object, **k: object) -> None:
+            calls.append(list(cmd))
+            super().__init__(cmd, *a, **k)
 
-    monkeypatch.setattr(gitmod.subprocess, "run", spy)
+    monkeypatch.setattr(gitmod.subprocess, "Popen", Spy)  # subprocess.run starts its process through it too
     return calls
 
 

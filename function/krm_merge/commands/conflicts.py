@@ -40,7 +40,7 @@ from krm_merge.krm.package import read_package, split_documents
 from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.values import Label, PathPart
 from krm_merge.krm.values import Path as DataPath
-from krm_merge.merge3.conflicts import ABSENT_VALUE, MARKER, element_key, find_marker, format_path
+from krm_merge.merge3.conflicts import ABSENT_VALUE, MARKER, element_key, find_marker, format_path, is_not_recorded
 from krm_merge.merge3.diff3 import LABELS, MARKER_SIZE, labelled_regions, region_sides
 from krm_merge.merge3.nodes import to_plain_data
 from krm_merge.outcomes import render
@@ -286,6 +286,10 @@ def _resolve_doc(rel: str, doc: str, first_line: int, markers: list[Marker], tak
         data = obj.copy_data()
         for marker in markers:
             assert marker.entry is not None  # only recorded markers are resolved
+            if is_not_recorded(marker.entry.upstream):
+                raise KrmError(f"{rel}:{marker.line}: {marker.field}: no readable upstream value: the update did not "
+                               f"record a value that large ({marker.entry.upstream[1:-1]}); edit the field yourself "
+                               "or --take local", file=File(rel))
             _take(data, marker.path, marker.entry.upstream)
         obj.set_data(data)
         return obj.text

@@ -148,7 +148,8 @@ def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requ
     one = SimpleNamespace(**{**vars(args), "package": package.path, "roots": (), "upstream": None,
                              "report": None, "results": None})
     report = Report("update", package.path)
-    plan = update.update_package(one, report, versions=shared.versions())
+    done = update.update_package(one, report, versions=shared.versions())
+    plan = done.plan if done is not None else None
     written = Written(None, None)
     if requests is not None and plan is not None and report.state in (State.WRITTEN, State.DRY_RUN):
         written = Written(tuple((w.path, w.data) for w in plan.changes.writes), requests.words(package.path, report))
@@ -158,7 +159,7 @@ def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requ
     outcome = PackageUpdate(package.path, status, code, _before(package), _after(args, shared, package),
                             errors if status is PackageStatus.FAILED else "", files_changed(report.outcomes),
                             conflicts_found(report.outcomes), render.report_document(report))
-    return Done(outcome, "".join(plan.changes.diff()) if args.dry_run and plan is not None else "", written)
+    return Done(outcome, "".join(done.diff) if args.dry_run and done is not None else "", written)
 
 
 def _lost(args: argparse.Namespace, shared: Shared, package: Package, why: str) -> Done:

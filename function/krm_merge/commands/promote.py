@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
@@ -42,7 +42,8 @@ from krm_merge.outcomes.kinds import Outcome as Said
 from krm_merge.outcomes.report import Report, State
 from krm_merge.promote.errors import PromoteError, UnreadableYaml
 from krm_merge.promote.report import field_sets, subject
-from krm_merge.promote.files import Screen, ScreenedFile, decode, encode, planned_write, read_one, screen, write_all
+from krm_merge.promote.files import (
+    Screen, ScreenedFile, check_all, decode, diff_all, encode, planned_write, read_one, screen, write_all)
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 from krm_merge.promote.request import (
@@ -117,15 +118,14 @@ def main(argv: list[str]) -> int:
         arg_parser.error("--secrets-dir: goes with --pull-request")
     report = Report("promote", args.dir)
 
-    def body() -> ChangeSet:
+    def body() -> Iterator[str]:
         try:
             return _locked_main(args, report)
         except UsageError as err:
             arg_parser.error(err.message)  # exits 2: not a result
 
-    writes = report.guard(body, describe=_describe)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    diff = writes.diff() if writes is not None and report.state is State.DRY_RUN else ()
+    diff = report.guard(body, describe=_describe) or ()
     return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
 
 
@@ -133,7 +133,7 @@ def _describe(err: KrmMergeError) -> str:
     return str(err) if isinstance(err, PromoteError) else err.one_line()
 
 
-def _locked_main(args: argparse.Namespace, report: Report) -> ChangeSet:
+def _locked_main(args: argparse.Namespace, report: Report) -> Iterator[str]:
     # Held from the screen to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
         report.extend(message(text, "warning", args.dir) for text in lock.messages)
@@ -175,8 +175,8 @@ def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
     return promotions
 
 
-def _main(args: argparse.Namespace, report: Report) -> ChangeSet:
-    """Plan the promotions and write them (or not: the report's state says); returns the files' change set."""
+def _main(args: argparse.Namespace, report: Report) -> Iterator[str]:
+    """Plan the promotions and write them (or not: the report's state says); returns a dry run's diff."""
     root = args.dir
     if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
@@ -186,7 +186,7 @@ def _main(args: argparse.Namespace, report: Report) -> ChangeSet:
     report.extend(run.outcomes)
     if any(o.severity == "error" for o in run.outcomes):
         report.state = State.NOT_WRITTEN
-        return run.writes
+        return iter(())
     report.extend(field_sets(run.changes))
     missing = no_match_messages(run.resolved, run.outcome.matched)
     if args.allow_no_match:
@@ -195,22 +195,28 @@ def _main(args: argparse.Namespace, report: Report) -> ChangeSet:
         report.extend(message(f"{text} (use --allow-no-match to accept this)", "error") for text in missing)
         if missing:
             report.state = State.NOT_WRITTEN
-            return run.writes
+            return iter(())
     matched = sum(run.outcome.matched)
     if not run.changes and matched:
         report.add(message(f"{matched} field(s) already at the promoted value(s); nothing to change", "info"))
     report.add_changes(run.writes)
     step = _pull_request_step(args, run, report)
+    # Checked as the write checks it: a dry run refuses what the write would, a refused write gets no commit.
+    diff: Iterator[str] = iter(())
+    if args.dry_run:
+        diff = diff_all(root, run.writes)
+    elif step is not None:
+        check_all(root, run.writes)
     if step is not None:
         step.before_write(run.writes.writes, report.as_written, dry_run=args.dry_run)
     if args.dry_run:
         report.state = State.DRY_RUN
-        return run.writes
+        return diff
     write_all(root, run.writes)
     report.state = State.WRITTEN
     if step is not None:
         step.publish()
-    return run.writes
+    return iter(())
 
 
 def _pull_request_step(args: argparse.Namespace, run: _Run, report: Report) -> PullRequestStep | None:

@@ -25,9 +25,10 @@ under ``--conflicts fail``.  With ``--pull-request`` the change then goes up for
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse (see parse_args)
     import argparse
@@ -54,8 +55,8 @@ DEFAULT_BRANCH = "krm-merge/update/{package}"
 """The pull request's branch (``{package}``: the package's path in the repository; ``{ref}``: the upstream ref)."""
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
-    "fallback_keys": None, "no_recursive": False, "dry_run": False, "results": None, "report": None,
-    **OPTION_DEFAULTS,
+    "fallback_keys": None, "no_recursive": False, "accept_upstream_strategy": False, "dry_run": False,
+    "results": None, "report": None, **OPTION_DEFAULTS,
     # the fleet form (update ROOT... --upstream REPO[/DIRECTORY] --ref REF): krm_merge.commands.fleet
     "roots": (), "ref": None, "match": None, "jobs": None, "shard": None, "shard_count": None,
     "pull_request_per": None,
@@ -107,6 +108,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-recursive", action="store_true",
                    help="do not update remote subpackages (their own upstream.git) after the package (kpt always does)")
+    p.add_argument("--accept-upstream-strategy", action="store_true",
+                   help="update a remote subpackage by the updateStrategy upstream gives it now (kpt's rule); by "
+                        "default the one of your own Kptfile is used and kept")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
@@ -152,16 +156,24 @@ def main(argv: list[str]) -> int:
     except SettingsError as err:
         return render.usage_error(PROG, str(err))
     report = Report("update", args.package)
-    plan = update_package(args, report, settings=settings)
+    done = update_package(args, report, settings=settings)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    diff = plan.changes.diff() if plan is not None and report.state is State.DRY_RUN else ()
-    return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
+    return render.finish(report, results_file=args.results, report_to=args.report,
+                         document=done.diff if done is not None else ())
+
+
+class Updated(NamedTuple):
+    """What one package's update planned, and a dry run's diff (made file by file as it is printed; empty when
+    the plan was written or refused)."""
+
+    plan: UpdatePlan
+    diff: Iterator[str]
 
 
 def update_package(args: argparse.Namespace | SimpleNamespace, report: Report, *, settings: Settings | None = None,
-                   versions: GitVersions | None = None) -> UpdatePlan | None:
+                   versions: GitVersions | None = None) -> Updated | None:
     """One package updated as ``krm-merge update`` does it (lock, plan, write), what it did in ``report``; its plan
-    (None when an error stopped it: the error is in ``report``).
+    and a dry run's diff (None when an error stopped it: the error is in ``report``).
 
     ``settings``: ``--pull-request``'s.  ``versions`` says where the git
     versions come from (a fleet update's shared folders; default: this
@@ -181,7 +193,8 @@ def _package_ref(args: argparse.Namespace | SimpleNamespace) -> tuple[str, str |
 
 
 def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, settings: Settings | None,
-                   versions: GitVersions | None) -> UpdatePlan:
+                   versions: GitVersions | None) -> Updated:
+    """Plan and write (or not) under the package lock: the plan, and a dry run's diff (empty otherwise)."""
     package, ref = _package_ref(args)
     report.target = package
     report.subject = _subject(package, ref)
@@ -199,23 +212,30 @@ def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, s
                 report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
         report.extend(planned.outcomes)
         report.add_changes(planned.changes)
-        _write(Path(package), planned, args, report, step, recorded)
-        return planned
+        return Updated(planned, _write(Path(package), planned, args, report, step, recorded))
 
 
 def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNamespace, report: Report,
-           step: PullRequestStep | None, recorded: int) -> None:
+           step: PullRequestStep | None, recorded: int) -> Iterator[str]:
     """Write the plan unless a conflict failed it or it is a dry run; the report's state says which.
 
     ``recorded``: the conflicts the package's ledger holds once written (this
-    update's markers and an earlier update's still there).  With
-    ``--pull-request`` the step checks everything and makes its commit (of the
-    planned bytes, worded by the report as the write will leave it) before the write,
-    a refusal leaving the package as it was, and publishes it after the write.
+    update's markers and an earlier update's still there).  The change set is
+    checked first as the write checks it (:meth:`ChangeSet.validate`): a dry run
+    refuses what the write would, and returns its diff (made file by file as it
+    is printed).  With ``--pull-request`` the step checks everything and makes
+    its commit (of the planned bytes, worded by the report as the write will
+    leave it) before the write, a refusal leaving the package as it was, and
+    publishes it after the write.
     """
     if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
         report.state = State.NOT_WRITTEN
-        return
+        return iter(())
+    diff: Iterator[str] = iter(())
+    if args.dry_run:
+        diff = plan.changes.diff(local)
+    elif step is not None:
+        plan.changes.validate(local)  # before the pull request's commit: a refused write gets none
     # What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none), the
     # diff3 regions --files merge left (with or without mark), an earlier update's still there.
     regions = sum(1 for entry in plan.marks if entry.kind == ledger.TEXT)
@@ -230,12 +250,13 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
         step.before_write(plan.changes.writes, written, dry_run=args.dry_run)
     if args.dry_run:
         report.state = State.DRY_RUN
-        return
+        return diff
     apply_plan(local, plan)
     report.state = State.WRITTEN
     report.extend(left)
     if step is not None:
         step.publish()
+    return iter(())
 
 
 def _subject(package: str, ref: str | None) -> str:
@@ -250,6 +271,7 @@ def _plan(args: argparse.Namespace | SimpleNamespace, versions: GitVersions | No
         return plan_git_update(
             Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
             recursive=not args.no_recursive, files_policy=args.files, versions=versions,
+            accept_upstream_strategy=args.accept_upstream_strategy,
         )
     # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
     from krm_merge.update.planner import plan_update
@@ -260,4 +282,5 @@ def _plan(args: argparse.Namespace | SimpleNamespace, versions: GitVersions | No
     )
 
 
-__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "main", "parse_args", "parser", "update_package"]
+__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "Updated", "main", "parse_args", "parser",
+           "update_package"]

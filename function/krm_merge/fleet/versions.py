@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
+from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.upstream import GitLock, GitUpstream
 from krm_merge.krm import pkgio
@@ -36,7 +37,7 @@ from krm_merge.outcomes.kinds import Outcome
 from krm_merge.update.git import GitVersions, Trees, clean_directory
 from krm_merge.update.planner import plan_update  # loaded once here: every forked worker has it
 from krm_merge.update.report import refused
-from krm_merge.upstream.git import GitCache
+from krm_merge.upstream.git import GitCache, Version
 
 from .select import Package
 
@@ -45,10 +46,13 @@ TreeKey = tuple[str, str, str]  # (repository, commit, clean directory)
 
 
 class Extracted(NamedTuple):
-    """One tree of the run: its read-only folder and what pruning its links deleted (as an upstream's)."""
+    """One tree of the run: its read-only folder, what pruning its links deleted (as an upstream's), and its files
+    and bytes as git's trees and object headers gave them (each update that reads it is charged them)."""
 
     folder: Path
     links: tuple[Outcome, ...]
+    files: int = 0
+    size: int = 0
 
 
 class Shared(NamedTuple):
@@ -83,14 +87,18 @@ class SharedVersions(GitVersions):
         return found if found is not None else super().resolve(target)
 
     @contextmanager
-    def trees(self, lock: GitLock | None, target: GitUpstream, commit: str) -> Iterator[Trees]:
+    def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,
+              budget: files.Budget | None = None) -> Iterator[Trees]:
         upstream = self.shared.extracted.get(_tree_key(target.repo, commit, target.directory))
         origin = (Extracted(self.shared.empty, ()) if lock is None
                   else self.shared.extracted.get(_tree_key(lock.repo, lock.commit, lock.directory)))
         if upstream is None or origin is None:
-            with super().trees(lock, target, commit) as own:
+            with super().trees(lock, target, commit, budget) as own:
                 yield own
             return
+        if budget is not None:  # the update's one budget: shared trees cost each update what its own would
+            budget.charge(origin.size, "origin", count=origin.files)
+            budget.charge(upstream.size, "upstream", count=upstream.files)
         yield Trees(origin.folder, upstream.folder, list(upstream.links), plan_update)
 
 
@@ -120,7 +128,7 @@ def prepare(packages: Sequence[Package], ref: str, cache: GitCache, folder: Path
     empty.mkdir()
     _seal(empty)
     items = sorted(trees.items())
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:  # git archive processes, side by side
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:  # git object readers, side by side
         done = list(pool.map(lambda n: _extract(cache, items[n][1], folder / f"tree-{n}"), range(len(items))))
     extracted = {key: found for (key, _), found in zip(items, done) if found is not None}
     return Shared(cache.root, cache.git, resolved, extracted, empty)
@@ -160,13 +168,15 @@ def _fetch(cache: GitCache, trees: Iterable[tuple[str, str, str]]) -> None:
 def _extract(cache: GitCache, tree: tuple[str, str, str], dest: Path) -> Extracted | None:
     """One tree unpacked, pruned as a single update prunes its upstream, and sealed; None when it cannot be."""
     repo, commit, directory = tree
+    tally = files.update_budget()  # what the tree holds, as the update that reads it will be charged
     try:
-        cache.extract(repo, commit, directory, dest)
+        # one tree's bounds, checked on git's trees and object headers as a single update checks them
+        cache.read_versions([Version(repo, commit, directory, dest, "upstream")], meanwhile=lambda: None, budget=tally)
         links = refused(pkgio.prune_untrusted(dest, "upstream"), "upstream")
     except (KrmMergeError, OSError):
         return None
     _seal(dest)
-    return Extracted(dest, tuple(links))
+    return Extracted(dest, tuple(links), tally.files, tally.size)
 
 
 def _seal(folder: Path) -> None:

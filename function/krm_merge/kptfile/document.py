@@ -41,6 +41,16 @@ def update_strategy(text: str) -> str | None:
     return value if value in STRATEGIES else None
 
 
+# How much local work each strategy can lose: resource-merge merges it, fast-forward refuses to
+# update over it (the update fails, nothing lost), force-delete-replace deletes it.
+_RISK = {Strategy.RESOURCE_MERGE.value: 0, Strategy.FAST_FORWARD.value: 1, Strategy.FORCE_DELETE_REPLACE.value: 2}
+
+
+def more_destructive(proposed: str, current: str) -> bool:
+    """Whether strategy ``proposed`` treats local changes harder than ``current`` (kpt's names)."""
+    return _RISK.get(proposed, 0) > _RISK.get(current, 0)
+
+
 def is_kptfile(obj: KubeObject) -> bool:
     """Whether the item is a Kptfile (kind Kptfile of group kpt.dev)."""
     return obj.kind == "Kptfile" and obj.group == "kpt.dev"
@@ -124,4 +134,4 @@ def with_local_upstream(taken: dict[str, Any], local: dict[str, Any]) -> dict[st
     return ordered
 
 
-__all__ = ["STRATEGIES", "Strategy", "update_strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "UPSTREAM_FIELDS", "comparable", "is_kptfile", "unchanged_upstream_keeps_local", "upstream_info", "with_local_upstream", "without_render_status"]
+__all__ = ["STRATEGIES", "Strategy", "more_destructive", "update_strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "UPSTREAM_FIELDS", "comparable", "is_kptfile", "unchanged_upstream_keeps_local", "upstream_info", "with_local_upstream", "without_render_status"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import unicodedata
 from typing import Collection, Iterator, NamedTuple, Sequence
 
 from krm_merge import files, txn
@@ -59,6 +60,16 @@ def kind_of(name: str) -> str:
     if name.endswith(YAML_SUFFIXES):
         return KIND_KRM
     return KIND_OTHER
+
+
+def folders_of(rel: str) -> list[str]:
+    """The folders a package-relative path lies in, outermost first (``a/b/c.yaml``: ``a``, ``a/b``).
+
+    What a question "is this path inside one of these folders?" looks up, one
+    set lookup a level, instead of comparing the path with every folder.
+    """
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
 
 
 def is_krm_name(name: str) -> bool:
@@ -211,11 +222,12 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
     The same filters as the walk above; a link (to anything) the filters keep
     goes to :attr:`Listing.links` and is never stat'ed through.  A folder
     swapped for a link after its parent was read is refused when entered
-    (:func:`files.open_dir_beneath`).  With ``untrusted`` every entry's name
-    and every regular file's size are checked too (see :func:`list_package`).
+    (:func:`files.open_dir_beneath`).  With ``untrusted`` every entry's name,
+    every folder's depth and every regular file's size are checked too, and
+    charged to the tree's budget (see :func:`list_package`).
     """
     root = listing.root
-    count = total = 0
+    budget = files.tree_budget()
     limit = max_input_bytes()
     listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     while pending:
@@ -232,12 +244,9 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                 rel = prefix + name
                 if untrusted is not None:
                     files.check_untrusted_name(name, rel, untrusted)
-                    earlier = seen.setdefault(name.casefold(), name)
+                    earlier = seen.setdefault(_same_file_key(name), name)
                     if earlier != name:
-                        first, second = sorted((earlier, name))  # named in one order, whatever the folder's
-                        raise files.UntrustedTreeError(
-                            f"{untrusted}: {prefix + first} and {prefix + second} are the same file on a "
-                            "case-insensitive file system; refused", file=prefix + second)
+                        _refuse_clash(untrusted, prefix, earlier, name)
                 if name in skipped or (not hidden and name[0] == "."):
                     if untrusted is not None and name in OWN_NAMES:
                         listing.own_names.append(rel)
@@ -247,6 +256,8 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                     if kept:
                         listing.links.append(rel)
                 elif entry.is_dir(follow_symlinks=False):
+                    if untrusted is not None:
+                        files.check_untrusted_depth(rel, untrusted)
                     if not (ignore and ignored(rel, ignore)):
                         pending.append((os.path.join(directory, name), rel + "/", package))
                         dirs.append(rel)
@@ -257,8 +268,7 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                         size = entry.stat(follow_symlinks=False).st_size
                         if size > limit:
                             check_size(size, f"{untrusted}: {rel}")
-                        count, total = count + 1, total + size
-                        files.check_untrusted_totals(count, total, untrusted)
+                        budget.charge(size, untrusted)
                     if kept:
                         listed.append(PackageFile(rel, os.path.join(directory, name), kind_of(name), False, package))
                 elif kept:
@@ -267,6 +277,30 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
             os.close(fd)
         if has_kptfile and prefix:
             _subpackage(listing, pending, mark, prefix[:-1], subpackages)
+
+
+def _same_file_key(name: str) -> str:
+    """What a case-insensitive, Unicode-normalising file system (macOS, Windows) keeps of a name.
+
+    Canonical caseless matching (Unicode's D145): ``é`` written precomposed
+    (NFC) or as ``e`` + combining accent (NFD) is one name there, as are
+    ``Service`` and ``service``.
+    """
+    if name.isascii():
+        return name.casefold()
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
+def _refuse_clash(what: str, prefix: str, earlier: str, name: str) -> None:
+    """Refuse two names of one folder that are one file elsewhere, named in one order whatever the folder's."""
+    first, second = sorted((earlier, name))
+    if first.casefold() == second.casefold():
+        why = "are the same file on a case-insensitive file system"
+    else:
+        why = (f"({ascii(first)}, {ascii(second)}) are the same file on a file system that normalises "
+               "Unicode names (NFC/NFD, as macOS does)")
+    raise files.UntrustedTreeError(f"{what}: {prefix + first} and {prefix + second} {why}; refused",
+                                   file=prefix + second)
 
 
 def _krmignore_beneath(root: str) -> list[str]:
@@ -318,9 +352,10 @@ def check_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
 
     :func:`list_package` with ``untrusted``, hidden names included and no
     ``.krmignore``: raises ``files.UntrustedTreeError`` for a bad name, a
-    file above the size limit or too many files or bytes (see there); its
-    links and special files (:attr:`Listing.links`, :attr:`Listing.others`)
-    are never read, and a caller names each (kpt pkg update skips links silently).
+    folder nested too deep, a file above the size limit or too many files or
+    bytes (see there); its links and special files (:attr:`Listing.links`,
+    :attr:`Listing.others`) are never read, and a caller names each (kpt pkg
+    update skips links silently).
     """
     return list_package(root, hidden=True, krmignore=False, untrusted=what)
 
@@ -374,19 +409,18 @@ class Write:
 
     ``before`` holds the bytes the command read (None: the file did not
     exist); the transaction refuses to go on when the file no longer holds
-    them, unless ``check`` is false.
+    them.
     """
 
-    __slots__ = ("path", "before", "data", "check")
+    __slots__ = ("path", "before", "data")
 
-    def __init__(self, path: str, before: bytes | None, data: bytes | None, check: bool = True) -> None:
+    def __init__(self, path: str, before: bytes | None, data: bytes | None) -> None:
         self.path = path
         self.before = before
         self.data = data
-        self.check = check
 
     def __repr__(self) -> str:
-        return f"Write(path={self.path!r}, before={self.before!r}, data={self.data!r}, check={self.check!r})"
+        return f"Write(path={self.path!r}, before={self.before!r}, data={self.data!r})"
 
     @property
     def text(self) -> str | None:
@@ -417,25 +451,45 @@ class ChangeSet:
     def __bool__(self) -> bool:
         return bool(self.writes or self.remove_dirs)
 
+    def validate(self, root: str | os.PathLike[str]) -> list[txn.Change]:
+        """Every refusal the write would make, made now; the transaction's changes (links replaced by their targets).
+
+        The one check of a change set, made by :meth:`apply` and :meth:`diff`
+        alike, so that a dry run refuses what the real run would: a path or
+        link leading out of the package or into ``.git`` or krm-merge's
+        reserved names (``files.UnsafePathError``), two links to one file
+        with different new bytes, new files whose names one case-insensitive
+        or Unicode-normalising file system would merge (``KrmError``), and
+        the writer's own refusals (:func:`krm_merge.txn.check_changes`: a
+        folder where a file goes, a file where a folder must be made).
+        """
+        real_root = os.path.realpath(root)
+        planned = transaction_changes(real_root, self.writes)
+        txn.check_changes(real_root, planned, self.remove_dirs)
+        _check_new_names(real_root, planned)
+        return planned
+
     def apply(self, root: str | os.PathLike[str], *, command: str) -> None:
         """Write the change set as one transaction under the package lock (:func:`krm_merge.txn.commit`).
 
-        Links follow the module's policy.  Raises ``files.UnsafePathError`` for
-        a path or link leading out, ``txn.ChangedUnderneathError`` for a file
-        edited underneath, ``KrmError`` for two links to one file with
-        different new bytes, ``OSError`` when staging fails: nothing is
-        written in every case.
+        Links follow the module's policy.  Raises what :meth:`validate` raises,
+        ``txn.ChangedUnderneathError`` for a file edited underneath, ``OSError``
+        when staging fails: nothing is written in every case.
         """
         real_root = os.path.realpath(root)
-        txn.commit(real_root, transaction_changes(real_root, self.writes), remove_dirs=self.remove_dirs,
-                   command=command)
+        txn.commit(real_root, self.validate(real_root), remove_dirs=self.remove_dirs, command=command)
 
-    def diff(self) -> Iterator[str]:
-        """A unified diff, one file at a time (a dry run writes it as it is made).
+    def diff(self, root: str | os.PathLike[str]) -> Iterator[str]:
+        """A unified diff, one file at a time (a dry run writes it as it is made), once :meth:`validate` passed.
 
+        Raises what :meth:`validate` raises when it is called, before any line.
         A file that is not UTF-8 text on either side gets a one-line note, as
         does every folder to remove.
         """
+        self.validate(root)
+        return self._diff()
+
+    def _diff(self) -> Iterator[str]:
         for write in self.writes:
             try:
                 before, after = write.before_text, write.text
@@ -453,7 +507,7 @@ def transaction_changes(root: str, writes: Sequence[Write]) -> list[txn.Change]:
     by_target: dict[str, Write] = {}
     for write in writes:
         if write.data is None:  # deleting a link deletes the link, not its target
-            planned.append(txn.Change(write.path, None, write.before, write.check))
+            planned.append(txn.Change(write.path, None, write.before))
             continue
         target = write_target(root, write.path)
         earlier = by_target.setdefault(target, write)
@@ -462,8 +516,42 @@ def transaction_changes(root: str, writes: Sequence[Write]) -> list[txn.Change]:
                 raise KrmError(f"refusing to write {write.path!r} and {earlier.path!r}: they are the same file "
                                "(a symbolic link) and the changes differ", file=File(write.path))
             continue
-        planned.append(txn.Change(target, write.data, write.before, write.check))
+        planned.append(txn.Change(target, write.data, write.before))
     return planned
+
+
+def _check_new_names(root: str, planned: Sequence[txn.Change]) -> None:
+    """Refuse a new file whose name, but for case or Unicode normalisation, is another file's of its folder.
+
+    A case-insensitive file system (macOS, Windows) or one that normalises
+    names would hold one file for both: there the write would find the new
+    file "created by someone else", and a checkout of the package would lose
+    one of them.
+    """
+    seen: dict[str, str] = {}
+    listed: set[str] = set()
+    for change in planned:
+        if change.before is not None or change.data is None:
+            continue
+        folder = change.path.rpartition("/")[0]
+        if folder not in listed:
+            listed.add(folder)
+            try:
+                names = os.listdir(os.path.join(root, folder))
+            except OSError:
+                names = []  # a folder the write makes
+            for name in names:
+                rel = f"{folder}/{name}" if folder else name
+                seen.setdefault(_folded(rel), rel)
+        earlier = seen.setdefault(_folded(change.path), change.path)
+        if earlier != change.path:
+            raise KrmError(f"refusing to write {change.path!r}: {earlier!r} differs only in case or Unicode "
+                           "normalisation, and a case-insensitive file system (macOS, Windows) holds one file "
+                           "for both", file=File(change.path))
+
+
+def _folded(rel: str) -> str:
+    return unicodedata.normalize("NFC", rel).casefold()
 
 
 def write_target(root: str, rel: str) -> str:
@@ -482,6 +570,7 @@ def write_target(root: str, rel: str) -> str:
 
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "SKIPPED_NAMES", "YAML_SUFFIXES",
-    "ChangeSet", "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "ignored", "is_krm_name", "kind_of", "list_package",
+    "ChangeSet", "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "folders_of", "ignored",
+    "is_krm_name", "kind_of", "list_package",
     "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",
 ]

@@ -1,16 +1,18 @@
-"""The one home of three concepts every algorithm shares: deep equality, field paths, resource labels.
+"""The one home of four concepts every algorithm shares: deep equality, field paths, resource labels,
+and how large a value krm-merge shows or records may be.
 
 Each has exactly one implementation here; ``tests/architecture/test_one_home.py``
 fails when a second one appears elsewhere.  The module imports nothing but ``re``
-so the fast paths (and promote's text-only path) can use it without loading a
-YAML library.
+and ``json`` so the fast paths (and promote's text-only path) can use it
+without loading a YAML library.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 
 class Label(NamedTuple):
@@ -172,11 +174,170 @@ def get_path(data: Any, path: Sequence[PathPart], default: Any = None) -> Any:
     return node
 
 
+# --- values in messages and records ------------------------------------------------------
+
+# A value comes from the package or its upstream, and YAML aliases let a few bytes stand for
+# gigabytes once expanded; everything krm-merge prints or records of a value is bounded.
+MESSAGE_VALUE_CHARS = 1_000
+"""A value in a message (a result line, a report, ``conflicts``' listing): longer ones are cut."""
+RECORDED_VALUE_CHARS = 64 * 1024
+"""A value krm-merge records to write back later (a conflict marker): a longer one is not recorded."""
+
+
+class _Piece(str):
+    """Punctuation of a rendering (``[``, ``, ``...), told apart from a string value."""
+
+
+class _Style(NamedTuple):
+    scalars_as_json: bool  # strings quoted (JSON) or written as they are
+    ensure_ascii: bool
+    item_separator: str
+    key_separator: str
+
+
+_MESSAGE = _Style(False, True, ", ", ": ")  # as json.dumps writes a collection by default
+_RECORD = _Style(True, False, ",", ":")  # compact JSON, as a marker carries it
+
+
+def render_value(value: Any, limit: int = MESSAGE_VALUE_CHARS, *, as_json: bool = False,
+                 scalar: Callable[[Any], Any] | None = None) -> str:
+    """A value for a message, cut past ``limit`` characters: a scalar as it is (``str``), a collection as JSON
+    (``as_json``: compact JSON, scalars too, as a marker writes them).
+
+    A cut value ends with a visible elision and its size
+    (``… (cut: 1000 of about 102400512 characters)``).  Never builds more than
+    ``limit`` characters (plus one scalar's ``limit``): a list of a thousand
+    aliases to a 100 KB string costs what its first ``limit`` characters cost,
+    not 100 MB.  Iterative, so any depth the loader accepts is rendered.
+    ``scalar`` converts a reader's scalar type (ruamel's) to plain data first.
+    """
+    style = _RECORD if as_json else _MESSAGE
+    if isinstance(value, (dict, list)):
+        text = "".join(_take(_pieces(value, limit + 1, style, scalar), limit + 1))
+    else:
+        text = _scalar_text(value, limit + 1, style, scalar)
+    return text if len(text) <= limit else _cut(text[:limit], value)
+
+
+def value_json(value: Any, limit: int = RECORDED_VALUE_CHARS, *, scalar: Callable[[Any], Any] | None = None,
+               ) -> str | None:
+    """``value`` as compact JSON (non-ASCII kept) when that takes at most ``limit`` characters, else None.
+
+    For a value krm-merge writes into a file to read back (a conflict
+    marker): it is written whole or not at all, and finding out costs at
+    most ``limit`` characters of work.
+    """
+    text = "".join(_take(_pieces(value, limit + 1, _RECORD, scalar), limit + 1))
+    return text if len(text) <= limit else None
+
+
+def value_size(value: Any) -> int:
+    """About how many characters ``value`` takes written out (escapes not counted): each shared part once per use,
+    but walked once (a list of aliases costs its length, not the size it expands to)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        node, done = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        if id(node) in sizes:
+            continue
+        children = [part for pair in node.items() for part in pair] if isinstance(node, dict) else node
+        if not done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
+            continue
+        sizes[id(node)] = 2 + max(0, len(children) - 1) * 2 + sum(
+            sizes.get(id(child), 0) if isinstance(child, (dict, list)) else _scalar_size(child) for child in children)
+    return sizes[id(value)] if isinstance(value, (dict, list)) else _scalar_size(value)
+
+
+def _scalar_size(value: Any) -> int:
+    return len(value) + 2 if isinstance(value, str) else len(str(value))
+
+
+def _cut(shown: str, value: Any) -> str:
+    return f"{shown}… (cut: {len(shown)} of about {value_size(value)} characters)"
+
+
+def _take(pieces: Iterator[str], limit: int) -> Iterator[str]:
+    """The pieces until ``limit`` characters are reached (the last one may pass it)."""
+    size = 0
+    for piece in pieces:
+        yield piece
+        size += len(piece)
+        if size >= limit:
+            return
+
+
+def _pieces(value: Any, cap: int, style: _Style, scalar: Callable[[Any], Any] | None) -> Iterator[str]:
+    """The rendering of ``value`` piece by piece, depth-first without recursion; each string cut at ``cap``."""
+    stack: list[Iterator[Any]] = [iter((value,))]
+    while stack:
+        item = next(stack[-1], stack)
+        if item is stack:  # that iterator is done
+            stack.pop()
+        elif type(item) is _Piece:
+            yield item
+        elif isinstance(item, dict):
+            stack.append(_map_parts(item, cap, style, scalar))
+        elif isinstance(item, (list, tuple)):
+            stack.append(_list_parts(item, style))
+        else:
+            yield _scalar_text(item, cap, style._replace(scalars_as_json=True), scalar)  # quoted inside JSON
+
+
+def _map_parts(node: dict[Any, Any], cap: int, style: _Style, scalar: Callable[[Any], Any] | None) -> Iterator[Any]:
+    yield _Piece("{")
+    for index, (key, item) in enumerate(node.items()):
+        key_text = _json(str(key)[:cap], style.ensure_ascii)
+        yield _Piece((style.item_separator if index else "") + key_text + style.key_separator)
+        yield item
+    yield _Piece("}")
+
+
+def _list_parts(node: Sequence[Any], style: _Style) -> Iterator[Any]:
+    yield _Piece("[")
+    for index, item in enumerate(node):
+        if index:
+            yield _Piece(style.item_separator)
+        yield item
+    yield _Piece("]")
+
+
+def _scalar_text(value: Any, cap: int, style: _Style, scalar: Callable[[Any], Any] | None) -> str:
+    """One scalar: at most ``cap`` characters of a string are ever copied or encoded."""
+    if isinstance(value, str):
+        value = value[:cap]  # a plain str, whatever subclass the reader made
+    elif scalar is not None:
+        value = scalar(value)
+    if not style.scalars_as_json:
+        return "null" if value is None else str(value)[:cap]
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return _json(value, style.ensure_ascii)
+    return _json(str(value)[:cap], style.ensure_ascii)  # as json.dumps(default=str) writes it
+
+
+def _json(value: Any, ensure_ascii: bool) -> str:
+    return json.dumps(value, ensure_ascii=ensure_ascii)
+
+
 # --- resource labels ----------------------------------------------------------------------
 
 
+LABEL_PART_CHARS = 253
+"""A kind, name or namespace in a message: Kubernetes' longest name (a DNS subdomain); a longer one is cut."""
+
+
 def resource_label(kind: str, name: str, namespace: str = "") -> str:
-    """``Kind/[namespace/]name``, how every message names a resource; ``?`` for a missing part, "" with neither."""
+    """``Kind/[namespace/]name``, how every message names a resource; ``?`` for a missing part, "" with neither.
+
+    Each part is cut past :data:`LABEL_PART_CHARS` (:func:`render_value`): a name an upstream made a
+    megabyte long is printed in every message about its resource.
+    """
     if not kind and not name:
         return ""
+    kind, name, namespace = (render_value(part, LABEL_PART_CHARS)
+                             if isinstance(part, str) and len(part) > LABEL_PART_CHARS else part
+                             for part in (kind, name, namespace))
     return f"{kind or '?'}/{namespace + '/' if namespace else ''}{name or '?'}"

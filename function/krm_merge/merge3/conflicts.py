@@ -6,9 +6,9 @@ import json
 import functools
 import re
 from enum import Enum
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
-from krm_merge.krm.values import Label, PathPart, format_path, parse_path
+from krm_merge.krm.values import Label, PathPart, format_path, parse_path, value_json, value_size
 from krm_merge.krm.values import Path as DataPath
 
 from .rules import FALLBACK_KEYS
@@ -79,20 +79,49 @@ class Absent:
 ABSENT_VALUE = Absent()
 
 
-def marker_comment(upstream: Any, origin: Any) -> str:
+def marker_comment(upstream: Any, origin: Any, scalar: Callable[[Any], Any] | None = None) -> str:
     """``# krm-merge:conflict upstream=<v> origin=<v>``: values as compact JSON, or ``<absent>``.
 
     JSON keeps each value on the comment's one line (newlines are escaped)
     and tells ``3`` from ``"3"``, so ``resolve --take upstream`` can write
-    upstream's value back exactly.
+    upstream's value back exactly.  A value longer than
+    :data:`~krm_merge.krm.values.RECORDED_VALUE_CHARS` is not written into
+    the package (YAML aliases let a few bytes of upstream expand to
+    gigabytes): the marker says ``<not recorded: about N characters>``, which
+    ``resolve --take upstream`` refuses as unreadable.  ``scalar`` converts
+    a reader's scalar type to plain data.
     """
-    return f"# {MARKER} upstream={_marker_value(upstream)} origin={_marker_value(origin)}"
+    return f"# {MARKER} upstream={_marker_value(upstream, scalar)} origin={_marker_value(origin, scalar)}"
 
 
-def _marker_value(value: Any) -> str:
+NOT_RECORDED = "<not recorded"
+"""How a marker starts a value too large to carry (no JSON text starts with ``<``)."""
+
+
+def _marker_value(value: Any, scalar: Callable[[Any], Any] | None) -> str:
     if value is ABSENT_VALUE:
         return ABSENT
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = value_json(value, scalar=scalar)
+    return text if text is not None else _not_recorded(value)
+
+
+def _not_recorded(value: Any) -> str:
+    return f"{NOT_RECORDED}: about {value_size(value)} characters>"
+
+
+def recorded_value(value: Any, scalar: Callable[[Any], Any] | None = None) -> Any:
+    """``value`` as the ledger records it: plain data when its JSON takes at most
+    :data:`~krm_merge.krm.values.RECORDED_VALUE_CHARS`, else the marker's ``<not recorded: about N characters>``
+    (:func:`is_not_recorded`; ``resolve --take upstream`` refuses it); :data:`ABSENT_VALUE` as it is."""
+    if value is ABSENT_VALUE:
+        return value
+    text = value_json(value, scalar=scalar)
+    return json.loads(text) if text is not None else _not_recorded(value)
+
+
+def is_not_recorded(value: Any) -> bool:
+    """Whether a recorded value stands for one too large to record (:func:`recorded_value`)."""
+    return isinstance(value, str) and value.startswith(NOT_RECORDED) and value.endswith(" characters>")
 
 
 def find_marker(line: str) -> int:

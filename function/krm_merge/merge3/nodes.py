@@ -8,7 +8,6 @@ The engine works on ruamel.yaml round-trip trees (``CommentedMap`` /
 from __future__ import annotations
 
 import copy
-import json
 from enum import Enum
 from typing import Any
 
@@ -22,6 +21,7 @@ from ruamel.yaml.scalarstring import (
 )
 
 from krm_merge.krm.rtedit import literal_can_hold
+from krm_merge.krm.values import render_value
 from krm_merge.krm.values import same as values_same
 
 
@@ -274,22 +274,54 @@ def new_seq(items: list[Any] | None = None) -> CommentedSeq:
 
 
 def render(node: Any) -> str:
-    """Short human-readable rendering of a node for messages and results."""
+    """Short human-readable rendering of a node for messages and results (bounded: :func:`krm_merge.krm.values.render_value`)."""
     if node is MISSING:
         return "<absent>"
-    if node is None:
-        return "null"
-    if isinstance(node, (dict, list)):
-        return json.dumps(to_plain_data(node), sort_keys=False, default=str)
-    return str(node)
+    return render_value(node, scalar=to_plain_data)
 
 
 def to_plain_data(node: Any) -> Any:
-    """Convert a round-trip tree to plain dicts/lists/scalars (ruamel's scalar types dropped)."""
-    if isinstance(node, dict):
-        return {str(k): to_plain_data(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [to_plain_data(v) for v in node]
+    """Convert a round-trip tree to plain dicts/lists/scalars (ruamel's scalar types dropped).
+
+    What the tree shares (a YAML alias is the anchored node itself) stays
+    shared, as libyaml's plain data shares it: a list of a thousand aliases
+    of one 100 KB string is one string, not 100 MB of copies.  Iterative, so
+    any depth the loader accepts converts.
+    """
+    if not isinstance(node, (dict, list)):
+        return _plain_scalar(node)
+    done: dict[int, Any] = {}
+    pending: list[tuple[Any, Any]] = []
+
+    def plain_of(item: Any) -> Any:
+        found = done.get(id(item))
+        if found is not None:
+            return found
+        if isinstance(item, dict):
+            made: Any = {}
+        elif isinstance(item, list):
+            made = []
+        else:
+            made = _plain_scalar(item)
+            if made is item:
+                return made
+        done[id(item)] = made
+        if isinstance(made, (dict, list)):
+            pending.append((item, made))
+        return made
+
+    root = plain_of(node)
+    while pending:
+        source, target = pending.pop()
+        if isinstance(source, dict):
+            for key, value in source.items():
+                target[str(plain_of(key))] = plain_of(value)
+        else:
+            target.extend(plain_of(value) for value in source)
+    return root
+
+
+def _plain_scalar(node: Any) -> Any:
     if isinstance(node, bool) or node is None:
         return node
     if isinstance(node, ScalarBoolean):  # an anchored boolean: an int subclass in ruamel

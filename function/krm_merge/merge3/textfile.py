@@ -33,6 +33,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from krm_merge import files
 from krm_merge.krm.results import File, KrmError
 from krm_merge.outcomes.kinds import KeptReason
 
@@ -146,7 +147,7 @@ def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file"
     git = shutil.which("git")
     if git is None:
         raise KrmError(f"{what}: update --files merge needs git on PATH (git merge-file merges the file)", file=File(what))
-    with tempfile.TemporaryDirectory(prefix="krm-merge-file-") as tmp:
+    with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-file-")) as tmp:
         for label, data in zip(LABELS, (local, origin, upstream)):
             Path(tmp, label).write_bytes(data)  # each version in a file named by its label
         labels = [arg for label in LABELS for arg in ("-L", label)]

@@ -21,6 +21,7 @@ from krm_merge.krm.values import format_path
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
 from .conflicts import (
     ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldMark, FieldRules, Lookups, locator_of, marker_comment,
+    recorded_value,
 )
 from .nodes import (
     MISSING,
@@ -276,8 +277,8 @@ class Merger:
         merged = walker.walk_document(local, origin, upstream, schema)
         for container, key, values in marks:
             # a marker an earlier update left on the field gives way to this one
-            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin)),
-                             replacing=f"# {MARKER}")
+            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin),
+                                                            to_plain_data), replacing=f"# {MARKER}")
         self.marked = _field_marks(merged, marks) if marks else []
         return merged
 
@@ -306,7 +307,8 @@ def _field_marks(merged: Any, marks: list[tuple[Any, Any, Sources]]) -> list[Fie
         if locator is not None:  # an element's naming value as data (ruamel's scalar types dropped), as recorded
             locator = tuple((p[0], to_plain_data(p[1])) if isinstance(p, tuple) else p for p in locator)
             out.append(FieldMark(locator, format_path(values.path), to_plain_data(container[key]),
-                                 _marker_data(values.upstream), _marker_data(values.origin)))
+                                 recorded_value(_marker_data(values.upstream), to_plain_data),
+                                 recorded_value(_marker_data(values.origin), to_plain_data)))
     return out
 
 
@@ -326,7 +328,8 @@ def _container_paths(tree: Any, wanted: set[int]) -> dict[int, tuple[Any, ...]]:
 
 
 def _marker_data(node: Any) -> Any:
-    return ABSENT_VALUE if node is MISSING else to_plain_data(node)
+    # The node itself, not a plain copy: a copy would expand every alias in it (bounded in the marker instead).
+    return ABSENT_VALUE if node is MISSING else node
 
 
 __all__ = ["Merge3Error", "MergeOptions", "Merger", "Walker"]

@@ -37,7 +37,7 @@ from krm_merge.krm.results import ResourceRef, Result, Results, failure
 
 from .kinds import (
     PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, FieldSet, FileChanged, FileKept,
-    FileMerged, FileSkipped, FleetScope, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
+    FileMerged, FileSkipped, FleetScope, FunctionResult, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
     PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Resolved, ResourceOutcome, UnrecordedMarker,
     Version,
 )
@@ -46,6 +46,7 @@ from .words import (
     ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, SIDES, Said, marker_text,
     said, text, value_text,
 )
+from .words import interrupted as words_interrupted
 
 REPORT_API_VERSION = "report.krm-merge.dev/v1"
 """The JSON report's ``apiVersion`` (its schema: ``docs/report.schema.json``); a new version for any change a reader could trip on."""
@@ -74,11 +75,17 @@ def lines(report: Report, quiet: bool = False) -> list[str]:
     ``quiet`` leaves out the summary of a run that was not stopped (``run --quiet``).  Outcomes already said
     as they happened (:func:`say_now`) are not said again.
     """
-    out = [line(report.prog, item) for o in report.outcomes[report.said:] for item in said(o)
-           if item.label is not None]
+    out = [line(report.prog, item) for o in report.outcomes[report.said:] if not _undone(report, o)
+           for item in said(o) if item.label is not None]
     if quiet and report.state is not State.NOT_WRITTEN:  # a refusal to write is said, quiet or not
         return out
     return out + [f"{report.prog}: {summary}" for summary in summary_lines(report)]
+
+
+def _undone(report: Report, outcome: Outcome) -> bool:
+    """Whether ``outcome`` is a change a signal stopped before the commit point: not said as if it were made
+    (``run``'s function results, ``promote``'s field sets; the interruption's line says nothing was written)."""
+    return report.signal is not None and report.state is State.FAILED and isinstance(outcome, (FunctionResult, FieldSet))
 
 
 def results(report: Report) -> Results:
@@ -560,6 +567,12 @@ def finish(report: Report, *, results_file: str | None = None, report_to: tuple[
     return report.exit_code
 
 
+def interrupted(prog: str, signo: int, written: bool, stderr: TextIO | None = None) -> None:
+    """The line of a termination signal that came outside any command's report (``cli.entry`` says it)."""
+    for item in said(words_interrupted(signo, written)):
+        (stderr or sys.stderr).write(line(prog, item) + "\n")
+
+
 def usage_error(prog: str, message: str) -> int:
     """Bad usage found after parsing (options that do not fit together): one line, exit code 2."""
     sys.stderr.write(f"{prog}: error: {message}\n")
@@ -568,7 +581,7 @@ def usage_error(prog: str, message: str) -> int:
 
 __all__ = [
     "BULLETS", "FORMATS", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
-    "emit", "finish", "function_results", "line", "lines", "marker_lines", "marker_list", "outcome_document",
+    "emit", "finish", "function_results", "interrupted", "line", "lines", "marker_lines", "marker_list", "outcome_document",
     "pull_request_entry", "pull_request_lines", "FLEET_KIND", "fleet_document", "fleet_markdown", "fleet_totals",
     "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "say_now",
     "summary_lines", "title", "usage_error", "write_report", "write_results",

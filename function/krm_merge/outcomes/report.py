@@ -14,6 +14,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.interrupts import Interrupted
 from krm_merge.krm.results import failure
 
 if TYPE_CHECKING:  # the SDK's function path builds no report: it must not load the package writer
@@ -23,6 +24,7 @@ from .kinds import (
     ConflictOutcome, ConflictsLeft, Decision, FileAction, FileChanged, FileMerged, FleetScope, Kind, Message, Outcome,
     PackageStatus, PackageUpdate,
 )
+from .words import interrupted
 
 T = TypeVar("T")
 
@@ -52,7 +54,8 @@ class Report:
     ``__slots__``, not a dataclass (start-up, issue 24).
     """
 
-    __slots__ = ("command", "target", "outcomes", "state", "subject", "items_changed", "fleet", "said", "_prog")
+    __slots__ = ("command", "target", "outcomes", "state", "subject", "items_changed", "fleet", "said", "signal",
+                 "_prog")
 
     def __init__(self, command: str, target: str = "", state: State = State.READ_ONLY, prog: str = "") -> None:
         self.command = command
@@ -64,6 +67,7 @@ class Report:
         self.items_changed = 0  # run: the items the function changed (its summary line counts them)
         self.fleet: FleetScope | None = None
         self.said = 0
+        self.signal: int | None = None  # the termination signal that stopped the run (see guard)
 
     @property
     def prog(self) -> str:
@@ -105,6 +109,12 @@ class Report:
         The state becomes :attr:`State.FAILED` unless the error came after the
         write (a command sets ``WRITTEN`` only once its transaction is done).
         ``describe`` words a ``KrmMergeError`` (default: its ``one_line()``).
+
+        A termination signal (:class:`krm_merge.interrupts.Interrupted`, a
+        ``SystemExit``) stops the run the same way: one error outcome saying
+        whether the write was finished (the signal came after the commit point:
+        the state is then ``WRITTEN``) or nothing was written, rendered like any
+        other, and the exit code becomes 128+signal.
         """
         try:
             return body()
@@ -113,11 +123,16 @@ class Report:
             if self.state is not State.WRITTEN:
                 self.state = State.FAILED
             return None
+        except Interrupted as stop:
+            self.add(interrupted(stop.signo, stop.written))
+            self.signal = stop.signo
+            self.state = State.WRITTEN if stop.written else State.FAILED
+            return None
 
     @property
     def exit_code(self) -> int:
-        """:func:`exit_code` of the outcomes."""
-        return exit_code(self.outcomes)
+        """:func:`exit_code` of the outcomes; 128+signal when a termination signal stopped the run."""
+        return 128 + self.signal if self.signal is not None else exit_code(self.outcomes)
 
 
 def changed_files(changes: ChangeSet) -> list[Outcome]:

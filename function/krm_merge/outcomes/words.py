@@ -9,10 +9,11 @@ nothing reads a word back.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, NamedTuple
 
+from krm_merge.interrupts import NAMES as SIGNAL_NAMES
 from krm_merge.krm.results import Field, File, ResourceRef, Result
+from krm_merge.krm.values import render_value
 
 from .kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
@@ -151,10 +152,7 @@ def value_text(values: dict[str, Any], side: str) -> str:
     """One side's value as a marker shows it: compact JSON, ``<absent>`` for a side without the field."""
     if side not in values:
         return ABSENT_WORD
-    try:
-        return json.dumps(values[side], ensure_ascii=False, separators=(",", ":"), default=str)
-    except (RecursionError, ValueError):
-        return "<nested too deeply to show>"
+    return render_value(values[side], as_json=True)  # bounded: a message, not the value
 
 
 def _where(o: MarkerOutcome) -> str:
@@ -344,7 +342,23 @@ def _result_says(o: FunctionResult) -> list[Said]:
 
 
 def _message_says(o: Message) -> list[Said]:
-    return [Said(_severity_label(o.severity), o.result)]
+    # an interruption's line is its own words, no label (the same line whether a report or cli.entry says it)
+    label = "" if o.result.tags.get("kind") == INTERRUPTED else _severity_label(o.severity)
+    return [Said(label, o.result)]
+
+
+INTERRUPTED = "interrupted"
+"""The tag ``kind`` of the message saying a termination signal stopped the command (its results carry it)."""
+
+
+def interrupted(signo: int, written: bool) -> Message:
+    """What a termination signal interrupted (:class:`krm_merge.interrupts.Interrupted`): an error whose line says
+    whether the write was finished (``written``: the signal came after a transaction's commit point) or nothing
+    was written."""
+    name = SIGNAL_NAMES.get(signo, f"signal {signo}")
+    words = (f"interrupted ({name}) after the commit point: the write was finished" if written
+             else f"interrupted ({name}): nothing written")
+    return Message(Result(words, "error", tags={"kind": INTERRUPTED}))
 
 
 def _silent(o: Outcome) -> list[Said]:
@@ -401,6 +415,6 @@ def said(outcome: Outcome) -> list[Said]:
 
 __all__ = [
     "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
-    "REASON_WORDS", "SAID_REASONS", "SIDES", "SKIP_WORDS", "UNRECORDED", "Said", "WORDS", "Words", "marker_text", "resource_ref",
-    "said", "text", "value_text",
+    "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SIDES", "SKIP_WORDS", "UNRECORDED", "Said", "WORDS", "Words",
+    "interrupted", "marker_text", "resource_ref", "said", "text", "value_text",
 ]

@@ -9,7 +9,7 @@ over a large repository costs little more than ``grep -rl``.
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from typing import Callable, Iterator, NamedTuple, TypeVar
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
@@ -18,6 +18,7 @@ from krm_merge.promote.errors import PromoteError
 
 YAML_SUFFIXES = pkgio.YAML_SUFFIXES
 EXTRA_NAMES = ("Kustomization",)  # kustomize's extension-less file name, as Flux reads it
+T = TypeVar("T")
 
 
 class ScreenedFile(NamedTuple):
@@ -151,8 +152,24 @@ def write_all(root: str, writes: pkgio.ChangeSet) -> None:
     Links are written through only to a file inside the package; a file whose
     bytes changed since the screen read them stops the transaction, naming it.
     """
+    _refusing(root, lambda: writes.apply(root, command="krm-merge promote"))
+
+
+def check_all(root: str, writes: pkgio.ChangeSet) -> None:
+    """Refuse now what :func:`write_all` would refuse (:meth:`krm_merge.krm.pkgio.ChangeSet.validate`)."""
+    _refusing(root, lambda: writes.validate(root))
+
+
+def diff_all(root: str, writes: pkgio.ChangeSet) -> Iterator[str]:
+    """The planned writes as a unified diff (``--dry-run``), made file by file as it is printed, once refused
+    as :func:`write_all` refuses them."""
+    return _refusing(root, lambda: writes.diff(root))
+
+
+def _refusing(root: str, action: Callable[[], T]) -> T:
+    """``action``, with the writer's refusals and I/O errors as promote's errors (one wording for both)."""
     try:
-        writes.apply(root, command="krm-merge promote")
+        return action()
     except files.UnsafePathError as err:
         raise PromoteError(err.message) from None
     except OSError as err:

@@ -8,6 +8,7 @@ Extra string keys are allowed; whitespace around JSON tokens is tolerated; anyth
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Final
 
@@ -42,7 +43,6 @@ def parse_marker_object(comment: str) -> dict[str, str] | None:
     simple = _ONE_PAIR.fullmatch(text)
     if simple is not None:
         return {simple.group(1): simple.group(2)}
-    import json  # only unusual markers get here; keeps the command's start fast
 
     try:
         # json.loads skips only JSON whitespace (space, tab, CR, LF) around the object and

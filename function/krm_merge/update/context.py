@@ -18,6 +18,7 @@ from krm_merge.kptfile.document import (
 )
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.pkgio import folders_of
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldMark, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
@@ -81,12 +82,7 @@ class MergeContext:
 
     def package_of(self, obj: KubeObject) -> str:
         """The (sub)package directory a resource belongs to ("" = the root package)."""
-        rel = self.rel_path(obj)
-        best = ""
-        for directory in self._package_dirs:
-            if rel.startswith(directory + "/") and len(directory) > len(best):
-                best = directory
-        return best
+        return next((folder for folder in reversed(folders_of(self.rel_path(obj))) if folder in self._package_dirs), "")
 
     def keyed(self, *sources: list[KubeObject]) -> list[dict[Any, KubeObject]]:
         """Index each source by identity; identities repeated in a source also use the path."""
@@ -148,10 +144,10 @@ class MergeContext:
         if root is not None:
             keys.append(root)
         if self.options.strategy is Strategy.RESOURCE_MERGE:
-            up_dirs = {self.rel_path(o).rpartition("/")[0] for o in ui.values()}
+            # every folder upstream has something in, at any depth
+            up_dirs = {folder for o in ui.values() for folder in folders_of(self.rel_path(o))}
             for key, obj in li.items():
-                rel = self.rel_path(obj)
-                if key != root and is_kptfile(obj) and any(d == rel.rpartition("/")[0] or d.startswith(rel.rpartition("/")[0] + "/") for d in up_dirs):
+                if key != root and is_kptfile(obj) and self.rel_path(obj).rpartition("/")[0] in up_dirs:
                     keys.append(key)
         return keys
 

@@ -13,20 +13,23 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
-from krm_merge.kptfile.document import update_strategy
+from krm_merge.kptfile.document import Strategy, more_destructive, update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
-from krm_merge.outcomes.kinds import Outcome
-from krm_merge.upstream.git import GitCache
+from krm_merge.outcomes.kinds import Message, Outcome, message
+from krm_merge.upstream.git import GitCache, Version
 
 from .plan import UpdatePlan, apply_plan
 from .report import refused
 from .tree import diff_trees, kptfiles, remote_subpackages
+
+if TYPE_CHECKING:  # the ledger (and the merge it reads) is loaded only by an update that plans a merge
+    from .ledger import Entry
 
 
 # Remote subpackages name their own upstreams, so an upstream author decides how deep and
@@ -38,15 +41,22 @@ UpstreamKey = tuple[str, str, str]  # (repo, directory, ref): where a package's 
 
 
 class Recursion:
-    """Where a recursive update is: the chain of upstreams above, and how many subpackages it has visited."""
+    """Where a recursive update is: the chain of upstreams above; what the whole walk has visited and taken.
+
+    ``budget`` is the update's (:func:`krm_merge.files.update_budget`): every
+    origin and upstream version the walk extracts is charged to it, so a fan-out
+    of subpackages takes no more files and bytes than one tree may.
+    """
 
     # A plain class, not a dataclass: every update builds this class, and @dataclass
     # compiles generated code at import (~0.3 ms of a no-op update's start-up, issue 24).
-    __slots__ = ("chain", "visited")
+    __slots__ = ("chain", "visited", "budget")
 
-    def __init__(self, chain: tuple[UpstreamKey, ...] = (), visited: list[int] | None = None) -> None:
+    def __init__(self, chain: tuple[UpstreamKey, ...] = (), visited: list[int] | None = None,
+                 budget: files.Budget | None = None) -> None:
         self.chain = chain
         self.visited = [0] if visited is None else visited  # shared by the whole walk
+        self.budget = files.update_budget() if budget is None else budget  # shared by the whole walk
 
     def __repr__(self) -> str:
         return f"Recursion(chain={self.chain!r}, visited={self.visited!r})"
@@ -58,7 +68,7 @@ class Recursion:
             raise KrmError(f"{where}: remote subpackages form a cycle: {names}; refused", file=File(where))
         if len(self.chain) >= MAX_SUBPACKAGE_DEPTH:
             raise KrmError(f"{where}: remote subpackages nested more than {MAX_SUBPACKAGE_DEPTH} deep: {names}", file=File(where))
-        return Recursion((*self.chain, key), self.visited)
+        return Recursion((*self.chain, key), self.visited, self.budget)
 
     def count(self, where: str) -> None:
         """One more remote subpackage, or a KrmError past :data:`MAX_SUBPACKAGES`."""
@@ -73,18 +83,18 @@ class Trees(NamedTuple):
     origin: Path  # empty without a lock (kpt: everything counts as added upstream)
     upstream: Path
     links: list[Outcome]  # what pruning the upstream folder deleted (LinkRefused), said before the merge's outcomes
-    planner: Callable[..., UpdatePlan]  # the merge's planner, loaded while the versions were extracted
+    planner: Callable[..., UpdatePlan]  # the merge's planner, loaded while the versions were read
 
 
 class GitVersions:
-    """Where an update's origin and upstream versions come from: resolved and extracted from a git cache.
+    """Where an update's origin and upstream versions come from: resolved and read from a git cache.
 
     The update asks this object twice per package (:meth:`resolve`, then
     :meth:`trees` unless the package is already at the commit), so a caller
-    that has already resolved, fetched and extracted the versions of many
+    that has already resolved, fetched and read the versions of many
     packages (:mod:`krm_merge.fleet.versions`) hands the same folders to
     each of them by overriding these two methods.  This default does it for
-    one update: every tree extracted afresh into a temporary folder.
+    one update: every tree read afresh from git's objects into a temporary folder.
     """
 
     def __init__(self, cache: GitCache) -> None:
@@ -95,18 +105,18 @@ class GitVersions:
         return self.cache.resolve_package_ref(target.repo, target.directory, target.ref)
 
     @contextmanager
-    def trees(self, lock: GitLock | None, target: GitUpstream, commit: str) -> Iterator[Trees]:
-        """Origin (``lock``'s commit) and upstream (``commit`` of ``target``) extracted, for the ``with`` block."""
-        cache = self.cache
-        # Both versions in one fetch (the extractions below then find them in the cache).
-        cache.fetch_commits(target.repo, [lock.commit, commit] if lock is not None and lock.repo == target.repo else [commit])
-        with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+    def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,
+              budget: files.Budget | None = None) -> Iterator[Trees]:
+        """Origin (``lock``'s commit) and upstream (``commit`` of ``target``) read, for the ``with`` block; each
+        tree's files and bytes charged to ``budget`` (the update's) before any file is written."""
+        with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
             origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
             origin_dir.mkdir()
             # without a lock kpt's origin is empty: everything counts as added upstream
-            plan_update = cache.extract_all(
-                ([(lock.repo, lock.commit, lock.directory, origin_dir)] if lock is not None else [])
-                + [(target.repo, commit, target.directory, upstream_dir)], meanwhile=_merge_planner)
+            plan_update = self.cache.read_versions(
+                ([Version(lock.repo, lock.commit, lock.directory, origin_dir, "origin")] if lock is not None else [])
+                + [Version(target.repo, commit, target.directory, upstream_dir, "upstream")],
+                meanwhile=_merge_planner, budget=budget)  # charged from git's trees and object headers
             # Our own extraction: links are deleted in place instead of copying the rest.
             pkgio.prune_untrusted(origin_dir, "origin")
             links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
@@ -116,6 +126,20 @@ class GitVersions:
 def _describe(key: UpstreamKey) -> str:
     repo, directory, ref = key
     return f"{repo}{directory}@{ref}"
+
+
+class _Options:
+    """What the user asked of the whole update, the same at every level of the recursion."""
+
+    __slots__ = ("conflicts", "fallback_keys", "versions", "files_policy", "accept_upstream_strategy")
+
+    def __init__(self, conflicts: str, fallback_keys: str | None, versions: GitVersions, files_policy: str,
+                 accept_upstream_strategy: bool) -> None:
+        self.conflicts = conflicts
+        self.fallback_keys = fallback_keys
+        self.versions = versions
+        self.files_policy = files_policy
+        self.accept_upstream_strategy = accept_upstream_strategy
 
 
 def plan_git_update(
@@ -128,6 +152,7 @@ def plan_git_update(
     cache: GitCache | None = None,
     recursive: bool = True,
     files_policy: str = "keep-local",
+    accept_upstream_strategy: bool = False,
     versions: GitVersions | None = None,
 ) -> UpdatePlan:
     """Fetch origin and upstream of a ``kpt pkg get`` package with git and plan its update.
@@ -139,53 +164,122 @@ def plan_git_update(
     own ``upstream.git`` — is then updated from its own upstream, parent
     first; it follows ``ref`` and ``strategy`` only when it tracks the same
     repository, directory tree and ref as the root (kpt's rule).  A cycle of
-    remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH` or
-    more than :data:`MAX_SUBPACKAGES` of them is refused.  ``versions`` says
-    where the two versions come from (default: extracted from ``cache``).
+    remote subpackages, a chain deeper than :data:`MAX_SUBPACKAGE_DEPTH`,
+    more than :data:`MAX_SUBPACKAGES` of them, or more files and bytes in all
+    than one tree may hold (``files.update_budget``) is refused.
+
+    Local decides how local is updated: a remote subpackage is updated by the
+    strategy of the user's own Kptfile (kpt's default, resource-merge, when
+    the user has none) unless ``strategy`` applies to it; a strategy that
+    arrives with the update (upstream changed the subpackage's
+    ``updateStrategy``) is not used for it and, unless
+    ``accept_upstream_strategy`` (kpt's behaviour), not recorded either: the
+    Kptfile keeps the user's, and a result says what upstream proposes.
+    ``versions`` says where the two versions come from (default: read from
+    ``cache``; a fleet update's shared folders).
     """
     versions = versions or GitVersions(cache or GitCache())
     versions.cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
-    return _plan_git_tree(local, ref, strategy, conflicts, fallback_keys, versions, recursive, Recursion(),
-                          str(local / "Kptfile"), files_policy)
-
-
-def _plan_git_tree(
-    local: Path, ref: str | None, strategy: str | None, conflicts: str, fallback_keys: str | None,
-    versions: GitVersions, recursive: bool, walk: Recursion, where: str, files_policy: str = "keep-local",
-) -> UpdatePlan:
+    options = _Options(conflicts, fallback_keys, versions, files_policy, accept_upstream_strategy)
+    where = str(local / "Kptfile")
     kptfile_text, upstream, lock = read_package_kptfile(local, where)
-    walk = walk.enter((upstream.repo, clean_directory(upstream.directory), ref or upstream.ref), where)
-    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, conflicts, fallback_keys, versions,
-                                 files_policy)
+    walk = Recursion().enter((upstream.repo, clean_directory(upstream.directory), ref or upstream.ref), where)
+    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, options.conflicts,
+                                 options.fallback_keys, versions, files_policy, walk.budget, strategy)
     if not recursive or not _has_remote_subpackages(local, plan):
         return plan
     # kpt updates remote subpackages one after the other, each on the result of the
-    # previous step; we do the same on a scratch copy and plan the difference, so
-    # the update stays all-or-nothing (and --dry-run shows all of it).
-    with tempfile.TemporaryDirectory(prefix="krm-merge-update-") as tmp:
+    # previous step; we do the same on one scratch copy and plan the difference, so
+    # the update stays all-or-nothing (and --dry-run shows all of it).  Every level
+    # works on that one copy: nothing is copied or compared again per subpackage.
+    with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
         scratch = Path(tmp) / "pkg"
         shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
         apply_plan(scratch, plan)
         found, marks = list(plan.outcomes), list(plan.marks)
-        for sub in remote_subpackages(scratch):
-            # Named where the user finds it, not in the scratch copy.
-            sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
-            walk.count(sub_where)
-            _, sub_up, _ = read_package_kptfile(scratch / sub, sub_where)
-            follows = (
-                sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
-                and clean_directory(sub_up.directory).startswith(clean_directory(upstream.directory))
-            )
-            sub_plan = _plan_git_tree(
-                scratch / sub, ref if follows else None, strategy if follows else None,
-                conflicts, fallback_keys, versions, True, walk, sub_where, files_policy,
-            )
-            apply_plan(scratch / sub, sub_plan)
-            found.extend(sub_plan.within(sub))  # named where the user finds them
-            marks.extend(entry.within(sub) for entry in sub_plan.marks)
+        _update_remote_subpackages(scratch, local, upstream, ref, strategy, options, walk, where, found, marks)
         final = diff_trees(local, scratch)
     final.outcomes, final.marks = found, marks
     return final
+
+
+def _update_remote_subpackages(
+    package: Path, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
+    options: _Options, walk: Recursion, where: str, found: list[Outcome], marks: list[Entry],
+) -> None:
+    """Update each remote subpackage below ``package`` (a scratch folder, updated in place), then theirs;
+    their outcomes go to ``found`` and the conflicts they mark (the ledger's entries) to ``marks``, named from
+    ``package``.
+
+    ``users`` is the same package in the user's own tree, as it was before the update
+    (None when it is new): its Kptfiles say how the user's subpackages are updated.
+    """
+    for sub in remote_subpackages(package):
+        # Named where the user finds it, not in the scratch copy.
+        sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
+        walk.count(sub_where)
+        sub_text, sub_up, sub_lock = read_package_kptfile(package / sub, sub_where)
+        follows = (
+            sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
+            and clean_directory(sub_up.directory).startswith(clean_directory(upstream.directory))
+        )
+        sub_ref, sub_strategy = (ref, strategy) if follows else (None, None)
+        sub_walk = walk.enter((sub_up.repo, clean_directory(sub_up.directory), sub_ref or sub_up.ref), sub_where)
+        users_sub = users / sub if users is not None and (users / sub).is_dir() else None
+        used, recorded, proposal = _own_strategy(sub_text, users_sub, sub_strategy, options.accept_upstream_strategy,
+                                                 f"{sub}/Kptfile")
+        sub_plan = _plan_one_git_package(package / sub, sub_text, sub_up, sub_lock, sub_ref, used, options.conflicts,
+                                         options.fallback_keys, options.versions, options.files_policy, walk.budget,
+                                         recorded)
+        apply_plan(package / sub, sub_plan)
+        if proposal is not None:
+            found.append(proposal)
+        inner, inner_marks = list(sub_plan.outcomes), list(sub_plan.marks)
+        _update_remote_subpackages(package / sub, users_sub, sub_up, sub_ref, sub_strategy, options, sub_walk,
+                                   sub_where, inner, inner_marks)
+        found.extend(outcome.within(sub) for outcome in inner)  # named where the user finds them
+        marks.extend(entry.within(sub) for entry in inner_marks)
+
+
+def _own_strategy(merged_kptfile: str, users: Path | None, flag: str | None, accept: bool, name: str,
+                  ) -> tuple[str | None, str | None, Message | None]:
+    """How a remote subpackage is updated: (the strategy used, the one its Kptfile records; None for each: the
+    one its merged Kptfile names), and what to say of upstream's proposal (None: nothing).
+
+    ``--strategy`` when it applies to the subpackage; else the user's own
+    Kptfile's, as it was before the update (kpt's default, resource-merge,
+    when it names none); with ``accept``, the one the update brings (kpt's
+    rule).  The merged Kptfile says what upstream proposes: a gentler
+    strategy is recorded for the next update, a more destructive one only
+    if the user takes it.  A subpackage the user's tree does not have at all
+    (``users`` None) arrives whole, its Kptfile as upstream wrote it: there
+    is no local work in it to protect (kpt's rule).
+    """
+    if flag is not None:
+        return flag, flag, None
+    if users is None:
+        return None, None, None
+    proposed = update_strategy(merged_kptfile) or Strategy.RESOURCE_MERGE.value
+    mine = _users_strategy(users) or Strategy.RESOURCE_MERGE.value
+    if accept or proposed == mine:
+        return None, None, None
+    if not more_destructive(proposed, mine):
+        return mine, None, message(f"{name}: upstream changes updateStrategy from {mine} to {proposed}: recorded for "
+                                   f"the next update; this update used {mine}", "info", name)
+    text = (f"{name}: upstream changes updateStrategy from {mine} to {proposed}; not applied: this update used "
+            f"{mine} and the Kptfile keeps it (local decides how local is updated). To take it, set "
+            f"upstream.updateStrategy: {proposed} in {name} yourself, or update with --accept-upstream-strategy")
+    return mine, mine, message(text, "warning", name)
+
+
+def _users_strategy(users: Path | None) -> str | None:
+    """``upstream.updateStrategy`` of the user's own Kptfile of a package (None: no such Kptfile, or none named)."""
+    if users is None or not (users / "Kptfile").is_file():
+        return None
+    try:
+        return update_strategy(files.read_text(users / "Kptfile"))
+    except (KrmMergeError, OSError, UnicodeDecodeError):
+        return None  # unreadable: kpt's default; the merge reported the file
 
 
 def _repos_named_by(local: Path) -> set[str]:
@@ -217,8 +311,10 @@ def clean_directory(directory: str) -> str:
 def _plan_one_git_package(
     local: Path, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
     strategy: str | None, conflicts: str, fallback_keys: str | None, versions: GitVersions,
-    files_policy: str = "keep-local",
+    files_policy: str = "keep-local", budget: files.Budget | None = None, recorded: str | None = None,
 ) -> UpdatePlan:
+    """The update of one package (``strategy``: the one used, else its Kptfile's; ``recorded``: the one its
+    Kptfile is left with, else the one it names)."""
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
         raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
@@ -227,20 +323,20 @@ def _plan_one_git_package(
     if effective == "resource-merge" and _at_commit(lock, target, commit):
         # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
         plan = UpdatePlan()
-        _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+        _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, recorded, lock_ref))
         return plan
-    with versions.trees(lock, target, commit) as trees:
+    with versions.trees(lock, target, commit, budget) as trees:
         plan = trees.planner(local, trees.origin, trees.upstream, strategy=effective, conflicts=conflicts,
                              fallback_keys=fallback_keys, checked=True, files_policy=files_policy)
         plan.outcomes[:0] = trees.links
-    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, strategy, lock_ref))
+    _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, recorded, lock_ref))
     return plan
 
 
 def _merge_planner() -> Callable[..., UpdatePlan]:
     """The merge's planner.  Imported past the no-op check only (a no-op update never loads the
-    merge, nor ruamel with it), and while git writes the two archives, so the import's ~10 ms
-    overlap git's instead of adding to them (issue 24)."""
+    merge, nor ruamel with it), and while git fetches the package's files on a cold cache, so the
+    import overlaps git's work instead of adding to it (issue 24)."""
     from .planner import plan_update
 
     return plan_update

@@ -12,7 +12,7 @@ drops such changes without a word.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # imported by plan_other_files for --files merge only
 
 from .ledger import Entry, forged_markers, text_entries
 from .result import PackageMergeResult, Subpackage
-from .tree import ignored_krm_files, other_files_of
+from .tree import InPlace, ignored_krm_files, other_files_of
 
 
 def plan_other_files(
@@ -111,12 +111,33 @@ def ignored_changes(local: Path, origin: Path, upstream: Path, patterns: list[st
     return found
 
 
-def other_files_differ(local: Path, origin: Path, krm_files: set[str], directory: str) -> bool:
-    """Whether the non-KRM files under ``directory`` differ between local and origin."""
-    prefix = directory + "/"
-    lf = {r: p for r, p in other_files_of(local, krm_files).items() if r.startswith(prefix)}
-    of = {r: p for r, p in other_files_of(origin, krm_files, "origin").items() if r.startswith(prefix)}
-    return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
+def other_files_differ(local: Path, origin: Path, krm_files: set[str]) -> Callable[[str], bool]:
+    """A test: whether the non-KRM files under a directory differ between local and origin.
+
+    Both trees are listed once, on the first question, and each file is
+    filed under every folder above it: a package with thousands of
+    subpackages asks once per subpackage, and each answer costs that
+    subpackage's files, not the whole tree's.
+    """
+    below: list[dict[str, dict[str, InPlace]]] = []
+
+    def differ(directory: str) -> bool:
+        if not below:
+            below.extend(_by_folder(found) for found in (other_files_of(local, krm_files),
+                                                         other_files_of(origin, krm_files, "origin")))
+        lf, of = (side.get(directory, {}) for side in below)
+        return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
+
+    return differ
+
+
+def _by_folder(found: dict[str, InPlace]) -> dict[str, dict[str, InPlace]]:
+    """Folder -> the files below it (at any depth)."""
+    out: dict[str, dict[str, InPlace]] = {}
+    for rel, file in found.items():
+        for folder in pkgio.folders_of(rel):
+            out.setdefault(folder, {})[rel] = file
+    return out
 
 
 def check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:

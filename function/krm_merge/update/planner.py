@@ -78,7 +78,7 @@ def _plan_checked(
     result = merge_package(
         Strategy(strategy), ConflictPolicy(conflicts), fallback_keys_from(fallback_keys),
         lrl.items, orl.items, url.items, lambda obj: obj.path or "",
-        other_files_changed=lambda directory: other_files_differ(local, origin, krm_files, directory),
+        other_files_changed=other_files_differ(local, origin, krm_files),
     )
 
     plan = UpdatePlan()

@@ -12,6 +12,7 @@ from typing import Callable, NamedTuple
 
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.pkgio import folders_of
 from krm_merge.merge3.conflicts import Conflict, ConflictPolicy, FieldMark
 from krm_merge.merge3.rules import FALLBACK_KEYS
 from krm_merge.outcomes.kinds import Action, Reason
@@ -84,18 +85,15 @@ class PackageMergeResult:
 
     def subpackage_of(self, rel: str) -> Subpackage:
         """The decision covering a package-relative file path (MERGE outside decided subpackages)."""
-        for directory, decision in self.subpackages.items():
-            if decision not in (Subpackage.MERGE, Subpackage.OWN) and rel.startswith(directory + "/"):
+        for folder in folders_of(rel):
+            decision = self.subpackages.get(folder, Subpackage.MERGE)
+            if decision not in (Subpackage.MERGE, Subpackage.OWN):
                 return decision
         return Subpackage.MERGE
 
     def strategy_of(self, rel: str, default: Strategy) -> Strategy:
         """The strategy that decided a package-relative file path (the deepest own-strategy subpackage)."""
-        best, strategy = "", default
-        for directory, own in self.strategies.items():
-            if rel.startswith(directory + "/") and len(directory) > len(best):
-                best, strategy = directory, own
-        return strategy
+        return next((self.strategies[f] for f in reversed(folders_of(rel)) if f in self.strategies), default)
 
 
 __all__ = ["OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "ResourceDecision", "Subpackage"]

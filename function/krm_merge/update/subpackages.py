@@ -17,12 +17,12 @@ from typing import Any, Callable
 
 from krm_merge.kptfile.document import Strategy, is_kptfile
 from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.pkgio import folders_of
 from krm_merge.krm.results import KrmError
+from krm_merge.outcomes.kinds import Action, Reason
 
 from .context import MergeContext
 from .resources import same_content
-from krm_merge.outcomes.kinds import Action, Reason
-
 from .result import PackageMergeResult, Subpackage
 
 MergeOwn = Callable[[str, Any, list[KubeObject], list[KubeObject], list[KubeObject], PackageMergeResult], None]
@@ -35,44 +35,59 @@ def decide_subpackages(
     """kpt's per-subpackage rules; returns the items left for the resource merge.
 
     Items of a subpackage decided here leave the three lists: kept ones go
-    straight to ``out.items``, removed ones to ``out.deleted``.
+    straight to ``out.items``, removed ones to ``out.deleted``.  Each item is
+    filed once under the subpackage folders above it, so deciding thousands of
+    subpackages costs their items, not items times subpackages.
     """
-    ld, od, ud = (ctx.subpackage_dirs(src) for src in (local, origin, upstream))
-    infos = [ctx.upstream_infos(src) for src in (local, origin, upstream)]
-    for directory in sorted(ld | od | ud, key=lambda d: (d.count("/"), d)):
-        if any(directory.startswith(done + "/") for done in out.subpackages):
+    sources = (local, origin, upstream)
+    ld, od, ud = (ctx.subpackage_dirs(src) for src in sources)
+    infos = [ctx.upstream_infos(src) for src in sources]
+    folders = ld | od | ud
+    below = [_by_subpackage(ctx, src, folders) for src in sources]
+    decided: set[int] = set()  # ids of the items that leave the three lists
+    for directory in sorted(folders, key=lambda d: (d.count("/"), d)):
+        if any(folder in out.subpackages for folder in folders_of(directory)):
             continue  # inside a subpackage already decided as a whole
         if ctx.options.strategy is not Strategy.RESOURCE_MERGE and not any(directory in info for info in infos):
             continue  # fast-forward / replace: a local subpackage is replaced with the rest (kpt)
         # kpt asks whether the directory exists: a subpackage whose Kptfile alone was removed is still there
-        present = [any(ctx.inside(directory)(o) for o in src) for src in (local, origin, upstream)]
-        decision = _decide(ctx, directory, *present, local, origin)
-        if decision is Subpackage.MERGE and present[0] and present[2]:
+        inside = [found.get(directory, []) for found in below]
+        decision = _decide(ctx, directory, *(bool(items) for items in inside), inside[0], inside[1])
+        if decision is Subpackage.MERGE and inside[0] and inside[2]:
             decision = remote_decision(*(info.get(directory) for info in infos))
             if decision is Subpackage.MERGE and directory in infos[0]:
                 decision = Subpackage.OWN
         if decision is Subpackage.MERGE:
             continue
         out.subpackages[directory] = decision
-        inside = ctx.inside(directory)
         if decision is Subpackage.OWN:
-            merge_own(directory, infos[0][directory][0], local, origin, upstream, out)
+            merge_own(directory, infos[0][directory][0], *inside, out)
         if decision is Subpackage.UNFETCHED:  # the Kptfiles stay in the merge
-            inside = (lambda test: lambda obj: test(obj) and not is_kptfile(obj))(inside)
-        mine = [o for o in local if inside(o)]
+            inside = [[o for o in items if not is_kptfile(o)] for items in inside]
+        mine = inside[0]
         if decision is not Subpackage.OWN:
             action = Action.DELETED if decision is Subpackage.DELETE else Action.KEPT
-            out.outcomes.extend((o, action, _reason(decision, is_kptfile(o)), directory) for o in mine)
+            warned = _warned(mine)
+            out.outcomes.extend((o, action, _reason(decision, id(o) in warned), directory) for o in mine)
         if decision is Subpackage.OWN:
             pass
         elif decision is Subpackage.DELETE:
             out.deleted.extend(mine)
         else:
             out.items.extend(mine)  # untouched (a local directory that lost its Kptfile stays too)
-        local = [o for o in local if not inside(o)]
-        origin = [o for o in origin if not inside(o)]
-        upstream = [o for o in upstream if not inside(o)]
+        decided.update(id(o) for items in inside for o in items)
+    local, origin, upstream = ([o for o in src if id(o) not in decided] for src in sources)
     return local, origin, upstream
+
+
+def _by_subpackage(ctx: MergeContext, items: list[KubeObject], folders: set[str]) -> dict[str, list[KubeObject]]:
+    """Subpackage folder -> the items below it (at any depth), in their order."""
+    out: dict[str, list[KubeObject]] = {}
+    for obj in items:
+        for folder in folders_of(ctx.rel_path(obj)):
+            if folder in folders:
+                out.setdefault(folder, []).append(obj)
+    return out
 
 
 _REASONS = {
@@ -81,10 +96,16 @@ _REASONS = {
 }
 
 
-def _reason(decision: Subpackage, kptfile: bool) -> Reason:
-    """Why a resource of a subpackage decided whole got its outcome (a kept one's Kptfile carries the warning)."""
+def _warned(mine: list[KubeObject]) -> set[int]:
+    """The ids of the local items that carry a kept subpackage's warning: its Kptfiles, or its first item when
+    the local copy lost its Kptfile (the folder is still there and still kept: a person is told all the same)."""
+    return {id(o) for o in mine if is_kptfile(o)} or {id(o) for o in mine[:1]}
+
+
+def _reason(decision: Subpackage, warned: bool) -> Reason:
+    """Why a resource of a subpackage decided whole got its outcome (a kept one's ``warned`` item carries the warning)."""
     if decision is Subpackage.KEEP:
-        return Reason.SUBPACKAGE_KEPT if kptfile else Reason.KEPT_WITH_SUBPACKAGE
+        return Reason.SUBPACKAGE_KEPT if warned else Reason.KEPT_WITH_SUBPACKAGE
     return _REASONS[decision]
 
 

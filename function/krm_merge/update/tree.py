@@ -113,21 +113,24 @@ def kptfiles(root: Path) -> list[str]:
 def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -> list[str]:
     """Local directories left empty that origin has and upstream does not."""
     deleted = {w.path for w in plan.writes if w.data is None}
-    added = {w.path for w in plan.writes if w.data is not None}
+    # every folder a new file will sit in, at any depth (looked up, not searched, per folder)
+    filled = {folder for w in plan.writes if w.data is not None for folder in pkgio.folders_of(w.path)}
     listing = _listing(local)
     entries, folders = _contents(listing)
     # The folders origin and upstream have, from their listings: no stat through a link of theirs.
     in_origin, in_upstream = set(_listing(origin).dirs), set(_listing(upstream).dirs)
     out: list[str] = []
+    emptied: set[str] = set()
     for rel in _bottom_up(listing.dirs):
         if rel not in in_origin or rel in in_upstream:
             continue
         if os.path.lexists(local / rel / ".git"):
             continue  # a repository of its own inside the package (the lister does not enter .git)
         remaining = [entry for entry in entries.get(rel, ()) if entry not in deleted]
-        subdirs = [d for d in folders.get(rel, ()) if d not in out]
-        if not remaining and not subdirs and not any(a.startswith(rel + "/") for a in added):
+        subdirs = [d for d in folders.get(rel, ()) if d not in emptied]
+        if not remaining and not subdirs and rel not in filled:
             out.append(rel)
+            emptied.add(rel)
     return out
 
 
@@ -145,9 +148,10 @@ def _contents(listing: pkgio.Listing) -> tuple[dict[str, list[str]], dict[str, l
 def remote_subpackages(root: Path) -> list[str]:
     """Subpackages below ``root`` whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
     found: list[str] = []
+    found_set: set[str] = set()  # the same, looked up by each folder above a subpackage
     listed = pkgio.list_package(root, names=(pkgio.KPTFILE,), krmignore=False).subpackages
     for rel in sorted(listed, key=lambda rel: rel.split("/")):  # parents first, as a walk meets them
-        if any(rel.startswith(outer + "/") for outer in found):
+        if any(folder in found_set for folder in pkgio.folders_of(rel)):
             continue  # its own subpackages are its business
         try:
             data = yamlio.load_data(files.read_text(root / rel / pkgio.KPTFILE), f"{rel}/Kptfile")
@@ -156,6 +160,7 @@ def remote_subpackages(root: Path) -> list[str]:
         up = data.get("upstream") if isinstance(data, dict) else None
         if isinstance(up, dict) and isinstance(up.get("git"), dict):
             found.append(rel)
+            found_set.add(rel)
     return found
 
 

@@ -4,11 +4,13 @@ A package fetched with ``kpt pkg get`` records in its Kptfile where it came
 from (``upstream.git``: repo, directory, ref) and which commit it was fetched
 at (``upstreamLock.git.commit``).  The user's own ``git`` does the fetching
 (so their credentials, proxies and config apply, as with kpt).  A ref is
-resolved with one ``git ls-remote``; only the commits an update reads are
-fetched (``--depth=1 --filter=blob:none``) into a bare repository under
-``$XDG_CACHE_HOME/krm-merge/git/``, and a package directory is extracted at
-a commit with ``git archive`` (which fetches that directory's blobs, in one
-batch).
+resolved with one ``git ls-remote``; the commits an update reads are fetched
+by id with their trees only (``--depth=1 --filter=blob:none``, one fetch for
+both versions) into a bare repository under ``$XDG_CACHE_HOME/krm-merge/git/``;
+the package directory of each is listed from those trees, then the blobs
+below it (and nothing else) are fetched in one more fetch, their sizes
+checked, and the files written from the objects
+(:mod:`krm_merge.upstream.gitread`).
 
 What a Kptfile names is checked before git sees it
 (:func:`krm_merge.kptfile.upstream.read_upstream`): no value can become a git
@@ -16,28 +18,46 @@ option, a directory cannot climb out of the repository, a commit is a commit id.
 names (a remote subpackage that arrived with an update) is fetched under git's
 rules for URLs that do not come from the user (``GIT_PROTOCOL_FROM_USER=0``,
 ``ext::`` never): a local path or ``file://`` needs the user's own
-``protocol.file.allow=always`` (docs/security.md).
+``protocol.file.allow=always`` (docs/security.md).  When git fails, its own
+words (stderr, bounded, control characters escaped) are in the error.
 """
 
 from __future__ import annotations
 
 import fcntl
-import io
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, NamedTuple, TypeVar
 
+from krm_merge import files
+from krm_merge.krm.display import escape_controls
 from krm_merge.krm.results import KrmError
+
+from . import gitread
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 GIT_TIMEOUT = 600
-SMALL_ARCHIVE = 1 << 20  # bytes of tar below which tarfile beats starting the system's tar
+# git's own words kept in an error: enough for every message git prints, bounded whatever a server sends.
+MAX_GIT_MESSAGE = 4096
+# A blob larger than this is hashed by index-pack as a stream instead of in memory (git's default
+# is 512 MiB: an upstream's 500 MB file would be held whole by the fetch, before our size checks).
+BIG_FILE_THRESHOLD = "16m"
+
+
+class Version(NamedTuple):
+    """One version of a package an update reads: ``directory`` of ``repo`` at ``commit``, written to ``dest``;
+    ``what`` names it in messages (``origin``, ``upstream``)."""
+
+    repo: str
+    commit: str
+    directory: str
+    dest: Path
+    what: str
 
 
 def split_package_ref(arg: str) -> tuple[str, str | None]:
@@ -75,6 +95,7 @@ class GitCache:
         self.git = git or find_git()
         self._fetched: dict[str, Path] = {}
         self._present: set[tuple[Path, str]] = set()
+        self._created: set[Path] = set()  # repositories this run created: nothing in them yet
         self.trusted: set[str] = set()
 
     def trust(self, repos: Any) -> None:
@@ -88,10 +109,11 @@ class GitCache:
             return [], None
         return ["-c", "protocol.ext.allow=never"], {**os.environ, "GIT_PROTOCOL_FROM_USER": "0"}
 
-    def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None) -> Any:
+    def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None,
+               stdin: bytes | None = None, during: Callable[[], Any] | None = None) -> Any:
         options, env = self._transport(repo)
         try:
-            return self._run(options + args, what, git_dir, env=env)
+            return self._run(options + args, what, git_dir, env=env, stdin=stdin, during=during)
         except KrmError as err:
             if env is not None and "not allowed" in err.message:
                 raise KrmError(f"{err.message} ({repo} is named only by upstream content, so git's rules for "
@@ -99,18 +121,37 @@ class GitCache:
             raise
 
     def _run(self, args: list[str], what: str, git_dir: Path | None = None, stdout_bytes: bool = False,
-             env: dict[str, str] | None = None) -> Any:
+             env: dict[str, str] | None = None, stdin: bytes | None = None, during: Callable[[], Any] | None = None) -> Any:
+        """Run git; its stdout.  ``during()`` is called while git runs (the caller's work overlaps git's); with
+        ``stdin`` too, only for a git that reads all its input before it writes (``fetch --stdin``): the input is
+        handed over first."""
         cmd = [self.git] + (["--git-dir", str(git_dir)] if git_dir else []) + args
-        try:
-            proc = subprocess.run(cmd, capture_output=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL, env=env)
-        except OSError as err:
-            raise KrmError(f"cannot run git: {err}") from None
-        except subprocess.TimeoutExpired:
-            raise KrmError(f"{what}: git timed out after {GIT_TIMEOUT} s") from None
-        if proc.returncode != 0:
-            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise KrmError(f"{what}: {message[-1] if message else f'git exited with {proc.returncode}'}")
-        return proc.stdout if stdout_bytes else proc.stdout.decode("utf-8", "replace").strip()
+        # stderr goes to a file, of which only the beginning and the end are read: a server's messages
+        # are relayed on it, and they are not bounded.
+        with tempfile.TemporaryFile() as err_file:
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=err_file, env=env)
+            except OSError as err:
+                raise KrmError(f"cannot run git: {err}") from None
+            with proc:
+                try:
+                    if during is not None:
+                        if stdin is not None:  # git reads its input before it answers: hand it over first
+                            _hand_over(proc, stdin)
+                            stdin = None
+                        during()
+                    out, _ = proc.communicate(stdin, timeout=GIT_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    raise KrmError(f"{what}: git timed out after {GIT_TIMEOUT} s") from None
+                finally:
+                    if proc.poll() is None:  # stopped by a timeout or by an error in during(): no git outlives us
+                        proc.kill()
+                        proc.communicate()
+            if proc.returncode != 0:
+                said = git_words(_head_and_tail(err_file, MAX_GIT_MESSAGE))
+                raise KrmError(f"{what}: {said or f'git exited with {proc.returncode}'}")
+        return out if stdout_bytes else out.decode("utf-8", "replace").strip()
 
     def _repo_dir(self, repo: str) -> Path:
         """The cache's repository for ``repo``, created empty (no fetch) the first time.
@@ -118,9 +159,9 @@ class GitCache:
         Created aside and renamed into place under the mirror's lock, so a
         run killed half-way never leaves a repository to be trusted.  New
         ones are partial (``blob:none``): a fetch brings commits and trees,
-        and ``git archive`` fetches the blobs of the one directory it reads,
-        in one batch.  Mirrors cloned whole by earlier versions are used as
-        they are.
+        and the blobs of the one directory an update reads are fetched by
+        id (:meth:`read_versions`).  Mirrors cloned whole by earlier
+        versions are used as they are.
         """
         path = self.root / _mirror_name(repo)
         if (path / "HEAD").is_file():
@@ -132,9 +173,13 @@ class GitCache:
                 tmp = Path(tempfile.mkdtemp(prefix=path.name + _CLONING, dir=self.root))
                 try:
                     self._run(["init", "--quiet", "--bare", str(tmp / "m")], f"creating the cache of {repo}")
-                    self._run(["config", "remote.origin.url", repo], f"creating the cache of {repo}", tmp / "m")
+                    # the remote, as `git config remote.origin.url` writes it, without a second git process
+                    quoted = repo.replace("\\", "\\\\").replace('"', '\\"')
+                    with open(tmp / "m" / "config", "a", encoding="utf-8") as config:
+                        config.write(f'[remote "origin"]\n\turl = "{quoted}"\n')
                     if not path.exists():  # else another run created it meanwhile: use that one
                         os.replace(tmp / "m", path)
+                        self._created.add(path)
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
         return path
@@ -157,7 +202,7 @@ class GitCache:
         return {name: peeled.get(name, commit) for name, commit in direct.items()}
 
     def fetch_commits(self, repo: str, commits: list[str]) -> Path:
-        """The cache's repository for ``repo`` holding ``commits``: only the missing ones are fetched.
+        """The cache's repository for ``repo`` holding ``commits`` and their trees: only the missing ones are fetched.
 
         One ``git fetch --depth=1 --filter=blob:none`` of the commits by id
         (each kept by a ``refs/krm-merge/`` ref, so git never prunes it);
@@ -165,24 +210,49 @@ class GitCache:
         of :meth:`mirror` instead.
         """
         path = self._repo_dir(repo)
-        missing = [c for c in dict.fromkeys(commits) if not self._has(path, c)]
+        missing = list(dict.fromkeys(commits)) if path in self._created else [
+            c for c in dict.fromkeys(commits) if not self._has(path, c)]
         if not missing:
             return path
         with _locked(self.root / (path.name + ".lock")):
-            missing = [c for c in missing if not self._has(path, c)]  # another run may have fetched them
+            if path not in self._created:
+                missing = [c for c in missing if not self._has(path, c)]  # another run may have fetched them
             if not missing:
                 return path
             specs = [f"+{c}:refs/krm-merge/{c}" for c in missing]
             try:
-                self._fetch(["fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "origin", *specs],
+                # git maintenance --auto (a process) runs after the blobs' fetch only: once an update
+                self._fetch(["-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}", "-c", "maintenance.auto=false",
+                             "fetch", "--quiet", "--no-tags",
+                             "--depth=1", "--filter=blob:none", "origin", *specs],
                             f"fetching {', '.join(missing)} of {repo}", repo, path)
+                self._created.discard(path)
                 return path
             except KrmError:
                 pass  # e.g. a server without fetch by commit id, or a shallow fetch: the whole repository
+        self._created.discard(path)
         mirror = self.mirror(repo)
         for commit in missing:
             self._ensure_commit(mirror, repo, commit)
         return mirror
+
+    def _fetch_blobs(self, repo: str, path: Path, blobs: list[str], during: Callable[[], Any] | None) -> None:
+        """Fetch ``blobs`` by id into the partial repository ``path`` (``during()`` called meanwhile): the request
+        git's own lazy fetch makes, made once for every blob an update reads (git makes it once per process)."""
+        with _locked(self.root / (path.name + ".lock")):
+            self._fetch(["-c", "fetch.negotiationAlgorithm=noop", "-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}",
+                         "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
+                         "--filter=blob:none", "--stdin", "origin"],
+                        f"fetching the files of {repo}", repo, path, stdin="".join(b + "\n" for b in blobs).encode(),
+                        during=during)
+
+    def _missing(self, repo: str, path: Path, trees: list[str]) -> list[str]:
+        """The objects below ``trees`` a partial repository lacks, listed without fetching them."""
+        if "promisor" not in _read_or_empty(path / "config"):
+            return []  # a whole mirror lacks nothing
+        out = self._fetch(["rev-list", "--objects", "--missing=print", *trees], "listing the files the cache lacks",
+                          repo, path)
+        return [line[1:] for line in str(out).splitlines() if line.startswith("?")]
 
     def _has(self, path: Path, commit: str) -> bool:
         """Whether the cache holds ``commit`` whole, asked without a process and without a lazy fetch.
@@ -266,67 +336,80 @@ class GitCache:
             # Not reachable from any ref (e.g. force-pushed away): ask for it by id.
             self._fetch(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", repo, mirror)
 
-    def extract_all(self, jobs: list[tuple[str, str, str, Path]], meanwhile: Callable[[], _T]) -> _T:
-        """:meth:`extract` of each ``(repo, commit, directory, dest)``, their ``git archive`` run side by side;
-        returns what ``meanwhile()`` returns, called while the archives are being written.
+    def read_versions(self, versions: list[Version], meanwhile: Callable[[], _T],
+                      budget: files.Budget | None = None) -> _T:
+        """Write each version's package directory into its empty ``dest``; returns what ``meanwhile()`` returns,
+        called while the blobs are fetched (else once they are listed): the caller's own work overlaps git's.
 
-        An update reads two versions: one archive waits for the other's
-        process start and disk reads otherwise, and the caller's own work
-        (update loads the merge there) overlaps git's.  A failed archive is
-        done again by :meth:`extract`, which explains the failure.
+        Per repository: one fetch of the commits and their trees
+        (:meth:`fetch_commits`), each directory listed from its trees (names,
+        counts and depth checked: :func:`gitread.list_directory`), one fetch of
+        the blobs below the directories that the cache lacks, their sizes
+        checked before any is read (:func:`gitread.check_sizes`), then the files
+        streamed from one ``git cat-file --batch``.  Nothing outside the
+        package directories is fetched and no version is ever held in memory.
+        Each version is held to one tree's bounds (:func:`files.tree_budget`),
+        then charged whole to ``budget`` (the update's,
+        :func:`files.update_budget`: all of them together): file counts from
+        the trees, before any blob is fetched; sizes from the objects' headers,
+        before any file is written.
         """
-        started: list[tuple[subprocess.Popen[bytes], tuple[str, str, str, Path]]] = []
-        try:
-            for repo, commit, directory, dest in jobs:
-                mirror = self.fetch_commits(repo, [commit])
-                options, env = self._transport(repo)
-                sub = directory.strip("/")
-                cmd = [self.git, "--git-dir", str(mirror), *options, "archive", "--format=tar",
-                       f"{commit}:{sub}" if sub else commit]
-                try:
-                    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.DEVNULL, env=env)
-                except OSError as err:
-                    raise KrmError(f"cannot run git: {err}") from None
-                started.append((proc, (repo, commit, directory, dest)))
-            result = meanwhile()
-            for proc, (repo, commit, directory, dest) in started:
-                try:
-                    data, _ = proc.communicate(timeout=GIT_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    raise KrmError(f"reading {directory} at {commit} of {repo}: git timed out after {GIT_TIMEOUT} s") from None
-                if proc.returncode != 0:
-                    self.extract(repo, commit, directory, dest)
-                else:
-                    _unpack(data, dest)
-            return result
-        finally:
-            for proc, _job in started:  # none outlives the update, whatever stopped it
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.communicate()
+        by_repo: dict[str, list[Version]] = {}
+        for version in versions:
+            by_repo.setdefault(version.repo, []).append(version)
+        mirrors = {repo: self.fetch_commits(repo, [v.commit for v in group]) for repo, group in by_repo.items()}
+        done: list[_T] = []
+        for repo, group in by_repo.items():
+            self._read_group(repo, mirrors[repo], group, None if done else lambda: done.append(meanwhile()), budget)
+        return done[0] if done else meanwhile()
 
-    def extract(self, repo: str, commit: str, directory: str, dest: Path) -> None:
-        """Write the package ``directory`` at ``commit`` into the empty directory ``dest``."""
-        mirror = self.fetch_commits(repo, [commit])
-        sub = directory.strip("/")
-        treeish = f"{commit}:{sub}" if sub else commit
-        try:  # the common case in one git process; the checks below only explain a failure
-            data = self._archive(repo, mirror, treeish, "")
-        except KrmError:
-            try:
-                kind = self._run(["cat-file", "-t", treeish], "", mirror)
-            except KrmError:
-                kind = ""
-            if kind not in ("tree", "commit"):
-                raise KrmError(f"directory {directory} does not exist at commit {commit} of {repo}") from None
-            data = self._archive(repo, mirror, treeish, f"reading {directory} at {commit} of {repo}")
-        _unpack(data, dest)
-
-    def _archive(self, repo: str, mirror: Path, treeish: str, what: str) -> bytes:
-        """``git archive`` of ``treeish``; a partial cache fetches the blobs it needs, under ``repo``'s transport rules."""
+    def _read_group(self, repo: str, mirror: Path, group: list[Version], during: Callable[[], Any] | None,
+                    budget: files.Budget | None) -> None:
+        # Each git that reads the cache runs under repo's transport rules too: were an object missing, git
+        # would fetch it on its own (a partial repository's lazy fetch).
         options, env = self._transport(repo)
-        return bytes(self._run(options + ["archive", "--format=tar", treeish], what, mirror, stdout_bytes=True, env=env))
+        with gitread.ObjectReader([self.git, "--git-dir", str(mirror), *options], env) as reader:
+            listed = []
+            trees = [files.tree_budget() for _ in group]  # one tree's bounds for each version
+            for version, tree in zip(group, trees):
+                found = gitread.list_directory(reader, version.commit, version.directory, version.what, tree)
+                if found is None:
+                    raise KrmError(f"directory {version.directory} does not exist at commit {version.commit} of {repo}")
+                if budget is not None:  # and the update's for all of them: a tree within its own bounds is charged whole
+                    budget.charge(0, version.what, count=tree.files)
+                listed.append(found)
+            missing = self._missing(repo, mirror, list(dict.fromkeys(tree for tree, _ in listed)))
+            if missing:
+                self._fetch_blobs(repo, mirror, missing, during)
+            elif during is not None:
+                during()
+            blobs = list(dict.fromkeys(b for _, entries in listed for b in gitread.blobs_of(entries)))
+            sizes = self._sizes(repo, mirror, blobs)
+            for version, (_, entries), tree in zip(group, listed, trees):
+                gitread.check_sizes(entries, sizes, version.what, tree)
+                if budget is not None:
+                    budget.charge(tree.size, version.what, count=0)
+            for version, (_, entries) in zip(group, listed):
+                version.dest.mkdir(parents=True, exist_ok=True)
+                try:
+                    gitread.write_entries(reader, entries, str(version.dest))
+                except OSError as err:
+                    raise KrmError(f"{version.what}: writing {version.directory} at {version.commit} of {repo} "
+                                   f"into a temporary folder: {err}") from None
+
+    def _sizes(self, repo: str, path: Path, blobs: list[str]) -> dict[str, int]:
+        """The size of each blob, read from the objects' headers (none of their content is read)."""
+        out = self._fetch(["cat-file", "--batch-check=%(objectname) %(objectsize)"], "reading the sizes of the files",
+                          repo, path, stdin="".join(b + "\n" for b in blobs).encode())
+        sizes = {}
+        for line in str(out).splitlines():
+            oid, _, size = line.partition(" ")
+            if size.isdigit():
+                sizes[oid] = int(size)
+        lost = [b for b in blobs if b not in sizes]
+        if lost:
+            raise KrmError(f"the git cache lacks {len(lost)} file(s) the server was asked for (first {lost[0]})")
+        return sizes
 
 
 _T = TypeVar("_T")
@@ -334,17 +417,62 @@ _CLONING = ".cloning."
 
 
 class _locked:
-    """An exclusive ``flock`` on ``path`` for a ``with`` block (released by the kernel if the process dies)."""
+    """An exclusive ``flock`` on ``path`` for a ``with`` block (released by the kernel if the process dies);
+    the lock file is removed when the block ends.
+
+    Removing a lock file is safe only with this protocol: the holder unlinks
+    it before releasing the lock, and whoever acquires a lock checks that the
+    file it locked is still the one at ``path`` (else it was removed
+    meanwhile: it opens the new one and waits again).  So two processes never
+    both hold "the" lock on two different files, and a lock another process
+    holds is never removed (only its holder removes it).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def __enter__(self) -> None:
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+                         0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if _same_file(fd, self.path):
+                    self._fd = fd
+                    return
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # removed by its holder while this process waited: lock the file there now
 
     def __exit__(self, *exc: object) -> None:
-        os.close(self._fd)  # the lock file stays: removing it would let two waiters lock different files
+        try:
+            os.unlink(self.path)  # still holding the lock: nobody else can be using this file
+        except OSError:
+            pass
+        os.close(self._fd)
+
+
+def _hand_over(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    """Write ``data`` to ``proc``'s stdin and close it (a git that stopped reading fails on its own)."""
+    stdin, proc.stdin = proc.stdin, None  # communicate() then only reads
+    try:
+        stdin.write(data)  # type: ignore[union-attr]
+    except BrokenPipeError:
+        pass
+    finally:
+        try:
+            stdin.close()  # type: ignore[union-attr]
+        except BrokenPipeError:
+            pass
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _read_or_empty(path: Path) -> str:
@@ -366,101 +494,23 @@ def package_tags(directory: str, ref: str) -> list[str]:
     return [f"{'/'.join(parts[:n])}/{ref}" for n in range(len(parts), 0, -1)]
 
 
-def _tarfile() -> ModuleType:
-    """:mod:`tarfile`, loaded by the first extraction: an update to the ref the package is at
-    extracts nothing, and importing tarfile was ~1.4 ms of its ~65 ms CPU (issue 24)."""
-    import tarfile
-
-    return tarfile
-
-
-def _unpack(data: bytes, dest: Path) -> None:
-    """Write the tar ``data`` (a ``git archive``) into the empty directory ``dest``."""
-    dest.mkdir(parents=True, exist_ok=True)
-    # A package of usual size unpacks faster in-process than by starting tar.
-    if len(data) <= SMALL_ARCHIVE and _untar_in_process(data, dest):
-        return
-    if not _untar_with_tar(data, dest):
-        with _tarfile().open(fileobj=io.BytesIO(data), mode="r:") as tar:  # uncompressed: see _untar_in_process
-            tar.extractall(dest, filter="data")
+def git_words(stderr: bytes) -> str:
+    """What git said on stderr, for an error message: its lines on one line (``; ``), terminal control characters
+    escaped (a server's text reaches the user's terminal, and reports written to files: the one escaping,
+    :func:`krm_merge.krm.display.escape_controls`)."""
+    lines = [escape_controls(line.strip()) for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return "; ".join(line[:-1] if line.endswith(".") and n < len(lines) - 1 else line for n, line in enumerate(lines))
 
 
-def _untar_in_process(data: bytes, dest: Path) -> bool:
-    """Unpack ``git archive``'s directories, files and links; False (``dest`` emptied again) on anything else.
-
-    tarfile's ``data`` filter resolves every member's path (several
-    ``lstat`` a member: most of the unpacking time of a small package); this
-    unpacks only what a git tree can hold, checks each name itself, creates
-    files with ``O_EXCL | O_NOFOLLOW`` and the links last, so no file is
-    written through a link.  Links stay links (the caller prunes them).
-    """
-    tarfile = _tarfile()
-    links: list[tuple[str, str]] = []
-    try:
-        # "r:": git archive --format=tar is never compressed; "r" would try gzip, bz2 and xz
-        # first, importing gzip (start-up time of every update, issue 24).
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            for member in tar:
-                path = _member_path(dest, member.name)
-                if path is None:
-                    raise tarfile.TarError(f"unexpected name {member.name!r}")
-                if member.isdir():
-                    os.makedirs(path, exist_ok=True)
-                elif member.isreg():
-                    _write_member(path, tar.extractfile(member), member.mode)
-                elif member.issym():
-                    links.append((member.linkname, path))
-                else:
-                    raise tarfile.TarError(f"{member.name}: not a file, directory or link")
-        for target, path in links:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            os.symlink(target, path)
-    except (tarfile.TarError, OSError, ValueError):
-        _empty(dest)
-        return False
-    return True
-
-
-def _member_path(dest: Path, name: str) -> str | None:
-    """Where member ``name`` goes below ``dest``; None for a name that is absolute, climbs or holds a NUL."""
-    parts = [p for p in name.split("/") if p not in ("", ".")]
-    if not parts or name.startswith("/") or ".." in parts or "\0" in name:
-        return None
-    return os.path.join(dest, *parts)
-
-
-def _write_member(path: str, source: Any, mode: int) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    # As the data filter: no set-id bits, no group/other write, the owner can read and write.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                 (mode & 0o755) | 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(source.read() if source is not None else b"")
-
-
-def _empty(dest: Path) -> None:
-    for entry in dest.iterdir():
-        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-
-
-def _untar_with_tar(data: bytes, dest: Path) -> bool:
-    """Unpack with the system's tar (several times faster than tarfile for thousands of files).
-
-    git archive writes relative paths only (a git tree cannot name ``..``);
-    symlinks are unpacked as links and never followed by the package reader.
-    """
-    tar = shutil.which("tar")
-    if tar is None:
-        return False
-    try:
-        proc = subprocess.run([tar, "-x", "-f", "-", "-C", str(dest), "--no-same-owner"], input=data,
-                              capture_output=True, timeout=GIT_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    if proc.returncode != 0:
-        _empty(dest)  # start again with tarfile on an empty directory
-        return False
-    return True
+def _head_and_tail(fh: Any, limit: int) -> bytes:
+    """The bytes of the file ``fh``, or past ``limit`` of them its first two thirds and last third of ``limit``."""
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(0)
+    if size <= limit:
+        return bytes(fh.read())
+    head = fh.read(limit * 2 // 3)
+    fh.seek(size - limit // 3)
+    return bytes(head + f"\n[... {size - limit} bytes left out ...]\n".encode() + fh.read())
 
 
 def _mirror_name(repo: str) -> str:

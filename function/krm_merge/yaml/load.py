@@ -5,8 +5,11 @@ Bounds, checked before a library builds anything large:
 * size: a text longer than ``KRM_MERGE_MAX_INPUT_MB`` megabytes (default
   512) is refused;
 * aliases: anchors are legal YAML, but a handful of aliases can expand to
-  gigabytes ("billion laughs"); the expanded size is bounded instead of
-  forbidding them;
+  gigabytes ("billion laughs", or a thousand aliases of one 100 KB string);
+  the expansion is bounded instead of forbidding them, in nodes
+  (:data:`MAX_ALIAS_EXPANSION`) and in bytes: the characters of the scalars
+  reached through aliases, counted once per use, at most
+  ``KRM_MERGE_MAX_ALIAS_MB`` megabytes (default 16) per text;
 * depth: nesting deeper than :data:`MAX_DEPTH` is refused, with one message
   whichever libyaml is underneath: libyaml 0.2.6 (in PyYAML 6.0.4's wheels)
   refuses 1,000 flow or block levels itself, and its scanner runs ahead of
@@ -44,6 +47,8 @@ MAX_ALIAS_EXPANSION = 1_000_000
 MAX_DEPTH = 1_000
 DEFAULT_MAX_INPUT_MB = 512
 MAX_INPUT_ENV = "KRM_MERGE_MAX_INPUT_MB"
+DEFAULT_MAX_ALIAS_MB = 16
+MAX_ALIAS_ENV = "KRM_MERGE_MAX_ALIAS_MB"
 
 FastReader = Callable[[str], "list[Any] | None"]
 
@@ -70,7 +75,9 @@ class DuplicateKey(NamedTuple):
         )
 
 
-_DUPLICATES: contextvars.ContextVar[list[DuplicateKey] | None] = contextvars.ContextVar(
+# The keys collected, in order, and the same as a set: an upstream file can repeat a key a
+# hundred thousand times, and a membership test on the list alone made noting them quadratic.
+_DUPLICATES: contextvars.ContextVar[tuple[list[DuplicateKey], set[DuplicateKey]] | None] = contextvars.ContextVar(
     "krm_merge_duplicate_keys", default=None
 )
 
@@ -79,7 +86,7 @@ _DUPLICATES: contextvars.ContextVar[list[DuplicateKey] | None] = contextvars.Con
 def collecting_duplicate_keys() -> Iterator[list[DuplicateKey]]:
     """Collect the duplicate keys every read inside the ``with`` block finds (each once)."""
     found: list[DuplicateKey] = []
-    token = _DUPLICATES.set(found)
+    token = _DUPLICATES.set((found, set()))
     try:
         yield found
     finally:
@@ -87,12 +94,14 @@ def collecting_duplicate_keys() -> Iterator[list[DuplicateKey]]:
 
 
 def _note_duplicates(found: list[tuple[str, int]], what: str) -> None:
-    collected = _DUPLICATES.get()
-    if collected is None:
+    collecting = _DUPLICATES.get()
+    if collecting is None:
         return
+    collected, seen = collecting
     for key, line in found:
         dup = DuplicateKey(str(key), what, line)
-        if dup not in collected:
+        if dup not in seen:
+            seen.add(dup)
             collected.append(dup)
 
 
@@ -121,11 +130,20 @@ def ruamel() -> ModuleType:
 
 def max_input_bytes() -> int:
     """The size limit of one input, from ``KRM_MERGE_MAX_INPUT_MB`` (default 512 MB)."""
-    raw = os.environ.get(MAX_INPUT_ENV, "")
+    return _megabytes(MAX_INPUT_ENV, DEFAULT_MAX_INPUT_MB)
+
+
+def max_alias_bytes() -> int:
+    """How many characters of scalars one text may reach through aliases, from ``KRM_MERGE_MAX_ALIAS_MB`` (default 16 MB)."""
+    return _megabytes(MAX_ALIAS_ENV, DEFAULT_MAX_ALIAS_MB)
+
+
+def _megabytes(variable: str, default: float) -> int:
+    raw = os.environ.get(variable, "")
     try:
-        megabytes = float(raw) if raw else DEFAULT_MAX_INPUT_MB
+        megabytes = float(raw) if raw else default
     except ValueError:
-        megabytes = DEFAULT_MAX_INPUT_MB
+        megabytes = default
     return int(megabytes * 1024 * 1024)
 
 
@@ -154,9 +172,15 @@ def check_bounds(text: str, what: str) -> None:
     if text.count("[") + text.count("{") > MAX_DEPTH or _deep_line().search(text) is not None:
         _check_depth(text, what)
     if "&" in text and "*" in text:
+        through_aliases, limit = 0, max_alias_bytes()
         for node in _compose_unbounded(text, what):
             if node is not None:
-                _check_tree(node, what)
+                through_aliases += _check_tree(node, what)
+                if through_aliases > limit:
+                    raise YamlError(
+                        f"{what} uses YAML aliases that expand to more than {limit / 1048576:g} MB of values "
+                        f"({through_aliases / 1048576:.1f} MB reached through aliases; set {MAX_ALIAS_ENV} to raise "
+                        "the limit); refusing to load it")
 
 
 # Compiled on first use (functools.cache), not at import: an update or a function run that
@@ -217,8 +241,10 @@ def _compose_unbounded(text: str, what: str) -> list[Any]:
         raise YamlError(f"{what} is nested too deeply to process") from None
 
 
-def _check_tree(root: Any, what: str) -> None:
-    """Refuse a node tree deeper than MAX_DEPTH or larger than MAX_ALIAS_EXPANSION nodes once expanded.
+def _check_tree(root: Any, what: str) -> int:
+    """Refuse a node tree deeper than MAX_DEPTH or larger than MAX_ALIAS_EXPANSION nodes once expanded;
+    return how many characters of scalars it reaches through aliases (each use of a shared subtree
+    but its first, which is the text itself).
 
     Iterative (a deep tree must not exhaust Python's stack); a subtree shared
     through aliases is counted once per use but walked once.
@@ -226,7 +252,8 @@ def _check_tree(root: Any, what: str) -> None:
     lib = libyaml()
     yaml = lib.yaml
 
-    expanded: dict[int, int] = {}
+    expanded: dict[int, tuple[int, int]] = {}  # id -> (nodes, characters of scalars) once expanded
+    once = 0  # characters of the scalars, each counted once: what the text itself holds
     stack: list[tuple[Any, int, bool]] = [(root, 0, False)]
     while stack:
         node, depth, children_done = stack.pop()
@@ -237,19 +264,26 @@ def _check_tree(root: Any, what: str) -> None:
         elif isinstance(node, yaml.SequenceNode):
             children = node.value
         else:
-            children = []
+            if id(node) not in expanded:
+                expanded[id(node)] = (1, len(node.value))
+                once += len(node.value)
+            continue
         if not children_done:
             if id(node) in expanded:
                 continue
             stack.append((node, depth, True))
             stack.extend((child, depth + 1, False) for child in children if id(child) not in expanded)
             continue
-        total = 1 + sum(expanded.get(id(child), 0) for child in children)
-        expanded[id(node)] = total
+        total, size = 1, 0
+        for child in children:
+            nodes, chars = expanded[id(child)]
+            total, size = total + nodes, size + chars
+        expanded[id(node)] = (total, size)
         if total > MAX_ALIAS_EXPANSION:
             raise YamlError(
                 f"{what} uses YAML aliases that expand to more than {MAX_ALIAS_EXPANSION} nodes; refusing to load it"
             )
+    return expanded[id(root)][1] - once
 
 
 # libyaml 0.2.6's own depth limit (1,000 flow or block levels; 0.2.5 has none).
