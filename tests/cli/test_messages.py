@@ -7,14 +7,13 @@ unknown flag without a suggestion, a command's ``--help`` without examples.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from krm_merge import cli
+from krm_merge import cli, txn
 
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
 IMAGE = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  image: app:1 # {{"$imagepolicy": "ns:app"}}\n'
@@ -52,16 +51,16 @@ def test_the_summary_names_the_filled_in_kustomization_folder(tmp_path: Path) ->
 def test_recovery_names_the_interrupted_command_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("a", "b"):
         (tmp_path / f"{name}.yaml").write_text(IMAGE.format(name=name))
-    real = os.replace
+    real = txn._exchange
     calls: list[str] = []
 
-    def full_disk_at_the_second_rename(src: str, dst: str) -> None:
-        calls.append(dst)
+    def full_disk_at_the_second_swap(source: str, target: str, out: str) -> None:
+        calls.append(target)
         if len(calls) == 2:  # after the commit point: the next command finishes the write
-            raise OSError(28, "No space left on device", dst)
-        real(src, dst)
+            raise OSError(28, "No space left on device", target)
+        real(source, target, out)
 
-    monkeypatch.setattr(os, "replace", full_disk_at_the_second_rename)
+    monkeypatch.setattr(txn, "_exchange", full_disk_at_the_second_swap)
     assert cli.main(["promote", str(tmp_path), "--image-policy", "ns:app=app:2"]) == 1
     monkeypatch.undo()
     done = krm_merge("recover", str(tmp_path))
