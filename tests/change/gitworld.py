@@ -90,6 +90,23 @@ class GitWorld:
             assert proc.returncode == 0, f"git {args}: {proc.stderr}"
         return proc.stdout.strip()
 
+    def tagged_upstream(self) -> Path:
+        """An upstream repository beside the world: package ``pkg`` (two ConfigMaps) tagged v1, then v2
+        changing both values; its path (``file://PATH.git/pkg`` names the package, as kpt spells it)."""
+        from tests.update.world import cm, kptfile
+
+        up = self.tmp / "upstream"
+        (up / "pkg").mkdir(parents=True)
+        self.git("init", "--quiet", "-b", "main", str(up), cwd=self.tmp)
+        for tag, files in (("v1", {"Kptfile": kptfile("pkg"), "a.yaml": cm("a", "1"), "b.yaml": cm("b", "1")}),
+                           ("v2", {"a.yaml": cm("a", "2"), "b.yaml": cm("b", "2")})):
+            for rel, text in files.items():
+                (up / "pkg" / rel).write_text(text)
+            self.git("add", "-A", cwd=up)
+            self.git("commit", "--quiet", "-m", tag, cwd=up)
+            self.git("tag", tag, cwd=up)
+        return up
+
     def remote_git(self, *args: str) -> str:
         return self.git("--git-dir", str(self.remote), *args, cwd=self.tmp)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from tests.change.forge_server import ForgeServer
 from tests.change.gitworld import GitWorld
 from tests.change.helpers import krm_merge
-from tests.update.world import cm, kptfile
+from tests.update.world import cm
 
 TOKENS = {"github": "ghp_FleetT0kenThatMustNeverBeSeen", "gitlab": "glpat-FleetToken00000000001"}
 CLEAN = ("clusters/east", "clusters/west")
@@ -26,16 +26,7 @@ FILES = {"east": ("Kptfile", "a.yaml", "b.yaml"), "west": ("Kptfile", "a.yaml", 
 
 def _fleet(world: GitWorld) -> str:
     """The upstream at v1 and v2, the four consumers committed and pushed; the ``--upstream`` spec."""
-    up = world.tmp / "upstream"
-    (up / "pkg").mkdir(parents=True)
-    world.git("init", "--quiet", "-b", "main", str(up), cwd=world.tmp)
-    for tag, files in (("v1", {"Kptfile": kptfile("pkg"), "a.yaml": cm("a", "1"), "b.yaml": cm("b", "1")}),
-                       ("v2", {"a.yaml": cm("a", "2"), "b.yaml": cm("b", "2")})):
-        for rel, text in files.items():
-            (up / "pkg" / rel).write_text(text)
-        world.git("add", "-A", cwd=up)
-        world.git("commit", "--quiet", "-m", tag, cwd=up)
-        world.git("tag", tag, cwd=up)
+    up = world.tagged_upstream()
     spec = f"file://{up}.git/pkg"
     (world.work / "clusters").mkdir()
     for name in ("east", "west", "north", "broken"):

@@ -15,30 +15,21 @@ from tests.change.forge_server import ForgeServer
 from tests.change.gitworld import GitWorld
 from tests.change.helpers import krm_merge
 from tests.outcomes.schema_check import errors, load_schema
-from tests.update.world import cm, kptfile
+from tests.update.world import cm
 
 TOKEN = "glpat-UpdateToken0000000001"
 
 
 def _upstream(world: GitWorld) -> Path:
-    up = world.tmp / "upstream"
-    (up / "pkg").mkdir(parents=True)
-    world.git("init", "--quiet", "-b", "main", str(up), cwd=world.tmp)
-    for tag, files in (("v1", {"Kptfile": kptfile("pkg"), "a.yaml": cm("a", "1"), "b.yaml": cm("b", "1")}),
-                       ("v2", {"a.yaml": cm("a", "2"), "b.yaml": cm("b", "2")})):
-        for rel, text in files.items():
-            (up / "pkg" / rel).write_text(text)
-        world.git("add", "-A", cwd=up)
-        world.git("commit", "--quiet", "-m", tag, cwd=up)
-        world.git("tag", tag, cwd=up)
-        if tag == "v1":
-            kpt = subprocess.run(["kpt", "pkg", "get", f"file://{up}.git/pkg@v1", "apps/pkg"], cwd=world.work,
-                                 env=world.env, capture_output=True, text=True, timeout=120)
-            assert kpt.returncode == 0, kpt.stderr
-            (world.work / "apps/pkg/a.yaml").write_text(cm("a", "mine"))  # a local edit: conflicts with v2
-            world.git("add", "-A")
-            world.git("commit", "--quiet", "-m", "add pkg at v1, with a local edit")
-            world.git("push", "--quiet", "origin", "main")
+    """The tagged upstream; ``apps/pkg`` fetched at v1 with kpt, edited (a.yaml conflicts with v2), pushed."""
+    up = world.tagged_upstream()
+    kpt = subprocess.run(["kpt", "pkg", "get", f"file://{up}.git/pkg@v1", "apps/pkg"], cwd=world.work,
+                         env=world.env, capture_output=True, text=True, timeout=120)
+    assert kpt.returncode == 0, kpt.stderr
+    (world.work / "apps/pkg/a.yaml").write_text(cm("a", "mine"))  # a local edit: conflicts with v2
+    world.git("add", "-A")
+    world.git("commit", "--quiet", "-m", "add pkg at v1, with a local edit")
+    world.git("push", "--quiet", "origin", "main")
     return up
 
 
