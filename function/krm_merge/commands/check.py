@@ -40,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("dirs", metavar="DIR", nargs="*", default=["."],
                    help="folders to search, packages and subpackages at any depth (default: .)")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     return p
 
 
@@ -49,7 +50,7 @@ def main(argv: list[str]) -> int:
     report = Report("check", " ".join(args.dirs))
     for top in args.dirs:
         report.extend(check(top))
-    return render.finish(report, results_file=args.results, quiet=True)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def check(top: str) -> list[Message]:

@@ -389,6 +389,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("package", metavar="PKG", help="the package directory")
     p.add_argument("--output", choices=("text", "json"), default="text", help="one line per conflict, or a JSON list")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     return p
 
 
@@ -399,7 +400,7 @@ def main(argv: list[str]) -> int:
     markers = [m.outcome() for m in report.guard(lambda: _main(args, report)) or []]
     listing = render.marker_list(markers) if args.output == "json" else render.marker_lines(markers)
     # The list is the command's document (stdout); a package that could not be read lists nothing.
-    return render.finish(report, results_file=args.results, document=[listing] if report.exit_code != 1 else [])
+    return render.finish(report, results_file=args.results, quiet=args.quiet, document=[listing] if report.exit_code != 1 else [])
 
 
 def _main(args: argparse.Namespace, report: Report) -> list[Marker]:

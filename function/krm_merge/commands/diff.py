@@ -52,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
         help="3-way only: overwrite changes made from ORIGINAL to CURRENT instead of failing on conflicts",
     )
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     return p
 
 
@@ -117,7 +118,7 @@ def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = 
     patch = _main(args, report)
     # The patch is the command's document (stdout), printed only when it was made.
     document = [render_patch(patch)] if patch is not None else []
-    return render.finish(report, results_file=args.results, document=document, stdout=stdout, stderr=stderr)
+    return render.finish(report, results_file=args.results, quiet=args.quiet, document=document, stdout=stdout, stderr=stderr)
 
 
 def _main(args: argparse.Namespace, report: Report) -> dict[str, Any] | None:

@@ -94,6 +94,7 @@ def parser() -> argparse.ArgumentParser:
                         "(a --report FILE is still written)")
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML or not UTF-8 (default: an error, "
                         "exit 1)")
@@ -126,7 +127,7 @@ def main(argv: list[str]) -> int:
 
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
     diff = report.guard(body, describe=_describe) or ()
-    return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
+    return render.finish(report, results_file=args.results, report_to=args.report, document=diff, quiet=args.quiet)
 
 
 def _describe(err: KrmMergeError) -> str:

@@ -28,6 +28,7 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Finish or roll back an interrupted write of a package (the lock is taken).")
     p.add_argument("package", metavar="PKG", help="the package directory")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     return p
 
 
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> int:
         report.add(message(f"{args.package} is not a directory", "error", args.package))
     else:
         report.guard(lambda: _recover(args.package, report))
-    return render.finish(report, results_file=args.results)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def _recover(package: str, report: Report) -> None:

@@ -37,6 +37,7 @@ def parser() -> argparse.ArgumentParser:
                    help="write the merged report: FORMAT json or markdown, FILE '-' for stdout (repeatable; "
                         "default: json to stdout)")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     return p
 
 
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
         return render.usage_error(PROG, "--report FORMAT must be json or markdown")
     report = Report("report", " ".join(args.inputs))
     report.guard(lambda: _merge(args.inputs, outputs, report))
-    return render.finish(report, results_file=args.results)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def _merge(inputs: list[str], outputs: list[list[str]], report: Report) -> None:

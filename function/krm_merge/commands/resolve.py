@@ -57,6 +57,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("select", metavar="SELECTION", nargs="*",
                    help="Kind/[namespace/]name[:FIELD], FILE, FILE:LINE or FILE:FIELD (default: every conflict)")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     return p
 
 
@@ -66,7 +67,7 @@ def main(argv: list[str]) -> int:
     report = Report("resolve", args.package)
     report.subject = args.take
     report.guard(lambda: _locked_main(args, report))
-    return render.finish(report, results_file=args.results)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def _locked_main(args: argparse.Namespace, report: Report) -> None:

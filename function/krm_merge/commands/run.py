@@ -21,6 +21,7 @@ from krm_merge.config import mode_name, resolve
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.pkgio import ChangeSet
 from krm_merge.krm.results import File
+from krm_merge.outcomes import render
 from krm_merge.outcomes.report import Report
 from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.report import field_sets_from_results, subject
@@ -43,8 +44,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true",
                    help="print a unified diff instead of changing the package (a --results FILE is still written)")
     p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
-    p.add_argument("--quiet", "-q", action="store_true",
-                   help="no summary line on stderr after a successful run (results are still printed)")
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     p.add_argument("pairs", nargs="*", metavar="-- KEY=VALUE",
                    help="the functionConfig as ConfigMap data, as `kpt fn eval` builds it (e.g. mode=promote)")
     return p

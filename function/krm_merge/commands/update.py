@@ -56,7 +56,7 @@ DEFAULT_BRANCH = "krm-merge/update/{package}"
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
     "fallback_keys": None, "no_recursive": False, "accept_upstream_strategy": False, "dry_run": False,
-    "results": None, "report": None, **OPTION_DEFAULTS,
+    "results": None, "report": None, "quiet": False, **OPTION_DEFAULTS,
     # the fleet form (update ROOT... --upstream REPO[/DIRECTORY] --ref REF): krm_merge.commands.fleet
     "roots": (), "ref": None, "match": None, "jobs": None, "shard": None, "shard_count": None,
     "pull_request_per": None,
@@ -113,6 +113,7 @@ def parser() -> argparse.ArgumentParser:
                         "default the one of your own Kptfile is used and kept")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
+    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
     add_options(p, default_branch=DEFAULT_BRANCH)
@@ -158,7 +159,7 @@ def main(argv: list[str]) -> int:
     report = Report("update", args.package)
     done = update_package(args, report, settings=settings)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    return render.finish(report, results_file=args.results, report_to=args.report,
+    return render.finish(report, results_file=args.results, report_to=args.report, quiet=args.quiet,
                          document=done.diff if done is not None else ())
 
 
