@@ -11,6 +11,7 @@ import argparse
 import os
 
 from krm_merge import txn
+from krm_merge.commands.base import command_parser
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import message
 from krm_merge.outcomes.report import Report
@@ -18,18 +19,17 @@ from krm_merge.outcomes.report import Report
 PROG = "krm-merge recover"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = _Parser(prog=PROG, description="Finish or roll back an interrupted write of a package (the lock is taken).")
+    return command_parser(PROG, "Finish or roll back an interrupted write of a package (the lock is taken).",
+                          EXAMPLES, _arguments)
+
+
+EXAMPLES = ("krm-merge recover apps/podinfo",)
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("package", metavar="PKG", help="the package directory")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
-    p.add_argument("--quiet", "-q", action="store_true", help=render.QUIET_HELP)
-    return p
 
 
 def main(argv: list[str]) -> int:
