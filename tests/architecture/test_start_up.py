@@ -95,8 +95,9 @@ def test_a_small_dry_run_loads_neither_ruamel_nor_pathlib(pkg: Path, config: lis
     mode = "krm_merge.modes." + config[0].removeprefix("mode=").replace("-", "_")
     assert _ours(modules, "krm_merge.modes.") == {mode}
     # pull_request: the options and step of a promote run's pullRequest block (its git and forge side,
-    # krm_merge.change.publish, loads only when a pull request is opened)
-    assert _ours(modules, "krm_merge.commands.") <= {"krm_merge.commands.run", "krm_merge.commands.pull_request"}
+    # krm_merge.change.publish, loads only when a pull request is opened); base: every command's parser
+    assert _ours(modules, "krm_merge.commands.") <= {"krm_merge.commands.run", "krm_merge.commands.pull_request",
+                                                     "krm_merge.commands.base"}
     assert not _ours(modules, "krm_merge.change.") - {"krm_merge.change.settings", "krm_merge.change.errors"}
     assert "urllib.request" not in modules
 

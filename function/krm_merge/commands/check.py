@@ -21,6 +21,7 @@ import argparse
 import os
 
 from krm_merge import txn
+from krm_merge.commands.base import command_parser
 from krm_merge.krm import pkgio
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import Message, message
@@ -29,18 +30,18 @@ from krm_merge.outcomes.report import Report
 PROG = "krm-merge check"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = _Parser(prog=PROG, description="Fail while a krm-merge write is interrupted or running (for git hooks and CI).")
+    return command_parser(PROG, "Fail while a krm-merge write is interrupted or running (for git hooks and CI).",
+                          EXAMPLES, _arguments)
+
+
+EXAMPLES = ("krm-merge check", 'krm-merge check --quiet "$(git rev-parse --show-toplevel)"  # a git hook')
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dirs", metavar="DIR", nargs="*", default=["."],
                    help="folders to search, packages and subpackages at any depth (default: .)")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
-    return p
 
 
 def main(argv: list[str]) -> int:
@@ -49,7 +50,7 @@ def main(argv: list[str]) -> int:
     report = Report("check", " ".join(args.dirs))
     for top in args.dirs:
         report.extend(check(top))
-    return render.finish(report, results_file=args.results, quiet=True)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def check(top: str) -> list[Message]:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from krm_merge import files, txn
+from krm_merge.commands.base import command_parser
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.kubeobject import KubeObject
@@ -377,19 +378,18 @@ register(TEXT, find_text_markers, resolve_text_markers)
 # --- the command ----------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"krm-merge conflicts: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = _Parser(prog="krm-merge conflicts",
-                description="List the conflicts an update left marked in a package; exit 3 while any is left.")
+    return command_parser(PROG, "List the conflicts an update left marked in a package; exit 3 while any is left.",
+                          EXAMPLES, _arguments)
+
+
+EXAMPLES = ("krm-merge conflicts apps/podinfo", "krm-merge conflicts apps/podinfo --output json")
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("package", metavar="PKG", help="the package directory")
     p.add_argument("--output", choices=("text", "json"), default="text", help="one line per conflict, or a JSON list")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
-    return p
 
 
 def main(argv: list[str]) -> int:
@@ -399,7 +399,7 @@ def main(argv: list[str]) -> int:
     markers = [m.outcome() for m in report.guard(lambda: _main(args, report)) or []]
     listing = render.marker_list(markers) if args.output == "json" else render.marker_lines(markers)
     # The list is the command's document (stdout); a package that could not be read lists nothing.
-    return render.finish(report, results_file=args.results, document=[listing] if report.exit_code != 1 else [])
+    return render.finish(report, results_file=args.results, quiet=args.quiet, document=[listing] if report.exit_code != 1 else [])
 
 
 def _main(args: argparse.Namespace, report: Report) -> list[Marker]:

@@ -18,6 +18,7 @@ import os
 from typing import Any, TextIO
 
 from ..errors import KrmMergeError
+from .base import command_parser
 from ..krm.results import Field, File, ResourceRef, Result
 from ..outcomes import render
 from ..outcomes.kinds import Message, message
@@ -38,11 +39,15 @@ class DiffInputError(KrmMergeError):
 
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        description="Print the strategic merge patch from ORIGINAL to MODIFIED "
-        "(3-way, as kubectl apply computes it, when --current is given).",
-    )
+    return command_parser(PROG, "Print the strategic merge patch from ORIGINAL to MODIFIED (3-way, as kubectl apply "
+                          "computes it, when --current is given).", EXAMPLES, _arguments)
+
+
+EXAMPLES = ("krm-merge diff last-applied.yaml new.yaml",
+            "krm-merge diff last-applied.yaml new.yaml --current live.yaml --overwrite")
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("original", metavar="ORIGINAL", help="original object (last-applied configuration)")
     p.add_argument("modified", metavar="MODIFIED", help="modified object (new configuration)")
     p.add_argument("--current", metavar="CURRENT", help="live object: compute the 3-way patch")
@@ -51,8 +56,6 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="3-way only: overwrite changes made from ORIGINAL to CURRENT instead of failing on conflicts",
     )
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
-    return p
 
 
 def read_object(path: str) -> dict[str, Any]:
@@ -117,7 +120,7 @@ def main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = 
     patch = _main(args, report)
     # The patch is the command's document (stdout), printed only when it was made.
     document = [render_patch(patch)] if patch is not None else []
-    return render.finish(report, results_file=args.results, document=document, stdout=stdout, stderr=stderr)
+    return render.finish(report, results_file=args.results, quiet=args.quiet, document=document, stdout=stdout, stderr=stderr)
 
 
 def _main(args: argparse.Namespace, report: Report) -> dict[str, Any] | None:

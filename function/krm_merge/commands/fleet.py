@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
         return render.usage_error(PROG, str(err))
     report = Report("update", ", ".join([args.package, *args.roots]))
     diffs, stopped = report.guard(lambda: _fleet(args, which, report, settings)) or ([], 0)
-    code = render.finish(report, results_file=args.results, report_to=args.report, document=diffs)
+    code = render.finish(report, results_file=args.results, report_to=args.report, document=diffs, quiet=args.quiet)
     return 128 + stopped if stopped else code
 
 
@@ -112,14 +112,14 @@ def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report,
     requests = None if settings is None else FleetPullRequests(report, settings, args.pull_request_per,
                                                                    args.upstream, args.ref)
     refused = requests.prepare(mine, dry_run=args.dry_run) if requests is not None else {}
-    render.say_now(report)
+    render.say_now(report, quiet=args.quiet)
     jobs = args.jobs or default_jobs()
     done: dict[int, Done] = {}
 
     def arrived(index: int, one: Done) -> None:
         done[index] = one
         report.add(one.outcome)
-        render.say_now(report)  # a package's line as its update ends
+        render.say_now(report, quiet=args.quiet)  # a package's line as its update ends
 
     stopped = 0
     with tempfile.TemporaryDirectory(prefix="krm-merge-fleet-") as tmp:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from krm_merge import txn
 from krm_merge.change.settings import SettingsError
+from krm_merge.commands.base import command_parser
 from krm_merge.commands.pull_request import PROMOTE_BRANCH, PullRequestStep, add_options, promote_step, settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.pkgio import ChangeSet
@@ -62,16 +63,19 @@ class UsageError(PromoteError):
     """Options that do not fit together (exit code 2, like argparse's own errors)."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    # A fixed width keeps argparse from importing shutil (and bz2, lzma) on every run.
-    p = _Parser(prog=PROG, description="Set the fields marked for GitOps promotions, in place, in one run.",
-                formatter_class=lambda prog: argparse.HelpFormatter(prog, width=100))
+    return command_parser(PROG, "Set the fields marked for GitOps promotions, in place, in one run.", EXAMPLES,
+                          _arguments)
+
+
+EXAMPLES = ("krm-merge promote clusters/ --image-policy flux-system:app=ghcr.io/org/app:1.2",
+            "krm-merge promote . --set default:podinfo:prod=6.2.1 --dry-run",
+            "krm-merge promote . --pipeline default/podinfo --from-environment staging \\\n"
+            "      --value 6.2.1 --pull-request")
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the directory to search (recursively) for marked YAML files")
     p.add_argument("--set", action="append", default=[], metavar="NS:PIPELINE:ENV=VALUE",
                    help='set {"$promotion": "NS:PIPELINE:ENV"} markers (repeatable)')
@@ -93,7 +97,6 @@ def parser() -> argparse.ArgumentParser:
                    help="print a unified diff (unless a --report takes stdout); change no file under DIR "
                         "(a --report FILE is still written)")
     p.add_argument("--allow-no-match", action="store_true", help="exit 0 when a promotion finds no field")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--skip-unreadable", action="store_true",
                    help="warn about and skip a marked file that is not valid YAML or not UTF-8 (default: an error, "
                         "exit 1)")
@@ -101,7 +104,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--secrets-dir", metavar="DIR",
                    help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
                         "DIR/<namespace>/<name>/<key> (default $KRM_MERGE_SECRETS_DIR)")
-    return p
 
 
 def main(argv: list[str]) -> int:
@@ -126,7 +128,7 @@ def main(argv: list[str]) -> int:
 
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
     diff = report.guard(body, describe=_describe) or ()
-    return render.finish(report, results_file=args.results, report_to=args.report, document=diff)
+    return render.finish(report, results_file=args.results, report_to=args.report, document=diff, quiet=args.quiet)
 
 
 def _describe(err: KrmMergeError) -> str:

@@ -11,6 +11,7 @@ import argparse
 import os
 
 from krm_merge import txn
+from krm_merge.commands.base import command_parser
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import message
 from krm_merge.outcomes.report import Report
@@ -18,17 +19,17 @@ from krm_merge.outcomes.report import Report
 PROG = "krm-merge recover"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = _Parser(prog=PROG, description="Finish or roll back an interrupted write of a package (the lock is taken).")
+    return command_parser(PROG, "Finish or roll back an interrupted write of a package (the lock is taken).",
+                          EXAMPLES, _arguments)
+
+
+EXAMPLES = ("krm-merge recover apps/podinfo",)
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("package", metavar="PKG", help="the package directory")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
-    return p
 
 
 def main(argv: list[str]) -> int:
@@ -39,7 +40,7 @@ def main(argv: list[str]) -> int:
         report.add(message(f"{args.package} is not a directory", "error", args.package))
     else:
         report.guard(lambda: _recover(args.package, report))
-    return render.finish(report, results_file=args.results)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def _recover(package: str, report: Report) -> None:

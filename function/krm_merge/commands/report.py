@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from krm_merge.commands.base import command_parser
 from krm_merge.fleet import report as fleet_report
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import message
@@ -23,21 +24,21 @@ from krm_merge.outcomes.report import Report, State
 PROG = "krm-merge report"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{PROG}: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = _Parser(prog=PROG, description="Combine the JSON reports of a fleet update's shards into one (docs/fleet.md).")
+    return command_parser(PROG, "Combine the JSON reports of a fleet update's shards into one (docs/fleet.md).",
+                          EXAMPLES, _arguments)
+
+
+EXAMPLES = ("krm-merge report merge shards/ --report markdown summary.md --report json -",)
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=["merge"], help="merge: combine shard reports")
     p.add_argument("inputs", nargs="+", metavar="FILE|DIR", help="shard reports (a folder: its *.json files)")
     p.add_argument("--report", nargs=2, action="append", metavar=("FORMAT", "FILE"),
                    help="write the merged report: FORMAT json or markdown, FILE '-' for stdout (repeatable; "
                         "default: json to stdout)")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
-    return p
 
 
 def main(argv: list[str]) -> int:
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
         return render.usage_error(PROG, "--report FORMAT must be json or markdown")
     report = Report("report", " ".join(args.inputs))
     report.guard(lambda: _merge(args.inputs, outputs, report))
-    return render.finish(report, results_file=args.results)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def _merge(inputs: list[str], outputs: list[list[str]], report: Report) -> None:

@@ -30,6 +30,7 @@ import argparse
 from pathlib import Path
 
 from krm_merge import files, txn
+from krm_merge.commands.base import command_parser
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import parse_path
@@ -43,21 +44,22 @@ from .conflicts import RESOLVERS, Found, Marker, left, scan_reporting
 PROG = "krm-merge resolve"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"krm-merge resolve: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = _Parser(prog="krm-merge resolve", description="Decide conflicts an update left marked, and remove their markers.")
+    return command_parser(PROG, "Decide conflicts an update left marked, and remove their markers.", EXAMPLES,
+                          _arguments)
+
+
+EXAMPLES = ("krm-merge resolve apps/podinfo --take upstream",
+            "krm-merge resolve apps/podinfo --take local Deployment/app:spec.replicas")
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("package", metavar="PKG", help="the package directory")
     p.add_argument("--take", choices=("local", "upstream"), required=True,
                    help="local: keep the value in the file; upstream: write upstream's value, as the update recorded it")
     p.add_argument("select", metavar="SELECTION", nargs="*",
                    help="Kind/[namespace/]name[:FIELD], FILE, FILE:LINE or FILE:FIELD (default: every conflict)")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
-    return p
 
 
 def main(argv: list[str]) -> int:
@@ -66,7 +68,7 @@ def main(argv: list[str]) -> int:
     report = Report("resolve", args.package)
     report.subject = args.take
     report.guard(lambda: _locked_main(args, report))
-    return render.finish(report, results_file=args.results)
+    return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
 def _locked_main(args: argparse.Namespace, report: Report) -> None:

@@ -16,6 +16,7 @@ import argparse
 from typing import Any
 
 from krm_merge import sdk
+from krm_merge.commands.base import command_parser
 from krm_merge.commands.pull_request import PullRequestStep, promote_step
 from krm_merge.config import mode_name, resolve
 from krm_merge.krm.kubeobject import KubeObject
@@ -30,24 +31,22 @@ from krm_merge.runner import NAME, run_mode
 PROG = "krm-merge run"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"krm-merge run: error: {message}\n")
-
-
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    p = _Parser(prog="krm-merge run", description="Run a krm-merge mode on a package directory.")
+    return command_parser(PROG, "Run a krm-merge mode on a package directory.", EXAMPLES, _arguments)
+
+
+EXAMPLES = ('krm-merge run apps/podinfo -- mode=reorder-merge "patch=$(cat patch.yaml)"',
+            "krm-merge run apps/podinfo --fn-config promote.yaml --dry-run")
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", help="the package directory")
     p.add_argument("--fn-config", metavar="FILE", help="a file holding the functionConfig")
     p.add_argument("--dry-run", action="store_true",
                    help="print a unified diff instead of changing the package (a --results FILE is still written)")
-    p.add_argument("--results", metavar="FILE", help="also write the results as YAML to FILE")
-    p.add_argument("--quiet", "-q", action="store_true",
-                   help="no summary line on stderr after a successful run (results are still printed)")
     p.add_argument("pairs", nargs="*", metavar="-- KEY=VALUE",
                    help="the functionConfig as ConfigMap data, as `kpt fn eval` builds it (e.g. mode=promote)")
-    return p
 
 
 def main(argv: list[str]) -> int:

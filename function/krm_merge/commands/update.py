@@ -56,7 +56,7 @@ DEFAULT_BRANCH = "krm-merge/update/{package}"
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
     "fallback_keys": None, "no_recursive": False, "accept_upstream_strategy": False, "dry_run": False,
-    "results": None, "report": None, **OPTION_DEFAULTS,
+    "results": None, "report": None, "quiet": False, **OPTION_DEFAULTS,
     # the fleet form (update ROOT... --upstream REPO[/DIRECTORY] --ref REF): krm_merge.commands.fleet
     "roots": (), "ref": None, "match": None, "jobs": None, "shard": None, "shard_count": None,
     "pull_request_per": None,
@@ -66,15 +66,20 @@ DEFAULTS: dict[str, Any] = {
 
 def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
-    # Imported here: the plain form `update PKG[@REF]` (parse_args) never loads argparse, whose
-    # import and parser cost ~3.5 ms of a small update's ~85 ms (issue 24).
-    import argparse
+    # Imported here: the plain form `update PKG[@REF]` (parse_args) never loads the command base and argparse,
+    # whose import and parser cost ~3.5 ms of a small update's ~85 ms (issue 24).
+    from krm_merge.commands.base import command_parser
 
-    class _Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> None:  # type: ignore[override]
-            self.exit(2, f"krm-merge update: error: {message}\n")
+    return command_parser(PROG, "3-way update of a local package copy (kpt pkg update).", EXAMPLES, _arguments)
 
-    p = _Parser(prog="krm-merge update", description="3-way update of a local package copy (kpt pkg update).")
+
+EXAMPLES = ("krm-merge update apps/podinfo@v1.2.0",
+            "krm-merge update apps/podinfo --origin old/ --upstream new/ --dry-run",
+            "krm-merge update clusters/ --upstream https://github.com/org/blueprints/app \\\n"
+            "      --ref v2.0.0 --pull-request  # a fleet update")
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("package", metavar="PKG[@REF]",
                    help="the local package directory (updated in place); @REF: the upstream branch, tag or commit "
                         "(default: upstream.git.ref of its Kptfile); with --ref: a ROOT of a fleet update")
@@ -93,8 +98,9 @@ def parser() -> argparse.ArgumentParser:
                        "(default: JOB_COMPLETION_INDEX of KRM_MERGE_SHARDS or --shard-count, when set)")
     fleet.add_argument("--shard-count", metavar="N", type=int,
                        help="the number of shards, with the index from JOB_COMPLETION_INDEX (default: KRM_MERGE_SHARDS)")
-    p.add_argument("--strategy", choices=STRATEGIES,
-                   help="default: upstream.updateStrategy of the Kptfile, else resource-merge")
+    p.add_argument("--strategy", choices=STRATEGIES, metavar="STRATEGY",  # the choices, in the help: 80 columns
+                   help=f"{', '.join(STRATEGIES)} (default: upstream.updateStrategy of the Kptfile, else "
+                        "resource-merge)")
     p.add_argument("--conflicts", choices=POLICIES,
                    help="who wins a field changed on both sides (mark: local's value stays with a "
                         "'# krm-merge:conflict' comment; exit 3; see krm-merge conflicts/resolve)")
@@ -112,7 +118,6 @@ def parser() -> argparse.ArgumentParser:
                    help="update a remote subpackage by the updateStrategy upstream gives it now (kpt's rule); by "
                         "default the one of your own Kptfile is used and kept")
     p.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
-    p.add_argument("--results", metavar="FILE", help=render.RESULTS_HELP)
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"),
                    help="write an update report: FORMAT json or markdown ('-' for stdout); also with --dry-run")
     add_options(p, default_branch=DEFAULT_BRANCH)
@@ -120,7 +125,6 @@ def parser() -> argparse.ArgumentParser:
                        help="with --pull-request: one branch and pull request per consumers' repository (default) "
                             "or per package")
     p.set_defaults(**DEFAULTS)
-    return p
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace | SimpleNamespace:
@@ -158,7 +162,7 @@ def main(argv: list[str]) -> int:
     report = Report("update", args.package)
     done = update_package(args, report, settings=settings)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    return render.finish(report, results_file=args.results, report_to=args.report,
+    return render.finish(report, results_file=args.results, report_to=args.report, quiet=args.quiet,
                          document=done.diff if done is not None else ())
 
 

@@ -69,17 +69,29 @@ def line(prog: str | None, item: Said) -> str:
     return f"{prog}: {words}" if prog else words
 
 
+QUIET_HELP = "say only errors and warnings on stderr: no progress, no summary (a function's results are still shown)"
+"""Every command's ``--quiet`` help."""
+
+
 def lines(report: Report, quiet: bool = False) -> list[str]:
     """Every stderr line of a report: one per thing its outcomes say, in order, then its summary lines.
 
-    ``quiet`` leaves out the summary of a run that was not stopped (``run --quiet``).  Outcomes already said
-    as they happened (:func:`say_now`) are not said again.
+    ``quiet`` (every command's ``--quiet``) keeps only what :func:`_shown` keeps, and the summary only of a run
+    that refused to write.  Outcomes already said as they happened (:func:`say_now`) are not said again.
     """
     out = [line(report.prog, item) for o in report.outcomes[report.said:] if not _undone(report, o)
-           for item in said(o) if item.label is not None]
+           for item in said(o) if _shown(o, item, quiet)]
     if quiet and report.state is not State.NOT_WRITTEN:  # a refusal to write is said, quiet or not
         return out
     return out + [f"{report.prog}: {summary}" for summary in summary_lines(report)]
+
+
+def _shown(outcome: Outcome, item: Said, quiet: bool) -> bool:
+    """Whether a thing said gets a stderr line: not a results-only one; under ``--quiet`` only an error or warning,
+    or a function's result (what ``run`` prints of its mode, as kpt prints it, quiet or not)."""
+    if item.label is None:
+        return False
+    return not quiet or item.result.severity != "info" or isinstance(outcome, FunctionResult)
 
 
 def _undone(report: Report, outcome: Outcome) -> bool:
@@ -191,9 +203,21 @@ def _recover_summary(report: Report) -> list[str]:
     return [f"{report.target}: no interrupted write to recover"]
 
 
+def _conflicts_summary(report: Report) -> list[str]:
+    if report.exit_code == 1 or any(isinstance(o, ConflictsLeft) for o in report.outcomes):
+        return []  # the error, or the line of the conflicts left, says it
+    return [f"no conflict left in {report.target}"]
+
+
+def _check_summary(report: Report) -> list[str]:
+    if report.exit_code != 0:
+        return []  # one error per package says it
+    return [f"no interrupted or running write in {report.target}"]
+
+
 SUMMARIES: dict[str, Callable[[Report], list[str]]] = {
     "update": _update_summary, "promote": _promote_summary, "run": _run_summary, "resolve": _resolve_summary,
-    "recover": _recover_summary,
+    "recover": _recover_summary, "conflicts": _conflicts_summary, "check": _check_summary,
 }
 """Each command's summary lines (the last stderr lines), from its report; commands not listed have none."""
 
@@ -522,13 +546,13 @@ def write_report(fmt: str, path: str, report: Report, stdout: TextIO | None = No
     files.write_file_atomic(path, data)  # a reader of the report never sees half of it
 
 
-def say_now(report: Report, stderr: TextIO | None = None) -> None:
+def say_now(report: Report, stderr: TextIO | None = None, quiet: bool = False) -> None:
     """Say the outcomes not said yet on stderr, now (a long run's progress: a fleet update's package lines as each
-    package's update ends); :func:`lines` then leaves them out."""
+    package's update ends); :func:`lines` then leaves them out.  ``quiet``: as :func:`lines`."""
     out = stderr or sys.stderr
     for o in report.outcomes[report.said:]:
         for item in said(o):
-            if item.label is not None:
+            if _shown(o, item, quiet):
                 out.write(line(report.prog, item) + "\n")
     out.flush()
     report.said = len(report.outcomes)
@@ -549,7 +573,7 @@ def finish(report: Report, *, results_file: str | None = None, report_to: tuple[
     ``document`` is what the command prints on stdout when no report takes it
     (a dry run's diff, a patch, a list), written piece by piece as it is made,
     followed by the pull request's URL or preview (:func:`pull_request_lines`).
-    ``quiet``: no summary after a run that was not stopped.  Returns the exit code.
+    ``quiet``: only errors and warnings, no summary (:func:`lines`).  Returns the exit code.
     """
     out = stdout or sys.stdout
     try:
@@ -580,7 +604,7 @@ def usage_error(prog: str, message: str) -> int:
 
 
 __all__ = [
-    "BULLETS", "FORMATS", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
+    "BULLETS", "FORMATS", "QUIET_HELP", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
     "emit", "finish", "function_results", "interrupted", "line", "lines", "marker_lines", "marker_list", "outcome_document",
     "pull_request_entry", "pull_request_lines", "FLEET_KIND", "fleet_document", "fleet_markdown", "fleet_totals",
     "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "say_now",
