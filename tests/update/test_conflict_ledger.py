@@ -279,7 +279,37 @@ def test_a_subpackage_updated_on_its_own_keeps_its_ledger_and_the_parent_reads_i
     assert update.returncode == 3, update.stderr
     assert (pkg / "remote" / ledger.LEDGER_NAME).exists() and not (pkg / ledger.LEDGER_NAME).exists()
     listed = cli(world, "conflicts", str(pkg))  # the parent folder: the subpackage's ledger counts (its own lock)
-    assert listed.returncode == 3 and listed.stdout.startswith("remote/app.yaml:")
+    assert listed.returncode == 3 and listed.stdout.startswith(f"{pkg}/remote/app.yaml:")
     assert cli(world, "resolve", str(pkg), "--take", "local").returncode == 0
     assert not (pkg / "remote" / ledger.LEDGER_NAME).exists()
     assert "replicas: 5\n" in (pkg / "remote" / "app.yaml").read_text()
+
+
+def test_conflict_paths_are_printed_from_where_the_command_runs_and_taken_back(world: World) -> None:
+    """``conflicts PKG`` lists ``PKG/FILE:LINE`` (an editor opens it from the current directory, issue 34 item 7),
+    and ``resolve`` takes that spelling as well as the package-relative one; ``--output json`` stays relative."""
+    pkg = fetched(world, {"app.yaml": DEPLOYMENT, "b.yaml": DEPLOYMENT.replace("name: app\n", "name: b\n", 1)},
+                  {"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 3"),
+                   "b.yaml": DEPLOYMENT.replace("name: app\n", "name: b\n", 1).replace("replicas: 1", "replicas: 3")},
+                  {"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 5"),
+                   "b.yaml": DEPLOYMENT.replace("name: app\n", "name: b\n", 1).replace("replicas: 1", "replicas: 5")})
+    assert cli(world, "update", f"{pkg}@v2", "--conflicts", "mark").returncode == 3
+    parent, name = pkg.parent, pkg.name
+
+    def here(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "krm_merge", *args], env=world.env, cwd=parent,
+                              capture_output=True, text=True, timeout=120)
+
+    listed = here("conflicts", name)
+    assert listed.returncode == 3, listed.stderr
+    where = [line.split(": ")[0] for line in listed.stdout.splitlines()]
+    assert [w.split(":")[0] for w in where] == [f"{name}/app.yaml", f"{name}/b.yaml"], listed.stdout
+    for w in where:  # FILE:LINE opened from the current directory is the marked line
+        file, line = w.split(":")
+        assert "replicas: 5 # krm-merge:conflict" in (parent / file).read_text().splitlines()[int(line) - 1]
+    assert [m["file"] for m in json.loads(here("conflicts", name, "--output", "json").stdout)] == ["app.yaml", "b.yaml"]
+    taken = here("resolve", name, "--take", "upstream", where[0])
+    assert taken.returncode == 3, taken.stderr  # b.yaml's is left
+    assert "replicas: 3\n" in (pkg / "app.yaml").read_text()
+    assert here("resolve", name, "--take", "local", "b.yaml").returncode == 0  # the package-relative spelling
+    assert "replicas: 5\n" in (pkg / "b.yaml").read_text()

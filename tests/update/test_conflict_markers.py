@@ -198,7 +198,7 @@ def test_update_exits_3_and_conflicts_lists_file_line_and_values(tmp_path: Path,
     assert conflicts.main([str(pkg)]) == 3
     out = capsys.readouterr().out.splitlines()
     line = text.split("\n").index("  replicas: 5 # krm-merge:conflict upstream=3 origin=2") + 1
-    assert out[0] == f"app.yaml:{line}: Deployment/shop/app spec.replicas: local=5 upstream=3 origin=2"
+    assert out[0] == f"{pkg}/app.yaml:{line}: Deployment/shop/app spec.replicas: local=5 upstream=3 origin=2"
     assert len(out) == 3
 
 
@@ -388,7 +388,7 @@ def test_a_plain_yaml_field_is_selected_by_its_file(tmp_path: Path, capsys: pyte
     assert run_update(pkg, "--conflicts", "mark") == 3
     capsys.readouterr()
     assert conflicts.main([str(pkg)]) == 3
-    assert capsys.readouterr().out == "values.yaml:1: replicaCount: local=5 upstream=3 origin=1\n"
+    assert capsys.readouterr().out == f"{pkg}/values.yaml:1: replicaCount: local=5 upstream=3 origin=1\n"
     assert resolve.main([str(pkg), "--take", "upstream", ":replicaCount"]) == 1
     assert "name the file of a plain YAML field (values.yaml:replicaCount)" in capsys.readouterr().err
     assert resolve.main([str(pkg), "--take", "upstream", "values.yaml:replicaCount"]) == 0

@@ -397,7 +397,7 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     report = Report("conflicts", args.package)
     markers = [m.outcome() for m in report.guard(lambda: _main(args, report)) or []]
-    listing = render.marker_list(markers) if args.output == "json" else render.marker_lines(markers)
+    listing = render.marker_list(markers) if args.output == "json" else render.marker_lines(markers, args.package)
     # The list is the command's document (stdout); a package that could not be read lists nothing.
     return render.finish(report, results_file=args.results, quiet=args.quiet, document=[listing] if report.exit_code != 1 else [])
 

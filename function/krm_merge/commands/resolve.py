@@ -27,6 +27,7 @@ the last) are written at once, or none: one transaction of
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from krm_merge import files, txn
@@ -81,6 +82,7 @@ def _locked_main(args: argparse.Namespace, report: Report) -> None:
 def _main(args: argparse.Namespace, root: Path, report: Report) -> None:
     found = scan_reporting(root, report)
     recorded = found.recorded
+    args.select = [package_relative(selection, root) for selection in args.select]
     chosen = [m for m in recorded if not args.select or any(selects(s, m) for s in args.select)]
     for selection in args.select:
         if not any(selects(selection, m) for m in recorded):
@@ -94,6 +96,21 @@ def _main(args: argparse.Namespace, root: Path, report: Report) -> None:
     rest = [m for m in recorded if id(m) not in decided]
     if rest:
         report.add(left(args.package, rest))
+
+
+def package_relative(selection: str, root: Path) -> str:
+    """A ``FILE[:LINE|:FIELD]`` selection named as ``conflicts`` prints it (under the package directory, from
+    where the command runs: ``apps/web/a.yaml:8``) made relative to the package; other selections unchanged.
+
+    Only a path naming an existing file inside the package is rewritten, so ``Deployment/web`` stays a resource.
+    """
+    head, colon, rest = selection.partition(":")
+    if not head or not os.path.isfile(head):
+        return selection
+    inside = os.path.relpath(os.path.abspath(head), os.path.abspath(root))
+    if inside == os.pardir or inside.startswith(os.pardir + os.sep) or os.path.isabs(inside):
+        return selection
+    return inside.replace(os.sep, "/") + colon + rest
 
 
 def _hint(selection: str, found: Found) -> str:
@@ -161,4 +178,4 @@ def write(root: Path, found: Found, chosen: list[Marker], take: str) -> None:
     changes.apply(root, command=PROG)
 
 
-__all__ = ["main", "parser", "selects", "write"]
+__all__ = ["main", "package_relative", "parser", "selects", "write"]

@@ -501,9 +501,10 @@ def marker_list(markers: Iterable[MarkerOutcome]) -> str:
     return json.dumps(rows, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
-def marker_lines(markers: Iterable[MarkerOutcome]) -> str:
-    """``conflicts --output text``: one line per marker (:func:`marker_text`)."""
-    return "".join(marker_text(m) + "\n" for m in markers)
+def marker_lines(markers: Iterable[MarkerOutcome], package: str = "") -> str:
+    """``conflicts --output text``: one line per marker (:func:`marker_text`), its file under ``package`` as the
+    user named it (``--output json`` keeps each file relative to the package, as the report schema says)."""
+    return "".join(marker_text(m, package) + "\n" for m in markers)
 
 
 # --- the pull request on stdout ----------------------------------------------------------------

@@ -9,6 +9,7 @@ nothing reads a word back.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, NamedTuple
 
 from krm_merge.interrupts import NAMES as SIGNAL_NAMES
@@ -155,15 +156,23 @@ def value_text(values: dict[str, Any], side: str) -> str:
     return render_value(values[side], as_json=True)  # bounded: a message, not the value
 
 
-def _where(o: MarkerOutcome) -> str:
-    """``FILE:LINE: Kind/name field``."""
+def _where(o: MarkerOutcome, package: str = "") -> str:
+    """``FILE:LINE: Kind/name field``; FILE under ``package`` (the directory as the user named it) when given."""
     on = " ".join(part for part in (o.resource, o.field) if part) or "(not on a field)"
-    return f"{o.file}:{o.line}: {on}"
+    return f"{shown_path(package, o.file)}:{o.line}: {on}"
 
 
-def marker_text(o: MarkerOutcome) -> str:
+def shown_path(package: str, rel: str) -> str:
+    """A package file's path as a person's tools take it: under the package directory as the user named it
+    (``apps/web/a.yaml``, so an editor or terminal opens ``FILE:LINE`` from where the command ran)."""
+    if not package or os.path.normpath(package) == ".":
+        return rel
+    return os.path.join(package, rel)
+
+
+def marker_text(o: MarkerOutcome, package: str = "") -> str:
     """``FILE:LINE: Kind/name field: local=... upstream=... origin=...``, a marker as ``conflicts`` lists it."""
-    return f"{_where(o)}: " + " ".join(f"{side}={value_text(o.values, side)}" for side in SIDES)
+    return f"{_where(o, package)}: " + " ".join(f"{side}={value_text(o.values, side)}" for side in SIDES)
 
 
 UNRECORDED = "not recorded by an update of this package: not a conflict; delete it"
@@ -416,5 +425,5 @@ def said(outcome: Outcome) -> list[Said]:
 __all__ = [
     "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
     "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SIDES", "SKIP_WORDS", "UNRECORDED", "Said", "WORDS", "Words",
-    "interrupted", "marker_text", "resource_ref", "said", "text", "value_text",
+    "interrupted", "marker_text", "resource_ref", "said", "shown_path", "text", "value_text",
 ]
