@@ -1,12 +1,19 @@
 #!/bin/sh
-# Builds the example's world in DEST (default: a new temporary directory):
+# Builds the example's world in DEST (default: ./demo, in the current directory; it must not hold
+# anything yet, so a second run never mixes with the first):
 #   DEST/upstream  a git repository whose pkg/ holds upstream-v1 (tag v1), upstream-v2 (tag v2), upstream-v3 (tag v3)
 #   DEST/local     the package as `kpt pkg get file://DEST/upstream.git/pkg@v1 local` leaves it,
 #                  plus this example's local edits (local/)
 # Needs only git.  Prints DEST.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
-DEST=${1:-$(mktemp -d)}
+DEST=${1:-demo}
+if [ -n "$(ls -A "$DEST" 2>/dev/null)" ]; then
+    echo "setup.sh: $DEST is not empty: remove it, or name another directory (setup.sh DIR)" >&2
+    exit 1
+fi
+mkdir -p "$DEST"
+DEST=$(cd "$DEST" && pwd)  # the Kptfile names the upstream by an absolute file:// URL
 mkdir -p "$DEST/upstream/pkg"
 export GIT_AUTHOR_NAME=example GIT_AUTHOR_EMAIL=example@example.invalid
 export GIT_COMMITTER_NAME=example GIT_COMMITTER_EMAIL=example@example.invalid

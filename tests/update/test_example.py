@@ -65,3 +65,21 @@ def test_example_agrees_with_kpt(tmp_path: Path) -> None:
     mine = read_tree(dest / "ours")
     # kpt re-serialises the Kptfile without comments; as data both are the same
     assert mine == theirs
+
+
+@pytest.mark.parametrize("example", ["update-from-local-git", "update-conflicts-mark", "update-conflict-rules"])
+def test_setup_builds_in_the_current_directory_and_never_over_a_world(tmp_path: Path, example: str) -> None:
+    """Without DEST, setup.sh builds ./demo where it runs (not in the system temp directory, issue 34 item 7),
+    prints its absolute path (the Kptfile's file:// URL needs one), and refuses a second run over it."""
+    require_binary("git")
+    script = EXAMPLE.parent / example / "setup.sh"
+    env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", HOME=str(tmp_path), TMPDIR=str(tmp_path / "no-such-tmp"))
+    first = subprocess.run(["sh", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == str(tmp_path / "demo")
+    assert (tmp_path / "demo" / "local" / "Kptfile").is_file()
+    assert f"repo: file://{tmp_path}/demo/upstream" in (tmp_path / "demo" / "local" / "Kptfile").read_text()
+    before = read_tree(tmp_path / "demo" / "local")
+    again = subprocess.run(["sh", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 1 and "demo is not empty" in again.stderr
+    assert read_tree(tmp_path / "demo" / "local") == before
