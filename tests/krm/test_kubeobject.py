@@ -41,6 +41,17 @@ def test_header_scan_reads_past_a_compact_top_level_sequence() -> None:
     assert scan_header("apiVersion: v1\nkind: ConfigMap\n---\nmetadata:\n  name: x\n") is None
 
 
+@pytest.mark.parametrize("blank", ["  ", "    ", " "])
+def test_header_scan_reads_past_a_line_of_spaces_in_metadata(blank: str) -> None:
+    """A field removed by hand can leave its indentation behind (nephio's CRDs at catalog v4): still blank, no full parse."""
+    doc = (f"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  annotations:\n"
+           f"    controller-gen.kubebuilder.io/version: v0.9.2\n{blank}\n  name: networks.config.nephio.org\n"
+           f"  labels:\n    a: b\n{blank}\n    c: d\nspec:\n  group: config.nephio.org\n")
+    scanned = scan_header(doc)
+    assert scanned is not None and scanned == KubeObject(doc)._header_from_data()
+    assert scanned.name == "networks.config.nephio.org" and scanned.labels == {"a": "b", "c": "d"}
+
+
 DEPLOY = """\
 # head comment
 apiVersion: apps/v1

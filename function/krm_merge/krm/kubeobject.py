@@ -537,8 +537,8 @@ def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, st
     other = False  # inside a metadata field the header does not need (finalizers, ...)
     for line in lines[start:]:
         stripped = line.lstrip()
-        if not line or stripped.startswith("#"):
-            continue
+        if not line.strip(" ") or stripped.startswith("#"):
+            continue  # a blank line, spaces only included (upstream's own: a field removed by hand)
         if line[0] != " ":
             break
         m = _ENTRY.match(line)

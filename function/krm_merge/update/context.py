@@ -304,7 +304,9 @@ class MergeContext:
             # none never loads the registry and the built-in table's reader (issue 24).
             from krm_merge.schema.registry import SchemaRegistry
 
-            crds = [o.data for o in self._crd_sources]
+            # A CRD upstream did not change is the same text in origin and upstream: read once.
+            read: dict[str, Any] = {}
+            crds = [read[o.text] if o.text in read else read.setdefault(o.text, o.data) for o in self._crd_sources]
             try:
                 self._registry = SchemaRegistry(crds=crds)
             except Exception as err:  # an invalid CRD must not stop the merge of other kinds

@@ -479,7 +479,16 @@ def _no_timestamp_resolver() -> Any:
     class NoTimestampResolver(VersionedResolver):  # type: ignore[misc]
         @property
         def versioned_resolver(self) -> Any:
-            return scalars.without_timestamps(super().versioned_resolver)
+            # ruamel asks for the table once per scalar: filtered once per table (per YAML version) of this
+            # resolver instead (about a tenth of a round-trip read).  Not with a ``None`` entry: ruamel's
+            # resolve() extends the list it gets with that entry's, in place.
+            table = super().versioned_resolver
+            kept = self.__dict__.get("_without_timestamps")
+            if kept is None or kept[0] is not table:
+                kept = (table, scalars.without_timestamps(table))
+                if None not in table:
+                    self._without_timestamps = kept
+            return kept[1]
 
     return NoTimestampResolver
 
