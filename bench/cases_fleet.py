@@ -68,7 +68,7 @@ def build(root: Path, samples: Path, count: int, env: dict[str, str]) -> Path:
     directory, old, new = PACKAGE
     for d in ("home", "tmp", "up", "ws", "cache"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    build_repo(samples, directory, (old, new), root / "up", env)
+    build_repo(samples, directory, (old, new), root / "up", root / "versions", env)
     subprocess.run(["kpt", "pkg", "get", f"file://{root / 'up'}.git/{directory}@v1", "fetched"], cwd=root / "ws", env=env,
                    check=True, capture_output=True, timeout=300)
     fetched = root / "ws" / "fetched"
