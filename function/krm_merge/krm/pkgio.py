@@ -11,7 +11,7 @@ The symbolic-link policy, the same for every command (docs/security.md):
   ``kpt fn source`` reads it; a link to a folder is not followed (listed in
   :attr:`Listing.linked_dirs`); a broken link is listed in
   :attr:`Listing.broken_links` and a reader refuses it, naming it
-  (:func:`check_broken_links`), as ``kpt fn source`` does.  ``update`` skips
+  (:func:`broken_link_error`), as ``kpt fn source`` does.  ``update`` skips
   the links of the local package, as ``kpt pkg update`` does.
 * **writing**: a changed file reached through a link is written to the
   link's target when that target is a file inside the package (not under
@@ -369,12 +369,9 @@ def prune_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
     return listing
 
 
-def check_broken_links(listing: Listing) -> None:
-    """Refuse a listing holding a broken link (the first one, named with its target), as kpt fn source does."""
-    if listing.broken_links:
-        rel = listing.broken_links[0]
-        target = os.readlink(os.path.join(listing.root, rel))
-        raise KrmError(f"{rel} is a broken symbolic link (to {target})", file=File(rel))
+def broken_link_error(root: str, rel: str) -> KrmError:
+    """The refusal of the broken link ``rel`` under ``root``, named with its target, as kpt fn source refuses it."""
+    return KrmError(f"{rel} is a broken symbolic link (to {os.readlink(os.path.join(root, rel))})", file=File(rel))
 
 
 def read_krmignore(root: str) -> list[str]:
@@ -570,7 +567,7 @@ def write_target(root: str, rel: str) -> str:
 
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "SKIPPED_NAMES", "YAML_SUFFIXES",
-    "ChangeSet", "Listing", "PackageFile", "Write", "check_broken_links", "check_untrusted", "folders_of", "ignored",
+    "ChangeSet", "Listing", "PackageFile", "Write", "broken_link_error", "check_untrusted", "folders_of", "ignored",
     "is_krm_name", "kind_of", "list_package",
     "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",
 ]
