@@ -71,11 +71,12 @@ def _marked_package(root: Path) -> Path:
 
 
 def _link_outside(root: Path, text: str) -> Path:
-    """The issue's package: ``link-outside.yaml -> ../shared/outside.yaml`` beside files the command changes."""
+    """The issue's package (its folder renamed): ``link-outside.yaml -> ../elsewhere/outside.yaml``, beside files
+    the command changes."""
     pkg = _marked_package(root)
-    (root / "shared").mkdir()
-    (root / "shared" / "outside.yaml").write_text(text.format(name="outside"))
-    (pkg / "link-outside.yaml").symlink_to("../shared/outside.yaml")
+    (root / "elsewhere").mkdir()
+    (root / "elsewhere" / "outside.yaml").write_text(text.format(name="outside"))
+    (pkg / "link-outside.yaml").symlink_to("../elsewhere/outside.yaml")
     return pkg
 
 
@@ -230,4 +231,4 @@ def test_the_issue_package_dry_run_says_no_file_would_change(tmp_path: Path) -> 
     argv = [KRM_MERGE, "run", str(pkg), "--dry-run", "--", *RUN[3:]]
     dry = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert dry.returncode == 1 and "would change" not in dry.stderr and dry.stdout == "", dry.stderr
-    assert os.readlink(pkg / "link-outside.yaml") == "../shared/outside.yaml"
+    assert os.readlink(pkg / "link-outside.yaml") == "../elsewhere/outside.yaml"
