@@ -18,7 +18,7 @@ from typing import Any
 from krm_merge.commands.base import command_parser
 from krm_merge.commands.pull_request import PullRequestStep, promote_step
 from krm_merge.config import mode_name, resolve
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import ChangeSet
 from krm_merge.krm.results import File
 from krm_merge.outcomes.report import Report
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet)
 
 
-def _is_promote(config: KubeObject | None) -> bool:
+def _is_promote(config: Item | None) -> bool:
     return mode_name(config) == "promote"
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from krm_merge import files, txn
 from krm_merge.krm import package
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import FunctionResult
@@ -24,13 +24,13 @@ from krm_merge.sdk._core import FunctionFn, ResourceList, call_reporting_errors,
 from krm_merge.yaml.load import collecting_duplicate_keys
 
 
-def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeObject | None:
+def function_config_from_args(fn_config: str | None, pairs: list[str]) -> Item | None:
     """The functionConfig ``kpt fn eval`` would build from these arguments (the `run` command and :func:`krm_merge.sdk.run` use it)."""
     if fn_config and pairs:
         raise KrmError("give either --fn-config or key=value arguments, not both")
     if fn_config:
         try:
-            return KubeObject(files.read_text(fn_config), what=fn_config)
+            return Item(files.read_text(fn_config), what=fn_config)
         except OSError as err:
             raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
     if not pairs:
@@ -41,7 +41,7 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> KubeOb
         if not sep or not key:
             raise KrmError(f"argument {pair!r} is not of the form key=value")
         data[key] = value
-    return KubeObject.from_data(
+    return Item.from_data(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}
     )
 
