@@ -92,7 +92,7 @@ ALLOWED: list[Lazy] = [
     # --- other branches' files (issue #23), to hoist there ------------------------------------------------
     Lazy("krm_merge.commands.diff", "pick_schema", "krm_merge.schema",
          "optional: a generated module that may be absent (ImportError fallback)"),
-    Lazy("krm_merge.commands.promote", "plan", "krm_merge.promote.engine",
+    Lazy("krm_merge.promote.filemode", "plan", "krm_merge.promote.engine",
          "start-up: a tree without marked files never loads the promote engine"),
     Lazy("krm_merge.commands.run", "after_read", "krm_merge.modes.promote",
          "start-up: only a promote-mode run loads that mode"),
