@@ -153,3 +153,74 @@ def test_content_text_equals_the_patterns_over_the_whole_text() -> None:
     for _ in range(2000):
         text = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 12))) + rng.choice(["", "\n"])
         assert content_text(text) == reference_content_text(text), text
+
+
+# A ConfigMap holding a configuration file whose own comments are text of the block scalar, as
+# free5gc-cp's do (issue 33).  A line ending in blanks makes kpt's get re-print the scalar as one
+# double-quoted string, so the `#` text moves onto other lines of another scalar style.
+CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ausf
+data:
+  ausfcfg.yaml: |
+    configuration:
+      sbi:
+        registerIPv4: ausf # IP used to register to NRF  
+        bindingIPv4: 0.0.0.0  # IP used to bind the service
+      # not a comment either
+  motd: 'one # two
+    three # four'
+  note: "five #
+    six"
+  list: ['seven # eight', "nine", {ten: 'a # b'}]
+  "quoted # key": x # a real comment
+"""
+
+
+def test_hash_text_inside_scalars_is_not_a_comment() -> None:
+    assert comments_of(CONFIG) == ["# a real comment"]
+    after_block = CONFIG.replace("  motd:", "  # after the block\n  motd:")
+    assert comments_of(after_block) == ["# after the block", "# a real comment"]
+    sequence = "a:\n- |\n  # text\n  more\n# real\n- >-\n    # text\n  # real too\n"
+    assert comments_of(sequence) == ["# real", "# real too"]
+
+
+@pytest.mark.parametrize("edit", [
+    ("  motd:", "  # added by hand\n  motd:"),  # a comment line between entries
+    ("        bindingIPv4: 0.0.0.0  # IP used to bind the service\n      # not", None),  # the block's text changed
+    ("  list:", "  list: # mine\n   "),  # after a key
+])
+def test_a_comment_added_around_block_scalars_is_a_change(edit: tuple[str, str | None]) -> None:
+    old, new = edit
+    assert old in CONFIG
+    local = CONFIG.replace(old, new if new is not None else old.replace("the service", "the service!"), 1)
+    assert not same_as_fetched(KubeObject(local), KubeObject(CONFIG))
+
+
+def test_kpts_reprint_of_block_scalars_holding_hash_text_is_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: kpt's get re-prints the scalars; the resource is still unchanged locally, and
+    taking upstream's change needs no 3-way merge; the result is kpt's, byte for byte."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    world.commit({"cm.yaml": CONFIG}, tag="v1")
+    world.commit({"cm.yaml": CONFIG.replace("key\": x #", "key\": z #")}, tag="v2")
+    world.get("v1")
+    fetched = (world.our_pkg / "cm.yaml").read_text()
+    assert "ausfcfg.yaml: |" not in fetched and "motd: 'one # two three" in fetched  # kpt re-printed the scalars
+    assert same_as_fetched(KubeObject(fetched), KubeObject(CONFIG))
+    assert not same_as_fetched(KubeObject(fetched.replace("data:", "# mine\ndata:")), KubeObject(CONFIG))
+
+    merged: list[str] = []
+    real = package.PackageMerger._full_merge
+
+    def spy(self: package.PackageMerger, obj: KubeObject, *args: object) -> bool:
+        merged.append(obj.name)
+        return real(self, obj, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
+    assert world.both("v2") == (0, 0)
+    assert merged == []
+    assert (world.our_pkg / "cm.yaml").read_bytes() == (world.kpt_pkg / "cm.yaml").read_bytes()
