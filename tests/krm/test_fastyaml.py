@@ -82,7 +82,11 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
         "a: &x 1\nb: *x\n",  # anchors
         "a: !tag 1\n",  # tags
         "a: plain\n  continued\n",  # multi-line plain
-        "a: 'open\n  quote'\n",  # multi-line quoted
+        "a: \"open\n  quote\"\n",  # multi-line double-quoted
+        "a: 'open\n\n  quote'\n",  # multi-line single-quoted with a blank line (a line break in the value)
+        "a:\n  b: 'open\n  quote'\n",  # ... whose next line is not indented beyond its key
+        "a:\n{}\n",  # a flow collection not indented under its key
+        "a:\n  {}\n  b: 1\n",
         "a: >\n  folded\n\n  with a blank line\n",  # folded block beyond the plain form
         "a: 1\na: 2\n",  # duplicate keys
         "---\na: 1\n",  # document marker
@@ -99,6 +103,56 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
 def test_outside_the_subset_gives_up(text: str) -> None:
     assert fastyaml.parse(text) is None
 
+
+
+# kubebuilder's CRD shapes (issue 33): descriptions single-quoted over several lines, and a
+# flow collection on the line after its key.
+CRD_SHAPES = """\
+spec:
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        properties:
+          apiVersion:
+            description: 'APIVersion defines the versioned schema of this representation
+              of an object. It''s a string: see https://example.invalid/conventions.md#resources'
+            type: string
+          spec:
+            default:
+              {}
+            description: Spec of the thing.
+            type: object
+          tags:
+            default:
+              [] # none
+            items:
+            - 'one
+              two'
+"""
+
+
+def test_crd_shapes_are_in_the_subset() -> None:
+    assert assert_parse_agrees(CRD_SHAPES)
+    props = fastyaml.parse(CRD_SHAPES).data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    assert props["apiVersion"]["description"].startswith("APIVersion defines the versioned schema of this representation of")
+    assert (props["spec"]["default"], props["tags"]["default"], props["tags"]["items"]) == ({}, [], ["one two"])
+
+
+def test_the_fast_editor_keeps_a_multi_line_scalar_and_never_edits_it_in_place() -> None:
+    obj = KubeObject(CRD_SHAPES)
+    data = obj.copy_data()
+    data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["apiVersion"]["type"] = "integer"
+    obj.set_data(data)
+    assert not obj.has_tree  # the fast editor took it: one line changed, the description's lines kept
+    assert obj.text == CRD_SHAPES.replace("type: string", "type: integer")
+
+    obj = KubeObject(CRD_SHAPES)
+    data = obj.copy_data()
+    data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["apiVersion"]["description"] = "new"
+    obj.set_data(data)
+    assert obj.has_tree  # the multi-line scalar changed: the round-trip editor printed it
+    assert canon(yamlio.load_data(obj.text)) == canon(data)
 
 SCALARS = st.one_of(
     st.sampled_from(
@@ -119,6 +173,19 @@ def render_scalar(value: str, style: int) -> str:
     return scalars.double_quoted(value)
 
 
+FLOWS = ["{}", "[]", "[a, 'b', \"c\"]", "{a: 1, b: [x]}", "[1, {k: v}]"]
+QUOTED_WORDS = ["text", "it''s", "a # b", "k: v", "''", "-", "x", "#", "- y", "[z]", "é", "'' ''"]
+
+
+@st.composite
+def quoted_lines(draw: Any) -> list[str]:
+    """A single-quoted scalar written over two to four lines (without their indentation), maybe a comment after it."""
+    words = [" ".join(draw(st.lists(st.sampled_from(QUOTED_WORDS), max_size=3))) for _ in range(draw(st.integers(2, 4)))]
+    lines = [words[0]] + [w or "x" for w in words[1:]]
+    lines = [line + draw(st.sampled_from(["", " ", "  "])) for line in lines[:-1]] + lines[-1:]
+    return ["'" + lines[0]] + lines[1:-1] + [lines[-1] + "'" + draw(st.sampled_from(["", " # c", "  "]))]
+
+
 @st.composite
 def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
     """Lines of a random block mapping (random scalars, styles, comments, layouts)."""
@@ -126,7 +193,7 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
     pad = " " * indent
     for _ in range(draw(st.integers(1, 4))):
         key = draw(st.sampled_from(["a", "b", "name", "yes", "1", "x.y/z", "k-1", "$patch", "on"]))
-        kind = draw(st.integers(0, 5 if depth < 3 else 1))
+        kind = draw(st.integers(0, 7 if depth < 3 else 1))
         if draw(st.booleans()) and draw(st.booleans()):
             lines.append(pad + draw(st.sampled_from(["# c", "", "  # deeper", "#"])))
         if kind <= 1:
@@ -142,12 +209,24 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
             for _ in range(draw(st.integers(1, 3))):
                 if draw(st.booleans()):
                     lines.append(" " * dash + "- " + render_scalar(draw(SCALARS), draw(st.integers(0, 2))))
+                elif draw(st.booleans()) and draw(st.booleans()):
+                    first, *rest = draw(quoted_lines())
+                    lines.append(" " * dash + "- " + first)
+                    lines.extend(" " * (dash + 2) + line for line in rest)
                 else:
                     sub = draw(documents(depth + 1, dash + 2))
                     lines.append(" " * dash + "- " + sub[0][dash + 2 :] if sub[0].strip() and not sub[0].strip().startswith("#") else " " * dash + "-")
                     lines.extend(sub[1:] if sub[0].strip() and not sub[0].strip().startswith("#") else sub)
         elif kind == 4:
-            lines.append(f"{pad}{key}: " + draw(st.sampled_from(["{}", "[]", "[a, 'b', \"c\"]", "{a: 1, b: [x]}", "[1, {k: v}]"])))
+            lines.append(f"{pad}{key}: " + draw(st.sampled_from(FLOWS)))
+        elif kind == 6:  # a single-quoted scalar over lines (kubebuilder's CRD descriptions)
+            first, *rest = draw(quoted_lines())
+            lines.append(f"{pad}{key}: {first}")
+            lines.extend(" " * (indent + draw(st.sampled_from([1, 2, 4]))) + line for line in rest)
+        elif kind == 7:  # a flow collection on the line after its key
+            lines.append(f"{pad}{key}:")
+            lines.append(" " * (indent + draw(st.sampled_from([1, 2]))) + draw(st.sampled_from(FLOWS))
+                         + draw(st.sampled_from(["", " # c"])))
         else:
             chomp = draw(st.sampled_from(["", "-", "+"]))
             lines.append(f"{pad}{key}: {draw(st.sampled_from(['|', '>']))}{chomp}")

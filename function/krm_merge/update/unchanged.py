@@ -26,6 +26,7 @@ from typing import Any
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.values import same
+from krm_merge.yaml.scalars import closing_quote
 
 from .identity import BOOKKEEPING, content_text
 
@@ -93,7 +94,7 @@ class _CommentScanner:
             if self.block >= 0 and self.in_block(line):
                 continue
             if self.quote:
-                end = _quote_end(line, 0, self.quote)
+                end = _after_quote(line, 0, self.quote)
                 if end < 0:
                     continue
                 self.quote = ""
@@ -124,7 +125,7 @@ class _CommentScanner:
             parent = col
             col = _skip_blanks(line, col + 1)
         if line.startswith(("'", '"'), col):
-            end = _quote_end(line, col + 1, line[col])
+            end = _after_quote(line, col + 1, line[col])
             if end > 0 and line.startswith(":", end) and line[end + 1 : end + 2] in ("", " ", "\t"):
                 parent, col = col, _skip_blanks(line, end + 1)  # a quoted key
         elif col < len(line) and line[col] not in "#[{|>":
@@ -142,7 +143,7 @@ class _CommentScanner:
             return
         first = line[col]
         if first == "'" or first == '"':
-            end = _quote_end(line, col + 1, first)
+            end = _after_quote(line, col + 1, first)
             if end < 0:
                 self.quote = first
             else:
@@ -175,7 +176,7 @@ class _CommentScanner:
         while at < len(line):
             ch = line[at]
             if (ch == "'" or ch == '"') and line[at - 1] in " \t[{,:":
-                end = _quote_end(line, at + 1, ch)
+                end = _after_quote(line, at + 1, ch)
                 if end < 0:
                     return  # a quoted string spread over lines: left as text (both versions alike)
                 at = end
@@ -192,22 +193,10 @@ def _skip_blanks(line: str, col: int) -> int:
     return col
 
 
-def _quote_end(line: str, col: int, quote: str) -> int:
+def _after_quote(line: str, col: int, quote: str) -> int:
     """The column after the quote closing a scalar whose text goes on at ``line[col]``; -1 if it goes on past the line."""
-    while True:
-        at = line.find(quote, col)
-        if at < 0:
-            return -1
-        if quote == "'":
-            if line.startswith("'", at + 1):
-                col = at + 2  # '' is a quote inside the scalar
-                continue
-            return at + 1
-        backslashes = at - len(line[col:at].rstrip("\\")) - col if at > col else 0
-        if backslashes % 2:
-            col = at + 1
-            continue
-        return at + 1
+    k = closing_quote(line, col, quote)
+    return k + 1 if k >= 0 else -1
 
 
 def without_bookkeeping(data: dict[str, Any]) -> dict[str, Any]:

@@ -100,7 +100,7 @@ def reread_scalar_line(old_line: str, new_line: str) -> Any:
         old, new = _line_info(old_line), _line_info(new_line)
     except (Unsupported, RecursionError, ValueError, OverflowError):
         return NOTHING
-    if old is _BLANK or new is _BLANK or old[:2] != new[:2]:
+    if old is _BLANK or new is _BLANK or old[:2] != new[:2] or old[1] == _FLOW_LINE:
         return NOTHING
     if old[1] == _KEY:
         same_key = type(old[2]) is type(new[2]) and old[2] == new[2]
@@ -120,9 +120,10 @@ def reread_scalar_line(old_line: str, new_line: str) -> Any:
 
 
 
-# Line kinds (the second field of a line's info) and value kinds.
-_KEY, _DASH = 0, 1
-_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP, _ANCHOR, _ALIAS = 0, 1, 2, 3, 4, 5, 6
+# Line kinds (the second field of a line's info) and value kinds.  A _FLOW_LINE holds only a flow
+# collection (``{}`` under its ``key:``), the value of the entry above it.
+_KEY, _DASH, _FLOW_LINE = 0, 1, 2
+_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP, _ANCHOR, _ALIAS, _QUOTED_LINES = 0, 1, 2, 3, 4, 5, 6, 7
 # Anchor names libyaml accepts (its scanner allows only these characters).
 @functools.cache
 def _anchor_name() -> re.Pattern[str]:
@@ -140,7 +141,7 @@ _BLANK: tuple = ()
 def _line_info(line: str) -> tuple:
     """What one structure line says, independent of where it is (so it is memoised:
     lines repeat across items).  ``_BLANK`` for blank and comment lines;
-    ``(indent, _KEY, key, value info)`` or ``(indent, _DASH, value info)``.
+    ``(indent, _KEY, key, value info)``, ``(indent, _DASH, value info)`` or ``(indent, _FLOW_LINE)``.
     Only immutable values are cached; flow collections are parsed at each use.
     """
     stripped = line.lstrip(" ")
@@ -158,6 +159,8 @@ def _line_info(line: str) -> tuple:
             if found is not None:
                 return (indent, _DASH, (_INLINE_MAP, col, found[0], _value_info(line, found[1])))
         return (indent, _DASH, _value_info(line, col))
+    if stripped[0] in "[{":
+        return (indent, _FLOW_LINE)
     found = _match_key(line, indent)
     if found is None:
         raise Unsupported("not a key")
@@ -195,7 +198,10 @@ def _value_info(line: str, col: int) -> tuple:
         return (_EMPTY, col if rest else -1)
     first = rest[0]
     if first == "'" or first == '"':
-        value, end = _quoted(line, col)
+        try:
+            value, end = _quoted(line, col)
+        except _OpenSingleQuote:
+            return (_QUOTED_LINES, col)  # its next lines are read by the parser (_Parser.quoted_lines)
         return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
     if first in "[{":
         return (_FLOW, col)
@@ -376,6 +382,11 @@ class _Parser:
             if j < self.n:
                 ind = nxt[0]
                 block: MapPos | SeqPos | None = None
+                if nxt[1] == _FLOW_LINE:
+                    if ind <= indent:
+                        raise Unsupported("flow collection not indented under its key")
+                    value, pos, end, _ = self.parse_value(j, (_FLOW, ind), indent, in_map)
+                    return value, pos, end, False
                 if ind > indent:
                     value, block, end = self.parse_block(j, nxt)
                 elif in_map and ind == indent and nxt[1] == _DASH:
@@ -396,6 +407,8 @@ class _Parser:
             return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
         if kind == _LITERAL:
             return self.literal(i, info, indent)
+        if kind == _QUOTED_LINES:
+            return self.quoted_lines(i, info[1], indent)
         if kind == _ANCHOR:
             return self.anchored(i, info, indent, in_map)
         if kind == _ALIAS:
@@ -446,6 +459,33 @@ class _Parser:
         if not isinstance(value, (dict, list)):
             raise Unsupported("not a flow collection")
         return value, ScalarPos(i, col, len(self.lines[i]), "flow", comment), last + 1, True
+
+    def quoted_lines(self, i: int, col: int, indent: int) -> tuple[Any, Node, int, bool]:
+        """A single-quoted scalar opened at ``lines[i][col]`` and closed on a later line (kubebuilder's CRD
+        descriptions): kept as written, never edited (style ``multiline``).
+
+        Its lines fold as YAML folds a flow scalar: each line's edge blanks dropped, one space
+        between lines.  Blank or not-more-indented lines inside it leave the subset.
+        """
+        lines, n = self.lines, self.n
+        parts = [lines[i][col + 1 :].rstrip(" ")]
+        j = i + 1
+        while True:
+            if j >= n:
+                raise Unsupported("unclosed single-quoted scalar")
+            text = lines[j]
+            stripped = text.lstrip(" ")
+            if not stripped or len(text) - len(stripped) <= indent:
+                raise Unsupported("blank or outdented line in a quoted scalar")
+            close = scalars.closing_quote(stripped, 0, "'")
+            if close >= 0:
+                parts.append(stripped[:close])
+                break
+            parts.append(stripped.rstrip(" "))
+            j += 1
+        value = " ".join(parts).replace("''", "'")
+        _comment_after(lines[j], len(text) - len(stripped) + close + 1)
+        return value, ScalarPos(i, col, len(lines[i]), "multiline", -1), j + 1, True
 
     def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
         _, col, chomp, comment, folded = info
@@ -536,33 +576,22 @@ def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
     raise Unsupported("unclosed flow collection")
 
 
+class _OpenSingleQuote(Unsupported):
+    """A single-quoted scalar that goes on past its line."""
+
+
 def _quoted(line: str, col: int) -> tuple[str, int]:
     """The one-line quoted scalar starting at ``line[col]`` and the column after it."""
-    if line[col] == "'":
-        j = col + 1
-        while True:
-            k = line.find("'", j)
-            if k < 0:
-                raise Unsupported("multi-line single-quoted scalar")
-            if k + 1 < len(line) and line[k + 1] == "'":
-                j = k + 2
-                continue
-            return line[col + 1 : k].replace("''", "'"), k + 1
-    j = col + 1
-    while True:
-        k = line.find('"', j)
-        if k < 0:
-            raise Unsupported("multi-line double-quoted scalar")
-        backslashes = 0
-        b = k - 1
-        while b > col and line[b] == "\\":
-            backslashes += 1
-            b -= 1
-        if backslashes % 2:
-            j = k + 1
-            continue
-        inner = line[col + 1 : k]
-        return (_unescape(inner) if "\\" in inner else inner), k + 1
+    quote = line[col]
+    k = scalars.closing_quote(line, col + 1, quote)
+    if k < 0:
+        if quote == "'":
+            raise _OpenSingleQuote("multi-line single-quoted scalar")
+        raise Unsupported("multi-line double-quoted scalar")
+    inner = line[col + 1 : k]
+    if quote == "'":
+        return inner.replace("''", "'"), k + 1
+    return (_unescape(inner) if "\\" in inner else inner), k + 1
 
 
 class _FlowParser:
