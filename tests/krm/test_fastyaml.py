@@ -265,7 +265,8 @@ def test_kyaml_shaped_items_are_accepted() -> None:
 
 # --- 2 and 3. editing --------------------------------------------------------------
 
-NEW_SCALARS = ["v2", "nginx:1.27", "yes", "0123", "", "a b", "it's", 'say "hi"', "x-y_z.w/v", 42, True, False, None]
+NEW_SCALARS = ["v2", "nginx:1.27", "yes", "0123", "", "a b", "it's", 'say "hi"', "x-y_z.w/v", 42, True, False, None,
+               "two  \n  lines # x\n", "a\nb"]  # (the first no literal block can hold)
 
 
 def mutate(data: Any, rng: random.Random, edits: int) -> None:
@@ -561,3 +562,19 @@ def test_a_deleted_entry_takes_its_head_and_foot_comments_not_the_closing_ones()
 
 def test_a_multi_line_flow_map_with_a_duplicate_key_is_left_to_the_loader() -> None:
     assert fastyaml.parse("a: {x: 1,\n  x: 2}\n") is None
+
+
+def test_a_double_quoted_multi_line_string_is_edited_in_place_as_the_round_trip_editor_prints_it() -> None:
+    """kpt prints a configuration file whose lines end in blanks as one double-quoted line (free5gc-cp's
+    ConfigMaps); upstream's new file text goes onto that line, escaped, without the round-trip editor."""
+    text = 'data:\n  cfg.yaml: "version: 1  \\nport: 80 # http\\n" # the file\n  other: x\n'
+    for new, fast in (("version: 2  \nport: 80 # http\n", True), ("version: 2\nport: 80\n", False)):
+        obj, slow = KubeObject(text), KubeObject(text)
+        _ = slow.rt  # a round-trip tree already built forces the ruamel path
+        for o in (obj, slow):
+            data = o.copy_data()
+            data["data"]["cfg.yaml"] = new
+            o.set_data(data)
+        assert obj.has_tree is not fast
+        assert obj.text == slow.text
+        assert canon(yamlio.load_data(obj.text)) == canon(data)
