@@ -45,6 +45,11 @@ def _any_hash() -> re.Pattern[str]:
 
 
 @functools.cache
+def _special() -> re.Pattern[str]:
+    return re.compile(r"[#'\"|>\[{]")
+
+
+@functools.cache
 def _block_header() -> re.Pattern[str]:
     """A block scalar's header (``|``, ``>-``, ``|2+``...), with or without a comment after it."""
     return re.compile(r"[|>][-+0-9]{0,3}(?=[ \t]|$)")
@@ -76,7 +81,10 @@ def comments_of(text: str) -> list[str]:
     as a double-quoted string, a long one wrapped again), so counting their ``#`` text would make
     an untouched resource look locally changed (issue 33).
     """
-    return _CommentScanner(content_text(text)).comments()
+    text = content_text(text)
+    if not _any_hash().search(text):
+        return []  # no '#' where a comment could start: nothing to scan (most CRDs)
+    return _CommentScanner(text).comments()
 
 
 class _CommentScanner:
@@ -100,7 +108,8 @@ class _CommentScanner:
                 self.quote = ""
                 self.plain_tail(line, end)
                 continue
-            self.structure_line(line)
+            if _special().search(line):  # a line without these characters holds no comment and opens no scalar
+                self.structure_line(line)
         if self.quote:  # a quote never closed: misread (a plain line starting with one); count every ' #' as before
             return _any_hash().findall("\n".join(self.lines))
         return self.found
