@@ -10,6 +10,8 @@ comment or a moved key is a local change.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,7 +111,7 @@ def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Pa
 
     monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
     plan = planner.plan_update(local, base, up)
-    assert merged == ["other"]  # changed on both sides: the only full merge
+    assert merged == []  # "other" changed on both sides, but in different fields: no full merge either (issue 33)
     outcome = {o.resource.display(): o.action for o in plan.outcomes if isinstance(o, ResourceOutcome) and o.resource}
     assert outcome["Deployment/prod/web"] is Action.TAKEN
     written = {w.path: (w.data or b"").decode() for w in plan.writes}
@@ -224,3 +226,47 @@ def test_kpts_reprint_of_block_scalars_holding_hash_text_is_unchanged(tmp_path: 
     assert world.both("v2") == (0, 0)
     assert merged == []
     assert (world.our_pkg / "cm.yaml").read_bytes() == (world.kpt_pkg / "cm.yaml").read_bytes()
+
+
+def test_disjoint_changes_meet_on_a_common_field_or_list() -> None:
+    from krm_merge.update.unchanged import disjoint_changes
+
+    origin = {"a": {"b": 1, "c": 2}, "l": [1, 2], "d": {"e": 1}}
+    assert disjoint_changes({**origin, "a": {"b": 9, "c": 2}}, origin, {**origin, "a": {"b": 1, "c": 9}})
+    assert disjoint_changes({**origin, "new": 1}, origin, {"d": {"e": 1}, "l": [1, 2], "a": {"c": 2, "b": 1}, "x": 2})
+    assert not disjoint_changes({**origin, "a": {"b": 9, "c": 2}}, origin, {**origin, "a": {"b": 8, "c": 2}})  # one field
+    assert not disjoint_changes({**origin, "a": {"b": 9, "c": 2}}, origin, {**origin, "a": 5})  # inside upstream's
+    assert not disjoint_changes({**origin, "d": None}, origin, {**origin, "d": {"e": 2}})  # upstream's inside local's
+    assert not disjoint_changes({**origin, "l": [0, 2]}, origin, {**origin, "l": [1, 3]})  # a list is one field
+    assert not disjoint_changes({**origin, "x": 1}, origin, {**origin, "x": 1})  # both added the same key
+
+
+def test_changes_on_both_sides_of_different_fields_take_no_3_way_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: local changed some fields, upstream others: upstream's change is applied to local's
+    text as data (no ruamel, no engine), and the result is kpt's; where both changed one field the 3-way
+    merge still decides (issue 33)."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    origin = ORIGIN.replace("  # the", " # the")
+    other = origin.replace("name: web", "name: other")
+    world.commit({"web.yaml": origin, "other.yaml": other}, tag="v1")
+    world.commit({"web.yaml": origin.replace('"nginx:1"', '"nginx:2"').replace("spec:\n  template", "spec:\n  replicas: 3\n  template"),
+                  "other.yaml": other.replace('"nginx:1"', '"nginx:2"')}, tag="v2")
+    world.get("v1")
+    for name in ("web.yaml", "other.yaml"):  # local: an annotation on both, and other's image too
+        text = (world.our_pkg / name).read_text().replace("  annotations:\n", "  annotations:\n    team: shop\n", 1)
+        world.edit_local({name: text.replace("nginx:1", "nginx:mine") if name == "other.yaml" else text})
+    before = (world.our_pkg / "web.yaml").read_text()
+    script = ("import sys\nfrom krm_merge.update import context\nfrom krm_merge.commands import update\n"
+              "merged = []\nreal = context.MergeContext._full_merge\n"
+              "def spy(self, obj, *a):\n    merged.append(obj.name)\n    return real(self, obj, *a)\n"
+              "context.MergeContext._full_merge = spy\n"
+              f"code = update.main([{str(world.our_pkg) + '@v2'!r}])\n"
+              "print(code, merged)\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=world.env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "0 ['other']", proc.stdout + proc.stderr
+    assert world.update_kpt("v2").returncode == 0
+    assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
+    after = (world.our_pkg / "web.yaml").read_text()
+    assert after == before.replace("nginx:1", "nginx:2").replace("spec:\n  template", "spec:\n  replicas: 3\n  template")

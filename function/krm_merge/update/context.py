@@ -26,7 +26,9 @@ from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 from krm_merge.outcomes.kinds import Action, Reason
 
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
-from .resources import drop_bookkeeping, is_crd, rules_of, same_content, take_upstream_change, upstream_change
+from .resources import (
+    drop_bookkeeping, is_crd, rules_of, same_content, take_disjoint_changes, take_upstream_change, upstream_change,
+)
 from .result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
 from .unchanged import comments_of, same_as_fetched
 
@@ -249,7 +251,17 @@ class MergeContext:
                 # upstream changed comments where local's text is not origin's: the 3-way merge carries them
                 return self._full_merge(obj, base, up, result)
         result.outcomes.append((obj, Action.MERGED, Reason.CHANGED_ON_BOTH_SIDES, ""))
+        if base is not None and self._took_disjoint_changes(obj, base, up):
+            return True
         return self._full_merge(obj, base, up, result)
+
+    def _took_disjoint_changes(self, obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
+        """Upstream's change applied as data where local changed other fields (issue 33: the 3-way merge reads
+        three ruamel trees and, for a custom kind, every CRD of the package).  Not with merge rules (they may
+        decide a field otherwise) nor when upstream changed comments (the merge carries them)."""
+        if self._own_rules or self._package_rules or comments_of(base.text) != comments_of(up.text):
+            return False
+        return take_disjoint_changes(obj, base, up)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         # merge3's names load the engine (and ruamel) on first use: only a resource changed on both sides pays.

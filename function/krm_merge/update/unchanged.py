@@ -208,6 +208,33 @@ def _after_quote(line: str, col: int, quote: str) -> int:
     return k + 1 if k >= 0 else -1
 
 
+def disjoint_changes(local: Any, origin: Any, upstream: Any) -> bool:
+    """Whether local's and upstream's changes of origin (as data) touch no common field.
+
+    A changed field is a path of mapping keys; a list counts as one field (its elements are
+    matched by the merge's rules, which this does not repeat).  Two changes meet when one's
+    path is the other's or lies inside it.  Key order is layout, not a change.
+    """
+    mine: list[tuple[Any, ...]] = []
+    theirs: list[tuple[Any, ...]] = []
+    _changed_paths(local, origin, (), mine)
+    _changed_paths(upstream, origin, (), theirs)
+    inside_mine = {p[:n] for p in mine for n in range(len(p) + 1)}  # every path that holds a change of local's
+    return not any(q in inside_mine or any(q[:n] in mine for n in range(len(q))) for q in theirs)
+
+
+def _changed_paths(new: Any, old: Any, path: tuple[Any, ...], out: list[tuple[Any, ...]]) -> None:
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key, value in new.items():
+            if key in old:
+                _changed_paths(value, old[key], (*path, key), out)
+            else:
+                out.append((*path, key))
+        out.extend((*path, key) for key in old if key not in new)
+    elif not same(new, old):
+        out.append(path)
+
+
 def without_bookkeeping(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (shallow copies where changed) without bookkeeping annotations; ``annotations`` dropped when left empty."""
     meta = data.get("metadata")
@@ -229,4 +256,4 @@ def same_key_order(a: Any, b: Any) -> bool:
     return True
 
 
-__all__ = ["comments_of", "same_as_fetched", "same_key_order", "without_bookkeeping"]
+__all__ = ["comments_of", "disjoint_changes", "same_as_fetched", "same_key_order", "without_bookkeeping"]
