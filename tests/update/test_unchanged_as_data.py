@@ -239,6 +239,13 @@ def test_disjoint_changes_meet_on_a_common_field_or_list() -> None:
     assert not disjoint_changes({**origin, "d": None}, origin, {**origin, "d": {"e": 2}})  # upstream's inside local's
     assert not disjoint_changes({**origin, "l": [0, 2]}, origin, {**origin, "l": [1, 3]})  # a list is one field
     assert not disjoint_changes({**origin, "x": 1}, origin, {**origin, "x": 1})  # both added the same key
+    assert not disjoint_changes({**origin, "x": {"y": []}}, origin, {**origin, "l": []})  # local wrote an empty list
+    assert disjoint_changes({**origin, "x": {"y": [1]}}, origin, {**origin, "l": []})  # upstream's: its change
+    nulls = {**origin, "n": None}
+    assert disjoint_changes({**nulls, "x": 1}, nulls, {**nulls, "l": [3]})  # a null nobody changed
+    assert not disjoint_changes({**origin, "x": None}, origin, {**origin, "l": [3]})  # local wrote a null
+    assert not disjoint_changes({**nulls, "x": 1}, nulls, {**nulls, "n": 1})  # upstream replaced one
+    assert not disjoint_changes({**origin, "x": 1}, origin, {**origin, "d": {"e": None}})  # upstream wrote one
 
 
 def test_changes_on_both_sides_of_different_fields_take_no_3_way_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Callable
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
@@ -209,7 +209,9 @@ def _after_quote(line: str, col: int, quote: str) -> int:
 
 
 def disjoint_changes(local: Any, origin: Any, upstream: Any) -> bool:
-    """Whether local's and upstream's changes of origin (as data) touch no common field.
+    """Whether local's and upstream's changes of origin (as data) touch no common field and write no value
+    whose merge has rules of its own: an explicit null or an empty mapping or list from local, a null
+    upstream writes or replaces (the 3-way merge and kpt drop such nulls).  Nulls nobody changed do not count.
 
     A changed field is a path of mapping keys; a list counts as one field (its elements are
     matched by the merge's rules, which this does not repeat).  Two changes meet when one's
@@ -217,22 +219,45 @@ def disjoint_changes(local: Any, origin: Any, upstream: Any) -> bool:
     """
     mine: list[tuple[Any, ...]] = []
     theirs: list[tuple[Any, ...]] = []
-    _changed_paths(local, origin, (), mine)
-    _changed_paths(upstream, origin, (), theirs)
+    if _changed_paths(local, origin, (), mine, _holds_null_or_empty) or _changed_paths(upstream, origin, (), theirs, _holds_null):
+        return False
     inside_mine = {p[:n] for p in mine for n in range(len(p) + 1)}  # every path that holds a change of local's
     return not any(q in inside_mine or any(q[:n] in mine for n in range(len(q))) for q in theirs)
 
 
-def _changed_paths(new: Any, old: Any, path: tuple[Any, ...], out: list[tuple[Any, ...]]) -> None:
+def _changed_paths(new: Any, old: Any, path: tuple[Any, ...], out: list[tuple[Any, ...]], special: Callable[[Any], bool]) -> bool:
+    """Append the paths where ``new`` differs from ``old``; True when a changed value (new, or old replaced) is ``special``."""
     if isinstance(new, dict) and isinstance(old, dict):
+        found = False
         for key, value in new.items():
             if key in old:
-                _changed_paths(value, old[key], (*path, key), out)
+                found = _changed_paths(value, old[key], (*path, key), out, special) or found
             else:
                 out.append((*path, key))
-        out.extend((*path, key) for key in old if key not in new)
-    elif not same(new, old):
+                found = found or special(value)
+        for key in old:
+            if key not in new:
+                out.append((*path, key))
+                found = found or _holds_null(old[key])
+        return found
+    if not same(new, old):
         out.append(path)
+        return special(new) or _holds_null(old)
+    return False
+
+
+def _holds_null(value: Any) -> bool:
+    if value is None:
+        return True
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_holds_null(v) for v in children)
+
+
+def _holds_null_or_empty(value: Any) -> bool:
+    if value is None or value == {} or value == []:
+        return True
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(_holds_null_or_empty(v) for v in children)
 
 
 def without_bookkeeping(data: dict[str, Any]) -> dict[str, Any]:
