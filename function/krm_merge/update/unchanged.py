@@ -211,7 +211,8 @@ def _after_quote(line: str, col: int, quote: str) -> int:
 def disjoint_changes(local: Any, origin: Any, upstream: Any) -> bool:
     """Whether local's and upstream's changes of origin (as data) touch no common field and write no value
     whose merge has rules of its own: an explicit null or an empty mapping or list from local, a null
-    upstream writes or replaces (the 3-way merge and kpt drop such nulls).  Nulls nobody changed do not count.
+    upstream writes or replaces with a value (the 3-way merge and kpt drop such nulls).  Nulls nobody
+    changed, or that a side deleted, do not count.
 
     A changed field is a path of mapping keys; a list counts as one field (its elements are
     matched by the merge's rules, which this does not repeat).  Two changes meet when one's
@@ -235,10 +236,7 @@ def _changed_paths(new: Any, old: Any, path: tuple[Any, ...], out: list[tuple[An
             else:
                 out.append((*path, key))
                 found = found or special(value)
-        for key in old:
-            if key not in new:
-                out.append((*path, key))
-                found = found or _holds_null(old[key])
+        out.extend((*path, key) for key in old if key not in new)  # a deleted field (a null too: the merge deletes it)
         return found
     if not same(new, old):
         out.append(path)
