@@ -92,6 +92,19 @@ def test_an_unreadable_document_is_not_unchanged() -> None:
     assert not same_as_fetched(KubeObject("a: [1\n"), KubeObject(ORIGIN))
 
 
+def spy_full_merges(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the resources the round-trip 3-way merge runs for, from now on."""
+    merged: list[str] = []
+    real = package.PackageMerger._full_merge
+
+    def spy(self: package.PackageMerger, obj: KubeObject, *args: object) -> bool:
+        merged.append(obj.name)
+        return real(self, obj, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
+    return merged
+
+
 def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base, up, local = (tmp_path / d for d in ("origin", "upstream", "local"))
     for root, text in ((base, ORIGIN), (up, ORIGIN.replace('"nginx:1"', '"nginx:2"')), (local, FETCHED)):
@@ -102,14 +115,7 @@ def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Pa
     (base / "other.yaml").write_text(ORIGIN.replace("web", "other"))
     (up / "other.yaml").write_text(ORIGIN.replace("web", "other").replace("  template:", "  replicas: 2\n  template:"))
 
-    merged: list[str] = []
-    real = package.PackageMerger._full_merge
-
-    def spy(self: package.PackageMerger, obj: KubeObject, *args: object) -> bool:
-        merged.append(obj.name)
-        return real(self, obj, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
+    merged = spy_full_merges(monkeypatch)
     plan = planner.plan_update(local, base, up)
     assert merged == []  # "other" changed on both sides, but in different fields: no full merge either (issue 33)
     outcome = {o.resource.display(): o.action for o in plan.outcomes if isinstance(o, ResourceOutcome) and o.resource}
@@ -215,14 +221,7 @@ def test_kpts_reprint_of_block_scalars_holding_hash_text_is_unchanged(tmp_path: 
     assert same_as_fetched(KubeObject(fetched), KubeObject(CONFIG))
     assert not same_as_fetched(KubeObject(fetched.replace("data:", "# mine\ndata:")), KubeObject(CONFIG))
 
-    merged: list[str] = []
-    real = package.PackageMerger._full_merge
-
-    def spy(self: package.PackageMerger, obj: KubeObject, *args: object) -> bool:
-        merged.append(obj.name)
-        return real(self, obj, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
+    merged = spy_full_merges(monkeypatch)
     assert world.both("v2") == (0, 0)
     assert merged == []
     assert (world.our_pkg / "cm.yaml").read_bytes() == (world.kpt_pkg / "cm.yaml").read_bytes()
