@@ -81,7 +81,9 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
     [
         "a: &x 1\nb: *x\n",  # anchors
         "a: !tag 1\n",  # tags
-        "a: plain\n  continued\n",  # multi-line plain
+        "a: plain\n\n  continued\n",  # multi-line plain with a blank line (a line break in the value)
+        "a: plain\n  - continued\n",  # ... a line that could mean more
+        "a: plain # comment\n  continued\n",
         "a: \"open\n  quote\"\n",  # multi-line double-quoted
         "a: 'open\n\n  quote'\n",  # multi-line single-quoted with a blank line (a line break in the value)
         "a:\n  b: 'open\n  quote'\n",  # ... whose next line is not indented beyond its key
@@ -121,7 +123,8 @@ spec:
           spec:
             default:
               {}
-            description: Spec of the thing.
+            description: Spec of the thing, its description over
+              two lines.
             type: object
           tags:
             default:
@@ -137,6 +140,7 @@ def test_crd_shapes_are_in_the_subset() -> None:
     props = fastyaml.parse(CRD_SHAPES).data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
     assert props["apiVersion"]["description"].startswith("APIVersion defines the versioned schema of this representation of")
     assert (props["spec"]["default"], props["tags"]["default"], props["tags"]["items"]) == ({}, [], ["one two"])
+    assert props["spec"]["description"] == "Spec of the thing, its description over two lines."
 
 
 def test_the_fast_editor_keeps_a_multi_line_scalar_and_never_edits_it_in_place() -> None:
@@ -173,6 +177,8 @@ def render_scalar(value: str, style: int) -> str:
     return scalars.double_quoted(value)
 
 
+PLAIN_LINES = ["more text", "2", "null", "it's", "a:b", "a: b", "k:", "x #y", "x#y", "- z", "-z", "'q", "[x]", "",
+               "  spaced  ", "http://x/y#z", "...", "---", "? q", ": w", "é"]
 FLOWS = ["{}", "[]", "[a, 'b', \"c\"]", "{a: 1, b: [x]}", "[1, {k: v}]"]
 QUOTED_WORDS = ["text", "it''s", "a # b", "k: v", "''", "-", "x", "#", "- y", "[z]", "é", "'' ''"]
 
@@ -193,7 +199,7 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
     pad = " " * indent
     for _ in range(draw(st.integers(1, 4))):
         key = draw(st.sampled_from(["a", "b", "name", "yes", "1", "x.y/z", "k-1", "$patch", "on"]))
-        kind = draw(st.integers(0, 7 if depth < 3 else 1))
+        kind = draw(st.integers(0, 8 if depth < 3 else 1))
         if draw(st.booleans()) and draw(st.booleans()):
             lines.append(pad + draw(st.sampled_from(["# c", "", "  # deeper", "#"])))
         if kind <= 1:
@@ -223,6 +229,10 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
             first, *rest = draw(quoted_lines())
             lines.append(f"{pad}{key}: {first}")
             lines.extend(" " * (indent + draw(st.sampled_from([1, 2, 4]))) + line for line in rest)
+        elif kind == 8:  # a plain scalar over lines (CRD descriptions)
+            lines.append(f"{pad}{key}: " + draw(st.sampled_from(["text", "1", "true", "a-b", "x #y"])))
+            for _ in range(draw(st.integers(1, 3))):
+                lines.append(" " * (indent + draw(st.sampled_from([0, 1, 2, 4]))) + draw(st.sampled_from(PLAIN_LINES)))
         elif kind == 7:  # a flow collection on the line after its key
             lines.append(f"{pad}{key}:")
             lines.append(" " * (indent + draw(st.sampled_from([1, 2]))) + draw(st.sampled_from(FLOWS))

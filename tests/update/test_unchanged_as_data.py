@@ -239,6 +239,8 @@ def test_disjoint_changes_meet_on_a_common_field_or_list() -> None:
     assert not disjoint_changes({**origin, "l": [0, 2]}, origin, {**origin, "l": [1, 3]})  # a list is one field
     assert not disjoint_changes({**origin, "x": 1}, origin, {**origin, "x": 1})  # both added the same key
     assert not disjoint_changes({**origin, "x": {"y": []}}, origin, {**origin, "l": []})  # local wrote an empty list
+    assert not disjoint_changes({"a": origin["a"], "l": [1, 2]}, origin, {**origin, "l": [3]})  # local deleted "d"
+    assert disjoint_changes({**origin, "x": 1}, origin, {"a": origin["a"], "l": [1, 2]})  # upstream deleted it
     assert disjoint_changes({**origin, "x": {"y": [1]}}, origin, {**origin, "l": []})  # upstream's: its change
     nulls = {**origin, "n": None}
     assert disjoint_changes({**nulls, "x": 1}, nulls, {**nulls, "l": [3]})  # a null nobody changed

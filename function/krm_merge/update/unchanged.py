@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Callable
+from typing import Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.kubeobject import KubeObject
@@ -212,7 +212,9 @@ def disjoint_changes(local: Any, origin: Any, upstream: Any) -> bool:
     """Whether local's and upstream's changes of origin (as data) touch no common field and write no value
     whose merge has rules of its own: an explicit null or an empty mapping or list from local, a null
     upstream writes or replaces with a value (the 3-way merge and kpt drop such nulls).  Nulls nobody
-    changed, or that a side deleted, do not count.
+    changed, or that upstream deleted, do not count.  A field local deleted counts as meeting (the data
+    path, :func:`krm_merge.update.resources.upstream_change`, reads a key only upstream has as one
+    upstream added).
 
     A changed field is a path of mapping keys; a list counts as one field (its elements are
     matched by the merge's rules, which this does not repeat).  Two changes meet when one's
@@ -220,24 +222,28 @@ def disjoint_changes(local: Any, origin: Any, upstream: Any) -> bool:
     """
     mine: list[tuple[Any, ...]] = []
     theirs: list[tuple[Any, ...]] = []
-    if _changed_paths(local, origin, (), mine, _holds_null_or_empty) or _changed_paths(upstream, origin, (), theirs, _holds_null):
+    if _changed_paths(local, origin, (), mine, local=True) or _changed_paths(upstream, origin, (), theirs, local=False):
         return False
     inside_mine = {p[:n] for p in mine for n in range(len(p) + 1)}  # every path that holds a change of local's
-    return not any(q in inside_mine or any(q[:n] in mine for n in range(len(q))) for q in theirs)
+    changed = set(mine)
+    return not any(q in inside_mine or any(q[:n] in changed for n in range(len(q))) for q in theirs)
 
 
-def _changed_paths(new: Any, old: Any, path: tuple[Any, ...], out: list[tuple[Any, ...]], special: Callable[[Any], bool]) -> bool:
-    """Append the paths where ``new`` differs from ``old``; True when a changed value (new, or old replaced) is ``special``."""
+def _changed_paths(new: Any, old: Any, path: tuple[Any, ...], out: list[tuple[Any, ...]], *, local: bool) -> bool:
+    """Append the paths where ``new`` differs from ``old``; True when the change is one the data path declines
+    (see :func:`disjoint_changes`; ``local``: the change is local's)."""
+    special = _holds_null_or_empty if local else _holds_null
     if isinstance(new, dict) and isinstance(old, dict):
         found = False
         for key, value in new.items():
             if key in old:
-                found = _changed_paths(value, old[key], (*path, key), out, special) or found
+                found = _changed_paths(value, old[key], (*path, key), out, local=local) or found
             else:
                 out.append((*path, key))
                 found = found or special(value)
-        out.extend((*path, key) for key in old if key not in new)  # a deleted field (a null too: the merge deletes it)
-        return found
+        deleted = [(*path, key) for key in old if key not in new]
+        out.extend(deleted)
+        return found or (local and bool(deleted))
     if not same(new, old):
         out.append(path)
         return special(new) or _holds_null(old)

@@ -320,10 +320,17 @@ class _Parser:
             else:
                 value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
                 entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
+            try:
+                # next_content, inlined for the common case of a content line next
+                info = _line_info(lines[nxt]) if nxt < n else _BLANK
+            except Unsupported:
+                if value_info[0] != _SCALAR or value_info[4] != "plain":
+                    raise
+                value, nxt = self.plain_lines(i, value_info, indent)  # the line goes on a plain scalar
+                entry = Entry(i, ScalarPos(i, value_info[2], len(lines[i]), "multiline", -1), True, nxt)
+                info = _line_info(lines[nxt]) if nxt < n else _BLANK
             data[key] = value
             entries[key] = entry
-            # next_content, inlined for the common case of a content line next
-            info = _line_info(lines[nxt]) if nxt < n else _BLANK
             j = nxt
             if info is _BLANK:
                 j, info = self.next_content(nxt)
@@ -459,6 +466,37 @@ class _Parser:
         if not isinstance(value, (dict, list)):
             raise Unsupported("not a flow collection")
         return value, ScalarPos(i, col, len(self.lines[i]), "flow", comment), last + 1, True
+
+    def plain_lines(self, i: int, info: tuple, indent: int) -> tuple[Any, int]:
+        """A plain scalar whose text (``info``, on line ``i``) goes on over the next, more indented lines
+        (CRD descriptions): its value and the line after it.  Folded as YAML folds it: one space
+        between lines.  Anything a plain scalar's line could end or mean otherwise (``: ``, `` #``,
+        an indicator first, a blank line inside) leaves the subset.
+        """
+        if info[5] >= 0:
+            raise Unsupported("a comment, then more lines")
+        lines, n = self.lines, self.n
+        parts = [lines[i][info[2] : info[3]]]
+        j = i + 1
+        while j < n:
+            text = lines[j]
+            stripped = text.strip(" ")
+            if not stripped or len(text) - len(text.lstrip(" ")) <= indent:
+                break
+            first = stripped[0]
+            if (": " in stripped or stripped.endswith(":") or " #" in stripped or first in _PLAIN_BAD_FIRST
+                    or first in "-?:" or stripped.startswith(("---", "..."))):
+                raise Unsupported("a plain scalar's line that could mean more")
+            parts.append(stripped)
+            j += 1
+        if j == i + 1:
+            raise Unsupported("not a plain scalar's next line")
+        k = j
+        while k < n and not lines[k].strip(" "):
+            k += 1
+        if k > j and k < n and _indent_of(lines[k]) > indent:
+            raise Unsupported("blank line inside a plain scalar")
+        return _resolve_plain(" ".join(parts)), j
 
     def quoted_lines(self, i: int, col: int, indent: int) -> tuple[Any, Node, int, bool]:
         """A single-quoted scalar opened at ``lines[i][col]`` and closed on a later line (kubebuilder's CRD
