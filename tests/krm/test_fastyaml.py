@@ -84,7 +84,7 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
         "a: plain\n\n  continued\n",  # multi-line plain with a blank line (a line break in the value)
         "a: plain\n  - continued\n",  # ... a line that could mean more
         "a: plain # comment\n  continued\n",
-        "a: \"open\n  quote\"\n",  # multi-line double-quoted
+        "a: \"open\\ \n  quote\"\n",  # multi-line double-quoted, an escaped blank before the line break
         "a: 'open\n\n  quote'\n",  # multi-line single-quoted with a blank line (a line break in the value)
         "a:\n  b: 'open\n  quote'\n",  # ... whose next line is not indented beyond its key
         "a:\n{}\n",  # a flow collection not indented under its key
@@ -178,18 +178,23 @@ def render_scalar(value: str, style: int) -> str:
 
 
 PLAIN_LINES = ["more text", "2", "null", "it's", "a:b", "a: b", "k:", "x #y", "x#y", "- z", "-z", "'q", "[x]", "",
-               "  spaced  ", "http://x/y#z", "...", "---", "? q", ": w", "é"]
+               "  spaced  ", "http://x/y#z", "...", "---", "--- x", "? q", "?q", ": w", ":w", "é"]
 FLOWS = ["{}", "[]", "[a, 'b', \"c\"]", "{a: 1, b: [x]}", "[1, {k: v}]"]
 QUOTED_WORDS = ["text", "it''s", "a # b", "k: v", "''", "-", "x", "#", "- y", "[z]", "é", "'' ''"]
 
 
+DOUBLE_WORDS = ["text", '\\"', "a # b", "k: v", "\\n", "\\\\", "\\t", "'", "é", "x\\", "\\ ", "-"]
+
+
 @st.composite
 def quoted_lines(draw: Any) -> list[str]:
-    """A single-quoted scalar written over two to four lines (without their indentation), maybe a comment after it."""
-    words = [" ".join(draw(st.lists(st.sampled_from(QUOTED_WORDS), max_size=3))) for _ in range(draw(st.integers(2, 4)))]
+    """A quoted scalar written over two to four lines (without their indentation), maybe a comment after it."""
+    quote = draw(st.sampled_from(["'", '"']))
+    vocabulary = QUOTED_WORDS if quote == "'" else DOUBLE_WORDS
+    words = [" ".join(draw(st.lists(st.sampled_from(vocabulary), max_size=3))) for _ in range(draw(st.integers(2, 4)))]
     lines = [words[0]] + [w or "x" for w in words[1:]]
     lines = [line + draw(st.sampled_from(["", " ", "  "])) for line in lines[:-1]] + lines[-1:]
-    return ["'" + lines[0]] + lines[1:-1] + [lines[-1] + "'" + draw(st.sampled_from(["", " # c", "  "]))]
+    return [quote + lines[0]] + lines[1:-1] + [lines[-1] + quote + draw(st.sampled_from(["", " # c", "  "]))]
 
 
 @st.composite

@@ -200,7 +200,7 @@ def _value_info(line: str, col: int) -> tuple:
     if first == "'" or first == '"':
         try:
             value, end = _quoted(line, col)
-        except _OpenSingleQuote:
+        except _OpenQuote:
             return (_QUOTED_LINES, col)  # its next lines are read by the parser (_Parser.quoted_lines)
         return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
     if first in "[{":
@@ -485,7 +485,7 @@ class _Parser:
                 break
             first = stripped[0]
             if (": " in stripped or stripped.endswith(":") or " #" in stripped or first in _PLAIN_BAD_FIRST
-                    or first in "-?:" or stripped.startswith(("---", "..."))):
+                    or (first in "-?:" and stripped[1:2] in ("", " "))):  # (indented, "---" is no document marker)
                 raise Unsupported("a plain scalar's line that could mean more")
             parts.append(stripped)
             j += 1
@@ -499,30 +499,39 @@ class _Parser:
         return _resolve_plain(" ".join(parts)), j
 
     def quoted_lines(self, i: int, col: int, indent: int) -> tuple[Any, Node, int, bool]:
-        """A single-quoted scalar opened at ``lines[i][col]`` and closed on a later line (kubebuilder's CRD
+        """A quoted scalar opened at ``lines[i][col]`` and closed on a later line (kubebuilder's CRD
         descriptions): kept as written, never edited (style ``multiline``).
 
         Its lines fold as YAML folds a flow scalar: each line's edge blanks dropped, one space
-        between lines.  Blank or not-more-indented lines inside it leave the subset.
+        between lines; in double quotes a backslash ending a line joins it to the next without
+        one.  Blank or not-more-indented lines inside it leave the subset.
         """
         lines, n = self.lines, self.n
-        parts = [lines[i][col + 1 :].rstrip(" ")]
-        j = i + 1
+        quote = lines[i][col]
+        raw = ""
+        text = lines[i][col + 1 :]
+        j = i
         while True:
-            if j >= n:
-                raise Unsupported("unclosed single-quoted scalar")
-            text = lines[j]
-            stripped = text.lstrip(" ")
-            if not stripped or len(text) - len(stripped) <= indent:
-                raise Unsupported("blank or outdented line in a quoted scalar")
-            close = scalars.closing_quote(stripped, 0, "'")
-            if close >= 0:
-                parts.append(stripped[:close])
-                break
-            parts.append(stripped.rstrip(" "))
+            raw += _folded_line_end(text, quote)
             j += 1
-        value = " ".join(parts).replace("''", "'")
-        _comment_after(lines[j], len(text) - len(stripped) + close + 1)
+            if j >= n:
+                raise Unsupported("unclosed quoted scalar")
+            line = lines[j]
+            text = line.lstrip(" ")
+            if not text or len(line) - len(text) <= indent:
+                raise Unsupported("blank or outdented line in a quoted scalar")
+            close = scalars.closing_quote(text, 0, quote)
+            if close >= 0:
+                raw += text[:close]
+                break
+        if quote == "'":
+            value = raw.replace("''", "'")
+        else:
+            try:
+                value = _unescape(raw)
+            except scalars.UnsupportedScalar:
+                raise Unsupported("escape") from None
+        _comment_after(line, len(line) - len(text) + close + 1)
         return value, ScalarPos(i, col, len(lines[i]), "multiline", -1), j + 1, True
 
     def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
@@ -614,8 +623,20 @@ def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
     raise Unsupported("unclosed flow collection")
 
 
-class _OpenSingleQuote(Unsupported):
-    """A single-quoted scalar that goes on past its line."""
+class _OpenQuote(Unsupported):
+    """A quoted scalar that goes on past its line."""
+
+
+def _folded_line_end(text: str, quote: str) -> str:
+    """A quoted scalar's text on one line that goes on to the next, as it reads folded: without its trailing
+    blanks, then one space; in double quotes a line ending in an unescaped backslash joins without one."""
+    if quote == '"':
+        body = text.rstrip("\\")
+        if (len(text) - len(body)) % 2:
+            return text[:-1]
+        if text.rstrip(" ").endswith("\\") and text.endswith(" "):
+            raise Unsupported("escaped blank before a line break")
+    return text.rstrip(" ") + " "
 
 
 def _quoted(line: str, col: int) -> tuple[str, int]:
@@ -623,9 +644,7 @@ def _quoted(line: str, col: int) -> tuple[str, int]:
     quote = line[col]
     k = scalars.closing_quote(line, col + 1, quote)
     if k < 0:
-        if quote == "'":
-            raise _OpenSingleQuote("multi-line single-quoted scalar")
-        raise Unsupported("multi-line double-quoted scalar")
+        raise _OpenQuote("quoted scalar over several lines")
     inner = line[col + 1 : k]
     if quote == "'":
         return inner.replace("''", "'"), k + 1
