@@ -145,7 +145,9 @@ def take_disjoint_changes(obj: KubeObject, base: KubeObject, up: KubeObject) -> 
         local, origin, upstream = (without_bookkeeping(o.data) for o in (obj, base, up))
     except KrmError:
         return False  # the 3-way merge reports it
-    if not all(isinstance(d, dict) for d in (local, origin, upstream)) or not disjoint_changes(local, origin, upstream):
+    if not all(isinstance(d, dict) and "apiVersion" in d and "kind" in d for d in (local, origin, upstream)):
+        return False  # a plain YAML file (values.yaml): the reader's bookkeeping would leave a metadata key in it
+    if not disjoint_changes(local, origin, upstream):
         return False
     change = upstream_change(local, origin, upstream)
     mine = bookkeeping_of(obj)
