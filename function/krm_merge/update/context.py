@@ -345,10 +345,12 @@ def _took_upstream_kptfile_change(obj: KubeObject, base: KubeObject, up: KubeObj
         return False  # the merge reports it
     if not isinstance(upstream, dict) or not only_local_owned_changed(local, origin):
         return False
+    before = obj.text
     try:
         obj.set_data(upstream_change(local, without_local_owned(origin), without_local_owned(upstream)),
                      change=(base.text, up.text))
     except KrmError:
+        obj.set_text(before)  # drops a round-trip tree the failed print left edited
         return False
     return True
 
