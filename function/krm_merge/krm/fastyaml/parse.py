@@ -198,10 +198,9 @@ def _value_info(line: str, col: int) -> tuple:
         return (_EMPTY, col if rest else -1)
     first = rest[0]
     if first == "'" or first == '"':
-        try:
-            value, end = _quoted(line, col)
-        except _OpenQuote:
-            return (_QUOTED_LINES, col)  # its next lines are read by the parser (_Parser.quoted_lines)
+        if scalars.closing_quote(line, col + 1, first) < 0:
+            return (_QUOTED_LINES, col)  # it goes on over the next lines, which the parser reads (_Parser.quoted_lines)
+        value, end = _quoted(line, col)
         return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
     if first in "[{":
         return (_FLOW, col)
@@ -623,10 +622,6 @@ def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
     raise Unsupported("unclosed flow collection")
 
 
-class _OpenQuote(Unsupported):
-    """A quoted scalar that goes on past its line."""
-
-
 def _folded_line_end(text: str, quote: str) -> str:
     """A quoted scalar's text on one line that goes on to the next, as it reads folded: without its trailing
     blanks, then one space; in double quotes a line ending in an unescaped backslash joins without one."""
@@ -644,7 +639,7 @@ def _quoted(line: str, col: int) -> tuple[str, int]:
     quote = line[col]
     k = scalars.closing_quote(line, col + 1, quote)
     if k < 0:
-        raise _OpenQuote("quoted scalar over several lines")
+        raise Unsupported("quoted scalar over several lines")
     inner = line[col + 1 : k]
     if quote == "'":
         return inner.replace("''", "'"), k + 1
