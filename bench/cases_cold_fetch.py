@@ -44,7 +44,9 @@ from typing import Any, Iterator
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-from cases_real_update import COLD_TARGET, PACKAGES, WARM_TARGET, kpt_version, local_edits, median, timed, tree  # noqa: E402
+from cases_real_update import (  # noqa: E402
+    COLD_TARGET, PACKAGES, WARM_TARGET, common_options, kpt_version, local_edits, median, parse_options, timed, tree,
+)
 
 from tests.git_http import GitHttpServer  # noqa: E402
 
@@ -132,16 +134,10 @@ def transports(args: argparse.Namespace, srv: Path) -> Iterator[tuple[str, GitHt
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--catalog", required=True, help="git dir of nephio-project/catalog")
-    parser.add_argument("--samples", required=True, help="git dir of kptdev/kpt-samples")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", help="one package directory")
+    common_options(parser, "cold_fetch")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before each HTTP answer (model row)")
     parser.add_argument("--connect-latency", type=float, default=0.1, help="seconds per new HTTP connection (model row)")
-    parser.add_argument("--record", type=Path, help="record the run (every package) as `cold_fetch` in this results JSON")
-    args = parser.parse_args(argv)
-    if args.record and args.only:
-        parser.error("--record needs every package (no --only)")
+    args = parse_options(parser, argv)
     load_start, started_at = os.getloadavg()[0], datetime.datetime.now(datetime.timezone.utc)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="krm-merge-bench-cold-") as tmp:

@@ -201,17 +201,30 @@ def case(root: Path, source: Path, directory: str, refs: tuple[str, str], runs: 
             "kpt_lines": diff_lines(local, ws / "kpt"), "ours_lines": diff_lines(local, ws / "ours")}
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def common_options(parser: argparse.ArgumentParser, record_as: str) -> None:
+    """The options every real-package bench takes: the two sources, runs, one package, where to record."""
     parser.add_argument("--catalog", required=True, help="git dir of nephio-project/catalog")
     parser.add_argument("--samples", required=True, help="git dir of kptdev/kpt-samples")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", help="one package directory")
-    parser.add_argument("--record", type=Path, help="record the run (every package) as `real_update` in this results "
+    parser.add_argument("--only", help="one package directory (as in PACKAGES, e.g. workloads/free5gc/free5gc-cp)")
+    parser.add_argument("--record", type=Path, help=f"record the run (every package) as `{record_as}` in this results "
                         "JSON (bench/results.json; then python bench/report.py regenerates the tables)")
+
+
+def parse_options(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` read by ``parser`` (built with :func:`common_options`), the options checked together."""
     args = parser.parse_args(argv)
     if args.record and args.only:
         parser.error("--record needs every package (no --only)")
+    if args.only and args.only not in {directory for _, directory, _, _ in PACKAGES}:
+        parser.error(f"--only: no package {args.only!r} (one of: {', '.join(d for _, d, _, _ in PACKAGES)})")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    common_options(parser, "real_update")
+    args = parse_options(parser, argv)
     sources = {"catalog": Path(args.catalog), "samples": Path(args.samples)}
     rows = []
     load_start, started_at = os.getloadavg()[0], datetime.datetime.now(datetime.timezone.utc)

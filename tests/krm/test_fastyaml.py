@@ -81,8 +81,14 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
     [
         "a: &x 1\nb: *x\n",  # anchors
         "a: !tag 1\n",  # tags
-        "a: plain\n  continued\n",  # multi-line plain
-        "a: 'open\n  quote'\n",  # multi-line quoted
+        "a: plain\n\n  continued\n",  # multi-line plain with a blank line (a line break in the value)
+        "a: plain\n  - continued\n",  # ... a line that could mean more
+        "a: plain # comment\n  continued\n",
+        "a: \"open\\ \n  quote\"\n",  # multi-line double-quoted, an escaped blank before the line break
+        "a: 'open\n\n  quote'\n",  # multi-line single-quoted with a blank line (a line break in the value)
+        "a:\n  b: 'open\n  quote'\n",  # ... whose next line is not indented beyond its key
+        "a:\n{}\n",  # a flow collection not indented under its key
+        "a:\n  {}\n  b: 1\n",
         "a: >\n  folded\n\n  with a blank line\n",  # folded block beyond the plain form
         "a: 1\na: 2\n",  # duplicate keys
         "---\na: 1\n",  # document marker
@@ -99,6 +105,58 @@ def test_fast_corpus_is_in_the_subset(path: Path) -> None:
 def test_outside_the_subset_gives_up(text: str) -> None:
     assert fastyaml.parse(text) is None
 
+
+
+# kubebuilder's CRD shapes (issue 33): descriptions single-quoted over several lines, and a
+# flow collection on the line after its key.
+CRD_SHAPES = """\
+spec:
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        properties:
+          apiVersion:
+            description: 'APIVersion defines the versioned schema of this representation
+              of an object. It''s a string: see https://example.invalid/conventions.md#resources'
+            type: string
+          spec:
+            default:
+              {}
+            description: Spec of the thing, its description over
+              two lines.
+            type: object
+          tags:
+            default:
+              [] # none
+            items:
+            - 'one
+              two'
+"""
+
+
+def test_crd_shapes_are_in_the_subset() -> None:
+    assert assert_parse_agrees(CRD_SHAPES)
+    props = fastyaml.parse(CRD_SHAPES).data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+    assert props["apiVersion"]["description"].startswith("APIVersion defines the versioned schema of this representation of")
+    assert (props["spec"]["default"], props["tags"]["default"], props["tags"]["items"]) == ({}, [], ["one two"])
+    assert props["spec"]["description"] == "Spec of the thing, its description over two lines."
+
+
+def test_the_fast_editor_keeps_a_multi_line_scalar_and_never_edits_it_in_place() -> None:
+    obj = KubeObject(CRD_SHAPES)
+    data = obj.copy_data()
+    data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["apiVersion"]["type"] = "integer"
+    obj.set_data(data)
+    assert not obj.has_tree  # the fast editor took it: one line changed, the description's lines kept
+    assert obj.text == CRD_SHAPES.replace("type: string", "type: integer")
+
+    obj = KubeObject(CRD_SHAPES)
+    data = obj.copy_data()
+    data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["apiVersion"]["description"] = "new"
+    obj.set_data(data)
+    assert obj.has_tree  # the multi-line scalar changed: the round-trip editor printed it
+    assert canon(yamlio.load_data(obj.text)) == canon(data)
 
 SCALARS = st.one_of(
     st.sampled_from(
@@ -119,6 +177,26 @@ def render_scalar(value: str, style: int) -> str:
     return scalars.double_quoted(value)
 
 
+PLAIN_LINES = ["more text", "2", "null", "it's", "a:b", "a: b", "k:", "x #y", "x#y", "- z", "-z", "'q", "[x]", "",
+               "  spaced  ", "http://x/y#z", "...", "---", "--- x", "? q", "?q", ": w", ":w", "é"]
+FLOWS = ["{}", "[]", "[a, 'b', \"c\"]", "{a: 1, b: [x]}", "[1, {k: v}]"]
+QUOTED_WORDS = ["text", "it''s", "a # b", "k: v", "''", "-", "x", "#", "- y", "[z]", "é", "'' ''"]
+
+
+DOUBLE_WORDS = ["text", '\\"', "a # b", "k: v", "\\n", "\\\\", "\\t", "'", "é", "x\\", "\\ ", "-"]
+
+
+@st.composite
+def quoted_lines(draw: Any) -> list[str]:
+    """A quoted scalar written over two to four lines (without their indentation), maybe a comment after it."""
+    quote = draw(st.sampled_from(["'", '"']))
+    vocabulary = QUOTED_WORDS if quote == "'" else DOUBLE_WORDS
+    words = [" ".join(draw(st.lists(st.sampled_from(vocabulary), max_size=3))) for _ in range(draw(st.integers(2, 4)))]
+    lines = [words[0]] + [w or "x" for w in words[1:]]
+    lines = [line + draw(st.sampled_from(["", " ", "  "])) for line in lines[:-1]] + lines[-1:]
+    return [quote + lines[0]] + lines[1:-1] + [lines[-1] + quote + draw(st.sampled_from(["", " # c", "  "]))]
+
+
 @st.composite
 def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
     """Lines of a random block mapping (random scalars, styles, comments, layouts)."""
@@ -126,7 +204,7 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
     pad = " " * indent
     for _ in range(draw(st.integers(1, 4))):
         key = draw(st.sampled_from(["a", "b", "name", "yes", "1", "x.y/z", "k-1", "$patch", "on"]))
-        kind = draw(st.integers(0, 5 if depth < 3 else 1))
+        kind = draw(st.integers(0, 8 if depth < 3 else 1))
         if draw(st.booleans()) and draw(st.booleans()):
             lines.append(pad + draw(st.sampled_from(["# c", "", "  # deeper", "#"])))
         if kind <= 1:
@@ -142,12 +220,28 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
             for _ in range(draw(st.integers(1, 3))):
                 if draw(st.booleans()):
                     lines.append(" " * dash + "- " + render_scalar(draw(SCALARS), draw(st.integers(0, 2))))
+                elif draw(st.booleans()) and draw(st.booleans()):
+                    first, *rest = draw(quoted_lines())
+                    lines.append(" " * dash + "- " + first)
+                    lines.extend(" " * (dash + 2) + line for line in rest)
                 else:
                     sub = draw(documents(depth + 1, dash + 2))
                     lines.append(" " * dash + "- " + sub[0][dash + 2 :] if sub[0].strip() and not sub[0].strip().startswith("#") else " " * dash + "-")
                     lines.extend(sub[1:] if sub[0].strip() and not sub[0].strip().startswith("#") else sub)
         elif kind == 4:
-            lines.append(f"{pad}{key}: " + draw(st.sampled_from(["{}", "[]", "[a, 'b', \"c\"]", "{a: 1, b: [x]}", "[1, {k: v}]"])))
+            lines.append(f"{pad}{key}: " + draw(st.sampled_from(FLOWS)))
+        elif kind == 6:  # a single-quoted scalar over lines (kubebuilder's CRD descriptions)
+            first, *rest = draw(quoted_lines())
+            lines.append(f"{pad}{key}: {first}")
+            lines.extend(" " * (indent + draw(st.sampled_from([1, 2, 4]))) + line for line in rest)
+        elif kind == 8:  # a plain scalar over lines (CRD descriptions)
+            lines.append(f"{pad}{key}: " + draw(st.sampled_from(["text", "1", "true", "a-b", "x #y"])))
+            for _ in range(draw(st.integers(1, 3))):
+                lines.append(" " * (indent + draw(st.sampled_from([0, 1, 2, 4]))) + draw(st.sampled_from(PLAIN_LINES)))
+        elif kind == 7:  # a flow collection on the line after its key
+            lines.append(f"{pad}{key}:")
+            lines.append(" " * (indent + draw(st.sampled_from([1, 2]))) + draw(st.sampled_from(FLOWS))
+                         + draw(st.sampled_from(["", " # c"])))
         else:
             chomp = draw(st.sampled_from(["", "-", "+"]))
             lines.append(f"{pad}{key}: {draw(st.sampled_from(['|', '>']))}{chomp}")
@@ -186,7 +280,8 @@ def test_kyaml_shaped_items_are_accepted() -> None:
 
 # --- 2 and 3. editing --------------------------------------------------------------
 
-NEW_SCALARS = ["v2", "nginx:1.27", "yes", "0123", "", "a b", "it's", 'say "hi"', "x-y_z.w/v", 42, True, False, None]
+NEW_SCALARS = ["v2", "nginx:1.27", "yes", "0123", "", "a b", "it's", 'say "hi"', "x-y_z.w/v", 42, True, False, None,
+               "two  \n  lines # x\n", "a\nb"]  # (the first no literal block can hold)
 
 
 def mutate(data: Any, rng: random.Random, edits: int) -> None:
@@ -482,3 +577,19 @@ def test_a_deleted_entry_takes_its_head_and_foot_comments_not_the_closing_ones()
 
 def test_a_multi_line_flow_map_with_a_duplicate_key_is_left_to_the_loader() -> None:
     assert fastyaml.parse("a: {x: 1,\n  x: 2}\n") is None
+
+
+def test_a_double_quoted_multi_line_string_is_edited_in_place_as_the_round_trip_editor_prints_it() -> None:
+    """kpt prints a configuration file whose lines end in blanks as one double-quoted line (free5gc-cp's
+    ConfigMaps); upstream's new file text goes onto that line, escaped, without the round-trip editor."""
+    text = 'data:\n  cfg.yaml: "version: 1  \\nport: 80 # http\\n" # the file\n  other: x\n'
+    for new, fast in (("version: 2  \nport: 80 # http\n", True), ("version: 2\nport: 80\n", False)):
+        obj, slow = KubeObject(text), KubeObject(text)
+        _ = slow.rt  # a round-trip tree already built forces the ruamel path
+        for o in (obj, slow):
+            data = o.copy_data()
+            data["data"]["cfg.yaml"] = new
+            o.set_data(data)
+        assert obj.has_tree is not fast
+        assert obj.text == slow.text
+        assert canon(yamlio.load_data(obj.text)) == canon(data)

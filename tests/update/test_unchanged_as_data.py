@@ -10,6 +10,8 @@ comment or a moved key is a local change.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,6 +92,19 @@ def test_an_unreadable_document_is_not_unchanged() -> None:
     assert not same_as_fetched(KubeObject("a: [1\n"), KubeObject(ORIGIN))
 
 
+def spy_full_merges(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the resources the round-trip 3-way merge runs for, from now on."""
+    merged: list[str] = []
+    real = package.PackageMerger._full_merge
+
+    def spy(self: package.PackageMerger, obj: KubeObject, *args: object) -> bool:
+        merged.append(obj.name)
+        return real(self, obj, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
+    return merged
+
+
 def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base, up, local = (tmp_path / d for d in ("origin", "upstream", "local"))
     for root, text in ((base, ORIGIN), (up, ORIGIN.replace('"nginx:1"', '"nginx:2"')), (local, FETCHED)):
@@ -100,16 +115,9 @@ def test_package_update_takes_upstream_without_the_round_trip_merge(tmp_path: Pa
     (base / "other.yaml").write_text(ORIGIN.replace("web", "other"))
     (up / "other.yaml").write_text(ORIGIN.replace("web", "other").replace("  template:", "  replicas: 2\n  template:"))
 
-    merged: list[str] = []
-    real = package.PackageMerger._full_merge
-
-    def spy(self: package.PackageMerger, obj: KubeObject, *args: object) -> bool:
-        merged.append(obj.name)
-        return real(self, obj, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(package.PackageMerger, "_full_merge", spy)
+    merged = spy_full_merges(monkeypatch)
     plan = planner.plan_update(local, base, up)
-    assert merged == ["other"]  # changed on both sides: the only full merge
+    assert merged == []  # "other" changed on both sides, but in different fields: no full merge either (issue 33)
     outcome = {o.resource.display(): o.action for o in plan.outcomes if isinstance(o, ResourceOutcome) and o.resource}
     assert outcome["Deployment/prod/web"] is Action.TAKEN
     written = {w.path: (w.data or b"").decode() for w in plan.writes}
@@ -153,3 +161,120 @@ def test_content_text_equals_the_patterns_over_the_whole_text() -> None:
     for _ in range(2000):
         text = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 12))) + rng.choice(["", "\n"])
         assert content_text(text) == reference_content_text(text), text
+
+
+# A ConfigMap holding a configuration file whose own comments are text of the block scalar, as
+# free5gc-cp's do (issue 33).  A line ending in blanks makes kpt's get re-print the scalar as one
+# double-quoted string, so the `#` text moves onto other lines of another scalar style.
+CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ausf
+data:
+  ausfcfg.yaml: |
+    configuration:
+      sbi:
+        registerIPv4: ausf # IP used to register to NRF  
+        bindingIPv4: 0.0.0.0  # IP used to bind the service
+      # not a comment either
+  motd: 'one # two
+    three # four'
+  note: "five #
+    six"
+  list: ['seven # eight', "nine", {ten: 'a # b'}]
+  "quoted # key": x # a real comment
+"""
+
+
+def test_hash_text_inside_scalars_is_not_a_comment() -> None:
+    assert comments_of(CONFIG) == ["# a real comment"]
+    after_block = CONFIG.replace("  motd:", "  # after the block\n  motd:")
+    assert comments_of(after_block) == ["# after the block", "# a real comment"]
+    sequence = "a:\n- |\n  # text\n  more\n# real\n- >-\n    # text\n  # real too\n"
+    assert comments_of(sequence) == ["# real", "# real too"]
+
+
+@pytest.mark.parametrize("edit", [
+    ("  motd:", "  # added by hand\n  motd:"),  # a comment line between entries
+    ("        bindingIPv4: 0.0.0.0  # IP used to bind the service\n      # not", None),  # the block's text changed
+    ("  list:", "  list: # mine\n   "),  # after a key
+])
+def test_a_comment_added_around_block_scalars_is_a_change(edit: tuple[str, str | None]) -> None:
+    old, new = edit
+    assert old in CONFIG
+    local = CONFIG.replace(old, new if new is not None else old.replace("the service", "the service!"), 1)
+    assert not same_as_fetched(KubeObject(local), KubeObject(CONFIG))
+
+
+def test_kpts_reprint_of_block_scalars_holding_hash_text_is_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: kpt's get re-prints the scalars; the resource is still unchanged locally, and
+    taking upstream's change needs no 3-way merge; the result is kpt's, byte for byte."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    world.commit({"cm.yaml": CONFIG}, tag="v1")
+    world.commit({"cm.yaml": CONFIG.replace("key\": x #", "key\": z #")}, tag="v2")
+    world.get("v1")
+    fetched = (world.our_pkg / "cm.yaml").read_text()
+    assert "ausfcfg.yaml: |" not in fetched and "motd: 'one # two three" in fetched  # kpt re-printed the scalars
+    assert same_as_fetched(KubeObject(fetched), KubeObject(CONFIG))
+    assert not same_as_fetched(KubeObject(fetched.replace("data:", "# mine\ndata:")), KubeObject(CONFIG))
+
+    merged = spy_full_merges(monkeypatch)
+    assert world.both("v2") == (0, 0)
+    assert merged == []
+    assert (world.our_pkg / "cm.yaml").read_bytes() == (world.kpt_pkg / "cm.yaml").read_bytes()
+
+
+def test_disjoint_changes_meet_on_a_common_field_or_list() -> None:
+    from krm_merge.update.unchanged import disjoint_changes
+
+    origin = {"a": {"b": 1, "c": 2}, "l": [1, 2], "d": {"e": 1}}
+    assert disjoint_changes({**origin, "a": {"b": 9, "c": 2}}, origin, {**origin, "a": {"b": 1, "c": 9}})
+    assert disjoint_changes({**origin, "new": 1}, origin, {"d": {"e": 1}, "l": [1, 2], "a": {"c": 2, "b": 1}, "x": 2})
+    assert not disjoint_changes({**origin, "a": {"b": 9, "c": 2}}, origin, {**origin, "a": {"b": 8, "c": 2}})  # one field
+    assert not disjoint_changes({**origin, "a": {"b": 9, "c": 2}}, origin, {**origin, "a": 5})  # inside upstream's
+    assert not disjoint_changes({**origin, "d": None}, origin, {**origin, "d": {"e": 2}})  # upstream's inside local's
+    assert not disjoint_changes({**origin, "l": [0, 2]}, origin, {**origin, "l": [1, 3]})  # a list is one field
+    assert not disjoint_changes({**origin, "x": 1}, origin, {**origin, "x": 1})  # both added the same key
+    assert not disjoint_changes({**origin, "x": {"y": []}}, origin, {**origin, "l": []})  # local wrote an empty list
+    assert not disjoint_changes({"a": origin["a"], "l": [1, 2]}, origin, {**origin, "l": [3]})  # local deleted "d"
+    assert disjoint_changes({**origin, "x": 1}, origin, {"a": origin["a"], "l": [1, 2]})  # upstream deleted it
+    assert disjoint_changes({**origin, "x": {"y": [1]}}, origin, {**origin, "l": []})  # upstream's: its change
+    nulls = {**origin, "n": None}
+    assert disjoint_changes({**nulls, "x": 1}, nulls, {**nulls, "l": [3]})  # a null nobody changed
+    assert not disjoint_changes({**origin, "x": None}, origin, {**origin, "l": [3]})  # local wrote a null
+    assert not disjoint_changes({**nulls, "x": 1}, nulls, {**nulls, "n": 1})  # upstream replaced one
+    assert not disjoint_changes({**origin, "x": 1}, origin, {**origin, "d": {"e": None}})  # upstream wrote one
+
+
+def test_changes_on_both_sides_of_different_fields_take_no_3_way_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: local changed some fields, upstream others: upstream's change is applied to local's
+    text as data (no ruamel, no engine), and the result is kpt's; where both changed one field the 3-way
+    merge still decides (issue 33)."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    origin = ORIGIN.replace("  # the", " # the")
+    other = origin.replace("name: web", "name: other")
+    world.commit({"web.yaml": origin, "other.yaml": other}, tag="v1")
+    world.commit({"web.yaml": origin.replace('"nginx:1"', '"nginx:2"').replace("spec:\n  template", "spec:\n  replicas: 3\n  template"),
+                  "other.yaml": other.replace('"nginx:1"', '"nginx:2"')}, tag="v2")
+    world.get("v1")
+    for name in ("web.yaml", "other.yaml"):  # local: an annotation on both, and other's image too
+        text = (world.our_pkg / name).read_text().replace("  annotations:\n", "  annotations:\n    team: shop\n", 1)
+        world.edit_local({name: text.replace("nginx:1", "nginx:mine") if name == "other.yaml" else text})
+    before = (world.our_pkg / "web.yaml").read_text()
+    script = ("import sys\nfrom krm_merge.update import context\nfrom krm_merge.commands import update\n"
+              "merged = []\nreal = context.MergeContext._full_merge\n"
+              "def spy(self, obj, *a):\n    merged.append(obj.name)\n    return real(self, obj, *a)\n"
+              "context.MergeContext._full_merge = spy\n"
+              f"code = update.main([{str(world.our_pkg) + '@v2'!r}])\n"
+              "print(code, merged)\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=world.env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "0 ['other']", proc.stdout + proc.stderr
+    assert world.update_kpt("v2").returncode == 0
+    assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
+    after = (world.our_pkg / "web.yaml").read_text()
+    assert after == before.replace("nginx:1", "nginx:2").replace("spec:\n  template", "spec:\n  replicas: 3\n  template")

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from krm_merge.commands import update
+from krm_merge.kptfile import merge as kptfile_merge
 from krm_merge.update import context, planner
 from krm_merge.update import plan as update_plan
 from tests.conftest import require_binary
@@ -94,3 +95,55 @@ def test_a_no_op_update_reads_no_round_trip_tree(tmp_path: Path, monkeypatch: py
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
     assert (world.our_pkg / "Kptfile").read_text() == text
+
+
+PIPELINE = ("info:\n  description: the package  # upstream's words\npipeline:\n  mutators:\n"
+            "    - image: gcr.io/kpt-fn/set-labels:v0.1  # labels\n      configMap:\n        app: web\n"
+            "    - image: gcr.io/kpt-fn/set-namespace:v0.4\n")
+
+
+def test_a_kptfile_local_left_as_fetched_takes_upstreams_change_without_the_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: a root Kptfile that differs from origin's only by what kpt's get wrote (its name,
+    upstream and lock; kpt drops its comments too) takes upstream's pipeline change as a resource does:
+    no Kptfile merge, no ruamel; the result equals kpt's as data, local's other lines kept (issue 33)."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    world.commit({"Kptfile": kptfile("pkg", PIPELINE), "a.yaml": cm("a", "1")}, tag="v1")
+    world.commit({"Kptfile": kptfile("pkg", PIPELINE.replace("set-namespace:v0.4", "set-namespace:v0.5")),
+                  "a.yaml": cm("a", "1")}, tag="v2")
+    world.get("v1")
+    before = (world.our_pkg / "Kptfile").read_text()
+    script = ("import sys\nfrom krm_merge.commands import update\n"
+              f"code = update.main([{str(world.our_pkg) + '@v2'!r}])\n"
+              "print(code, any(m.startswith('ruamel') or m == 'krm_merge.kptfile.merge' for m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=world.env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+    assert world.update_kpt("v2").returncode == 0
+    assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
+    after = (world.our_pkg / "Kptfile").read_text().splitlines()
+    assert len(after) == len(before.splitlines())
+    changed = [line for line in after if line not in before.splitlines()]
+    assert len(changed) == 4, changed  # the image; the ref, the lock's ref and commit
+
+
+def test_a_kptfile_changed_locally_beside_its_own_fields_still_merges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, up, local = (tmp_path / d for d in ("origin", "upstream", "local"))
+    for root in (base, up, local):
+        root.mkdir()
+    (base / "Kptfile").write_text(kptfile("pkg", PIPELINE))
+    (up / "Kptfile").write_text(kptfile("pkg", PIPELINE.replace("set-namespace:v0.4", "set-namespace:v0.5")))
+    (local / "Kptfile").write_text(kptfile("local", PIPELINE.replace("app: web", "app: mine")))
+    merges: list[object] = []
+    real = kptfile_merge.merge_kptfile
+
+    def spy(*args: object, **kwargs: object) -> object:
+        merges.append(args[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kptfile_merge, "merge_kptfile", spy)
+    update_plan.apply_plan(local, planner.plan_update(local, base, up))
+    assert len(merges) == 1  # local changed a function's config: the pipeline-aware merge decides
+    merged = yaml.safe_load((local / "Kptfile").read_text())
+    assert [m["image"] for m in merged["pipeline"]["mutators"]] == ["gcr.io/kpt-fn/set-labels:v0.1", "gcr.io/kpt-fn/set-namespace:v0.5"]
+    assert merged["pipeline"]["mutators"][0]["configMap"] == {"app": "mine"} and merged["metadata"]["name"] == "local"

@@ -91,6 +91,27 @@ def comparable(kptfile: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def without_local_owned(kptfile: dict[str, Any]) -> dict[str, Any]:
+    """A Kptfile's data (shallow copies) without what a copy always keeps its own in a merge: ``metadata.name``
+    and ``namespace``, ``upstream`` and ``upstreamLock`` (:func:`krm_merge.kptfile.merge.merge_kptfile`'s rule)."""
+    out = {k: v for k, v in kptfile.items() if k not in UPSTREAM_FIELDS}
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        out["metadata"] = {k: v for k, v in meta.items() if k not in ("name", "namespace")}
+    return out
+
+
+def only_local_owned_changed(local: Any, origin: Any) -> bool:
+    """Whether local's root Kptfile holds origin's data but for what the copy owns (what ``kpt pkg get`` writes).
+
+    Then merging upstream's Kptfile is applying upstream's change (origin -> upstream, as data) to
+    local's: no field changed on both sides, nothing for the function-list rules to decide.
+    """
+    if not isinstance(local, dict) or not isinstance(origin, dict):
+        return False
+    return same(without_local_owned(local), without_local_owned(origin))
+
+
 def upstream_info(kptfile: Any) -> tuple[Any, Any] | None:
     """A Kptfile's ``(upstream, upstreamLock)`` when it names an upstream (a remote package), else None."""
     if not isinstance(kptfile, dict) or not kptfile.get("upstream"):
@@ -134,4 +155,4 @@ def with_local_upstream(taken: dict[str, Any], local: dict[str, Any]) -> dict[st
     return ordered
 
 
-__all__ = ["STRATEGIES", "Strategy", "more_destructive", "update_strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "UPSTREAM_FIELDS", "comparable", "is_kptfile", "unchanged_upstream_keeps_local", "upstream_info", "with_local_upstream", "without_render_status"]
+__all__ = ["STRATEGIES", "Strategy", "more_destructive", "update_strategy", "DEFAULT_KPTFILE", "RENDERED_CONDITION", "ROOT_KPTFILE", "UPSTREAM_FIELDS", "comparable", "is_kptfile", "only_local_owned_changed", "unchanged_upstream_keeps_local", "upstream_info", "with_local_upstream", "without_local_owned", "without_render_status"]

@@ -21,7 +21,7 @@ from krm_merge.yaml.load import load_data
 
 from .identity import BOOKKEEPING, bookkeeping_of, content_text, strip_bookkeeping, without_kpt_merge_comment
 from .markers import UPSTREAM_IDENTIFIER
-from .unchanged import without_bookkeeping
+from .unchanged import disjoint_changes, without_bookkeeping
 
 
 def rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
@@ -131,6 +131,34 @@ def take_upstream_change(
     except KrmError:  # e.g. anchors an edit cannot keep: upstream's text is upstream's data too
         take_upstream(obj, up)
         drop_nulls(obj)
+    return True
+
+
+def take_disjoint_changes(obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
+    """Apply upstream's change to ``obj``, a resource local changed too, when the two changes touch no common
+    field (:func:`.unchanged.disjoint_changes`, bookkeeping aside): the 3-way merge's answer as data, written
+    into local's text by the editors as for a resource unchanged locally (no ruamel, no schemas).
+
+    False, ``obj`` unchanged, when the changes meet or no editor prints the result faithfully.
+    """
+    try:
+        local, origin, upstream = (without_bookkeeping(o.data) for o in (obj, base, up))
+    except KrmError:
+        return False  # the 3-way merge reports it
+    if not all(isinstance(d, dict) and "apiVersion" in d and "kind" in d for d in (local, origin, upstream)):
+        return False  # a plain YAML file (values.yaml): the reader's bookkeeping would leave a metadata key in it
+    if not disjoint_changes(local, origin, upstream):
+        return False
+    change = upstream_change(local, origin, upstream)
+    mine = bookkeeping_of(obj)
+    if mine:
+        change = with_reader_annotations(change, mine)
+    before = obj.text
+    try:
+        obj.set_data(change, change=(base.text, up.text))
+    except KrmError:
+        obj.set_text(before)  # drops a round-trip tree the failed print left edited
+        return False
     return True
 
 

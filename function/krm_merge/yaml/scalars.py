@@ -408,3 +408,26 @@ def unescape_double(inner: str) -> str:
     if "\\" not in inner:
         return inner
     return _escape_rx().sub(one, inner)
+
+
+def closing_quote(text: str, start: int, quote: str) -> int:
+    """The column of the ``quote`` (``'`` or ``"``) that closes a quoted scalar whose text goes on at
+    ``text[start]``; -1 when it goes on past ``text`` (a scalar over several lines).
+
+    Inside single quotes ``''`` is a quote; inside double quotes a quote after an odd run of
+    backslashes is escaped.
+    """
+    at = start
+    while True:
+        k = text.find(quote, at)
+        if k < 0:
+            return -1
+        if quote == "'":
+            if text.startswith("'", k + 1):
+                at = k + 2
+                continue
+            return k
+        backslashes = k - at - len(text[at:k].rstrip("\\"))
+        if backslashes % 2 == 0:
+            return k
+        at = k + 1

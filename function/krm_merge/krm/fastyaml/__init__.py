@@ -15,7 +15,8 @@ collections and literal block scalars.  For that subset this module
 
 Both give up (return None) on anything outside the subset or any edit they
 are not sure to print exactly as the ruamel.yaml path would (anchors, tags,
-multi-line flow or plain scalars, folded scalars, changed block scalars,
+multi-line double-quoted scalars, folded scalars, changed block scalars or
+changed multi-line plain or single-quoted ones (read, kept as written),
 containers that become empty, ...).  The caller then falls back to libyaml /
 ruamel.yaml, so giving up is always safe.
 

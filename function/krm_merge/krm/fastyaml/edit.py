@@ -133,8 +133,8 @@ class _Editor:
                 raise Unsupported("list emptied")
             return self.edit_seq(pos, old, new)
         if isinstance(pos, ScalarPos):
-            if pos.style in ("flow", "literal", "folded", "alias"):
-                raise Unsupported("flow or block scalar changed")
+            if pos.style in ("flow", "literal", "folded", "alias", "multiline"):
+                raise Unsupported("flow, block or multi-line scalar changed")
             if isinstance(new, (dict, list)):
                 return self.scalar_to_block(pos, new, key_col)
             return [self.replace_scalar(pos, new)]

@@ -12,8 +12,9 @@ class ScalarPos:
 
     ``line`` holds the value between columns ``start`` and ``end``; ``style``
     is one of ``plain``, ``single``, ``double``, ``empty`` (nothing written,
-    read as null), ``flow`` or ``literal`` (a block scalar whose content runs
-    to the end of its entry).  ``comment`` is the column of an end-of-line
+    read as null), ``flow``, ``literal`` (a block scalar whose content runs
+    to the end of its entry) or ``multiline`` (a quoted scalar closed on a
+    later line, up to its entry's end; never edited in place).  ``comment`` is the column of an end-of-line
     comment, or -1.
     """
 

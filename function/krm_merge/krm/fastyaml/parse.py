@@ -100,7 +100,7 @@ def reread_scalar_line(old_line: str, new_line: str) -> Any:
         old, new = _line_info(old_line), _line_info(new_line)
     except (Unsupported, RecursionError, ValueError, OverflowError):
         return NOTHING
-    if old is _BLANK or new is _BLANK or old[:2] != new[:2]:
+    if old is _BLANK or new is _BLANK or old[:2] != new[:2] or old[1] == _FLOW_LINE:
         return NOTHING
     if old[1] == _KEY:
         same_key = type(old[2]) is type(new[2]) and old[2] == new[2]
@@ -120,9 +120,10 @@ def reread_scalar_line(old_line: str, new_line: str) -> Any:
 
 
 
-# Line kinds (the second field of a line's info) and value kinds.
-_KEY, _DASH = 0, 1
-_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP, _ANCHOR, _ALIAS = 0, 1, 2, 3, 4, 5, 6
+# Line kinds (the second field of a line's info) and value kinds.  A _FLOW_LINE holds only a flow
+# collection (``{}`` under its ``key:``), the value of the entry above it.
+_KEY, _DASH, _FLOW_LINE = 0, 1, 2
+_EMPTY, _SCALAR, _FLOW, _LITERAL, _INLINE_MAP, _ANCHOR, _ALIAS, _QUOTED_LINES = 0, 1, 2, 3, 4, 5, 6, 7
 # Anchor names libyaml accepts (its scanner allows only these characters).
 @functools.cache
 def _anchor_name() -> re.Pattern[str]:
@@ -140,7 +141,7 @@ _BLANK: tuple = ()
 def _line_info(line: str) -> tuple:
     """What one structure line says, independent of where it is (so it is memoised:
     lines repeat across items).  ``_BLANK`` for blank and comment lines;
-    ``(indent, _KEY, key, value info)`` or ``(indent, _DASH, value info)``.
+    ``(indent, _KEY, key, value info)``, ``(indent, _DASH, value info)`` or ``(indent, _FLOW_LINE)``.
     Only immutable values are cached; flow collections are parsed at each use.
     """
     stripped = line.lstrip(" ")
@@ -158,6 +159,8 @@ def _line_info(line: str) -> tuple:
             if found is not None:
                 return (indent, _DASH, (_INLINE_MAP, col, found[0], _value_info(line, found[1])))
         return (indent, _DASH, _value_info(line, col))
+    if stripped[0] in "[{":
+        return (indent, _FLOW_LINE)
     found = _match_key(line, indent)
     if found is None:
         raise Unsupported("not a key")
@@ -195,6 +198,8 @@ def _value_info(line: str, col: int) -> tuple:
         return (_EMPTY, col if rest else -1)
     first = rest[0]
     if first == "'" or first == '"':
+        if scalars.closing_quote(line, col + 1, first) < 0:
+            return (_QUOTED_LINES, col)  # it goes on over the next lines, which the parser reads (_Parser.quoted_lines)
         value, end = _quoted(line, col)
         return (_SCALAR, value, col, end, "single" if first == "'" else "double", _comment_after(line, end))
     if first in "[{":
@@ -314,10 +319,17 @@ class _Parser:
             else:
                 value, pos, nxt, inline = self.parse_value(i, value_info, indent, True)
                 entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
+            try:
+                # next_content, inlined for the common case of a content line next
+                info = _line_info(lines[nxt]) if nxt < n else _BLANK
+            except Unsupported:
+                if value_info[0] != _SCALAR or value_info[4] != "plain":
+                    raise
+                value, nxt = self.plain_lines(i, value_info, indent)  # the line goes on a plain scalar
+                entry = Entry(i, ScalarPos(i, value_info[2], len(lines[i]), "multiline", -1), True, nxt)
+                info = _line_info(lines[nxt]) if nxt < n else _BLANK
             data[key] = value
             entries[key] = entry
-            # next_content, inlined for the common case of a content line next
-            info = _line_info(lines[nxt]) if nxt < n else _BLANK
             j = nxt
             if info is _BLANK:
                 j, info = self.next_content(nxt)
@@ -376,6 +388,11 @@ class _Parser:
             if j < self.n:
                 ind = nxt[0]
                 block: MapPos | SeqPos | None = None
+                if nxt[1] == _FLOW_LINE:
+                    if ind <= indent:
+                        raise Unsupported("flow collection not indented under its key")
+                    value, pos, end, _ = self.parse_value(j, (_FLOW, ind), indent, in_map)
+                    return value, pos, end, False
                 if ind > indent:
                     value, block, end = self.parse_block(j, nxt)
                 elif in_map and ind == indent and nxt[1] == _DASH:
@@ -396,6 +413,8 @@ class _Parser:
             return value, ScalarPos(i, col, end, "flow", comment), i + 1, True
         if kind == _LITERAL:
             return self.literal(i, info, indent)
+        if kind == _QUOTED_LINES:
+            return self.quoted_lines(i, info[1], indent)
         if kind == _ANCHOR:
             return self.anchored(i, info, indent, in_map)
         if kind == _ALIAS:
@@ -446,6 +465,73 @@ class _Parser:
         if not isinstance(value, (dict, list)):
             raise Unsupported("not a flow collection")
         return value, ScalarPos(i, col, len(self.lines[i]), "flow", comment), last + 1, True
+
+    def plain_lines(self, i: int, info: tuple, indent: int) -> tuple[Any, int]:
+        """A plain scalar whose text (``info``, on line ``i``) goes on over the next, more indented lines
+        (CRD descriptions): its value and the line after it.  Folded as YAML folds it: one space
+        between lines.  Anything a plain scalar's line could end or mean otherwise (``: ``, `` #``,
+        an indicator first, a blank line inside) leaves the subset.
+        """
+        if info[5] >= 0:
+            raise Unsupported("a comment, then more lines")
+        lines, n = self.lines, self.n
+        parts = [lines[i][info[2] : info[3]]]
+        j = i + 1
+        while j < n:
+            text = lines[j]
+            stripped = text.strip(" ")
+            if not stripped or len(text) - len(text.lstrip(" ")) <= indent:
+                break
+            first = stripped[0]
+            if (": " in stripped or stripped.endswith(":") or " #" in stripped or first in _PLAIN_BAD_FIRST
+                    or (first in "-?:" and stripped[1:2] in ("", " "))):  # (indented, "---" is no document marker)
+                raise Unsupported("a plain scalar's line that could mean more")
+            parts.append(stripped)
+            j += 1
+        if j == i + 1:
+            raise Unsupported("not a plain scalar's next line")
+        k = j
+        while k < n and not lines[k].strip(" "):
+            k += 1
+        if k > j and k < n and _indent_of(lines[k]) > indent:
+            raise Unsupported("blank line inside a plain scalar")
+        return _resolve_plain(" ".join(parts)), j
+
+    def quoted_lines(self, i: int, col: int, indent: int) -> tuple[Any, Node, int, bool]:
+        """A quoted scalar opened at ``lines[i][col]`` and closed on a later line (kubebuilder's CRD
+        descriptions): kept as written, never edited (style ``multiline``).
+
+        Its lines fold as YAML folds a flow scalar: each line's edge blanks dropped, one space
+        between lines; in double quotes a backslash ending a line joins it to the next without
+        one.  Blank or not-more-indented lines inside it leave the subset.
+        """
+        lines, n = self.lines, self.n
+        quote = lines[i][col]
+        raw = ""
+        text = lines[i][col + 1 :]
+        j = i
+        while True:
+            raw += _folded_line_end(text, quote)
+            j += 1
+            if j >= n:
+                raise Unsupported("unclosed quoted scalar")
+            line = lines[j]
+            text = line.lstrip(" ")
+            if not text or len(line) - len(text) <= indent:
+                raise Unsupported("blank or outdented line in a quoted scalar")
+            close = scalars.closing_quote(text, 0, quote)
+            if close >= 0:
+                raw += text[:close]
+                break
+        if quote == "'":
+            value = raw.replace("''", "'")
+        else:
+            try:
+                value = _unescape(raw)
+            except scalars.UnsupportedScalar:
+                raise Unsupported("escape") from None
+        _comment_after(line, len(line) - len(text) + close + 1)
+        return value, ScalarPos(i, col, len(lines[i]), "multiline", -1), j + 1, True
 
     def literal(self, i: int, info: tuple, indent: int) -> tuple[Any, Node, int, bool]:
         _, col, chomp, comment, folded = info
@@ -536,33 +622,28 @@ def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
     raise Unsupported("unclosed flow collection")
 
 
+def _folded_line_end(text: str, quote: str) -> str:
+    """A quoted scalar's text on one line that goes on to the next, as it reads folded: without its trailing
+    blanks, then one space; in double quotes a line ending in an unescaped backslash joins without one."""
+    if quote == '"':
+        body = text.rstrip("\\")
+        if (len(text) - len(body)) % 2:
+            return text[:-1]
+        if text.rstrip(" ").endswith("\\") and text.endswith(" "):
+            raise Unsupported("escaped blank before a line break")
+    return text.rstrip(" ") + " "
+
+
 def _quoted(line: str, col: int) -> tuple[str, int]:
     """The one-line quoted scalar starting at ``line[col]`` and the column after it."""
-    if line[col] == "'":
-        j = col + 1
-        while True:
-            k = line.find("'", j)
-            if k < 0:
-                raise Unsupported("multi-line single-quoted scalar")
-            if k + 1 < len(line) and line[k + 1] == "'":
-                j = k + 2
-                continue
-            return line[col + 1 : k].replace("''", "'"), k + 1
-    j = col + 1
-    while True:
-        k = line.find('"', j)
-        if k < 0:
-            raise Unsupported("multi-line double-quoted scalar")
-        backslashes = 0
-        b = k - 1
-        while b > col and line[b] == "\\":
-            backslashes += 1
-            b -= 1
-        if backslashes % 2:
-            j = k + 1
-            continue
-        inner = line[col + 1 : k]
-        return (_unescape(inner) if "\\" in inner else inner), k + 1
+    quote = line[col]
+    k = scalars.closing_quote(line, col + 1, quote)
+    if k < 0:
+        raise Unsupported("quoted scalar over several lines")
+    inner = line[col + 1 : k]
+    if quote == "'":
+        return inner.replace("''", "'"), k + 1
+    return (_unescape(inner) if "\\" in inner else inner), k + 1
 
 
 class _FlowParser:

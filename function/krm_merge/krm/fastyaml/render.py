@@ -23,6 +23,12 @@ def scalar_text(value: Any, like: str) -> str:
         return str(value)
     if not isinstance(value, str):
         raise Unsupported("new float")
+    if like == "double" and "\n" in value and not scalars.literal_can_hold(value):
+        # the round-trip editor keeps such a string double-quoted, its line breaks escaped on one line (kpt's
+        # print of a block scalar with trailing blanks); one it can print as a literal block it does so
+        text = value.replace("\n", "")
+        if text.isascii() and text.isprintable():
+            return scalars.double_quoted(value)
     if "\n" in value or not value.isascii() or not value.isprintable():
         raise Unsupported("string needs care")
     if like == "single":
