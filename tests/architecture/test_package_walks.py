@@ -39,8 +39,6 @@ ALLOWED: dict[tuple[str, str], str] = {
                                           "names (one level, no package)",
     ("commands/promote.py", "glob.glob"): "--kustomize-image DIR: the user's folder pattern, checked not to "
                                           "leave the package (to be matched on the listing: issue 32)",
-    ("update/git.py", "shutil.copytree"): "the scratch copy remote subpackages are updated on (links copied as "
-                                          "links, .git and reserved names left out; written only through the plan)",
     ("upstream/git.py", "Path.glob"): "the git cache's own .cloning. leftovers beside one mirror (one level)",
     ("testing.py", "Path.glob"): "krm_merge.testing: a test author's examples folder (*/.expected/config.yaml), "
                                  "no package",

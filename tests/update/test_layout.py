@@ -89,11 +89,11 @@ def test_the_scan_sees_a_second_plan_type() -> None:
 
 
 def test_only_the_tree_module_lists_packages() -> None:
-    """No module of update lists a tree: each copy is listed once into its snapshot (krm/snapshot.py), which
-    the steps filter (git.py copies the scratch package)."""
+    """No module of update lists or copies a tree: each copy is listed once into its snapshot (krm/snapshot.py),
+    which the steps filter, and a recursive update plans over an overlay of it in memory."""
     walkers = {path.name: sorted(_called_names(ast.parse(path.read_text(encoding="utf-8"))) & WALKS)
                for path in UPDATE.glob("*.py")}
-    assert {name: found for name, found in walkers.items() if found} == {"git.py": ["copytree"]}
+    assert {name: found for name, found in walkers.items() if found} == {}
 
 
 def test_each_strategy_has_its_updater_in_a_module_named_after_it() -> None:

@@ -102,3 +102,51 @@ def test_an_update_lists_local_origin_and_upstream_once_each(world: World, listi
     # every folder of every copy was reached by that one listing
     assert {os.path.relpath(d, real_local) for d in local_dirs} >= {".", "sub", "sub/deep", "docs", "gone"}
 
+
+def remote_sub(repo: str, name: str) -> str:
+    """A subpackage's Kptfile naming its own upstream: folder /leaf of ``repo`` at tag ``leaf``."""
+    from .world import kptfile
+
+    return kptfile(name, f"upstream:\n  type: git\n  git:\n    repo: {repo}\n    directory: /leaf\n    ref: leaf\n")
+
+
+@pytest.fixture
+def fan_out(world: World) -> Path:
+    """A package whose next version brings three remote subpackages (each then updated from its own upstream)."""
+    v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.commit({"../leaf/x.yaml": cm("x", "1"), "../leaf/notes.txt": "leaf\n"}, tag="leaf")
+    world.commit({f"s{i}/Kptfile": remote_sub(f"file://{world.up}", f"s{i}") for i in range(3)}, tag="v2")
+    fetched_by_hand(world, v1)
+    return world.our_pkg
+
+
+def test_a_recursive_update_writes_nothing_before_its_one_transaction(
+    fan_out: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each subpackage is planned over its parent's plan in memory: no scratch copy, no transaction per level."""
+    import shutil
+
+    from krm_merge import txn
+
+    commits: list[str] = []
+    real_commit = txn.commit
+
+    def commit(root: Any, *args: Any, **kwargs: Any) -> Any:
+        commits.append(os.fspath(root))
+        return real_commit(root, *args, **kwargs)
+
+    def no_copy(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a tree was copied: {args}")
+
+    monkeypatch.setattr(txn, "commit", commit)
+    monkeypatch.setattr(shutil, "copytree", no_copy)
+    assert update.main([f"{fan_out}@v2", "--dry-run"]) == 0
+    diff = capsys.readouterr().out
+    assert commits == []  # a dry run writes nothing at all
+    for i in range(3):  # each subpackage updated from its own upstream, shown in the one diff
+        assert f"s{i}/x.yaml" in diff and f"s{i}/notes.txt" in diff
+    assert not (fan_out / "s0").exists()
+    assert update.main([f"{fan_out}@v2"]) == 0
+    assert commits == [os.fspath(fan_out)]  # the one transaction, on the user's package
+    assert sorted(p.relative_to(fan_out).as_posix() for p in fan_out.rglob("x.yaml")) == [
+        "s0/x.yaml", "s1/x.yaml", "s2/x.yaml"]

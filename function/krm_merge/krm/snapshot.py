@@ -14,6 +14,11 @@ filter on it.  A file's bytes are read in place with ``O_NOFOLLOW``
 the first time a step asks, and kept for the next one; items are parsed
 only when the merge asks (``read_package(validate=False)``).
 
+A recursive update lays each level's plan over the local snapshot
+(:meth:`Snapshot.overlaid`) and plans the next level on that overlay's view
+of the subpackage (:meth:`Snapshot.below`): nothing is written, copied or
+listed again before the one transaction.
+
 One listing means one view: a file swapped for a link after the listing is
 still a file to every step, and its read refuses it
 (``UntrustedTreeError``) instead of a later listing leaving it out.
@@ -22,23 +27,30 @@ still a file to every step, and its read refuses it
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 from krm_merge import files
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
+from krm_merge.yaml.load import check_size
 
 
 class Snapshot:
     """One listing of a package copy and the bytes of its files, read once each when first asked."""
 
-    __slots__ = ("root", "what", "listing", "_bytes")
+    __slots__ = ("root", "what", "listing", "_bytes", "_base", "_prefix", "_written")
 
-    def __init__(self, listing: pkgio.Listing, what: str | None = None) -> None:
+    def __init__(self, listing: pkgio.Listing, what: str | None = None, *, base: Snapshot | None = None,
+                 prefix: str = "", written: dict[str, bytes | None] | None = None) -> None:
         self.root = listing.root
         self.what = what  # "origin", "upstream": a copy from elsewhere (reads bounded); None: the user's own
         self.listing = listing
         self._bytes: dict[str, bytes] = {}
+        # An overlay (:meth:`overlaid`) or a folder's view (:meth:`below`) reads what it does not hold from its
+        # base: the one snapshot read from disk (a view: at ``prefix`` in it).
+        self._base = base
+        self._prefix = prefix
+        self._written = written if written is not None else {}  # an overlay's planned bytes (None: deleted)
 
     @classmethod
     def local(cls, root: str | os.PathLike[str]) -> Snapshot:
@@ -62,6 +74,11 @@ class Snapshot:
 
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of regular file ``rel``, read in place following no link the first time, kept after."""
+        data = self._written.get(rel)
+        if data is not None:
+            return data
+        if self._base is not None:
+            return self._base.read_bytes(self._prefix + rel)
         data = self._bytes.get(rel)
         if data is None:
             data = self._bytes[rel] = files.read_beneath(self.root, rel, self.what)
@@ -75,9 +92,59 @@ class Snapshot:
         :meth:`read_bytes`.  Raises ``OSError``, ``UnicodeDecodeError`` or the
         loader's size error.
         """
+        data = self._written.get(rel)
+        if data is not None:  # planned bytes, bounded as a file of the user's would be
+            check_size(len(data), os.path.join(self.root, rel))
+            return data.decode("utf-8")
+        if self._base is not None:
+            return self._base.read_text(self._prefix + rel)
         if self.what is None:
             return files.read_text(os.path.join(self.root, rel))
         return self.read_bytes(rel).decode("utf-8")
+
+    def overlaid(self, writes: Iterable[pkgio.Write], remove_dirs: Iterable[str], under: str = "") -> Snapshot:
+        """This copy with a plan's ``writes`` and ``remove_dirs`` (relative to folder ``under``, "" for the
+        root) laid over it, in memory: listed and read as the copy would be once the plan were written.
+
+        What a recursive update plans over: each remote subpackage is planned
+        on its parent's planned bytes, and nothing is written before the
+        one transaction.  Folders a new file lies in appear; folders the plan
+        removes go.
+        """
+        base, written = (self._base, dict(self._written)) if self._written else (self, {})
+        assert base is not None and not self._prefix, "an overlay is laid over a whole copy, not a folder's view"
+        listed = {f.rel: f for f in self.listing.files}
+        for write in writes:
+            rel = under + write.path
+            written[rel] = write.data
+            if write.data is None:
+                listed.pop(rel, None)
+            elif rel not in listed:
+                name = rel.rpartition("/")[2]
+                listed[rel] = pkgio.PackageFile(rel, os.path.join(self.root, rel), pkgio.kind_of(name), False, "")
+        gone = {under + rel for rel in remove_dirs}
+        listing = pkgio.Listing(self.root)
+        listing.files = sorted(listed.values())
+        listing.dirs = sorted({rel for rel in self.listing.dirs if rel not in gone}
+                              | {folder for rel in listed for folder in pkgio.folders_of(rel)})
+        for name in ("links", "linked_dirs", "broken_links", "others"):
+            setattr(listing, name, list(getattr(self.listing, name)))
+        listing.subpackages = sorted(rel.rpartition("/")[0] for rel in listed
+                                     if "/" in rel and rel.rpartition("/")[2] == pkgio.KPTFILE)
+        return Snapshot(listing, self.what, base=base, written=written)
+
+    def below(self, folder: str) -> Snapshot:
+        """The view of ``folder`` (relative, "" for this copy itself) as a copy of its own: its entries, read
+        through this snapshot (an overlay's planned bytes included)."""
+        if not folder:
+            return self
+        inside = folder.rstrip("/") + "/"
+        cut = len(inside)
+        listing = pkgio.Listing(os.path.join(self.root, inside[:-1]))
+        listing.files = [f._replace(rel=f.rel[cut:]) for f in self.listing.files if f.rel.startswith(inside)]
+        for name in ("dirs", "links", "linked_dirs", "broken_links", "others", "subpackages"):
+            setattr(listing, name, [rel[cut:] for rel in getattr(self.listing, name) if rel.startswith(inside)])
+        return Snapshot(listing, self.what, base=self, prefix=inside)
 
     def file(self, rel: str) -> SnapshotFile:
         """Regular file ``rel`` of this copy, its bytes read when asked."""

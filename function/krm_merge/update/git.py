@@ -9,23 +9,22 @@ The origin (``upstreamLock``'s commit) and upstream (``REF``, default
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
-from krm_merge import files, txn
+from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import Strategy, more_destructive, update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
-from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.results import File, KrmError
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes.kinds import Message, Outcome, message
 from krm_merge.upstream.git import GitCache, Version
 
-from .plan import UpdatePlan, apply_plan
+from .plan import UpdatePlan
 from .report import refused
 from .tree import diff_trees, remote_subpackages
 
@@ -192,36 +191,50 @@ def plan_git_update(
     if not recursive or not _has_remote_subpackages(users, plan):
         return plan
     # kpt updates remote subpackages one after the other, each on the result of the
-    # previous step; we do the same on one scratch copy and plan the difference, so
-    # the update stays all-or-nothing (and --dry-run shows all of it).  Every level
-    # works on that one copy: nothing is copied or compared again per subpackage.
-    with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
-        scratch = Path(tmp) / "pkg"
-        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
-        apply_plan(scratch, plan)
-        found, marks = list(plan.outcomes), list(plan.marks)
-        _update_remote_subpackages(scratch, local, upstream, ref, strategy, options, walk, where, found, marks)
-        final = diff_trees(users, Snapshot.local(scratch))
+    # previous step; we do the same in memory: each level's plan is laid over the local
+    # snapshot (an overlay) and the next level is planned on it, and the final plan is the
+    # overlay's difference from local, so the update stays all-or-nothing (and --dry-run
+    # shows all of it) with nothing copied, written or listed again before the one write.
+    tree = _Planned(users.overlaid(plan.writes, plan.remove_dirs))
+    found, marks = list(plan.outcomes), list(plan.marks)
+    _update_remote_subpackages(tree, "", local, upstream, ref, strategy, options, walk, where, found, marks)
+    final = diff_trees(users, tree.snapshot)
     final.outcomes, final.marks = found, marks
     return final
 
 
+class _Planned:
+    """The package as the update leaves it so far: the local snapshot with every level's plan laid over it."""
+
+    __slots__ = ("snapshot",)
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def lay(self, folder: str, plan: UpdatePlan) -> None:
+        """Lay the plan of the package at ``folder`` ("a/b/") over the tree."""
+        self.snapshot = self.snapshot.overlaid(plan.writes, plan.remove_dirs, folder)
+
+
 def _update_remote_subpackages(
-    package: Path, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
+    tree: _Planned, package: str, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
     options: _Options, walk: Recursion, where: str, found: list[Outcome], marks: list[Entry],
 ) -> None:
-    """Update each remote subpackage below ``package`` (a scratch folder, updated in place), then theirs;
-    their outcomes go to ``found`` and the conflicts they mark (the ledger's entries) to ``marks``, named from
-    ``package``.
+    """Update each remote subpackage below folder ``package`` of ``tree`` ("" for the root, else "a/b/"), its
+    plan laid over the tree, then theirs; their outcomes go to ``found`` and the conflicts they mark (the
+    ledger's entries) to ``marks``, named from ``package``.
 
     ``users`` is the same package in the user's own tree, as it was before the update
     (None when it is new): its Kptfiles say how the user's subpackages are updated.
     """
-    for sub in remote_subpackages(Snapshot.local(package)):
+    for sub in remote_subpackages(tree.snapshot.below(package)):
         # Named where the user finds it, not in the scratch copy.
         sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
         walk.count(sub_where)
-        sub_text, sub_up, sub_lock = read_package_kptfile(package / sub, sub_where)
+        at = f"{package}{sub}/"
+        copy = tree.snapshot.below(at)  # the subpackage as its parent's plan leaves it
+        sub_text = copy.read_text(pkgio.KPTFILE)
+        sub_up, sub_lock = read_upstream(yamlio.load_data(sub_text, sub_where), sub_where)
         follows = (
             sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
             and clean_directory(sub_up.directory).startswith(clean_directory(upstream.directory))
@@ -231,14 +244,14 @@ def _update_remote_subpackages(
         users_sub = users / sub if users is not None and (users / sub).is_dir() else None
         used, recorded, proposal = _own_strategy(sub_text, users_sub, sub_strategy, options.accept_upstream_strategy,
                                                  f"{sub}/Kptfile")
-        sub_plan = _plan_one_git_package(Snapshot.local(package / sub), sub_text, sub_up, sub_lock, sub_ref, used,
+        sub_plan = _plan_one_git_package(copy, sub_text, sub_up, sub_lock, sub_ref, used,
                                          options.conflicts, options.fallback_keys, options.versions,
                                          options.files_policy, walk.budget, recorded)
-        apply_plan(package / sub, sub_plan)
+        tree.lay(at, sub_plan)
         if proposal is not None:
             found.append(proposal)
         inner, inner_marks = list(sub_plan.outcomes), list(sub_plan.marks)
-        _update_remote_subpackages(package / sub, users_sub, sub_up, sub_ref, sub_strategy, options, sub_walk,
+        _update_remote_subpackages(tree, at, users_sub, sub_up, sub_ref, sub_strategy, options, sub_walk,
                                    sub_where, inner, inner_marks)
         found.extend(outcome.within(sub) for outcome in inner)  # named where the user finds them
         marks.extend(entry.within(sub) for entry in inner_marks)

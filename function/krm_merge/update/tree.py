@@ -113,13 +113,12 @@ def remote_subpackages(copy: Snapshot) -> list[str]:
     """Subpackages of a copy whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
     found: list[str] = []
     found_set: set[str] = set()  # the same, looked up by each folder above a subpackage
-    root = Path(copy.root)
     listed = copy.subpackages()
     for rel in sorted(listed, key=lambda rel: rel.split("/")):  # parents first, as a walk meets them
         if any(folder in found_set for folder in pkgio.folders_of(rel)):
             continue  # its own subpackages are its business
         try:
-            data = yamlio.load_data(files.read_text(root / rel / pkgio.KPTFILE), f"{rel}/Kptfile")
+            data = yamlio.load_data(copy.read_text(f"{rel}/{pkgio.KPTFILE}"), f"{rel}/Kptfile")
         except KrmError:
             continue  # not a readable Kptfile: the parent's merge reports it
         up = data.get("upstream") if isinstance(data, dict) else None
