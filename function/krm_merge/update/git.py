@@ -228,7 +228,7 @@ def _update_remote_subpackages(
     (None when it is new): its Kptfiles say how the user's subpackages are updated.
     """
     for sub in remote_subpackages(tree.snapshot.below(package)):
-        # Named where the user finds it, not in the scratch copy.
+        # Named where the user finds it (the overlay has no path of its own).
         sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
         walk.count(sub_where)
         at = f"{package}{sub}/"

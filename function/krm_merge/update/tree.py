@@ -17,9 +17,7 @@ or removes: no walk of its own here.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from krm_merge import files
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.snapshot import Snapshot, SnapshotFile
