@@ -1,10 +1,13 @@
 #!/bin/sh
 # Builds the example's world in DEST (default: ./demo, in the current directory; it must not hold
 # anything yet, so a second run never mixes with the first):
-#   DEST/upstream  a git repository whose pkg/ holds upstream-v1 (tag v1), then upstream-v2 (tag v2)
+#   DEST/upstream  a git repository whose pkg/ holds each upstream-vN folder of this example in turn,
+#                  one commit tagged vN each (v1 first)
 #   DEST/local     the package as `kpt pkg get file://DEST/upstream.git/pkg@v1 local` leaves it,
 #                  plus this example's local edits (local/)
 # Needs only git.  Prints DEST.
+# (Generated from tools/templates/update-example-setup.sh by tools/sync_examples.py; each example keeps
+# its own copy so that it still runs when copied out of the repository.)
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 DEST=${1:-demo}
@@ -19,12 +22,14 @@ export GIT_AUTHOR_NAME=example GIT_AUTHOR_EMAIL=example@example.invalid
 export GIT_COMMITTER_NAME=example GIT_COMMITTER_EMAIL=example@example.invalid
 g() { git -C "$DEST/upstream" "$@"; }
 g init -q -b main
-cp "$HERE"/upstream-v1/* "$DEST/upstream/pkg/"
-g add -A && g commit -qm v1 && g tag v1
-V1=$(g rev-parse HEAD)
-rm -f "$DEST"/upstream/pkg/*
-cp "$HERE"/upstream-v2/* "$DEST/upstream/pkg/"
-g add -A && g commit -qm v2 && g tag v2
+# upstream-v1, upstream-v2, ... in version order (the glob sorts v10 before v2: keep under ten)
+for dir in "$HERE"/upstream-v*; do
+  v=${dir##*/upstream-}
+  rm -f "$DEST"/upstream/pkg/*
+  cp "$dir"/* "$DEST/upstream/pkg/"
+  g add -A && g commit -qm "$v" && g tag "$v"
+done
+V1=$(g rev-parse v1)
 mkdir -p "$DEST/local"
 cp "$HERE"/local/* "$DEST/local/"
 # the upstream/upstreamLock sections kpt pkg get writes, after metadata

@@ -20,7 +20,7 @@ from typing import Any
 
 from krm_merge.errors import ConfigError
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.registry import API_GROUP, API_VERSION, API_VERSIONS, KINDS, MODES, Mode, ModeEntry, load_mode
 
 __all__ = [
@@ -50,7 +50,7 @@ class Invocation:
     config: Any
 
 
-def route(function_config: KubeObject | None) -> Route:
+def route(function_config: Item | None) -> Route:
     """The mode a functionConfig asks for, with its values; :class:`ConfigError` naming the field if none."""
     data = function_config.data if function_config is not None else None
     if not data:
@@ -76,7 +76,7 @@ def route(function_config: KubeObject | None) -> Route:
     )
 
 
-def resolve(function_config: KubeObject | None) -> Invocation:
+def resolve(function_config: Item | None) -> Invocation:
     """Route a functionConfig to its mode (imported only now) and parse its config."""
     found = route(function_config)
     mode = load_mode(found.mode)
@@ -84,7 +84,7 @@ def resolve(function_config: KubeObject | None) -> Invocation:
     return Invocation(mode, parse(found.values))
 
 
-def mode_name(function_config: KubeObject | None) -> str | None:
+def mode_name(function_config: Item | None) -> str | None:
     """The mode :func:`route` finds, without reading its config; None where it finds none.
 
     For callers that only need to know the mode (``krm-merge run`` treats a

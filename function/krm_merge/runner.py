@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import BinaryIO, TextIO
 
-from krm_merge import sdk
+from krm_merge.sdk._core import call_reporting_errors, run_resource_list, run_text_with_results
 from krm_merge.config import resolve
 from krm_merge.krm.resourcelist import ResourceList, resource_list_parts
 from krm_merge.krm.results import Results
@@ -33,7 +33,7 @@ def run_mode(rl: ResourceList) -> None:
 
 def process(rl: ResourceList) -> None:
     """Run the mode; results land in ``rl``, every exception as an error result."""
-    sdk.call_reporting_errors(run_mode, rl, NAME)  # type: ignore[arg-type]
+    call_reporting_errors(run_mode, rl, NAME)  # type: ignore[arg-type]
 
 
 def run_function(text: str | bytes) -> tuple[str, int]:
@@ -44,7 +44,7 @@ def run_function(text: str | bytes) -> tuple[str, int]:
 
 def run_function_with_results(text: str | bytes) -> tuple[str, int, Results]:
     """Like :func:`run_function`, also returning the results for logging."""
-    return sdk.run_text_with_results(run_mode, text, NAME)
+    return run_text_with_results(run_mode, text, NAME)
 
 
 def run_function_streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[int, Results]:
@@ -55,7 +55,7 @@ def run_function_streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[int, Result
     and the output is encoded piece by piece (at 16,000 Deployments, 21 MB,
     that is about 80 MB less at the peak).
     """
-    rl = sdk.run_resource_list(run_mode, lambda: _decoded(stdin.read()), NAME)
+    rl = run_resource_list(run_mode, lambda: _decoded(stdin.read()), NAME)
     results = rl.results
     pending: list[str] = []
     size = 0
@@ -76,7 +76,7 @@ def log_results(results: Results, stream: TextIO) -> None:
 
 
 def _decoded(data: bytes) -> str | bytes:
-    """The input as text; undecodable bytes stay bytes (``sdk.read_input`` reports where)."""
+    """The input as text; undecodable bytes stay bytes (``sdk._core.read_input`` reports where)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,6 +13,7 @@ import ast
 import importlib
 import inspect
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -35,11 +36,23 @@ def test_all_matches_the_committed_list() -> None:
     assert not added, f"new public names: add them to tests/api/public_names.txt on purpose: {added}"
 
 
-def _variable_docstrings(module: object) -> dict[str, str]:
-    """Docstrings of module-level assignments (a string literal right after them, as pdoc reads them)."""
-    tree = ast.parse(inspect.getsource(module))  # type: ignore[arg-type]
+def _variable_docstrings(module: ModuleType) -> dict[str, str]:
+    """Docstrings of module-level assignments (a string literal right after them, as pdoc reads them).
+
+    A package's (``krm_merge.sdk``) are those of its own modules too: it re-exports their names.
+    """
+    sources = [Path(inspect.getfile(module))]
+    if hasattr(module, "__path__"):
+        sources = sorted(Path(inspect.getfile(module)).parent.glob("*.py"))
     out: dict[str, str] = {}
-    body = tree.body
+    for source in sources:
+        out.update(_assignment_docstrings(source.read_text()))
+    return out
+
+
+def _assignment_docstrings(source: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    body = ast.parse(source).body
     for node, following in zip(body, body[1:]):
         target = node.target if isinstance(node, ast.AnnAssign) else (
             node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
@@ -68,7 +81,9 @@ def _own_public_methods() -> list[str]:
         module = importlib.import_module(module_name)
         for name in module.__all__:
             value = getattr(module, name)
-            if inspect.isclass(value) and value.__module__ == module_name:
+            # its own classes, and a package's (krm_merge.sdk re-exports those of its modules)
+            if inspect.isclass(value) and (value.__module__ == module_name
+                                           or value.__module__.startswith(f"{module_name}._")):
                 out += [f"{module_name}.{name}.{attr}" for attr, member in vars(value).items()
                         if not attr.startswith("_") and callable(getattr(member, "__func__", member))]
     return out
@@ -95,3 +110,20 @@ def test_the_documented_entry_points_work() -> None:
     from krm_merge import sdk, smp, testing  # noqa: F401
 
     assert callable(smp.apply) and callable(sdk.run) and callable(testing.catalog_tests)
+
+
+def test_the_sdk_binds_exactly_its_public_names() -> None:
+    # The SDK's internals (the directory engine, the run sequence the CLI shares) live in its private
+    # modules: `from krm_merge.sdk import run_directory` must fail, not quietly bind an unstable name.
+    from krm_merge import sdk
+
+    bound = {name for name, value in vars(sdk).items()
+             if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"}
+    assert bound == set(sdk.__all__)
+
+
+@pytest.mark.parametrize("internal", ["run_directory", "function_config_from_args", "call_reporting_errors",
+                                      "read_input", "run_resource_list", "run_text_with_results"])
+def test_the_sdk_does_not_export_its_internals(internal: str) -> None:
+    with pytest.raises(ImportError):
+        exec(f"from krm_merge.sdk import {internal}", {})

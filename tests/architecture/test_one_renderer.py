@@ -33,8 +33,8 @@ ALLOWED = {
     ("krm_merge.fleet.run", "_start"): "flushes the streams before a worker is forked (else it writes them twice)",
     ("krm_merge.cli", "function_main"): "the function protocol: the ResourceList on stdout, LOG_TO_STDERR's stream",
     ("krm_merge.cli", "_subcommand"): "a command missing from this build: no command runs",
-    ("krm_merge.sdk", "run"): "an SDK function's protocol: the ResourceList on stdout",
-    ("krm_merge.sdk", "call_reporting_errors"): "the author's traceback, only with KRM_FN_TRACEBACK=1",
+    ("krm_merge.sdk._main", "run"): "an SDK function's protocol: the ResourceList on stdout",
+    ("krm_merge.sdk._core", "call_reporting_errors"): "the author's traceback, only with KRM_FN_TRACEBACK=1",
     ("krm_merge.krm.yamlio", "dump_results"): "the one home of the results wire format (the renderer's, the ResourceList's)",
     ("krm_merge.testing", "check_example"): "the example harness rewrites an example's expected results only when asked",
 }

@@ -8,8 +8,8 @@ Any other module that walks or lists a tree (``os.walk``, ``os.fwalk``,
 ``glob.glob``/``iglob``, ``shutil.copytree``) would bring its own rules for
 links, hidden names, ``.git`` and krm-merge's reserved names back; it fails
 here unless :data:`ALLOWED` names that module and that call with the reason.
-Promote's hot path reads through the lister too (its screen works on the
-listing), so it has no row.  A row no longer used fails too, so the table
+Promote reads through the lister too (its screen and its ``--kustomize-image``
+folders match on the one listing of the run), so it has no row.  A row no longer used fails too, so the table
 stays the list of places that really list folders.
 """
 
@@ -37,8 +37,6 @@ ALLOWED: dict[tuple[str, str], str] = {
                               "empty (one level, krm-merge's own files)",
     ("commands/report.py", "os.listdir"): "report merge DIR: the *.json shard reports of one folder the user "
                                           "names (one level, no package)",
-    ("commands/promote.py", "glob.glob"): "--kustomize-image DIR: the user's folder pattern, checked not to "
-                                          "leave the package (to be matched on the listing: issue 32)",
     ("upstream/git.py", "Path.glob"): "the git cache's own .cloning. leftovers beside one mirror (one level)",
     ("testing.py", "Path.glob"): "krm_merge.testing: a test author's examples folder (*/.expected/config.yaml), "
                                  "no package",

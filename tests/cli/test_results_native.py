@@ -164,14 +164,14 @@ def test_update_file_results_carry_their_file_and_a_failure_is_one_error(tmp_pat
 def test_the_sdk_directory_run_words_what_stops_it_as_the_commands_do(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], error: Exception) -> None:
     """One except block: the SDK's run of a directory and every command turn an error into the same line."""
-    from krm_merge import sdk
     from krm_merge.krm import package
+    from krm_merge.sdk._directory import run_directory
 
     def fail(*_args: object, **_kw: object) -> None:
         raise error
 
     monkeypatch.setattr(package, "read_package", fail)
-    code = sdk.run_directory(lambda rl: None, str(tmp_path), name="fn", label="krm-merge run")
+    code = run_directory(lambda rl: None, str(tmp_path), name="fn", label="krm-merge run")
     expected = f"krm-merge run: error: {failure(error).message}"  # type: ignore[arg-type]
     assert code == 1 and capsys.readouterr().err == expected + "\n"
 

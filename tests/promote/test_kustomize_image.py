@@ -150,3 +150,29 @@ def test_kustomization_outside_the_root_is_refused(directory: str, tmp_path: Pat
     assert code == 1
     assert "leaves" in capsys.readouterr().err
     assert outside.read_text() == "images:\n- name: app\n  newTag: v1\n"
+
+
+def test_kustomization_folder_leaving_the_root_is_refused_even_when_absent(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Checked on the folder asked for, not on what a glob found: no file outside is needed to refuse it.
+    (tmp_path / "repo" / "o").mkdir(parents=True)
+    code = main([str(tmp_path / "repo"), "--kustomize-image", "../nothere:app=app:v2"])
+    assert code == 1 and "refusing ../nothere: the kustomization path leaves" in capsys.readouterr().err
+
+
+def test_kustomization_folders_are_found_on_the_package_listing(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The kustomizations are the listed files (the one lister's rules): a hidden folder named is found, a
+    symbolic link to a directory is not followed (as for marked files), so its kustomization is no match."""
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    original, changed = "images:\n- name: app\n  newTag: v1\n", "images:\n- name: app\n  newTag: v2\n"
+    (repo / ".overlay").mkdir(parents=True)
+    (repo / ".overlay" / "Kustomization").write_text(original)
+    elsewhere.mkdir()
+    (elsewhere / "kustomization.yaml").write_text(original)
+    (repo / "linked").symlink_to(elsewhere, target_is_directory=True)
+    assert main([str(repo), "--kustomize-image", ".overlay:app=app:v2"]) == 0
+    assert (repo / ".overlay" / "Kustomization").read_text() == changed
+    assert main([str(repo), "--kustomize-image", "linked:app=app:v2"]) == 1
+    assert "no field found for a kustomization in linked" in capsys.readouterr().err
+    assert (elsewhere / "kustomization.yaml").read_text() == original

@@ -437,7 +437,7 @@ def test_resolve_is_linear_in_the_number_of_markers(tmp_path: Path, monkeypatch:
     from krm_merge.update import ledger as ledger_module
 
     counting(conflicts.yamlio, "load_rt")
-    counting(kubeobject.KubeObject, "set_data")
+    counting(kubeobject.Item, "set_data")
     counting(conflicts, "find_marker")
     counting(ledger_module, "find_marker")
     counts = []

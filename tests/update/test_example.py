@@ -83,3 +83,13 @@ def test_setup_builds_in_the_current_directory_and_never_over_a_world(tmp_path: 
     again = subprocess.run(["sh", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 1 and "demo is not empty" in again.stderr
     assert read_tree(tmp_path / "demo" / "local") == before
+
+
+def test_each_update_example_runs_the_one_setup_template() -> None:
+    """The update examples' setup.sh are copies of tools/templates/update-example-setup.sh (each example stays
+    runnable when copied out on its own); tools/sync_examples.py --check fails on a copy edited by hand."""
+    root = EXAMPLE.parents[1]
+    check = subprocess.run([sys.executable, str(root / "tools" / "sync_examples.py"), "--check"],
+                           capture_output=True, text=True, timeout=60)
+    assert check.returncode == 0, check.stderr
+    assert check.stderr == ""

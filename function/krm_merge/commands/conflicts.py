@@ -36,7 +36,7 @@ from krm_merge import files, txn
 from krm_merge.commands.base import command_parser
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio, yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.package import read_package, split_documents
 from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.values import Label, PathPart
@@ -282,7 +282,7 @@ def _resolve_doc(rel: str, doc: str, first_line: int, markers: list[Marker], tak
     unmarked = "\n".join(lines)
     if take != "upstream":
         return unmarked
-    obj = KubeObject(unmarked, what=rel)
+    obj = Item(unmarked, what=rel)
     try:
         data = obj.copy_data()
         for marker in markers:

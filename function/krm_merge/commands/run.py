@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from krm_merge import sdk
 from krm_merge.commands.base import command_parser
 from krm_merge.commands.pull_request import PullRequestStep, promote_step
 from krm_merge.config import mode_name, resolve
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import ChangeSet
 from krm_merge.krm.results import File
 from krm_merge.outcomes.report import Report
@@ -27,6 +26,8 @@ from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.report import field_sets_from_results, subject
 from krm_merge.promote.request import resolve as resolve_promotions
 from krm_merge.runner import NAME, run_mode
+from krm_merge.sdk import ResourceList
+from krm_merge.sdk._directory import run_directory
 
 PROG = "krm-merge run"
 
@@ -65,7 +66,7 @@ def main(argv: list[str]) -> int:
     return _run(args.dir, args.fn_config, pairs, args.dry_run, args.results, not args.quiet)
 
 
-def _is_promote(config: KubeObject | None) -> bool:
+def _is_promote(config: Item | None) -> bool:
     return mode_name(config) == "promote"
 
 
@@ -73,7 +74,7 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
          summary: bool) -> int:
     steps: list[PullRequestStep] = []  # a promote run's pull request, once its changes are planned
 
-    def after_read(rl: sdk.ResourceList, pkg: Any) -> None:
+    def after_read(rl: ResourceList, pkg: Any) -> None:
         if _is_promote(rl.function_config):
             # promote skips files it cannot read, as the promote command does, and says so.
             from krm_merge.modes.promote import unread_file_warnings  # start-up: only a promote run loads that mode
@@ -81,7 +82,7 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
             for message, rel in unread_file_warnings(str(root), pkg.skipped):
                 rl.results.warning(message, file=File(rel))
 
-    def before_write(rl: sdk.ResourceList, changes: ChangeSet, report: Report) -> None:
+    def before_write(rl: ResourceList, changes: ChangeSet, report: Report) -> None:
         # The mode ran without an error: its config is valid (a wrong one is an error result naming it).
         config = resolve(rl.function_config).config if _is_promote(rl.function_config) else None
         if config is None or config.pull_request is None:
@@ -90,25 +91,25 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
         steps.append(step)
         step.before_write(changes.writes, lambda: _promotion_report(root, rl, config, changes), dry_run=dry_run)
 
-    def after_write(rl: sdk.ResourceList, changes: ChangeSet, report: Report) -> None:
+    def after_write(rl: ResourceList, changes: ChangeSet, report: Report) -> None:
         for step in steps:
             step.publish()
 
-    return sdk.run_directory(
+    return run_directory(
         run_mode, root, fn_config=fn_config, pairs=pairs, dry_run=dry_run, results_file=results_file,
         name=NAME, label=PROG, skip_undecodable=_is_promote, after_read=after_read, summary=summary,
         before_write=before_write, after_write=after_write,
     )
 
 
-def _promote_step(report: Report, root: str, rl: sdk.ResourceList, config: Any) -> PullRequestStep:
+def _promote_step(report: Report, root: str, rl: ResourceList, config: Any) -> PullRequestStep:
     """The pull-request step of a promote run's ``pullRequest`` block; the Pipelines among the items name the branch."""
     pipelines = [item.data for item in rl.items if item.kind == "Pipeline"]
     finder = lambda ref: find_pipeline(pipelines, ref)  # noqa: E731
     return promote_step(report, config.pull_request, root, resolve_promotions(config.promotions, finder), finder)
 
 
-def _promotion_report(root: str, rl: sdk.ResourceList, config: Any, changes: ChangeSet) -> Report:
+def _promotion_report(root: str, rl: ResourceList, config: Any, changes: ChangeSet) -> Report:
     """The run as a promote report once written: the commit's and pull request's words, as the promote command's."""
     words = Report("promote", root)
     words.subject = subject(config.promotions)

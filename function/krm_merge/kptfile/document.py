@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Any
 
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.values import same
 
 
@@ -51,7 +51,7 @@ def more_destructive(proposed: str, current: str) -> bool:
     return _RISK.get(proposed, 0) > _RISK.get(current, 0)
 
 
-def is_kptfile(obj: KubeObject) -> bool:
+def is_kptfile(obj: Item) -> bool:
     """Whether the item is a Kptfile (kind Kptfile of group kpt.dev)."""
     return obj.kind == "Kptfile" and obj.group == "kpt.dev"
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from krm_merge import files
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
 
@@ -132,8 +132,8 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
     """
     if _records(kptfile_text, upstream, commit, strategy, lock_ref or upstream.ref):
         return kptfile_text  # already says so (an update to where the package is): no round trip
-    # KubeObject's editors splice the changed lines into the text (comments and layout stay).
-    obj = KubeObject(kptfile_text)
+    # Item's editors splice the changed lines into the text (comments and layout stay).
+    obj = Item(kptfile_text)
     data = obj.copy_data()
     up = data.get("upstream")
     if isinstance(up, dict) and isinstance(up.get("git"), dict):

@@ -1,6 +1,6 @@
 """An item's text and every view derived from it, cached and dropped together.
 
-``KubeObject`` is the face modes use; this class owns the state behind it
+``Item`` (and its public face ``KubeObject``) is what modes use; this class owns the state behind it
 (see docs/internals.md, "The representations of an item"):
 
 * the text, and the exact input bytes while the text is unchanged;

@@ -1,4 +1,10 @@
-"""KubeObject: one KRM resource, held as its original text with lazy views.
+"""KubeObject, the public face of one KRM resource, and Item, the internal class every object is.
+
+``KubeObject`` is what an SDK function sees (``krm_merge.sdk.KubeObject``): identity,
+values by path, typed getters, the object as data or YAML; ``tests/api/
+kubeobject_members.txt`` pins its members.  ``Item`` adds the reader's and
+writer's bookkeeping (input bytes, reader annotations, placing an item in a file,
+the round-trip tree, the update's carried edits); krm-merge's own code uses it.
 
 An item is kept as the exact text it arrived in.  Reading its identity
 (apiVersion, kind, name, namespace, annotations) uses a cheap line scan of
@@ -38,39 +44,41 @@ class Header(NamedTuple):
 
 
 class KubeObject:
-    """One resource of a ResourceList: its exact text plus lazy views of its values.
+    """One Kubernetes resource of a ResourceList, edited with its comments and formatting kept.
 
-    The one class of an item, for krm-merge's modes and for SDK functions
-    alike (``krm_merge.sdk.KubeObject`` is this class).
+    The public face of an item, as kpt's Go SDK's ``fn.KubeObject``:
 
-    Identity: ``api_version``, ``kind``, ``group``, ``version``, ``name``,
-    ``namespace``, ``labels``, ``annotations``, ``path`` and ``index`` (the
-    file and document the item came from: kpt's path/index annotations, the
-    only record of it), ``is_local_config``, ``ref()``.
-
-    An item read from a package directory carries the annotations ``kpt fn
-    source`` gives it (``reader_annotations``) beside its text: ``annotations``,
-    ``data`` and ``copy_data`` include them, ``text`` is the file's text
-    without them (so the writer never has them to strip), and
-    ``text_with_reader_annotations`` is the item as a ResourceList prints it.
-
-    Values: paths are ``"spec.template.spec.containers[0].image"`` or, for keys
-    holding dots, a tuple (``("metadata", "labels", "app.kubernetes.io/name")``).
-    :meth:`get` and the typed getters read; :meth:`set`, :meth:`remove`,
-    :meth:`set_label`, :meth:`set_annotation` and :meth:`set_data` edit,
-    changing as few bytes of the text as possible (comments stay, also on the
-    edited field).  ``data`` is the whole object as plain data (read-only; edit
-    a :meth:`copy_data` and hand it to :meth:`set_data`).  ``text`` is the
-    current YAML (a standalone document at column 0); ``changed`` says whether
-    any edit changed it.  ``source_block``, when given, is the exact text the
-    item had inside the ResourceList it was read from; it is written back
-    verbatim while the item is unchanged.
+    * identity: :attr:`api_version`, :attr:`kind`, :attr:`group`, :attr:`version`,
+      :attr:`name`, :attr:`namespace`, :attr:`labels`, :attr:`annotations`,
+      :attr:`is_local_config`, :meth:`ref`; :attr:`path` and :attr:`index` are the
+      file and document it came from (kpt's path/index annotations);
+    * values by path: ``"spec.template.spec.containers[0].image"`` or, for keys
+      holding dots, a tuple (``("metadata", "labels", "app.kubernetes.io/name")``):
+      :meth:`get`, :meth:`has` and the typed getters (:meth:`get_str`,
+      :meth:`get_int`, :meth:`get_float`, :meth:`get_bool`, :meth:`get_list`,
+      :meth:`get_map`, which raise :class:`KrmError` on a wrong type) read;
+      :meth:`set`, :meth:`remove`, :meth:`set_label` and :meth:`set_annotation`
+      edit, changing as few bytes of the text as possible (comments stay, also
+      on the edited field);
+    * the whole object: :attr:`data` as plain data (read-only; edit a
+      :meth:`copy_data` and hand it to :meth:`set_data`), :attr:`text` as YAML,
+      :attr:`changed` once an edit changed it.
 
     New objects: ``KubeObject.from_data({...})`` or ``KubeObject.from_text("...")``,
-    then ``ResourceList.add``.
+    then ``ResourceList.add``.  Everything else an item carries (its input
+    bytes, the reader's annotations, the round-trip tree) is krm-merge's
+    internal :class:`Item`, which every object is.
     """
 
-    __slots__ = ("_views", "what")
+    __slots__ = {
+        "_views": "the text and its cached views (krm/itemviews.py)",
+        "what": "How messages name the object when it has no identity yet (``item 3``, ``deploy.yaml (document 0)``).",
+    }
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> KubeObject:
+        # Every object is the internal Item: the reader, the writer and the modes need its bookkeeping,
+        # also for objects an SDK function creates.
+        return object.__new__(Item if cls is KubeObject else cls)
 
     def __init__(self, text: str, *, source_block: str | None = None, what: str = "item") -> None:
         # The text and every view of it (header, data, positions, round-trip tree) live in one place.
@@ -80,32 +88,289 @@ class KubeObject:
     # --- construction -----------------------------------------------------------
 
     @classmethod
-    def from_text(cls, text: str, *, path: str | None = None, index: int | None = None) -> KubeObject:
-        """A new item from YAML text, with kpt's path/index annotations if given."""
+    def from_text(cls, text: str, *, path: str | None = None, index: int | None = None) -> Item:
+        """A new object from YAML text, in file ``path`` (document ``index``) if given."""
         if not text.endswith("\n"):
             text += "\n"
-        obj = cls(text)
+        obj = Item(text)
         obj._views.changed = True
         if path is not None:
             obj.set_path(path, index)
         return obj
 
     @classmethod
-    def from_data(cls, data: dict[str, Any], *, path: str | None = None, index: int | None = None) -> KubeObject:
-        """A new item from plain data (block style, kyaml quoting)."""
+    def from_data(cls, data: dict[str, Any], *, path: str | None = None, index: int | None = None) -> Item:
+        """A new object from plain data (block style, quoted as kpt quotes), in file ``path`` if given."""
         return cls.from_text(yamlio.dump_data(data), path=path, index=index)
 
-    # --- text -------------------------------------------------------------------
+    # --- the whole object -------------------------------------------------------
 
     @property
     def text(self) -> str:
-        """The item's YAML text as it is now."""
+        """The object's YAML text as it is now (a standalone document at column 0)."""
         return self._views.text
 
     @property
     def changed(self) -> bool:
         """True once any edit changed the text."""
         return self._views.changed
+
+    @property
+    def data(self) -> Any:
+        """The object as plain data (read-only: use :meth:`copy_data` to edit)."""
+        return self._views.item_data
+
+    def copy_data(self) -> Any:
+        """A deep copy of :attr:`data` to edit and hand back to :meth:`set_data`.
+
+        The copy remembers which element of the original each of its list
+        elements is, so :meth:`set_data` keeps their comments even when the
+        elements move.
+        """
+        return self._views.copy_data()
+
+    def set_data(self, new: Any) -> None:
+        """Make the object hold ``new``, changing as few bytes of its text as possible.
+
+        Unchanged values keep their bytes and comments; list elements that
+        came from :meth:`copy_data` keep theirs wherever they move.
+        """
+        self._views.set_data(new, None)
+
+    # --- identity ---------------------------------------------------------------
+
+    @property
+    def api_version(self) -> str:
+        """``apiVersion`` (``apps/v1``)."""
+        # Identity reads the text's own header: only `annotations` needs the reader's composed in.
+        return self._text_header().api_version
+
+    @property
+    def kind(self) -> str:
+        """``kind`` (``Deployment``)."""
+        return self._text_header().kind
+
+    @property
+    def group(self) -> str:
+        """The API group of :attr:`api_version` (``apps``; empty for the core group)."""
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        """The version of :attr:`api_version` (``v1``)."""
+        return self.api_version.rpartition("/")[2]
+
+    @property
+    def name(self) -> str:
+        """``metadata.name`` (empty when absent)."""
+        return self._text_header().name
+
+    @property
+    def namespace(self) -> str:
+        """``metadata.namespace`` (empty when absent)."""
+        return self._text_header().namespace
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """``metadata.labels`` as strings (read-only: edit with :meth:`set_label`)."""
+        return self._text_header().labels
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        """``metadata.annotations`` as strings, kpt's path/index annotations included (read-only)."""
+        return self._header().annotations
+
+    @property
+    def is_local_config(self) -> bool:
+        """Whether the object is annotated ``config.kubernetes.io/local-config: "true"`` (not deployed)."""
+        # The text's own: the reader's annotations never include this one, and composing them costs.
+        return self._text_header().annotations.get(LOCAL_CONFIG, "").lower() == "true"
+
+    @property
+    def path(self) -> str | None:
+        """The file the object came from, relative to the package (kpt's path annotation), if known."""
+        location = self._views.location()
+        if location is not None:
+            return location[0]
+        ann = self._views.reader or self.annotations
+        for key in PATH_ANNOTATIONS:
+            if ann.get(key):
+                return ann[key]
+        return None
+
+    @property
+    def index(self) -> int:
+        """The object's document index within its file (kpt's index annotation; 0 when unknown)."""
+        location = self._views.location()
+        if location is not None:
+            return location[1]
+        ann = self._views.reader or self.annotations
+        for key in INDEX_ANNOTATIONS:
+            value = ann.get(key, "")
+            if value.isdigit():
+                return int(value)
+        return 0
+
+    def ref(self) -> ResourceRef:
+        """The object's identity as a result's ``resourceRef``."""
+        return ResourceRef(self.api_version, self.kind, self.name, self.namespace)
+
+    # --- values -----------------------------------------------------------------
+
+    def get(self, path: str | Sequence[PathPart], default: Any = None) -> Any:
+        """The value at ``path`` (``"spec.containers[0].image"`` or a tuple); ``default`` when absent."""
+        return get_path(self.data, parse_path(path), default)
+
+    def has(self, path: str | Sequence[PathPart]) -> bool:
+        """Whether a field exists at ``path`` (also when its value is ``null``)."""
+        return self.get(path, _MISSING) is not _MISSING
+
+    def set(self, path: str | Sequence[PathPart], value: Any) -> None:
+        """Set the value at ``path``, creating maps on the way."""
+        parts = parse_path(path)
+        data = self.copy_data()
+        node = data
+        for i, part in enumerate(parts[:-1]):
+            nxt = node[part] if _has(node, part) else None
+            if not isinstance(nxt, (dict, list)):
+                if isinstance(part, int):
+                    raise KrmError(f"no list element at {format_path(parts[: i + 1])}", self, format_path(parts))
+                nxt = node[part] = {}
+            node = nxt
+        last = parts[-1]
+        if isinstance(last, int) and not _has(node, last):
+            raise KrmError(f"no list element at {format_path(parts)}", self, format_path(parts))
+        node[last] = value
+        self.set_data(data)
+
+    def remove(self, path: str | Sequence[PathPart]) -> bool:
+        """Delete the field at ``path``; ``False`` when it was not there."""
+        parts = parse_path(path)
+        data = self.copy_data()
+        parent = get_path(data, parts[:-1])
+        if not _has(parent, parts[-1]):
+            return False
+        del parent[parts[-1]]
+        self.set_data(data)
+        return True
+
+    def set_label(self, key: str, value: str) -> None:
+        """Set ``metadata.labels[key]`` (a string, as Kubernetes requires)."""
+        self.set(("metadata", "labels", key), str(value))
+
+    def set_annotation(self, key: str, value: str) -> None:
+        """Set ``metadata.annotations[key]`` (a string, as Kubernetes requires)."""
+        self.set(("metadata", "annotations", key), str(value))
+
+    # --- typed getters ---------------------------------------------------------------
+
+    def get_str(self, path: str | Sequence[PathPart], default: str | None = None) -> str | None:
+        """The string at ``path``; ``default`` when absent; :class:`KrmError` when not a string."""
+        return self._typed(path, default, (str,), "a string")
+
+    def get_int(self, path: str | Sequence[PathPart], default: int | None = None) -> int | None:
+        """The integer at ``path`` (``true`` is not one); ``default`` when absent."""
+        value = self._typed(path, default, (int,), "an integer")
+        if isinstance(value, bool) and value is not default:
+            raise self._wrong_type(path, value, "an integer")
+        return value
+
+    def get_float(self, path: str | Sequence[PathPart], default: float | None = None) -> float | None:
+        """The number at ``path`` as a float (integers accepted); ``default`` when absent."""
+        value = self._typed(path, default, (int, float), "a number")
+        if isinstance(value, bool) and value is not default:
+            raise self._wrong_type(path, value, "a number")
+        return float(value) if value is not None else None
+
+    def get_bool(self, path: str | Sequence[PathPart], default: bool | None = None) -> bool | None:
+        """The boolean at ``path`` (YAML ``true``/``false``, not the string); ``default`` when absent."""
+        return self._typed(path, default, (bool,), "a boolean")
+
+    def get_list(self, path: str | Sequence[PathPart], default: list[Any] | None = None) -> list[Any] | None:
+        """The list at ``path`` (read-only view); ``default`` when absent."""
+        return self._typed(path, default, (list,), "a list")
+
+    def get_map(
+        self, path: str | Sequence[PathPart], default: dict[str, Any] | None = None
+    ) -> dict[str, Any] | None:
+        """The mapping at ``path`` (read-only view); ``default`` when absent."""
+        return self._typed(path, default, (dict,), "a mapping")
+
+    # --- helpers of the above ------------------------------------------------------------
+
+    def _typed(self, path: str | Sequence[PathPart], default: Any, types: tuple[type, ...], what: str) -> Any:
+        value = self.get(path, _MISSING)
+        if value is _MISSING or value is None:
+            return default
+        if not isinstance(value, types):
+            raise self._wrong_type(path, value, what)
+        return value
+
+    def _wrong_type(self, path: str | Sequence[PathPart], value: Any, what: str) -> KrmError:
+        where = format_path(parse_path(path))
+        return KrmError(f"{where} must be {what}, got {value!r}", self, where, current=_shown(value))
+
+    def _header(self) -> Header:
+        """Identity fields (annotations include the reader's), scanned from the text once."""
+        views = self._views
+        if views.reader is not None:
+            composed: Header | None = views.composed_header
+            if composed is None:
+                base = self._text_header()
+                composed = views.composed_header = Header(
+                    base.api_version, base.kind, base.name, base.namespace,
+                    {**base.annotations, **views.reader}, base.labels,
+                )
+            return composed
+        return self._text_header()
+
+    def _text_header(self) -> Header:
+        """The header of the text alone (without the reader's annotations)."""
+        views = self._views
+        if views.header is None:
+            views.header = scan_header(views.text) or self._header_from_data()
+        header: Header = views.header
+        return header
+
+    def _header_from_data(self) -> Header:
+        data = self._views.data  # the text's own values: the reader's annotations are added by `_header`
+        if not isinstance(data, dict):
+            raise KrmError(f"{self.what} is not a KRM object (not a mapping)")
+        meta = data.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        return Header(
+            _str(data.get("apiVersion")),
+            _str(data.get("kind")),
+            _str(meta.get("name")),
+            _str(meta.get("namespace")),
+            _str_map(meta.get("annotations")),
+            _str_map(meta.get("labels")),
+        )
+
+    def __repr__(self) -> str:
+        where = f" ({self.path})" if self.path else ""
+        return f"<KubeObject {self.ref().display()}{where}>"
+
+
+class Item(KubeObject):
+    """krm-merge's internal item: a :class:`KubeObject` plus the bookkeeping the reader, writer and modes use.
+
+    Every :class:`KubeObject` is one (``KubeObject(...)`` makes an Item), so
+    internal code may use these on any item, also one an SDK function made.
+
+    An item read from a package directory carries the annotations ``kpt fn
+    source`` gives it (``reader_annotations``) beside its text: ``annotations``,
+    ``data`` and ``copy_data`` include them, ``text`` is the file's text
+    without them (so the writer never has them to strip), and
+    ``text_with_reader_annotations`` is the item as a ResourceList prints it.
+    ``source_block``, when given, is the exact text the item had inside the
+    ResourceList it was read from; it is written back verbatim while the item
+    is unchanged.
+    """
+
+    __slots__ = ()
+
+    # --- text -------------------------------------------------------------------
 
     @property
     def source_block(self) -> str | None:
@@ -136,84 +401,22 @@ class KubeObject:
     @property
     def header(self) -> Header:
         """Identity fields (annotations include the reader's), scanned from the text once."""
-        views = self._views
-        if views.reader is not None:
-            composed: Header | None = views.composed_header
-            if composed is None:
-                base = self.text_header
-                composed = views.composed_header = Header(
-                    base.api_version, base.kind, base.name, base.namespace,
-                    {**base.annotations, **views.reader}, base.labels,
-                )
-            return composed
-        return self.text_header
+        return self._header()
 
     @property
     def text_header(self) -> Header:
         """The header of the text alone (without the reader's annotations)."""
-        views = self._views
-        if views.header is None:
-            views.header = scan_header(views.text) or self._header_from_data()
-        header: Header = views.header
-        return header
+        return self._text_header()
 
     def cache_header(self, header: Header) -> None:
         """Remember a header the reader already scanned (it is not scanned twice)."""
         self._views.header = header
         self._views.composed_header = None
 
-    def _header_from_data(self) -> Header:
-        data = self._views.data  # the text's own values: the reader's annotations are added by `header`
-        if not isinstance(data, dict):
-            raise KrmError(f"{self.what} is not a KRM object (not a mapping)")
-        meta = data.get("metadata")
-        meta = meta if isinstance(meta, dict) else {}
-        return Header(
-            _str(data.get("apiVersion")),
-            _str(data.get("kind")),
-            _str(meta.get("name")),
-            _str(meta.get("namespace")),
-            _str_map(meta.get("annotations")),
-            _str_map(meta.get("labels")),
-        )
-
-    @property
-    def api_version(self) -> str:
-        # Identity reads the text's own header: only `annotations` needs the reader's composed in.
-        return self.text_header.api_version
-
-    @property
-    def kind(self) -> str:
-        return self.text_header.kind
-
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0]
-
-    @property
-    def version(self) -> str:
-        return self.api_version.rpartition("/")[2]
-
-    @property
-    def name(self) -> str:
-        return self.text_header.name
-
-    @property
-    def namespace(self) -> str:
-        return self.text_header.namespace
-
-    @property
-    def annotations(self) -> dict[str, str]:
-        return self.header.annotations
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.text_header.labels
-
     @property
     def text_annotations(self) -> dict[str, str]:
         """The annotations the item's text holds (without the reader's)."""
-        return self.text_header.annotations
+        return self._text_header().annotations
 
     @property
     def reader_annotations(self) -> dict[str, str]:
@@ -254,39 +457,6 @@ class KubeObject:
                 return text
         return yamlio.dump_data(self.data)
 
-    @property
-    def path(self) -> str | None:
-        """The file the item came from (kpt's path annotation), if known."""
-        location = self._views.location()
-        if location is not None:
-            return location[0]
-        ann = self._views.reader or self.annotations
-        for key in PATH_ANNOTATIONS:
-            if ann.get(key):
-                return ann[key]
-        return None
-
-    @property
-    def index(self) -> int:
-        """The item's document index within its file (kpt's index annotation; 0 when unknown)."""
-        location = self._views.location()
-        if location is not None:
-            return location[1]
-        ann = self._views.reader or self.annotations
-        for key in INDEX_ANNOTATIONS:
-            value = ann.get(key, "")
-            if value.isdigit():
-                return int(value)
-        return 0
-
-    @property
-    def is_local_config(self) -> bool:
-        # The text's own: the reader's annotations never include this one, and composing them costs.
-        return self.text_annotations.get(LOCAL_CONFIG, "").lower() == "true"
-
-    def ref(self) -> ResourceRef:
-        return ResourceRef(self.api_version, self.kind, self.name, self.namespace)
-
     def display(self) -> str:
         """``Kind/[ns/]name`` plus the file, for messages."""
         where = f" ({self.path})" if self.path else ""
@@ -311,23 +481,9 @@ class KubeObject:
     # --- values -----------------------------------------------------------------
 
     @property
-    def data(self) -> Any:
-        """The item as plain data, reader annotations included (read-only: use :meth:`copy_data` to edit)."""
-        return self._views.item_data
-
-    @property
     def text_data(self) -> Any:
         """The item's text as plain data (without the reader's annotations; read-only)."""
         return self._views.data
-
-    def copy_data(self) -> Any:
-        """A deep copy of :attr:`data` to edit and hand back to :meth:`set_data`.
-
-        The copy remembers which element of the original each of its list
-        elements is, so :meth:`set_data` keeps their comments even when the
-        elements move.
-        """
-        return self._views.copy_data()
 
     def forget_data(self) -> None:
         """Drop the parsed views of the text (data, positions); :attr:`data` re-reads it on demand.
@@ -337,106 +493,13 @@ class KubeObject:
         """
         self._views.forget_data()
 
-    def get(self, path: str | Sequence[PathPart], default: Any = None) -> Any:
-        """The value at ``path`` (``"spec.containers[0].image"`` or a tuple)."""
-        return get_path(self.data, parse_path(path), default)
-
-    def set(self, path: str | Sequence[PathPart], value: Any) -> None:
-        """Set the value at ``path``, creating maps on the way."""
-        parts = parse_path(path)
-        data = self.copy_data()
-        node = data
-        for i, part in enumerate(parts[:-1]):
-            nxt = node[part] if _has(node, part) else None
-            if not isinstance(nxt, (dict, list)):
-                if isinstance(part, int):
-                    raise KrmError(f"no list element at {format_path(parts[: i + 1])}", self, format_path(parts))
-                nxt = node[part] = {}
-            node = nxt
-        last = parts[-1]
-        if isinstance(last, int) and not _has(node, last):
-            raise KrmError(f"no list element at {format_path(parts)}", self, format_path(parts))
-        node[last] = value
-        self.set_data(data)
-
     def delete(self, path: str | Sequence[PathPart]) -> bool:
-        """Delete the field at ``path``; False when it was not there."""
-        parts = parse_path(path)
-        data = self.copy_data()
-        parent = get_path(data, parts[:-1])
-        if not _has(parent, parts[-1]):
-            return False
-        del parent[parts[-1]]
-        self.set_data(data)
-        return True
-
-    def remove(self, path: str | Sequence[PathPart]) -> bool:
-        """Delete the field at ``path``; ``False`` when it was not there."""
-        return self.delete(path)
-
-    def set_label(self, key: str, value: str) -> None:
-        """Set ``metadata.labels[key]`` (a string, as Kubernetes requires)."""
-        self.set(("metadata", "labels", key), str(value))
-
-    def set_annotation(self, key: str, value: str) -> None:
-        """Set ``metadata.annotations[key]`` (a string, as Kubernetes requires)."""
-        self.set(("metadata", "annotations", key), str(value))
-
-    # --- typed getters (the SDK's) ---------------------------------------------------
-
-    def get_str(self, path: str | Sequence[PathPart], default: str | None = None) -> str | None:
-        """The string at ``path``; ``default`` when absent; :class:`KrmError` when not a string."""
-        return self._typed(path, default, (str,), "a string")
-
-    def get_int(self, path: str | Sequence[PathPart], default: int | None = None) -> int | None:
-        """The integer at ``path`` (``true`` is not one); ``default`` when absent."""
-        value = self._typed(path, default, (int,), "an integer")
-        if isinstance(value, bool) and value is not default:
-            raise self._wrong_type(path, value, "an integer")
-        return value
-
-    def get_float(self, path: str | Sequence[PathPart], default: float | None = None) -> float | None:
-        """The number at ``path`` as a float (integers accepted); ``default`` when absent."""
-        value = self._typed(path, default, (int, float), "a number")
-        if isinstance(value, bool) and value is not default:
-            raise self._wrong_type(path, value, "a number")
-        return float(value) if value is not None else None
-
-    def get_bool(self, path: str | Sequence[PathPart], default: bool | None = None) -> bool | None:
-        """The boolean at ``path`` (YAML ``true``/``false``, not the string); ``default`` when absent."""
-        return self._typed(path, default, (bool,), "a boolean")
-
-    def get_list(self, path: str | Sequence[PathPart], default: list[Any] | None = None) -> list[Any] | None:
-        """The list at ``path`` (read-only view); ``default`` when absent."""
-        return self._typed(path, default, (list,), "a list")
-
-    def get_map(
-        self, path: str | Sequence[PathPart], default: dict[str, Any] | None = None
-    ) -> dict[str, Any] | None:
-        """The mapping at ``path`` (read-only view); ``default`` when absent."""
-        return self._typed(path, default, (dict,), "a mapping")
-
-    def has(self, path: str | Sequence[PathPart]) -> bool:
-        """Whether a field exists at ``path`` (also when its value is ``null``)."""
-        return self.get(path, _MISSING) is not _MISSING
-
-    def _typed(self, path: str | Sequence[PathPart], default: Any, types: tuple[type, ...], what: str) -> Any:
-        value = self.get(path, _MISSING)
-        if value is _MISSING or value is None:
-            return default
-        if not isinstance(value, types):
-            raise self._wrong_type(path, value, what)
-        return value
-
-    def _wrong_type(self, path: str | Sequence[PathPart], value: Any, what: str) -> KrmError:
-        where = format_path(parse_path(path))
-        return KrmError(f"{where} must be {what}, got {value!r}", self, where, current=_shown(value))
+        """Delete the field at ``path``; False when it was not there (:meth:`remove`)."""
+        return self.remove(path)
 
     def set_data(self, new: Any, *, change: tuple[str, str] | None = None) -> None:
-        """Make the item hold ``new``, changing as few bytes of its text as possible.
+        """:meth:`KubeObject.set_data`, with the update's carried change.
 
-        Unchanged values keep their bytes and comments; list elements that
-        came from :meth:`copy_data` keep theirs wherever they move.
         ``change``: two texts (before, after) whose changed lines make the
         edit, tried when the fast editor declines (an update passes origin's
         and upstream's versions of the resource).
@@ -451,9 +514,6 @@ class KubeObject:
     def commit_rt(self) -> None:
         """Re-print the item from its (edited) round-trip tree."""
         self._views.commit_rt()
-
-    def __repr__(self) -> str:
-        return f"<KubeObject {self.display()}>"
 
 
 def _shown(value: Any) -> Any:
@@ -616,4 +676,4 @@ def _only_comment(rest: str) -> bool:
     return not rest or rest.startswith("#")
 
 
-Selector = Callable[[KubeObject], bool]
+Selector = Callable[[Item], bool]

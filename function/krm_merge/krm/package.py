@@ -5,7 +5,7 @@ documents; each document becomes an item carrying the annotations ``kpt fn
 source`` gives it (``config.kubernetes.io/path``/``index``, their
 ``internal.`` twins and ``internal.config.kubernetes.io/seqindent``), the
 only record of its file and position.  They are held beside the item's
-text (:attr:`KubeObject.reader_annotations`), so the text stays the file's
+text (:attr:`Item.reader_annotations`), so the text stays the file's
 and the writer has nothing to strip.  Writing back rewrites only files whose items changed, moved, were
 added or removed, splicing the new item texts between the file's original
 document separators, so everything else in the file keeps its bytes.
@@ -33,7 +33,7 @@ import sys
 from krm_merge import files
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.itemviews import PendingReader
-from krm_merge.krm.kubeobject import KubeObject, scan_header
+from krm_merge.krm.kubeobject import Item, scan_header
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.results import File, KrmError
@@ -68,7 +68,7 @@ class SourceFile:
         self.crlf = crlf
         self.separators: list[str] = []  # separators[i] precedes docs[i]
         self.docs: list[str] = []
-        self.items: list[KubeObject | None] = []
+        self.items: list[Item | None] = []
         # Document position -> indentation added when a top-level sequence was wrapped.
         self.wrapped: dict[int, int] = {}
 
@@ -177,10 +177,10 @@ def _read_source(root: str, rel: str, validate: bool, untrusted: str | None = No
         if not _has_content(doc):
             source.items.append(None)
             continue
-        obj = KubeObject(doc, what=f"{rel} (document {index})")
+        obj = Item(doc, what=f"{rel} (document {index})")
         if validate and _is_sequence(obj, rel, index):
             indent = 0 if _compact_sequence(doc) else 2
-            obj = KubeObject(_wrap(doc, indent), what=obj.what)
+            obj = Item(_wrap(doc, indent), what=obj.what)
             source.wrapped[position] = indent
         obj.set_reader_annotations(PendingReader(rel, index, doc, reader_annotations))
         source.items.append(obj)
@@ -220,7 +220,7 @@ def _separator_only() -> re.Pattern[str]:
     return re.compile(r"^---[ \t]*(#.*)?\n?$")
 
 
-def _is_sequence(obj: KubeObject, rel: str, index: int) -> bool:
+def _is_sequence(obj: Item, rel: str, index: int) -> bool:
     """Check the document is a mapping or a sequence; True for a sequence."""
     header = scan_header(obj.text)
     if header is not None:
@@ -303,7 +303,7 @@ def _wrap(doc: str, indent: int) -> str:
     return f"{WRAPPING_KEY}:\n{body}"
 
 
-def _unwrap(obj: KubeObject, indent: int) -> str:
+def _unwrap(obj: Item, indent: int) -> str:
     """The sequence text of a wrapped item, as it goes back to its file."""
     text = obj.text
     data = obj.text_data  # the reader's annotations are not part of the sequence
@@ -358,7 +358,7 @@ def _has_content(doc: str) -> bool:
 
 def plan_changes(pkg: Package, rl: ResourceList) -> pkgio.ChangeSet:
     """Work out which files change, without touching the disk."""
-    by_path: dict[str, list[KubeObject]] = {}
+    by_path: dict[str, list[Item]] = {}
     for obj in rl.items:
         path = obj.path
         if not path:
@@ -379,7 +379,7 @@ def plan_changes(pkg: Package, rl: ResourceList) -> pkgio.ChangeSet:
     return changes
 
 
-def _render_file(source: SourceFile, wanted: list[KubeObject]) -> str:
+def _render_file(source: SourceFile, wanted: list[Item]) -> str:
     old = [item for item in source.items if item is not None]
     if len(wanted) == len(old) and all(a is b for a, b in zip(wanted, old)):
         # Same documents in the same order: splice the changed texts in place.
@@ -403,7 +403,7 @@ def _render_file(source: SourceFile, wanted: list[KubeObject]) -> str:
     return out.replace("\n", "\r\n") if source.crlf else out
 
 
-def _item_text(obj: KubeObject, original: str | None = None) -> str:
+def _item_text(obj: Item, original: str | None = None) -> str:
     if not obj.changed and original is not None:
         return original
     # The reader's own annotations are held beside the text and never written; these are
@@ -419,7 +419,7 @@ def _item_text(obj: KubeObject, original: str | None = None) -> str:
     return obj.text
 
 
-def _default_path(obj: KubeObject) -> str:
+def _default_path(obj: Item) -> str:
     # kyaml's default for items created without a path.
     name = f"{obj.kind.lower()}_{obj.name}.yaml"
     return f"{obj.namespace}/{name}" if obj.namespace else name

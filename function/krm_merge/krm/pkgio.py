@@ -371,7 +371,12 @@ def prune_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
 
 def broken_link_error(root: str, rel: str) -> KrmError:
     """The refusal of the broken link ``rel`` under ``root``, named with its target, as kpt fn source refuses it."""
-    return KrmError(f"{rel} is a broken symbolic link (to {os.readlink(os.path.join(root, rel))})", file=File(rel))
+    return KrmError(f"{rel} is a broken symbolic link (to {link_target(root, rel)})", file=File(rel))
+
+
+def link_target(root: str, rel: str) -> str:
+    """Where the listed link ``rel`` under ``root`` points, as written in the link (how messages name it)."""
+    return os.readlink(os.path.join(root, rel))
 
 
 def read_krmignore(root: str) -> list[str]:

@@ -16,7 +16,7 @@ import re
 from typing import Any, Iterator
 
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject, scan_header
+from krm_merge.krm.kubeobject import Item, scan_header
 from krm_merge.krm.results import KrmError, Results
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -33,10 +33,10 @@ class ResourceList:
 
     _FIELDS = ("items", "function_config", "results", "api_version", "kind")
 
-    def __init__(self, items: list[KubeObject] | None = None, function_config: KubeObject | None = None,
+    def __init__(self, items: list[Item] | None = None, function_config: Item | None = None,
                  results: Results | None = None, api_version: str = "config.kubernetes.io/v1",
                  kind: str = "ResourceList") -> None:
-        self.items: list[KubeObject] = [] if items is None else items
+        self.items: list[Item] = [] if items is None else items
         self.function_config = function_config
         self.results: Results = Results() if results is None else results
         self.api_version = api_version
@@ -56,15 +56,15 @@ class ResourceList:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
         return f"{type(self).__qualname__}({fields})"
 
-    def add(self, obj: KubeObject) -> None:
+    def add(self, obj: Item) -> None:
         """Append a new item."""
         self.items.append(obj)
 
-    def remove(self, obj: KubeObject) -> None:
+    def remove(self, obj: Item) -> None:
         """Drop an item from the output."""
         self.items = [item for item in self.items if item is not obj]
 
-    def __iter__(self) -> Iterator[KubeObject]:
+    def __iter__(self) -> Iterator[Item]:
         return iter(self.items)
 
 
@@ -156,7 +156,7 @@ def _read_fast(text: str) -> ResourceList | None:
         if blocks is None:
             return None
         rl.items = [
-            KubeObject(block_text, source_block=block, what=f"item {n + 1}")
+            Item(block_text, source_block=block, what=f"item {n + 1}")
             for n, (block, block_text) in enumerate(blocks)
         ]
     if "functionConfig" in sections:
@@ -164,7 +164,7 @@ def _read_fast(text: str) -> ResourceList | None:
         body = _dedent_block(text[a:b].split("\n"))
         if body is None:
             return None
-        rl.function_config = KubeObject(body, what="functionConfig")
+        rl.function_config = Item(body, what="functionConfig")
     return rl
 
 
@@ -249,10 +249,10 @@ def _read_general(text: str) -> ResourceList:
         raise KrmError(_DISAGREE.format(what="the input"))
     rl = ResourceList(api_version=api_version, kind=kind)
     for n, item in enumerate(rt_items):
-        rl.items.append(KubeObject(_dump_item(item, plain_items[n], f"item {n + 1}"), what=f"item {n + 1}"))
+        rl.items.append(Item(_dump_item(item, plain_items[n], f"item {n + 1}"), what=f"item {n + 1}"))
     fc = rt.get("functionConfig")
     if fc:
-        rl.function_config = KubeObject(_dump_item(fc, data.get("functionConfig"), "functionConfig"),
+        rl.function_config = Item(_dump_item(fc, data.get("functionConfig"), "functionConfig"),
                                         what="functionConfig")
     return rl
 
@@ -321,7 +321,7 @@ def _header_from_metadata(text: str) -> Any:
     if not inside and not keep:
         return None
     try:
-        header = KubeObject("\n".join(keep) + "\n").header
+        header = Item("\n".join(keep) + "\n").header
     except KrmError:
         return None
     return header if header.kind else None

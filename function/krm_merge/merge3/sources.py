@@ -16,7 +16,7 @@ from krm_merge.errors import KrmMergeError
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 
 PREFIX_KEYS = ("localPrefix", "originPrefix", "upstreamPrefix")
@@ -63,13 +63,13 @@ def prefixes_from(values: Mapping[str, Any]) -> SourcePrefixes:
 class SourceGroups:
     """Items split by copy; ``rel`` maps an item (by id) to its path inside its copy."""
 
-    local: list[KubeObject] = field(default_factory=list)
-    origin: list[KubeObject] = field(default_factory=list)
-    upstream: list[KubeObject] = field(default_factory=list)
-    other: list[KubeObject] = field(default_factory=list)
+    local: list[Item] = field(default_factory=list)
+    origin: list[Item] = field(default_factory=list)
+    upstream: list[Item] = field(default_factory=list)
+    other: list[Item] = field(default_factory=list)
     rel: dict[int, str] = field(default_factory=dict)
 
-    def rel_path(self, obj: KubeObject) -> str:
+    def rel_path(self, obj: Item) -> str:
         """Path of ``obj`` relative to its copy's folder."""
         return self.rel.get(id(obj), obj.path or "")
 
@@ -81,7 +81,7 @@ def split_prefix(path: str) -> tuple[str, str]:
     return (head, rest) if sep else ("", path)
 
 
-def group_by_source(items: list[KubeObject], prefixes: SourcePrefixes) -> SourceGroups:
+def group_by_source(items: list[Item], prefixes: SourcePrefixes) -> SourceGroups:
     """Split items into the three copies (others, e.g. the function config, kept aside).
 
     Raises :class:`KrmError` for a prefix that matches no item (see module docstring).
@@ -100,7 +100,7 @@ def group_by_source(items: list[KubeObject], prefixes: SourcePrefixes) -> Source
     return groups
 
 
-def _check_prefixes(items: list[KubeObject], prefixes: SourcePrefixes, groups: SourceGroups) -> None:
+def _check_prefixes(items: list[Item], prefixes: SourcePrefixes, groups: SourceGroups) -> None:
     seen = sorted({head for head, rest in (split_prefix(o.path or "") for o in items) if head})
     unclaimed = [head for head in seen if head not in (prefixes.local, prefixes.origin, prefixes.upstream)]
     found = {prefixes.local: groups.local, prefixes.origin: groups.origin, prefixes.upstream: groups.upstream}

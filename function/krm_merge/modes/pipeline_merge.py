@@ -19,7 +19,7 @@ from typing import Any
 from krm_merge.config import ConfigError, check_keys, parse_choice
 from krm_merge.kptfile.merge import merge_kptfile
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import Merge3Error
@@ -100,7 +100,7 @@ def run(rl: ResourceList, config: Config) -> None:
             local.set_text(before[id(local)])
 
 
-def _jobs(items: list[KubeObject], config: Config) -> list[tuple[KubeObject, str | None, str, bool]]:
+def _jobs(items: list[Item], config: Config) -> list[tuple[Item, str | None, str, bool]]:
     """(local Kptfile, origin text, upstream text, nested) for every Kptfile to merge."""
     if config.upstream is not None:
         return [(_root_kptfile(items), config.origin, config.upstream, False)]
@@ -123,14 +123,14 @@ def _jobs(items: list[KubeObject], config: Config) -> list[tuple[KubeObject, str
     return jobs
 
 
-def _root_kptfile(items: list[KubeObject]) -> KubeObject:
+def _root_kptfile(items: list[Item]) -> Item:
     for obj in items:
         if is_kptfile(obj) and (obj.path or "Kptfile") == "Kptfile":
             return obj
     raise KrmError("no Kptfile at the package root (path `Kptfile`) to merge into")
 
 
-def _merge(local: KubeObject, origin: str | None, upstream: str, nested: bool, policy: ConflictPolicy, result: PackageMergeResult) -> None:
+def _merge(local: Item, origin: str | None, upstream: str, nested: bool, policy: ConflictPolicy, result: PackageMergeResult) -> None:
     original_text = local.text
     l_tree = yamlio.load_rt(local.text, local.display())
     o_tree = strip_bookkeeping(yamlio.load_rt(origin, "origin Kptfile")) if origin and origin.strip() else MISSING

@@ -29,7 +29,7 @@ import yaml
 from krm_merge.change.settings import Settings, SettingsError, settings_from_config
 from krm_merge.config import ConfigError, check_keys, parse_bool
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.promote.changes import Change
@@ -143,13 +143,13 @@ def run(rl: ResourceList, config: Config) -> None:
         rl.results.info(f"pullRequest: the pull request is opened by `{RUN_ONLY}` after it writes the files; "
                         "a function run by kpt sees no repository and opens none")
     for result in outcome.results:
-        obj: KubeObject = result.unit.handle
+        obj: Item = result.unit.handle
         obj.set_text(result.text)
         for change in result.changes:
             _report_change(rl, obj, change)
 
 
-def _values_as_written(function_config: KubeObject | None, config: Config) -> Config:
+def _values_as_written(function_config: Item | None, config: Config) -> Config:
     """Each ``value`` exactly as written in the functionConfig.
 
     ConfigMap data are strings, and a version is text: an unquoted ``value: 1.10`` means
@@ -191,7 +191,7 @@ def _child(node: Any, key: str) -> Any:
     return None
 
 
-def _report_change(rl: ResourceList, obj: KubeObject, change: Change) -> None:
+def _report_change(rl: ResourceList, obj: Item, change: Change) -> None:
     was = f"was {change.old!r}" if change.old is not None else "added"
     rl.results.info(
         f"set {change.path} to {change.new!r} ({was})"
@@ -200,7 +200,7 @@ def _report_change(rl: ResourceList, obj: KubeObject, change: Change) -> None:
     )
 
 
-def _report_error(rl: ResourceList, obj: KubeObject, err: PromoteError) -> None:
+def _report_error(rl: ResourceList, obj: Item, err: PromoteError) -> None:
     message = err.message + (f" (line {err.line} of the item)" if err.line else "")
     rl.results.error(message, obj, field=err.field)
 

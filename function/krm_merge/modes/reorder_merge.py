@@ -15,7 +15,7 @@ from typing import Any
 
 from krm_merge.config import ConfigError, check_keys, parse_bool, parse_choice
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.selectors import ItemIndex, Selector
@@ -199,7 +199,7 @@ def run(rl: ResourceList, config: Config) -> None:
         _apply_desired(rl, config, registry, index)
 
 
-def _warn_local_config_only(rl: ResourceList, patch: Patch, targets: list[KubeObject]) -> None:
+def _warn_local_config_only(rl: ResourceList, patch: Patch, targets: list[Item]) -> None:
     """Say so when a patch reaches nothing but local-config items.
 
     The usual cause is a whole functionConfig file passed as ``patch=$(cat FILE)``
@@ -224,7 +224,7 @@ def _registry(rl: ResourceList, config: Config) -> Any:
         raise KrmError(f"cannot build the schema: {err}") from None
 
 
-def _targets(index: ItemIndex, patch: Patch) -> list[KubeObject]:
+def _targets(index: ItemIndex, patch: Patch) -> list[Item]:
     if patch.target is not None:
         explicit_kind = patch.target.kind is not None
         return index.select(patch.target, include_local_config=explicit_kind)
@@ -240,7 +240,7 @@ def _targets(index: ItemIndex, patch: Patch) -> list[KubeObject]:
     return _items_named_by(index, body, api_version_optional=True)
 
 
-def _items_named_by(index: ItemIndex, body: dict[str, Any], *, api_version_optional: bool) -> list[KubeObject]:
+def _items_named_by(index: ItemIndex, body: dict[str, Any], *, api_version_optional: bool) -> list[Item]:
     """Items with the kind, name (and apiVersion, namespace when given) of ``body``."""
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     api_version, kind, name, namespace = body.get("apiVersion"), body.get("kind"), meta.get("name"), meta.get("namespace")
@@ -288,7 +288,7 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl: ResourceList,
+def _apply_one(obj: Item, patch: Patch, registry: Any, config: Config, rl: ResourceList,
                index: ItemIndex) -> None:
     schema = registry.for_object(obj.api_version, obj.kind)
     _warn_stand_in(rl, registry, obj, patch.label)
@@ -317,7 +317,7 @@ def _apply_one(obj: KubeObject, patch: Patch, registry: Any, config: Config, rl:
         )
 
 
-def _store(obj: KubeObject, result: dict[str, Any], before: tuple[Any, ...], index: ItemIndex) -> None:
+def _store(obj: Item, result: dict[str, Any], before: tuple[Any, ...], index: ItemIndex) -> None:
     """Write the patched data back; re-file the item if its identity changed."""
     changed_identity = _data_identity(result) != _data_identity(obj.data)
     obj.set_data(result)
@@ -326,7 +326,7 @@ def _store(obj: KubeObject, result: dict[str, Any], before: tuple[Any, ...], ind
     obj.forget_data()  # 16,000 parsed Deployments would triple the memory; the text is enough
 
 
-def _warn_stand_in(rl: ResourceList, registry: Any, obj: KubeObject, label: str) -> None:
+def _warn_stand_in(rl: ResourceList, registry: Any, obj: Item, label: str) -> None:
     """A version no schema describes is merged with its group/kind's newest described version."""
     stand_in = registry.stand_in_for(obj.api_version, obj.kind)
     if stand_in is not None:
@@ -338,7 +338,7 @@ def _warn_stand_in(rl: ResourceList, registry: Any, obj: KubeObject, label: str)
         )
 
 
-def _schema_hint(message: str, obj: KubeObject) -> str:
+def _schema_hint(message: str, obj: Item) -> str:
     if "merge key" not in message:
         return ""
     return (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from krm_merge.config import ConfigError, check_keys, parse_choice
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
@@ -102,9 +102,9 @@ def run(rl: ResourceList, config: Config) -> None:
 
 def merge(
     config: Config,
-    local: list[KubeObject],
-    origin: list[KubeObject],
-    upstream: list[KubeObject],
+    local: list[Item],
+    origin: list[Item],
+    upstream: list[Item],
     rel_path: RelPath,
     other_files_changed: OtherFilesChanged | None = None,
 ) -> PackageMergeResult:
@@ -128,10 +128,10 @@ def place_added(result: PackageMergeResult, groups: SourceGroups, local_prefix: 
         obj.set_path(f"{local_prefix}/{groups.rel_path(up)}", up.index)
 
 
-def replace_local_items(items: list[KubeObject], groups: SourceGroups, merged: list[KubeObject]) -> list[KubeObject]:
+def replace_local_items(items: list[Item], groups: SourceGroups, merged: list[Item]) -> list[Item]:
     """The item list with the local copy's items replaced by ``merged`` (at the first local position)."""
     local_ids = {id(o) for o in groups.local}
-    out: list[KubeObject] = []
+    out: list[Item] = []
     inserted = False
     for obj in items:
         if id(obj) in local_ids:

@@ -72,20 +72,29 @@ _CHUNK = 1 << 16
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-def screen(root: str, tokens: tuple[bytes, ...]) -> Screen:
-    """The YAML files under ``root`` containing any of ``tokens``, in sorted path order.
+def list_tree(root: str) -> pkgio.Listing:
+    """The YAML files under ``root`` as promote reads them: one :func:`krm_merge.krm.pkgio.list_package` call.
 
-    A filter on :func:`krm_merge.krm.pkgio.list_package` (hidden files included,
-    ``.krmignore`` not read, as promote always walked) and its link policy:
-    links to files are read, links to directories are not followed.  A broken
-    link is returned, not refused: it holds no marker, and Flux's setters skip
-    it too, so the caller warns and goes on (issue 34).
+    Hidden files included, ``.krmignore`` not read (as promote always
+    walked), and the lister's link policy: links to files are listed, links
+    to directories are not followed, broken links are set apart.
     """
     try:
-        listing = pkgio.list_package(root, suffixes=YAML_SUFFIXES, names=EXTRA_NAMES, hidden=True, krmignore=False)
-        broken = [BrokenLink(rel, os.readlink(os.path.join(listing.root, rel))) for rel in listing.broken_links]
+        return pkgio.list_package(root, suffixes=YAML_SUFFIXES, names=EXTRA_NAMES, hidden=True, krmignore=False)
     except KrmMergeError as err:
         raise PromoteError(err.message) from None
+    except OSError as err:
+        raise PromoteError(f"cannot read directory {err.filename}: {err.strerror}") from None
+
+
+def screen(listing: pkgio.Listing, tokens: tuple[bytes, ...]) -> Screen:
+    """The listed files containing any of ``tokens``, in sorted path order, and the broken links.
+
+    A broken link is returned, not refused: it holds no marker, and Flux's
+    setters skip it too, so the caller warns and goes on (issue 34).
+    """
+    try:
+        broken = [BrokenLink(rel, pkgio.link_target(listing.root, rel)) for rel in listing.broken_links]
     except OSError as err:
         raise PromoteError(f"cannot read directory {err.filename}: {err.strerror}") from None
     found: list[ScreenedFile] = []

@@ -24,17 +24,10 @@ from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.edit import Splice, plan_scalar_edit, resource_name, splice, with_sources
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef
-from krm_merge.promote.request import KUSTOMIZATION_NAMES, Resolved
+from krm_merge.promote.request import Resolved, is_kustomization_in
 
 KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
 FIELD_ORDER = ("newName", "newTag", "digest")
-
-
-def is_kustomization_in(path: str, directory: str) -> bool:
-    """True when ``path`` is the kustomization file of ``directory``."""
-    head, name = posixpath.split(posixpath.normpath(path.replace("\\", "/")).lstrip("/"))
-    want = posixpath.normpath(directory.replace("\\", "/")).lstrip("/")
-    return name in KUSTOMIZATION_NAMES and head == ("" if want == "." else want)
 
 
 class ImageEdit(NamedTuple):

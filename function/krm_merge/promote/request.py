@@ -10,6 +10,7 @@ mode and the ``promote`` command build requests here and hand the resolved list 
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -19,6 +20,13 @@ from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PipelineRef, resolve_target
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def is_kustomization_in(path: str, directory: str) -> bool:
+    """True when ``path`` is the kustomization file of ``directory``."""
+    head, name = posixpath.split(posixpath.normpath(path.replace("\\", "/")).lstrip("/"))
+    want = posixpath.normpath(directory.replace("\\", "/")).lstrip("/")
+    return name in KUSTOMIZATION_NAMES and head == ("" if want == "." else want)
 STRATEGIES = ("markers", "path", "labels", "kustomize-image")
 KEYS = ("pipeline", "environment", "fromEnvironment", "value", "imagePolicy", "strategy", "pathTemplate",
         "labelSelector", "annotationSelector", "fieldPath", "application", "image")
