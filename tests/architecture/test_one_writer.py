@@ -34,7 +34,6 @@ SCRATCH = {
     ("krm_merge.upstream.gitread", "write_entries"): "a version read from the git cache, into a fresh temporary directory",
     ("krm_merge.upstream.gitread", "_write_blob"): "one file of that version, O_EXCL|O_NOFOLLOW, in that directory",
     ("krm_merge.merge3.textfile", "merge_texts"): "git merge-file's three inputs, in a temporary directory",
-    ("krm_merge.update.git", "plan_git_update"): "update's scratch copy of the package, in a temporary directory",
     ("krm_merge.testing", "_prepare"): "the example harness copies an example into pytest's tmp_path",
     ("krm_merge.testing", "check_example"): "the example harness rewrites its expected results only when asked (update)",
     ("krm_merge.testing", "_update"): "the example harness rewrites its expected diff only when asked (update)",

@@ -37,8 +37,6 @@ ALLOWED: dict[tuple[str, str], str] = {
                               "empty (one level, krm-merge's own files)",
     ("commands/report.py", "os.listdir"): "report merge DIR: the *.json shard reports of one folder the user "
                                           "names (one level, no package)",
-    ("update/git.py", "shutil.copytree"): "the scratch copy remote subpackages are updated on (links copied as "
-                                          "links, .git and reserved names left out; written only through the plan)",
     ("upstream/git.py", "Path.glob"): "the git cache's own .cloning. leftovers beside one mirror (one level)",
     ("testing.py", "Path.glob"): "krm_merge.testing: a test author's examples folder (*/.expected/config.yaml), "
                                  "no package",

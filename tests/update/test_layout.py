@@ -18,7 +18,8 @@ from krm_merge.update import updater
 PACKAGE = Path(krm_merge.__file__).parent
 UPDATE = PACKAGE / "update"
 
-WALKS = {"walk", "rglob", "glob", "iterdir", "scandir", "listdir", "list_package", "copytree"}
+WALKS = {"walk", "rglob", "glob", "iterdir", "scandir", "listdir", "list_package", "copytree", "check_untrusted",
+         "prune_untrusted"}
 """Calls that walk a directory tree."""
 WRITES = {"write_text", "write_bytes", "commit", "replace", "rename", "unlink", "rmtree", "mkdir", "rmdir"}
 """Calls that change files (``open`` in a writing mode is checked apart)."""
@@ -88,11 +89,11 @@ def test_the_scan_sees_a_second_plan_type() -> None:
 
 
 def test_only_the_tree_module_lists_packages() -> None:
-    """Every walk of update goes through the one lister, from tree.py (git.py copies the scratch package)."""
+    """No module of update lists or copies a tree: each copy is listed once into its snapshot (krm/snapshot.py),
+    which the steps filter, and a recursive update plans over an overlay of it in memory."""
     walkers = {path.name: sorted(_called_names(ast.parse(path.read_text(encoding="utf-8"))) & WALKS)
                for path in UPDATE.glob("*.py")}
-    assert {name: found for name, found in walkers.items() if found} == {"tree.py": ["list_package"],
-                                                                          "git.py": ["copytree"]}
+    assert {name: found for name, found in walkers.items() if found} == {}
 
 
 def test_each_strategy_has_its_updater_in_a_module_named_after_it() -> None:

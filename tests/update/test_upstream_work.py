@@ -25,6 +25,7 @@ from krm_merge.outcomes import render
 from krm_merge.outcomes.report import Report, State
 from krm_merge.update.plan import UpdatePlan
 from krm_merge.update.planner import plan_update
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.update.tree import remote_subpackages
 from krm_merge.yaml.load import collecting_duplicate_keys
 
@@ -132,7 +133,7 @@ def test_finding_remote_subpackages_grows_linearly(tmp_path: Path) -> None:
     def make(n: int, root: Path) -> Callable[[], object]:
         remote = "upstream:\n  type: git\n  git:\n    repo: https://example.com/r\n    directory: /x\n    ref: v1\n"
         write_tree(root, {"Kptfile": kptfile("p"), **{f"s{i}/Kptfile": kptfile(f"s{i}", remote) for i in range(n)}})
-        return lambda: remote_subpackages(root)
+        return lambda: remote_subpackages(Snapshot.local(root))  # the listing and the Kptfiles' reads
 
     grows_linearly(make, tmp_path)
 

@@ -35,6 +35,7 @@ from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.itemviews import PendingReader
 from krm_merge.krm.kubeobject import Item, scan_header
 from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.results import File, KrmError
 
 # Paths are strings here: pathlib (with urllib.parse and ipaddress behind it) is imported
@@ -89,7 +90,8 @@ class NotUtf8Error(KrmError):
 
 
 def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_undecodable: bool = False,
-                 untrusted: str | None = None, ignore: list[str] | None = None) -> tuple[Package, ResourceList]:
+                 untrusted: str | None = None, ignore: list[str] | None = None,
+                 snapshot: Snapshot | None = None) -> tuple[Package, ResourceList]:
     """Read every YAML file (and the Kptfile) below ``root`` into a ResourceList.
 
     With ``validate`` every document is checked to be a mapping (by the cheap
@@ -102,17 +104,22 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_un
     ``Package.skipped`` instead of failing the read.  ``untrusted`` (a tree from
     elsewhere, ``"upstream"``): listed and read in place following no link (pkgio.list_package).
     ``ignore``: ``.krmignore`` patterns to apply instead of the root's own.
+    ``snapshot``: the copy at ``root`` already listed (:class:`krm_merge.krm.snapshot.Snapshot`; its ``what`` is
+    ``untrusted``): its files are filtered from that listing and read through it, no listing made here.
     """
     root = os.fspath(root)
-    if not os.path.isdir(root):
+    if snapshot is None and not os.path.isdir(root):
         raise KrmError(f"{os.path.normpath(root)} is not a directory")
     pkg = Package(root)
     rl = ResourceList()
-    try:
-        listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,), untrusted=untrusted,
-                                     ignore=ignore)
-    except OSError as err:  # a folder that cannot be listed: kpt fn source fails on it too
-        raise KrmError(f"cannot read folder {err.filename}: {err.strerror or err}") from None
+    if snapshot is not None:
+        listing = snapshot.resources(ignore if ignore is not None else _krmignore_of(snapshot))
+    else:
+        try:
+            listing = pkgio.list_package(root, suffixes=pkgio.YAML_SUFFIXES, names=(pkgio.KPTFILE,),
+                                         untrusted=untrusted, ignore=ignore)
+        except OSError as err:  # a folder that cannot be listed: kpt fn source fails on it too
+            raise KrmError(f"cannot read folder {err.filename}: {err.strerror or err}") from None
     for rel in listing.linked_dirs:
         rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
                         file=File(rel))
@@ -121,7 +128,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_un
         if rel in broken:  # refused in reading order, as kpt fn source meets it
             raise pkgio.broken_link_error(root, rel)
         try:
-            source = _read_source(root, rel, validate, untrusted)
+            source = _read_source(root, rel, validate, untrusted, snapshot)
         except NotUtf8Error:
             if not skip_undecodable:
                 raise
@@ -141,10 +148,21 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_un
     return pkg, rl
 
 
-def _read_source(root: str, rel: str, validate: bool, untrusted: str | None = None) -> SourceFile:
+def _krmignore_of(snapshot: Snapshot) -> list[str]:
+    """The ``.krmignore`` patterns of a snapshot's own root (as :func:`pkgio.list_package` reads them)."""
+    return pkgio.read_krmignore(snapshot.root) if snapshot.what is None else pkgio.krmignore_beneath(snapshot.root)
+
+
+def _read_source(root: str, rel: str, validate: bool, untrusted: str | None = None,
+                 snapshot: Snapshot | None = None) -> SourceFile:
     path = os.path.join(root, rel)
     try:
-        text = files.read_text(path) if untrusted is None else files.read_beneath(root, rel, untrusted).decode("utf-8")
+        if snapshot is not None:
+            text = snapshot.read_text(rel)
+        elif untrusted is None:
+            text = files.read_text(path)
+        else:
+            text = files.read_beneath(root, rel, untrusted).decode("utf-8")
     except UnicodeDecodeError:
         raise NotUtf8Error(f"{rel} is not UTF-8 text", file=File(rel)) from None
     except OSError as err:

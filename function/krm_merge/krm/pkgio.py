@@ -156,7 +156,7 @@ def list_package(
     if ignore is not None:
         patterns = list(ignore)
     else:
-        patterns = (_krmignore_beneath(root) if nofollow else read_krmignore(root)) if krmignore else []
+        patterns = (krmignore_beneath(root) if nofollow else read_krmignore(root)) if krmignore else []
     pending: list[tuple[str, str, str]] = [(root, "", "")]  # (folder, its rel prefix, package of its parent)
     listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
     every = suffixes is None and not names
@@ -303,7 +303,7 @@ def _refuse_clash(what: str, prefix: str, earlier: str, name: str) -> None:
                                    file=prefix + second)
 
 
-def _krmignore_beneath(root: str) -> list[str]:
+def krmignore_beneath(root: str) -> list[str]:
     """:func:`read_krmignore` for a nofollow listing: a ``.krmignore`` that is a link (or none) is no file."""
     try:
         data = files.read_beneath(root, ".krmignore")

@@ -9,24 +9,24 @@ The origin (``upstreamLock``'s commit) and upstream (``REF``, default
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
-from krm_merge import files, txn
+from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import Strategy, more_destructive, update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes.kinds import Message, Outcome, message
 from krm_merge.upstream.git import GitCache, Version
 
-from .plan import UpdatePlan, apply_plan
+from .plan import UpdatePlan
 from .report import refused
-from .tree import diff_trees, kptfiles, remote_subpackages
+from .tree import diff_trees, remote_subpackages
 
 if TYPE_CHECKING:  # the ledger (and the merge it reads) is loaded only by an update that plans a merge
     from .ledger import Entry
@@ -78,10 +78,11 @@ class Recursion:
 
 
 class Trees(NamedTuple):
-    """The two versions of one package update, as folders read in place (links already pruned)."""
+    """The two versions of one package update, as folders read in place (links already pruned), or their
+    snapshots when the reader listed them already."""
 
-    origin: Path  # empty without a lock (kpt: everything counts as added upstream)
-    upstream: Path
+    origin: Path | Snapshot  # empty without a lock (kpt: everything counts as added upstream)
+    upstream: Path | Snapshot
     links: list[Outcome]  # what pruning the upstream folder deleted (LinkRefused), said before the merge's outcomes
     planner: Callable[..., UpdatePlan]  # the merge's planner, loaded while the versions were read
 
@@ -117,10 +118,10 @@ class GitVersions:
                 ([Version(lock.repo, lock.commit, lock.directory, origin_dir, "origin")] if lock is not None else [])
                 + [Version(target.repo, commit, target.directory, upstream_dir, "upstream")],
                 meanwhile=_merge_planner, budget=budget)  # charged from git's trees and object headers
-            # Our own extraction: links are deleted in place instead of copying the rest.
-            pkgio.prune_untrusted(origin_dir, "origin")
-            links = refused(pkgio.prune_untrusted(upstream_dir, "upstream"), "upstream")
-            yield Trees(origin_dir, upstream_dir, links, plan_update)
+            # Our own extraction: links are deleted in place instead of copying the rest; that one
+            # listing of each tree is the snapshot the plan reads.
+            origin, upstream = Snapshot.pruned(origin_dir, "origin"), Snapshot.pruned(upstream_dir, "upstream")
+            yield Trees(origin, upstream, refused(upstream.listing, "upstream"), plan_update)
 
 
 def _describe(key: UpstreamKey) -> str:
@@ -179,46 +180,61 @@ def plan_git_update(
     ``cache``; a fleet update's shared folders).
     """
     versions = versions or GitVersions(cache or GitCache())
-    versions.cache.trust(_repos_named_by(local))  # the user's own package, as it is before the update
-    options = _Options(conflicts, fallback_keys, versions, files_policy, accept_upstream_strategy)
     where = str(local / "Kptfile")
     kptfile_text, upstream, lock = read_package_kptfile(local, where)
+    users = Snapshot.local(local)  # the one listing of the user's package: every step below reads it
+    versions.cache.trust(_repos_named_by(users))  # the user's own package, as it is before the update
+    options = _Options(conflicts, fallback_keys, versions, files_policy, accept_upstream_strategy)
     walk = Recursion().enter((upstream.repo, clean_directory(upstream.directory), ref or upstream.ref), where)
-    plan = _plan_one_git_package(local, kptfile_text, upstream, lock, ref, strategy, options.conflicts,
+    plan = _plan_one_git_package(users, kptfile_text, upstream, lock, ref, strategy, options.conflicts,
                                  options.fallback_keys, versions, files_policy, walk.budget, strategy)
-    if not recursive or not _has_remote_subpackages(local, plan):
+    if not recursive or not _has_remote_subpackages(users, plan):
         return plan
     # kpt updates remote subpackages one after the other, each on the result of the
-    # previous step; we do the same on one scratch copy and plan the difference, so
-    # the update stays all-or-nothing (and --dry-run shows all of it).  Every level
-    # works on that one copy: nothing is copied or compared again per subpackage.
-    with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
-        scratch = Path(tmp) / "pkg"
-        shutil.copytree(local, scratch, symlinks=True, ignore=shutil.ignore_patterns(".git", *txn.RESERVED_NAMES))
-        apply_plan(scratch, plan)
-        found, marks = list(plan.outcomes), list(plan.marks)
-        _update_remote_subpackages(scratch, local, upstream, ref, strategy, options, walk, where, found, marks)
-        final = diff_trees(local, scratch)
+    # previous step; we do the same in memory: each level's plan is laid over the local
+    # snapshot (an overlay) and the next level is planned on it, and the final plan is the
+    # overlay's difference from local, so the update stays all-or-nothing (and --dry-run
+    # shows all of it) with nothing copied, written or listed again before the one write.
+    tree = _Planned(users.overlaid(plan.writes, plan.remove_dirs))
+    found, marks = list(plan.outcomes), list(plan.marks)
+    _update_remote_subpackages(tree, "", local, upstream, ref, strategy, options, walk, where, found, marks)
+    final = diff_trees(users, tree.snapshot)
     final.outcomes, final.marks = found, marks
     return final
 
 
+class _Planned:
+    """The package as the update leaves it so far: the local snapshot with every level's plan laid over it."""
+
+    __slots__ = ("snapshot",)
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def lay(self, folder: str, plan: UpdatePlan) -> None:
+        """Lay the plan of the package at ``folder`` ("a/b/") over the tree."""
+        self.snapshot = self.snapshot.overlaid(plan.writes, plan.remove_dirs, folder)
+
+
 def _update_remote_subpackages(
-    package: Path, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
+    tree: _Planned, package: str, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
     options: _Options, walk: Recursion, where: str, found: list[Outcome], marks: list[Entry],
 ) -> None:
-    """Update each remote subpackage below ``package`` (a scratch folder, updated in place), then theirs;
-    their outcomes go to ``found`` and the conflicts they mark (the ledger's entries) to ``marks``, named from
-    ``package``.
+    """Update each remote subpackage below folder ``package`` of ``tree`` ("" for the root, else "a/b/"), its
+    plan laid over the tree, then theirs; their outcomes go to ``found`` and the conflicts they mark (the
+    ledger's entries) to ``marks``, named from ``package``.
 
     ``users`` is the same package in the user's own tree, as it was before the update
     (None when it is new): its Kptfiles say how the user's subpackages are updated.
     """
-    for sub in remote_subpackages(package):
-        # Named where the user finds it, not in the scratch copy.
+    for sub in remote_subpackages(tree.snapshot.below(package)):
+        # Named where the user finds it (the overlay has no path of its own).
         sub_where = f"{where.removesuffix('Kptfile')}{sub}/Kptfile"
         walk.count(sub_where)
-        sub_text, sub_up, sub_lock = read_package_kptfile(package / sub, sub_where)
+        at = f"{package}{sub}/"
+        copy = tree.snapshot.below(at)  # the subpackage as its parent's plan leaves it
+        sub_text = copy.read_text(pkgio.KPTFILE)
+        sub_up, sub_lock = read_upstream(yamlio.load_data(sub_text, sub_where), sub_where)
         follows = (
             sub_up.repo == upstream.repo and sub_up.ref == upstream.ref
             and clean_directory(sub_up.directory).startswith(clean_directory(upstream.directory))
@@ -228,14 +244,14 @@ def _update_remote_subpackages(
         users_sub = users / sub if users is not None and (users / sub).is_dir() else None
         used, recorded, proposal = _own_strategy(sub_text, users_sub, sub_strategy, options.accept_upstream_strategy,
                                                  f"{sub}/Kptfile")
-        sub_plan = _plan_one_git_package(package / sub, sub_text, sub_up, sub_lock, sub_ref, used, options.conflicts,
-                                         options.fallback_keys, options.versions, options.files_policy, walk.budget,
-                                         recorded)
-        apply_plan(package / sub, sub_plan)
+        sub_plan = _plan_one_git_package(copy, sub_text, sub_up, sub_lock, sub_ref, used,
+                                         options.conflicts, options.fallback_keys, options.versions,
+                                         options.files_policy, walk.budget, recorded)
+        tree.lay(at, sub_plan)
         if proposal is not None:
             found.append(proposal)
         inner, inner_marks = list(sub_plan.outcomes), list(sub_plan.marks)
-        _update_remote_subpackages(package / sub, users_sub, sub_up, sub_ref, sub_strategy, options, sub_walk,
+        _update_remote_subpackages(tree, at, users_sub, sub_up, sub_ref, sub_strategy, options, sub_walk,
                                    sub_where, inner, inner_marks)
         found.extend(outcome.within(sub) for outcome in inner)  # named where the user finds them
         marks.extend(entry.within(sub) for entry in inner_marks)
@@ -282,11 +298,11 @@ def _users_strategy(users: Path | None) -> str | None:
         return None  # unreadable: kpt's default; the merge reported the file
 
 
-def _repos_named_by(local: Path) -> set[str]:
+def _repos_named_by(local: Snapshot) -> set[str]:
     """Every repository the Kptfiles of the user's package name (upstream and lock)."""
     repos: set[str] = set()
-    for rel in kptfiles(local):
-        kptfile = os.path.join(local, rel)
+    for rel in local.kptfiles():
+        kptfile = os.path.join(local.root, rel)
         try:
             up, lock = read_upstream(yamlio.load_data(files.read_text(kptfile), kptfile), kptfile)
         except (KrmMergeError, OSError, UnicodeDecodeError):
@@ -297,7 +313,7 @@ def _repos_named_by(local: Path) -> set[str]:
     return repos
 
 
-def _has_remote_subpackages(local: Path, plan: UpdatePlan) -> bool:
+def _has_remote_subpackages(local: Snapshot, plan: UpdatePlan) -> bool:
     if remote_subpackages(local):
         return True
     return any(w.path.endswith("/Kptfile") and w.data is not None and b"upstream:" in w.data for w in plan.writes)
@@ -309,7 +325,7 @@ def clean_directory(directory: str) -> str:
 
 
 def _plan_one_git_package(
-    local: Path, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
+    local: Snapshot, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
     strategy: str | None, conflicts: str, fallback_keys: str | None, versions: GitVersions,
     files_policy: str = "keep-local", budget: files.Budget | None = None, recorded: str | None = None,
 ) -> UpdatePlan:
@@ -317,7 +333,7 @@ def _plan_one_git_package(
     Kptfile is left with, else the one it names)."""
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
-        raise KrmError(f"{local / 'Kptfile'}: upstream.git.ref is empty; give PKG@REF")
+        raise KrmError(f"{os.path.join(local.root, 'Kptfile')}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or update_strategy(kptfile_text) or "resource-merge"
     lock_ref, commit = versions.resolve(target)
     if effective == "resource-merge" and _at_commit(lock, target, commit):

@@ -11,13 +11,13 @@ drops such changes without a word.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.snapshot import Snapshot, SnapshotFile
 from krm_merge.outcomes.kinds import Decision, FileKept, FileMerged, KeptReason, Outcome, Region
 
 if TYPE_CHECKING:  # imported by plan_other_files for --files merge only
@@ -25,11 +25,12 @@ if TYPE_CHECKING:  # imported by plan_other_files for --files merge only
 
 from .ledger import Entry, forged_markers, text_entries
 from .result import PackageMergeResult, Subpackage
-from .tree import InPlace, ignored_krm_files, other_files_of
+from .tree import ignored_krm_files, other_files_of
 
 
 def plan_other_files(
-    local: Path, origin: Path, upstream: Path, krm_files: set[str], strategy: Strategy, result: PackageMergeResult,
+    local: Snapshot, origin: Snapshot, upstream: Snapshot, krm_files: set[str], strategy: Strategy,
+    result: PackageMergeResult,
     merge: bool = False, fail: bool = False,
 ) -> tuple[list[pkgio.Write], list[Outcome], list[Entry]]:
     """kpt's rules for non-KRM files (fast-forward / force-delete-replace: local copy = upstream's files).
@@ -47,8 +48,7 @@ def plan_other_files(
     if merge:
         # Only --files merge merges text files: other updates never load the merger (issue 24).
         from krm_merge.merge3 import textfile
-    lf, of, uf = (other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin"),
-                  other_files_of(upstream, krm_files, "upstream"))
+    lf, of, uf = (other_files_of(copy, krm_files) for copy in (local, origin, upstream))
     writes: list[pkgio.Write] = []
     said: list[Outcome] = []
     marks: list[Entry] = []
@@ -97,9 +97,9 @@ def _merged(merged: textfile.FileMerge, fail: bool) -> Outcome:
     return FileMerged(merged.path, regions, Decision.NOT_MERGED if fail else Decision.MARKED)
 
 
-def ignored_changes(local: Path, origin: Path, upstream: Path, patterns: list[str]) -> list[Outcome]:
+def ignored_changes(local: Snapshot, origin: Snapshot, upstream: Snapshot, patterns: list[str]) -> list[Outcome]:
     """Each file local's ``.krmignore`` names (no resource to the update) that upstream changed: not taken, said so."""
-    of, uf = ignored_krm_files(origin, patterns, "origin"), ignored_krm_files(upstream, patterns, "upstream")
+    of, uf = ignored_krm_files(origin, patterns), ignored_krm_files(upstream, patterns)
     lf = ignored_krm_files(local, patterns) if of or uf else {}
     found: list[Outcome] = []
     for rel in sorted(set(of) | set(uf)):
@@ -111,38 +111,36 @@ def ignored_changes(local: Path, origin: Path, upstream: Path, patterns: list[st
     return found
 
 
-def other_files_differ(local: Path, origin: Path, krm_files: set[str]) -> Callable[[str], bool]:
+def other_files_differ(local: Snapshot, origin: Snapshot, krm_files: set[str]) -> Callable[[str], bool]:
     """A test: whether the non-KRM files under a directory differ between local and origin.
 
-    Both trees are listed once, on the first question, and each file is
-    filed under every folder above it: a package with thousands of
+    Both copies' files are filed once, on the first question, under every folder above them: a package with thousands of
     subpackages asks once per subpackage, and each answer costs that
     subpackage's files, not the whole tree's.
     """
-    below: list[dict[str, dict[str, InPlace]]] = []
+    below: list[dict[str, dict[str, SnapshotFile]]] = []
 
     def differ(directory: str) -> bool:
         if not below:
-            below.extend(_by_folder(found) for found in (other_files_of(local, krm_files),
-                                                         other_files_of(origin, krm_files, "origin")))
+            below.extend(_by_folder(other_files_of(copy, krm_files)) for copy in (local, origin))
         lf, of = (side.get(directory, {}) for side in below)
         return lf.keys() != of.keys() or any(lf[r].read_bytes() != of[r].read_bytes() for r in lf)
 
     return differ
 
 
-def _by_folder(found: dict[str, InPlace]) -> dict[str, dict[str, InPlace]]:
+def _by_folder(found: dict[str, SnapshotFile]) -> dict[str, dict[str, SnapshotFile]]:
     """Folder -> the files below it (at any depth)."""
-    out: dict[str, dict[str, InPlace]] = {}
+    out: dict[str, dict[str, SnapshotFile]] = {}
     for rel, file in found.items():
         for folder in pkgio.folders_of(rel):
             out.setdefault(folder, {})[rel] = file
     return out
 
 
-def check_other_files_unmodified(local: Path, origin: Path, krm_files: set[str]) -> None:
+def check_other_files_unmodified(local: Snapshot, origin: Snapshot, krm_files: set[str]) -> None:
     """fast-forward's check of non-KRM files: a KrmError naming each one local changed, added or deleted."""
-    lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files, "origin")
+    lf, of = other_files_of(local, krm_files), other_files_of(origin, krm_files)
     modified = [rel for rel in sorted(set(lf) | set(of)) if rel not in lf or rel not in of or lf[rel].read_bytes() != of[rel].read_bytes()]
     if modified:
         raise KrmError(f"local package files have been modified: [{', '.join(modified)}]. use a different update --strategy")

@@ -3,18 +3,21 @@
 KRM resources and Kptfiles go through the package merge
 (:func:`krm_merge.modes.resource_merge.merge`'s code path), every other file
 through :mod:`.other_files`; origin and upstream are content from elsewhere,
-checked whole and then read in place without following any link
-(:func:`krm_merge.krm.pkgio.check_untrusted`, docs/security.md).
+checked whole as they are listed, once each, and then read in place without
+following any link (:class:`krm_merge.krm.snapshot.Snapshot`,
+:func:`krm_merge.krm.pkgio.check_untrusted`, docs/security.md).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Union
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import package, pkgio
 from krm_merge.krm.resourcelist import ResourceList
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.results import KrmError
 from krm_merge.outcomes.kinds import Outcome
 from krm_merge.merge3.conflicts import MARKER, ConflictPolicy
@@ -28,10 +31,14 @@ from .report import merge_outcomes, refused
 from .tree import emptied_dirs
 
 
+Copy = Union[Path, Snapshot]
+"""A package copy as a folder (listed here, once) or as a snapshot a caller already took."""
+
+
 def plan_update(
-    local: Path,
-    origin: Path,
-    upstream: Path,
+    local: Copy,
+    origin: Copy,
+    upstream: Copy,
     *,
     strategy: str = "resource-merge",
     conflicts: str = "upstream-wins",
@@ -41,10 +48,13 @@ def plan_update(
 ) -> UpdatePlan:
     """Compute the update of ``local`` without writing anything.
 
-    ``origin`` and ``upstream`` are content from elsewhere: unless ``checked``
-    (they already went through :func:`pkgio.prune_untrusted`), each is first
-    checked whole (:func:`pkgio.check_untrusted`: names, sizes, counts), and
-    upstream's links and special files are named in warnings; both are then
+    Each copy is listed once (:class:`krm_merge.krm.snapshot.Snapshot`; a
+    snapshot given is used as it is) and every step below reads that one
+    listing.  ``origin`` and ``upstream`` are content from elsewhere: their
+    listing checks them whole (:func:`pkgio.check_untrusted`: names, sizes,
+    counts) and, unless ``checked`` (they already went through
+    :func:`pkgio.prune_untrusted`, which named them), upstream's links and
+    special files are named in warnings; both are then
     read in place, no link in them followed (not even one swapped in after
     the check: every read opens its names with ``O_NOFOLLOW``).  ``files_policy``
     ``"merge"`` merges non-KRM files changed on both sides
@@ -53,25 +63,25 @@ def plan_update(
     three copies: a copy from elsewhere cannot hide a resource from the merge.
     """
     for label, root in (("local", local), ("origin", origin), ("upstream", upstream)):
-        if not root.is_dir():
+        if isinstance(root, Path) and not root.is_dir():
             raise KrmError(f"{label} package {root} is not a directory")
-    if checked:
-        return _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
-    pkgio.check_untrusted(origin, "origin")  # checked, but only upstream's left-out entries are reported (as before)
-    links = refused(pkgio.check_untrusted(upstream, "upstream"), "upstream")
-    plan = _plan_checked(local, origin, upstream, strategy, conflicts, fallback_keys, files_policy)
-    plan.outcomes[:0] = links
+    local_copy = local if isinstance(local, Snapshot) else Snapshot.local(local)
+    origin_copy = origin if isinstance(origin, Snapshot) else Snapshot.untrusted(origin, "origin")
+    upstream_copy = upstream if isinstance(upstream, Snapshot) else Snapshot.untrusted(upstream, "upstream")
+    plan = _plan_copies(local_copy, origin_copy, upstream_copy, strategy, conflicts, fallback_keys, files_policy)
+    if not checked:  # only upstream's left-out entries are reported (as before)
+        plan.outcomes[:0] = refused(upstream_copy.listing, "upstream")
     return plan
 
 
-def _plan_checked(
-    local: Path, origin: Path, upstream: Path, strategy: str, conflicts: str, fallback_keys: str | None,
+def _plan_copies(
+    local: Snapshot, origin: Snapshot, upstream: Snapshot, strategy: str, conflicts: str, fallback_keys: str | None,
     files_policy: str = "keep-local",
 ) -> UpdatePlan:
-    patterns = pkgio.read_krmignore(str(local))
-    lpkg, lrl = read_copy(local, ignore=patterns)
-    opkg, orl = read_copy(origin, "origin", patterns)
-    upkg, url = read_copy(upstream, "upstream", patterns)
+    patterns = pkgio.read_krmignore(local.root)
+    lpkg, lrl = read_copy(local, patterns)
+    opkg, orl = read_copy(origin, patterns)
+    upkg, url = read_copy(upstream, patterns)
     krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
     if Strategy(strategy) is Strategy.FAST_FORWARD:
         check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
@@ -117,17 +127,16 @@ def _forged_in_resources(opkg: package.Package, upkg: package.Package) -> list[O
     return found
 
 
-def read_copy(root: Path, untrusted: str | None = None, ignore: list[str] | None = None,
-              ) -> tuple[package.Package, ResourceList]:
-    """Read a package copy without parsing its documents.
+def read_copy(copy: Snapshot, ignore: list[str]) -> tuple[package.Package, ResourceList]:
+    """Read a package copy's resources without parsing its documents.
 
     Only resources that differ between the copies are ever parsed (the merge
     compares texts first), which keeps a large update fast; a document that
-    is not a mapping is still rejected when it has to be merged.  A copy
-    from elsewhere (``untrusted``: ``"origin"``, ``"upstream"``) is read in
-    place, following no link; ``ignore``: the ``.krmignore`` patterns that apply.
+    is not a mapping is still rejected when it has to be merged.  The files
+    are the snapshot's (a copy from elsewhere read in place, following no
+    link); ``ignore``: the ``.krmignore`` patterns that apply.
     """
-    return package.read_package(root, validate=False, untrusted=untrusted, ignore=ignore)
+    return package.read_package(copy.root, validate=False, untrusted=copy.what, ignore=ignore, snapshot=copy)
 
 
-__all__ = ["plan_update", "read_copy"]
+__all__ = ["Copy", "plan_update", "read_copy"]

@@ -1,7 +1,8 @@
 """The update's walks over package directories, gathered in one place.
 
-Files are listed by the project's one package lister
-(:func:`krm_merge.krm.pkgio.list_package`): ``.git`` and krm-merge's
+Each copy is listed once, by the project's one package lister
+(:func:`krm_merge.krm.pkgio.list_package`), into a
+:class:`krm_merge.krm.snapshot.Snapshot` every step here filters: ``.git`` and krm-merge's
 reserved names never, hidden names included (kpt pkg update copies them),
 ``.krmignore`` not applied (it is ``kpt fn source``'s rule, not the
 update's), and symbolic links skipped, as ``kpt pkg update`` skips local
@@ -16,51 +17,25 @@ or removes: no walk of its own here.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Iterator, NamedTuple
 
-from krm_merge import files
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.snapshot import Snapshot, SnapshotFile
 
 from .plan import UpdatePlan
 
 
-def _listing(root: Path, *, names: tuple[str, ...] = ()) -> pkgio.Listing:
-    """The package's files (every file, or those named ``names``) and folders, hidden ones included; no link."""
-    return pkgio.list_package(root, names=names, hidden=True, krmignore=False, nofollow=True)
-
-
-class InPlace(NamedTuple):
-    """A regular file of a listed tree, read when asked, in place and following no link."""
-
-    root: str
-    rel: str
-    what: str | None  # content from elsewhere ("origin", "upstream"): bounded by the input size limit
-
-    def read_bytes(self) -> bytes:
-        """The file's bytes (see :func:`krm_merge.files.read_beneath`)."""
-        return files.read_beneath(self.root, self.rel, self.what)
-
-
-def _regular_files(root: Path, *, names: tuple[str, ...] = (), listing: pkgio.Listing | None = None,
-                   ) -> Iterator[pkgio.PackageFile]:
-    """The package's files that are not links (every file, or those named ``names``)."""
-    return (f for f in (listing or _listing(root, names=names)).files if not f.is_link)
-
-
-def diff_trees(before: Path, after: Path) -> UpdatePlan:
-    """The plan that turns directory ``before`` into ``after`` (``.git`` ignored)."""
+def diff_trees(before: Snapshot, after: Snapshot) -> UpdatePlan:
+    """The plan that turns the copy ``before`` into ``after`` (``.git`` ignored)."""
     plan = UpdatePlan()
-    listed_before, listed_after = _listing(before), _listing(after)
-    old, new = _all_files(before, listed_before), _all_files(after, listed_after)
+    old, new = _all_files(before), _all_files(after)
     for rel in sorted(set(old) | set(new)):
         a = old[rel].read_bytes() if rel in old else None
         b = new[rel].read_bytes() if rel in new else None
         if a != b:
             plan.writes.append(pkgio.Write(rel, a, b))
-    gone = set(listed_before.dirs) - set(listed_after.dirs)
-    plan.remove_dirs.extend(rel for rel in _bottom_up(listed_before.dirs) if rel in gone)
+    gone = set(before.listing.dirs) - set(after.listing.dirs)
+    plan.remove_dirs.extend(rel for rel in _bottom_up(before.listing.dirs) if rel in gone)
     return plan
 
 
@@ -69,20 +44,17 @@ def _bottom_up(folders: list[str]) -> list[str]:
     return sorted(folders, key=lambda rel: rel.split("/"), reverse=True)
 
 
-def _all_files(root: Path, listing: pkgio.Listing | None = None) -> dict[str, InPlace]:
-    return {f.rel: InPlace(str(root), f.rel, None) for f in _regular_files(root, listing=listing)}
+def _all_files(copy: Snapshot) -> dict[str, SnapshotFile]:
+    return {f.rel: copy.file(f.rel) for f in copy.regular_files()}
 
 
-def other_files_of(root: Path, krm_files: set[str], what: str | None = None) -> dict[str, InPlace]:
-    """Regular files that are not KRM files of the package (``.git`` and krm-merge's lock excluded, symlinks ignored).
-
-    ``what`` names a tree from elsewhere (``"origin"``, ``"upstream"``): its reads are bounded.
-    """
-    return {f.rel: InPlace(str(root), f.rel, what) for f in _regular_files(root)
+def other_files_of(copy: Snapshot, krm_files: set[str]) -> dict[str, SnapshotFile]:
+    """Regular files that are not KRM files of the package (``.git`` and krm-merge's lock excluded, symlinks ignored)."""
+    return {f.rel: copy.file(f.rel) for f in copy.regular_files()
             if f.rel not in krm_files and not _is_krm_name(f.rel)}  # a KRM file another copy has: its merge decided it
 
 
-def ignored_krm_files(root: Path, patterns: list[str], what: str | None = None) -> dict[str, InPlace]:
+def ignored_krm_files(copy: Snapshot, patterns: list[str]) -> dict[str, SnapshotFile]:
     """The files ``kpt fn source`` would read (YAML, Kptfiles) that ``patterns`` (local's ``.krmignore``) leave out.
 
     The update reads none of them as resources, and they are no "other
@@ -91,7 +63,7 @@ def ignored_krm_files(root: Path, patterns: list[str], what: str | None = None) 
     """
     if not patterns:
         return {}
-    return {f.rel: InPlace(str(root), f.rel, what) for f in _regular_files(root)
+    return {f.rel: copy.file(f.rel) for f in copy.regular_files()
             if _is_krm_name(f.rel) and pkgio.ignored(f.rel, patterns)}
 
 
@@ -100,31 +72,21 @@ def _is_krm_name(rel: str) -> bool:
     return pkgio.is_krm_name(rel.rsplit("/", 1)[-1]) and not any(p.startswith(".") for p in rel.split("/"))
 
 
-def kptfiles(root: Path) -> list[str]:
-    """Every Kptfile of a package tree (relative paths; links skipped); none when ``root`` is no folder.
-
-    A missing package is reported where its own Kptfile is read, in the user's terms.
-    """
-    if not root.is_dir():
-        return []
-    return [f.rel for f in _regular_files(root, names=(pkgio.KPTFILE,))]
-
-
-def emptied_dirs(local: Path, origin: Path, upstream: Path, plan: UpdatePlan) -> list[str]:
+def emptied_dirs(local: Snapshot, origin: Snapshot, upstream: Snapshot, plan: UpdatePlan) -> list[str]:
     """Local directories left empty that origin has and upstream does not."""
     deleted = {w.path for w in plan.writes if w.data is None}
     # every folder a new file will sit in, at any depth (looked up, not searched, per folder)
     filled = {folder for w in plan.writes if w.data is not None for folder in pkgio.folders_of(w.path)}
-    listing = _listing(local)
+    listing = local.listing
     entries, folders = _contents(listing)
     # The folders origin and upstream have, from their listings: no stat through a link of theirs.
-    in_origin, in_upstream = set(_listing(origin).dirs), set(_listing(upstream).dirs)
+    in_origin, in_upstream = set(origin.listing.dirs), set(upstream.listing.dirs)
     out: list[str] = []
     emptied: set[str] = set()
     for rel in _bottom_up(listing.dirs):
         if rel not in in_origin or rel in in_upstream:
             continue
-        if os.path.lexists(local / rel / ".git"):
+        if os.path.lexists(os.path.join(local.root, rel, ".git")):
             continue  # a repository of its own inside the package (the lister does not enter .git)
         remaining = [entry for entry in entries.get(rel, ()) if entry not in deleted]
         subdirs = [d for d in folders.get(rel, ()) if d not in emptied]
@@ -145,16 +107,16 @@ def _contents(listing: pkgio.Listing) -> tuple[dict[str, list[str]], dict[str, l
     return entries, folders
 
 
-def remote_subpackages(root: Path) -> list[str]:
-    """Subpackages below ``root`` whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
+def remote_subpackages(copy: Snapshot) -> list[str]:
+    """Subpackages of a copy whose Kptfile has its own ``upstream.git`` (outermost ones only)."""
     found: list[str] = []
     found_set: set[str] = set()  # the same, looked up by each folder above a subpackage
-    listed = pkgio.list_package(root, names=(pkgio.KPTFILE,), krmignore=False).subpackages
+    listed = copy.subpackages()
     for rel in sorted(listed, key=lambda rel: rel.split("/")):  # parents first, as a walk meets them
         if any(folder in found_set for folder in pkgio.folders_of(rel)):
             continue  # its own subpackages are its business
         try:
-            data = yamlio.load_data(files.read_text(root / rel / pkgio.KPTFILE), f"{rel}/Kptfile")
+            data = yamlio.load_data(copy.read_text(f"{rel}/{pkgio.KPTFILE}"), f"{rel}/Kptfile")
         except KrmError:
             continue  # not a readable Kptfile: the parent's merge reports it
         up = data.get("upstream") if isinstance(data, dict) else None
@@ -164,4 +126,4 @@ def remote_subpackages(root: Path) -> list[str]:
     return found
 
 
-__all__ = ["InPlace", "diff_trees", "emptied_dirs", "ignored_krm_files", "kptfiles", "other_files_of", "remote_subpackages"]
+__all__ = ["diff_trees", "emptied_dirs", "ignored_krm_files", "other_files_of", "remote_subpackages"]

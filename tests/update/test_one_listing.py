@@ -1,0 +1,152 @@
+"""One update lists each package copy once (issue 32): local, origin and upstream are each one snapshot.
+
+Every directory listing the process makes (``os.scandir``, ``os.listdir``,
+``os.walk``) is recorded by the folder it lists, while ``krm-merge update``
+runs in-process on a real git upstream; each folder of the three copies must
+be listed exactly once.  The only listings left out are those of the
+scratch folder's removal once the update is done (``files.remove_tree``
+empties a folder by listing it: a deletion, not a read of the package).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from krm_merge.commands import update
+
+from .world import World, cm, fetched_by_hand
+
+pytestmark = pytest.mark.e2e
+
+# Listings that are not reads of a package: removing the scratch folder empties it by listing it.
+NOT_READS = frozenset({"_empty_folder"})
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    from tests.conftest import require_binary
+
+    require_binary("git")
+    return World(tmp_path, monkeypatch)
+
+
+def folder_of(target: Any) -> str:
+    """The folder a listing call lists (a descriptor resolved through /proc)."""
+    if isinstance(target, int):
+        return os.readlink(f"/proc/self/fd/{target}")
+    return os.path.realpath(os.fspath(target) if target is not None else ".")
+
+
+@pytest.fixture
+def listings(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Every folder listed from now on, with how many times (real paths)."""
+    seen: Counter[str] = Counter()
+
+    def spy(real: Callable[..., Any]) -> Callable[..., Any]:
+        def listing(target: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if sys._getframe(1).f_code.co_name not in NOT_READS:
+                seen[folder_of(target)] += 1
+            return real(target, *args, **kwargs) if target is not None else real(*args, **kwargs)
+        return listing
+
+    for name in ("scandir", "listdir"):
+        monkeypatch.setattr(os, name, spy(getattr(os, name)))
+    real_walk = os.walk
+
+    def walk(top: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        for entry in real_walk(top, *args, **kwargs):
+            seen[os.path.realpath(entry[0])] += 1
+            yield entry
+
+    monkeypatch.setattr(os, "walk", walk)
+    return seen
+
+
+def package_tree(world: World) -> dict[str, str]:
+    """Resources in folders, other files, a hidden file, and a .krmignore'd YAML file: every step has work."""
+    return {"cm.yaml": cm("cm", "1"), "sub/cm.yaml": cm("sub", "1"), "sub/deep/cm.yaml": cm("deep", "1"),
+            "README.md": "one\n", "docs/notes.txt": "one\n", ".hidden": "h\n", "values.yaml": "replicas: 1\n",
+            ".krmignore": "values.yaml\n", "gone/only.txt": "x\n"}
+
+
+def test_an_update_lists_local_origin_and_upstream_once_each(world: World, listings: Counter[str]) -> None:
+    tree = package_tree(world)
+    v1 = world.commit({**tree, "Kptfile": None}, tag="v1")
+    world.commit({"cm.yaml": cm("cm", "2"), "sub/deep/cm.yaml": cm("deep", "2"), "README.md": "two\n",
+                  "docs/notes.txt": "two\n", "values.yaml": "replicas: 2\n", "gone/only.txt": None,
+                  "new/cm.yaml": cm("new", "n")}, tag="v2")
+    fetched_by_hand(world, v1)
+    local = world.our_pkg
+    for rel, text in tree.items():
+        (local / rel).parent.mkdir(parents=True, exist_ok=True)
+        (local / rel).write_text(text)
+    (local / "sub" / "cm.yaml").write_text(cm("sub", "mine"))  # a local edit: the merge has work
+    listings.clear()
+    assert update.main([f"{local}@v2", "--dry-run"]) == 0
+
+    real_local = os.path.realpath(local)
+    local_dirs = {d for d in listings if d == real_local or d.startswith(real_local + os.sep)}
+    scratch = {d for d in listings if "krm-merge-update-" in d}
+    origin = {d for d in scratch if "/origin" in d.split("krm-merge-update-", 1)[1]}
+    upstream = {d for d in scratch if "/upstream" in d.split("krm-merge-update-", 1)[1]}
+    assert real_local in local_dirs and any(d.endswith("/origin") for d in origin)
+    assert any(d.endswith("/upstream") for d in upstream)
+    copies = {d: listings[d] for d in local_dirs | origin | upstream}
+    assert {d: n for d, n in copies.items() if n != 1} == {}, "a folder of a copy listed more than once"
+    # every folder of every copy was reached by that one listing
+    assert {os.path.relpath(d, real_local) for d in local_dirs} >= {".", "sub", "sub/deep", "docs", "gone"}
+
+
+def remote_sub(repo: str, name: str) -> str:
+    """A subpackage's Kptfile naming its own upstream: folder /leaf of ``repo`` at tag ``leaf``."""
+    from .world import kptfile
+
+    return kptfile(name, f"upstream:\n  type: git\n  git:\n    repo: {repo}\n    directory: /leaf\n    ref: leaf\n")
+
+
+@pytest.fixture
+def fan_out(world: World) -> Path:
+    """A package whose next version brings three remote subpackages (each then updated from its own upstream)."""
+    v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.commit({"../leaf/x.yaml": cm("x", "1"), "../leaf/notes.txt": "leaf\n"}, tag="leaf")
+    world.commit({f"s{i}/Kptfile": remote_sub(f"file://{world.up}", f"s{i}") for i in range(3)}, tag="v2")
+    fetched_by_hand(world, v1)
+    return world.our_pkg
+
+
+def test_a_recursive_update_writes_nothing_before_its_one_transaction(
+    fan_out: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each subpackage is planned over its parent's plan in memory: no scratch copy, no transaction per level."""
+    import shutil
+
+    from krm_merge import txn
+
+    commits: list[str] = []
+    real_commit = txn.commit
+
+    def commit(root: Any, *args: Any, **kwargs: Any) -> Any:
+        commits.append(os.fspath(root))
+        return real_commit(root, *args, **kwargs)
+
+    def no_copy(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a tree was copied: {args}")
+
+    monkeypatch.setattr(txn, "commit", commit)
+    monkeypatch.setattr(shutil, "copytree", no_copy)
+    assert update.main([f"{fan_out}@v2", "--dry-run"]) == 0
+    diff = capsys.readouterr().out
+    assert commits == []  # a dry run writes nothing at all
+    for i in range(3):  # each subpackage updated from its own upstream, shown in the one diff
+        assert f"s{i}/x.yaml" in diff and f"s{i}/notes.txt" in diff
+    assert not (fan_out / "s0").exists()
+    assert update.main([f"{fan_out}@v2"]) == 0
+    assert commits == [os.fspath(fan_out)]  # the one transaction, on the user's package
+    assert sorted(p.relative_to(fan_out).as_posix() for p in fan_out.rglob("x.yaml")) == [
+        "s0/x.yaml", "s1/x.yaml", "s2/x.yaml"]
