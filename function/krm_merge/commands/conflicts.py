@@ -93,7 +93,8 @@ class Marker:
 
 
 Finder = Callable[[Snapshot, "list[Entry]"], "list[Marker]"]
-"""Every marker of one kind below a package root, each bound to the entry (of those given) recording it."""
+"""Every marker of one kind in a package (its one listing, a ``Snapshot``: filter it, list nothing), each bound to
+the entry (of those given) recording it."""
 Resolver = Callable[[str, str, "list[Marker]", str], str]
 """``(file, text, recorded markers of that file, take) -> new text``: the choice applied, the markers removed."""
 
