@@ -199,7 +199,7 @@ def unread_marker_files(snapshot: Snapshot) -> list[str]:
             continue
         try:
             data = snapshot.read_bytes(listed.rel)
-        except OSError:
+        except (OSError, KrmMergeError):  # unreadable, or swapped for a link since the listing: not read
             continue
         if any(token in data for token in tokens):
             found.append(listed.rel)
