@@ -30,6 +30,7 @@ from krm_merge.outcomes.kinds import ConflictOutcome
 from krm_merge.commands import conflicts, resolve, update
 from krm_merge.update import ledger, plan as update_plan, planner
 from krm_merge.krm import yamlio
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import ABSENT_VALUE, parse_marker
 
@@ -310,8 +311,8 @@ def test_a_further_kind_of_marker_is_one_register_call(tmp_path: Path) -> None:
     sample = ledger.Entry("sample", "NOTES.md", None, "", (), "b", "c", "a")
     (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode([*entries, sample], lock))
 
-    def find_sample(root: Path, recorded: list[ledger.Entry]) -> list[conflicts.Marker]:
-        lines = (root / "NOTES.md").read_text().split("\n")
+    def find_sample(snapshot: Snapshot, recorded: list[ledger.Entry]) -> list[conflicts.Marker]:
+        lines = snapshot.read_bytes("NOTES.md").decode().split("\n")  # the package's one listing, read through
         entry = next((e for e in recorded if e.file == "NOTES.md"), None)
         return [conflicts.Marker("sample", "NOTES.md", 2, "", "", "b", "c", "a", entry=entry)] if "%%%" in lines[1] else []
 

@@ -10,6 +10,7 @@ empties a folder by listing it: a deletion, not a read of the package).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections import Counter
@@ -18,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from krm_merge.commands import update
+from krm_merge.commands import conflicts, resolve, update
 
 from .world import World, cm, fetched_by_hand
 
@@ -150,3 +151,44 @@ def test_a_recursive_update_writes_nothing_before_its_one_transaction(
     assert commits == [os.fspath(fan_out)]  # the one transaction, on the user's package
     assert sorted(p.relative_to(fan_out).as_posix() for p in fan_out.rglob("x.yaml")) == [
         "s0/x.yaml", "s1/x.yaml", "s2/x.yaml"]
+
+
+@pytest.fixture
+def marked(world: World) -> Path:
+    """A package an update left with a field marker (cm.yaml) and a diff3 region (README.md), recorded."""
+    tree = package_tree(world)
+    v1 = world.commit({**tree, "Kptfile": None}, tag="v1")
+    world.commit({"cm.yaml": cm("cm", "2"), "sub/deep/cm.yaml": cm("deep", "2"), "README.md": "two\n"}, tag="v2")
+    fetched_by_hand(world, v1)
+    local = world.our_pkg
+    for rel, text in tree.items():
+        (local / rel).parent.mkdir(parents=True, exist_ok=True)
+        (local / rel).write_text(text)
+    (local / "cm.yaml").write_text(cm("cm", "mine"))
+    (local / "README.md").write_text("mine\n")
+    assert update.main([f"{local}@v2", "--conflicts", "mark", "--files", "merge"]) == 3
+    return local
+
+
+def package_listed_more_than_once(local: Path, seen: Counter[str]) -> dict[str, int]:
+    real_local = os.path.realpath(local)
+    mine = {d: n for d, n in seen.items() if d == real_local or d.startswith(real_local + os.sep)}
+    assert {os.path.relpath(d, real_local) for d in mine} >= {".", "sub", "sub/deep", "docs", "gone"}
+    return {os.path.relpath(d, real_local): n for d, n in mine.items() if n != 1}
+
+
+def test_conflicts_lists_the_package_once(marked: Path, listings: Counter[str],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    listings.clear()
+    assert conflicts.main([str(marked), "--output", "json"]) == 3
+    assert package_listed_more_than_once(marked, listings) == {}
+    found = json.loads(capsys.readouterr().out)
+    assert {"cm.yaml", "README.md"} <= {m["file"] for m in found}
+
+
+def test_resolve_lists_the_package_once(marked: Path, listings: Counter[str]) -> None:
+    listings.clear()
+    assert resolve.main([str(marked), "--take", "upstream"]) == 0
+    assert package_listed_more_than_once(marked, listings) == {}
+    assert (marked / "README.md").read_text() == "two\n" and "mine" not in (marked / "cm.yaml").read_text()

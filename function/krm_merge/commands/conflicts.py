@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -35,10 +36,11 @@ from typing import Any, Callable, NamedTuple
 from krm_merge import files, txn
 from krm_merge.commands.base import command_parser
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm import pkgio, yamlio
+from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.package import read_package, split_documents
 from krm_merge.krm.results import File, KrmError
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.values import Label, PathPart
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.merge3.conflicts import ABSENT_VALUE, MARKER, element_key, find_marker, format_path, is_not_recorded
@@ -90,8 +92,9 @@ class Marker:
         return MarkerOutcome(self.kind, self.file, self.line, self.resource, self.field, values)
 
 
-Finder = Callable[[Path, "list[Entry]"], "list[Marker]"]
-"""Every marker of one kind below a package root, each bound to the entry (of those given) recording it."""
+Finder = Callable[[Snapshot, "list[Entry]"], "list[Marker]"]
+"""Every marker of one kind in a package (its one listing, a ``Snapshot``: filter it, list nothing), each bound to
+the entry (of those given) recording it."""
 Resolver = Callable[[str, str, "list[Marker]", str], str]
 """``(file, text, recorded markers of that file, take) -> new text``: the choice applied, the markers removed."""
 
@@ -127,10 +130,11 @@ def scan(root: Path) -> Found:
     """Every marker of every registered kind, by file and line, bound to the ledgers' entries."""
     if not root.is_dir():
         raise KrmError(f"package {root} is not a directory")
-    subpackages = pkgio.list_package(root, names=(pkgio.KPTFILE,), hidden=True, krmignore=False).subpackages
-    ledgers, warnings = read_ledgers(root, subpackages)
+    snapshot = Snapshot.local(root)  # the package's one listing: the ledgers' folders and every finder filter it
+    ledgers, warnings = read_ledgers(root, snapshot.listing.subpackages)
     entries = [entry for ledger in ledgers for entry in ledger.entries]
-    found = [marker for kind, finder in FINDERS.items() for marker in finder(root, [e for e in entries if e.kind == kind])]
+    found = [marker for kind, finder in FINDERS.items()
+             for marker in finder(snapshot, [e for e in entries if e.kind == kind])]
     return Found(sorted(found, key=lambda m: (m.file, m.line, m.kind)), ledgers, warnings)
 
 
@@ -160,9 +164,9 @@ def left(package: str, markers: list[Marker]) -> ConflictsLeft:
 # --- field markers -------------------------------------------------------------------------
 
 
-def find_field_markers(root: Path, entries: list[Entry]) -> list[Marker]:
-    """The ``# krm-merge:conflict`` comments in the package's YAML files (kpt's file set)."""
-    pkg, _ = read_package(root, validate=False)
+def find_field_markers(snapshot: Snapshot, entries: list[Entry]) -> list[Marker]:
+    """The ``# krm-merge:conflict`` comments in the package's YAML files (kpt's file set, filtered from ``snapshot``)."""
+    pkg, _ = read_package(snapshot.root, validate=False, snapshot=snapshot)
     by_file: dict[str, list[Entry]] = {}
     for entry in entries:
         by_file.setdefault(entry.file, []).append(entry)
@@ -324,7 +328,7 @@ register(FIELD, find_field_markers, resolve_field_markers)
 # --- text markers (update --files merge) ------------------------------------------------
 
 
-def find_text_markers(root: Path, entries: list[Entry]) -> list[Marker]:
+def find_text_markers(snapshot: Snapshot, entries: list[Entry]) -> list[Marker]:
     """The diff3 regions ``update --files merge`` left in non-KRM files (labelled local/origin/upstream).
 
     Only regions with :data:`~krm_merge.merge3.diff3.LABELS` count: a file
@@ -335,22 +339,29 @@ def find_text_markers(root: Path, entries: list[Entry]) -> list[Marker]:
     for entry in entries:
         by_file.setdefault(entry.file, []).append(entry)
     found: list[Marker] = []
-    # Every file, hidden ones too, as update's --files merge writes them; links follow the lister's policy.
-    for listed in pkgio.list_package(root, hidden=True, krmignore=False).files:
+    # Every file, hidden ones too, as update's --files merge writes them; a link to a file read through.
+    for rel in _files_followed(snapshot):
         try:
-            data = files.read_bytes(listed.path)
+            data = files.read_bytes(os.path.join(snapshot.root, rel))
             text = data.decode("utf-8") if opening in data else ""
         except (KrmMergeError, OSError, UnicodeDecodeError):
             continue  # update merges no such file (too large, unreadable, binary): no marker of ours
         if not text:
             continue
         lines = text.splitlines()
-        bound = bind_texts(text, by_file.get(listed.rel, []))
+        bound = bind_texts(text, by_file.get(rel, []))
         for region in labelled_regions(text):
             local, origin, upstream = region_sides(lines, region)
-            found.append(Marker(TEXT, listed.rel, region.start, "", "", local, upstream, origin,
+            found.append(Marker(TEXT, rel, region.start, "", "", local, upstream, origin,
                                 entry=bound.get(region.start)))
     return found
+
+
+def _files_followed(snapshot: Snapshot) -> list[str]:
+    """Every file of the one listing, and its links to a file (one ``stat`` each), as a listing that follows
+    links names them."""
+    linked = [rel for rel in snapshot.listing.links if os.path.isfile(os.path.join(snapshot.root, rel))]
+    return sorted([f.rel for f in snapshot.regular_files()] + linked)
 
 
 def resolve_text_markers(rel: str, text: str, markers: list[Marker], take: str) -> str:

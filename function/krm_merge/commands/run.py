@@ -21,6 +21,7 @@ from krm_merge.config import mode_name, resolve
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import ChangeSet
 from krm_merge.krm.results import File
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes.report import Report
 from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.report import field_sets_from_results, subject
@@ -74,12 +75,12 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
          summary: bool) -> int:
     steps: list[PullRequestStep] = []  # a promote run's pull request, once its changes are planned
 
-    def after_read(rl: ResourceList, pkg: Any) -> None:
+    def after_read(rl: ResourceList, pkg: Any, snapshot: Snapshot) -> None:
         if _is_promote(rl.function_config):
             # promote skips files it cannot read, as the promote command does, and says so.
             from krm_merge.modes.promote import unread_file_warnings  # start-up: only a promote run loads that mode
 
-            for message, rel in unread_file_warnings(str(root), pkg.skipped):
+            for message, rel in unread_file_warnings(snapshot, pkg.skipped):
                 rl.results.warning(message, file=File(rel))
 
     def before_write(rl: ResourceList, changes: ChangeSet, report: Report) -> None:

@@ -22,7 +22,7 @@ by kpt sees no repository and only says so.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -40,6 +40,9 @@ from krm_merge.promote.request import KEYS as PROMOTION_KEYS
 from krm_merge.promote.request import Promotion, RequestError, no_match_messages, promotion_from_spec, resolve
 from krm_merge.registry import Mode
 from krm_merge.yaml.load import compose_marked
+
+if TYPE_CHECKING:  # a hint only: the function path (stdin) never loads the snapshot
+    from krm_merge.krm.snapshot import Snapshot
 
 KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions", "pullRequest")
 RUN_ONLY = "krm-merge run DIR"
@@ -205,12 +208,13 @@ def _report_error(rl: ResourceList, obj: Item, err: PromoteError) -> None:
     rl.results.error(message, obj, field=err.field)
 
 
-def unread_file_warnings(root: str, skipped: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def unread_file_warnings(snapshot: Snapshot, skipped: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Warnings (message, file) for ``krm-merge run`` about files it did not read.
 
     ``run`` reads like ``kpt fn source`` (``*.yaml``, ``*.yml``, Kptfile); a file it skipped
     (not UTF-8) or never reads (Flux's extension-less ``Kustomization``) may hold markers
-    that only the ``promote`` command, which reads what Flux reads, can promote.
+    that only the ``promote`` command, which reads what Flux reads, can promote.  ``snapshot``: the
+    package's one listing, which ``run`` read it through (no listing of its own here).
     """
     # Only `krm-merge run` calls this: the function path of promote never reads files.
     from krm_merge.promote.files import unread_marker_files
@@ -219,7 +223,7 @@ def unread_file_warnings(root: str, skipped: list[tuple[str, str]]) -> list[tupl
     notes = [(f"{rel}: {reason}; skipped", rel) for rel, reason in skipped]
     notes.extend((f"{rel} holds a promotion marker but `krm-merge run` reads like kpt fn source "
                   f"(*.yaml, *.yml, Kptfile) and did not read it{hint}", rel)
-                 for rel in unread_marker_files(root))
+                 for rel in unread_marker_files(snapshot))
     return notes
 
 

@@ -14,6 +14,7 @@ from typing import Callable, Iterator, NamedTuple, TypeVar
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.promote.errors import PromoteError
 
 YAML_SUFFIXES = pkgio.YAML_SUFFIXES
@@ -185,24 +186,25 @@ def _refusing(root: str, action: Callable[[], T]) -> T:
         raise PromoteError(f"cannot write {err.filename or root}: {err.strerror or err}; nothing written") from None
 
 
-def unread_marker_files(root: str) -> list[str]:
+def unread_marker_files(snapshot: Snapshot) -> list[str]:
     """Files that Flux reads but ``kpt fn source`` does not (``Kustomization``) holding a marker.
 
-    Hidden directories are skipped, as ``krm-merge run`` skips them; links are not read.
+    Filtered from the package's one listing (``snapshot``, which ``krm-merge run`` read the package
+    through): hidden names are skipped, as ``krm-merge run`` skips them; links are not read.
     """
     tokens = (b'"$promotion"', b'"$imagepolicy"')
-    try:
-        listing = pkgio.list_package(root, names=EXTRA_NAMES, krmignore=False)
-    except OSError:
-        return []
     found: list[str] = []
-    for listed in listing.files:
-        if listed.is_link:
+    for listed in snapshot.regular_files():  # links are not regular files: not read
+        if listed.rel.rpartition("/")[2] not in EXTRA_NAMES or _hidden(listed.rel):
             continue
         try:
-            data = _read(listed.path)
-        except OSError:
+            data = snapshot.read_bytes(listed.rel)
+        except (OSError, KrmMergeError):  # unreadable, or swapped for a link since the listing: not read
             continue
         if any(token in data for token in tokens):
             found.append(listed.rel)
     return found
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))

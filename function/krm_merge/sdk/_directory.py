@@ -10,6 +10,7 @@ argparse.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from krm_merge import files, txn
 from krm_merge.krm import package
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
+from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import FunctionResult
 from krm_merge.outcomes.report import Report, State
@@ -60,7 +62,7 @@ def standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
                          results_file=args.results, name=label, label=label)
 
 
-ReadHook = Callable[[ResourceList, Any], None]
+ReadHook = Callable[[ResourceList, Any, Snapshot], None]  # (the run's ResourceList, its krm.package.Package, the one listing)
 WriteHook = Callable[[ResourceList, Any, Report], None]  # (the run's ResourceList, its krm.pkgio.ChangeSet, its Report)
 
 
@@ -90,7 +92,8 @@ def run_directory(
     :mod:`krm_merge.outcomes.render`: the function's results on stderr (and in
     ``results_file``), a dry run's unified diff on stdout.
     ``skip_undecodable(config)`` says whether files that are not UTF-8 are left
-    out instead of failing the read; ``after_read(rl, package)`` may add results.
+    out instead of failing the read; ``after_read(rl, package, snapshot)`` may add results (``snapshot``:
+    the package's one listing, :class:`krm_merge.krm.snapshot.Snapshot`, which the read filtered).
     ``name`` names the function in internal errors, ``label`` prefixes stderr lines.
     ``summary`` adds one line on stderr after a successful run (files and items
     changed, warnings), so a run that changed nothing says so.  ``before_write(rl,
@@ -120,13 +123,16 @@ def _run_locked_directory(
     with collecting_duplicate_keys() as duplicates:
         config = function_config_from_args(fn_config, list(pairs))
         skip = skip_undecodable(config) if skip_undecodable is not None else False
-        pkg, inner = package.read_package(root, skip_undecodable=skip)
+        if not os.path.isdir(root):
+            raise KrmError(f"{os.path.normpath(root)} is not a directory")
+        snapshot = Snapshot.local(root)  # the package's one listing: the read and after_read filter it
+        pkg, inner = package.read_package(root, skip_undecodable=skip, snapshot=snapshot)
         rl = ResourceList(items=inner.items, results=inner.results)
         for message in recovered:
             rl.results.warning(message)
         rl.function_config = config
         if after_read is not None:
-            after_read(rl, pkg)
+            after_read(rl, pkg, snapshot)
         call_reporting_errors(fn, rl, name)
         report_duplicate_keys(rl.results, duplicates)
     report.extend(FunctionResult(result) for result in rl.results)
