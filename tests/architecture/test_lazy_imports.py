@@ -73,6 +73,8 @@ ALLOWED: list[Lazy] = [
          _START_UP + "--version and --help print no content, so they never load the escaping"),
     Lazy("krm_merge.commands.pull_request", "_change", "krm_merge.change.publish",
          _START_UP + "only a run with --pull-request loads git's steps, the forges and urllib.request (~20 ms)"),
+    Lazy("krm_merge.commands.update", "_pull_request_step", "krm_merge.commands.pull_request",
+         _START_UP + "a plain update (no --pull-request) never loads the step, its words and the promote pipeline's reader"),
     Lazy("krm_merge.cli", "_say_interrupted", "krm_merge.outcomes.render",
          _START_UP + "only a run stopped by a signal outside any command's report says it here"),
     Lazy("krm_merge.cli", "usage", "krm_merge.usage",

@@ -125,7 +125,9 @@ _NOT_ON_A_SMALL_UPDATE = {"argparse", "textwrap", "krm_merge.usage", "gzip", "kr
                           "krm_merge.merge3.textfile",
                           "ruamel", "yaml", "difflib",
                           # the fleet form (update ROOT... --ref) and its worker pool: never on a single update
-                          "krm_merge.commands.fleet", "krm_merge.fleet", "multiprocessing", "concurrent.futures"}
+                          "krm_merge.commands.fleet", "krm_merge.fleet", "multiprocessing", "concurrent.futures",
+                          # --pull-request's step, its words and the promote pipeline's reader: only with the option
+                          "krm_merge.commands.pull_request", "krm_merge.promote", "krm_merge.promote.pipeline"}
 
 
 @pytest.fixture()

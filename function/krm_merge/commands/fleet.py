@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 from krm_merge.commands import update
 from krm_merge.change.settings import Settings, SettingsError
 from krm_merge.commands.fleet_pull_request import FleetPullRequests, Written
-from krm_merge.commands.pull_request import settings_from_args
+from krm_merge.commands.pull_request_options import settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.fleet import shard
 from krm_merge.fleet.report import status_of

@@ -31,7 +31,8 @@ from collections.abc import Iterator
 from krm_merge import txn
 from krm_merge.change.settings import SettingsError
 from krm_merge.commands.base import command_parser
-from krm_merge.commands.pull_request import PROMOTE_BRANCH, PullRequestStep, add_options, promote_step, settings_from_args
+from krm_merge.commands.pull_request import PROMOTE_BRANCH, PullRequestStep, promote_step
+from krm_merge.commands.pull_request_options import add_options, settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import message

@@ -1,7 +1,7 @@
-"""``--pull-request`` of ``promote`` and ``update``: the options, and the step around the command's write.
+"""``--pull-request`` of ``promote`` and ``update``: the step around the command's write.
 
-A command that takes ``--pull-request`` calls, in order: :func:`settings_from_args`
-(the options read), :meth:`PullRequestStep.before_write` with the planned writes (it calls
+A command that takes ``--pull-request`` calls, in order:
+:func:`~krm_merge.commands.pull_request_options.settings_from_args` (the options read), :meth:`PullRequestStep.before_write` with the planned writes (it calls
 :meth:`~PullRequestStep.prepare`: everything that can be refused is refused with nothing changed;
 then :meth:`~PullRequestStep.make_commit` with the planned bytes: the commit and the local branch,
 still before the write), its own write, then :meth:`PullRequestStep.publish` (push, pull
@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from krm_merge.change.settings import (
-    FORGES, PipelinePullRequest, Settings, SettingsError, branch_value, forge_name, pipeline_pull_request)
+from krm_merge.change.settings import PipelinePullRequest, Settings, SettingsError, branch_value, pipeline_pull_request
 from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import PullRequestAction, PullRequestOutcome
@@ -28,8 +27,6 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import PipelineRef, pull_request_promotion
 
 if TYPE_CHECKING:
-    import argparse
-
     from krm_merge.change.publish import Prepared, Published
     from krm_merge.promote.request import Resolved
 
@@ -38,50 +35,11 @@ PROMOTE_BRANCH = "krm-merge/promote/{promotion}"
 (``<namespace>-<policy>`` of an image policy, ``<image>-<directory>`` of a kustomize image), several
 promotions' joined by ``+``."""
 
-OPTION_DEFAULTS: dict[str, Any] = {
-    "pull_request": False, "branch": None, "base": None, "remote": None, "forge": None, "forge_api": None,
-    "forge_repo": None, "label": None, "reviewer": None,
-}
-"""The options' values when not given (``update``'s plain form takes them from here)."""
-
-
 class ChangeText(NamedTuple):
     """The words of a change: the commit's and pull request's title, and their body (Markdown)."""
 
     title: str
     body: str
-
-
-def add_options(parser: argparse.ArgumentParser, *, default_branch: str) -> None:
-    """The ``--pull-request`` options, in their own group of ``parser``'s help."""
-    group = parser.add_argument_group("pull request", "commit the change on a branch, push it and open (or update) "
-                                      "a pull request; see docs/pull-requests.md")
-    group.add_argument("--pull-request", action="store_true",
-                       help="after writing: one commit of the changed files on a branch, pushed with a lease, and "
-                            "a pull request whose title and body are the report (its URL on stdout)")
-    group.add_argument("--branch", metavar="TEMPLATE", help=f"the branch (default {default_branch})")
-    group.add_argument("--base", metavar="BRANCH", help="the branch to merge into (default: the remote's default branch)")
-    group.add_argument("--remote", metavar="NAME", help="the remote to push to (default origin)")
-    group.add_argument("--forge", choices=FORGES, help="the forge's API (default: told by the remote's host); "
-                       "Forgejo is gitea")
-    group.add_argument("--forge-api", metavar="URL", help="the forge's API URL (self-hosted; default from the remote's host)")
-    group.add_argument("--forge-repo", metavar="OWNER/NAME", help="the repository on the forge (default: from the remote's URL)")
-    group.add_argument("--label", action="append", metavar="LABEL", help="add a label (repeatable)")
-    group.add_argument("--reviewer", action="append", metavar="USER",
-                       help="request a review (repeatable; ORG/TEAM for a team on GitHub and Gitea)")
-
-
-def settings_from_args(args: Any) -> Settings | None:
-    """The pull-request settings of the options; None without ``--pull-request``.  SettingsError for misuse."""
-    given = [f"--{name.replace('_', '-')}" for name, default in OPTION_DEFAULTS.items()
-             if name != "pull_request" and getattr(args, name, default) not in (None, [], default)]
-    if not args.pull_request:
-        if given:
-            raise SettingsError(given[0], "goes with --pull-request")
-        return None
-    return Settings(branch=args.branch, base=args.base, remote=args.remote or "origin",
-                    forge=forge_name(args.forge, "--forge") if args.forge else None, forge_api=args.forge_api,
-                    forge_repo=args.forge_repo, labels=tuple(args.label or ()), reviewers=tuple(args.reviewer or ()))
 
 
 # --- the words ----------------------------------------------------------------------------

@@ -33,9 +33,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse (see parse_args)
     import argparse
 
+    from krm_merge.commands.pull_request import PullRequestStep
+
 from krm_merge import registry, txn
 from krm_merge.change.settings import Settings, SettingsError
-from krm_merge.commands.pull_request import OPTION_DEFAULTS, PullRequestStep, add_options, settings_from_args
+from krm_merge.commands.pull_request_options import OPTION_DEFAULTS, add_options, settings_from_args
 from krm_merge.kptfile.document import STRATEGIES
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import ConflictsLeft, message
@@ -202,8 +204,7 @@ def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, s
     package, ref = _package_ref(args)
     report.target = package
     report.subject = _subject(package, ref)
-    step = None if settings is None else PullRequestStep(
-        report, settings, package, branch_template=DEFAULT_BRANCH, placeholders={"ref": ref or "upstream"})
+    step = None if settings is None else _pull_request_step(report, settings, package, ref)
     # Held from the read to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(package, PROG, read_only=args.dry_run) as lock:
         report.extend(message(text, "warning") for text in lock.messages)
@@ -261,6 +262,14 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
     if step is not None:
         step.publish()
     return iter(())
+
+
+def _pull_request_step(report: Report, settings: Settings, package: str, ref: str | None) -> PullRequestStep:
+    """``--pull-request``'s step for this package (its branch named by the ref asked for)."""
+    from krm_merge.commands.pull_request import PullRequestStep
+
+    return PullRequestStep(report, settings, package, branch_template=DEFAULT_BRANCH,
+                           placeholders={"ref": ref or "upstream"})
 
 
 def _subject(package: str, ref: str | None) -> str:
