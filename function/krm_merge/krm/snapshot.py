@@ -160,7 +160,7 @@ class Snapshot:
 
     def subpackages(self) -> list[str]:
         """The folders below the root holding a Kptfile, outside hidden folders (as a plain listing finds them)."""
-        return [rel for rel in self.listing.subpackages if not _hidden(rel)]
+        return [rel for rel in self.listing.subpackages if not is_hidden(rel)]
 
     def resources(self, patterns: list[str]) -> pkgio.Listing:
         """What ``kpt fn source`` reads of this copy under ``.krmignore`` ``patterns``: a listing for
@@ -194,14 +194,15 @@ class SnapshotFile(NamedTuple):
         return self.snapshot.read_bytes(self.rel)
 
 
-def _hidden(rel: str) -> bool:
+def is_hidden(rel: str) -> bool:
+    """Whether a package-relative path has a hidden part (kpt's readers skip such names)."""
     return any(part.startswith(".") for part in rel.split("/"))
 
 
 def _visible(rel: str, patterns: list[str]) -> bool:
     """Whether a listing without hidden names and under ``.krmignore`` ``patterns`` reaches ``rel``: no hidden
     name on its way, and no pattern matching it or a folder it lies in (that listing does not enter those)."""
-    if _hidden(rel):
+    if is_hidden(rel):
         return False
     return not patterns or not any(pkgio.ignored(path, patterns) for path in (*pkgio.folders_of(rel), rel))
 
@@ -223,4 +224,4 @@ def _sort_link(listing: pkgio.Listing, rel: str) -> None:
         listing.others.append(rel)
 
 
-__all__ = ["Snapshot", "SnapshotFile"]
+__all__ = ["Snapshot", "SnapshotFile", "is_hidden"]

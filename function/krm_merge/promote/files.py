@@ -14,7 +14,7 @@ from typing import Callable, Iterator, NamedTuple, TypeVar
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio
-from krm_merge.krm.snapshot import Snapshot
+from krm_merge.krm.snapshot import Snapshot, is_hidden
 from krm_merge.promote.errors import PromoteError
 
 YAML_SUFFIXES = pkgio.YAML_SUFFIXES
@@ -195,7 +195,7 @@ def unread_marker_files(snapshot: Snapshot) -> list[str]:
     tokens = (b'"$promotion"', b'"$imagepolicy"')
     found: list[str] = []
     for listed in snapshot.regular_files():  # links are not regular files: not read
-        if listed.rel.rpartition("/")[2] not in EXTRA_NAMES or _hidden(listed.rel):
+        if listed.rel.rpartition("/")[2] not in EXTRA_NAMES or is_hidden(listed.rel):
             continue
         try:
             data = snapshot.read_bytes(listed.rel)
@@ -205,6 +205,3 @@ def unread_marker_files(snapshot: Snapshot) -> list[str]:
             found.append(listed.rel)
     return found
 
-
-def _hidden(rel: str) -> bool:
-    return any(part.startswith(".") for part in rel.split("/"))
