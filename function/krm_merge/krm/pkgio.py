@@ -335,13 +335,23 @@ def _list_other(listing: Listing, entry: os.DirEntry[str], rel: str, package: st
 
     The caller passes only entries its name filter keeps, and links to folders.
     """
-    if not entry.is_symlink():
+    if entry.is_symlink():
+        file_link(listing, rel, entry.path, package)
+    else:
         listing.others.append(rel)
-    elif entry.is_dir():
+
+
+def file_link(listing: Listing, rel: str, path: str, package: str) -> None:
+    """File a link (followed once, by stat): to a folder, to a file (read through it), broken, or to anything else.
+
+    The one rule for where a listing puts a link: :func:`list_package` when it follows links, and a
+    snapshot's resource view (:meth:`krm_merge.krm.snapshot.Snapshot.resources`) filtering its one listing.
+    """
+    if os.path.isdir(path):
         listing.linked_dirs.append(rel)
-    elif entry.is_file():
-        listing.files.append(PackageFile(rel, entry.path, kind_of(entry.name), True, package))
-    elif not os.path.exists(entry.path):
+    elif os.path.isfile(path):
+        listing.files.append(PackageFile(rel, path, kind_of(rel.rpartition("/")[2]), True, package))
+    elif not os.path.exists(path):
         listing.broken_links.append(rel)
     else:
         listing.others.append(rel)
@@ -572,7 +582,7 @@ def write_target(root: str, rel: str) -> str:
 
 __all__ = [
     "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "SKIPPED_NAMES", "YAML_SUFFIXES",
-    "ChangeSet", "Listing", "PackageFile", "Write", "broken_link_error", "check_untrusted", "folders_of", "ignored",
+    "ChangeSet", "Listing", "PackageFile", "Write", "broken_link_error", "check_untrusted", "file_link", "folders_of", "ignored",
     "is_krm_name", "kind_of", "list_package",
     "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",
 ]

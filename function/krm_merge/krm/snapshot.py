@@ -208,20 +208,12 @@ def _visible(rel: str, patterns: list[str]) -> bool:
 
 
 def _sort_link(listing: pkgio.Listing, rel: str) -> None:
-    """File a link of the user's copy as :func:`pkgio.list_package` files it when it follows links."""
+    """File a link of the user's copy as :func:`pkgio.list_package` files it when it follows links: its name
+    filter keeps resource names and links to folders."""
     path = os.path.join(listing.root, rel)
-    krm = pkgio.is_krm_name(rel.rpartition("/")[2])
-    if os.path.isdir(path):
-        listing.linked_dirs.append(rel)
-    elif not krm:
-        return
-    elif os.path.isfile(path):
+    if pkgio.is_krm_name(rel.rpartition("/")[2]) or os.path.isdir(path):
         # its package folder is left "": no reader of a resource listing asks for it
-        listing.files.append(pkgio.PackageFile(rel, path, pkgio.kind_of(rel.rpartition("/")[2]), True, ""))
-    elif not os.path.lexists(path) or not os.path.exists(path):
-        listing.broken_links.append(rel)
-    else:
-        listing.others.append(rel)
+        pkgio.file_link(listing, rel, path, "")
 
 
 __all__ = ["Snapshot", "SnapshotFile", "is_hidden"]
