@@ -42,8 +42,6 @@ class Lazy(NamedTuple):
 _START_UP = "start-up: "
 ALLOWED: list[Lazy] = [
     # --- kept: start-up time needs them ---------------------------------------------------------------
-    Lazy("krm_merge.upstream.git", "_mirror_name", "hashlib",
-         _START_UP + "a no-op update (one ls-remote) never names a mirror (~2.7 ms)"),
     Lazy("krm_merge.update.context", "_merge_kptfile", "krm_merge.kptfile.merge",
          _START_UP + "the Kptfile merge loads the 3-way engine; an update or package merge that merges no Kptfile skips it"),
     Lazy("krm_merge.update.context", "_resolve", "krm_merge.schema.registry",

@@ -28,6 +28,7 @@ WRITING_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
 # (module, function) -> why it may write outside the two homes.
 SCRATCH = {
     ("krm_merge.upstream.git", "_repo_dir"): "the git mirror cache: cloned aside and renamed in, under its flock",
+    ("krm_merge.upstream.git", "_init_bare"): "the git cache: an empty repository, in _repo_dir's folder aside",
     ("krm_merge.upstream.git", "__enter__"): "the git cache's lock file",
     ("krm_merge.upstream.git", "__exit__"): "the git cache's lock file, removed by its holder before it lets go",
     ("krm_merge.upstream.git", "_remove_unfinished_clones"): "the git cache: clones a killed run left aside, under the flock",

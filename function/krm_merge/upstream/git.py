@@ -33,6 +33,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, TypeVar
 
+try:  # CPython's own BLAKE2: hashlib would load OpenSSL's binding, ~4 ms of every update that fetches (issue 33)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without it
+    from hashlib import blake2b
+
 from krm_merge import files
 from krm_merge.krm.display import escape_controls
 from krm_merge.krm.results import KrmError
@@ -172,11 +177,7 @@ class GitCache:
             if not (path / "HEAD").is_file():
                 tmp = Path(tempfile.mkdtemp(prefix=path.name + _CLONING, dir=self.root))
                 try:
-                    self._run(["init", "--quiet", "--bare", str(tmp / "m")], f"creating the cache of {repo}")
-                    # the remote, as `git config remote.origin.url` writes it, without a second git process
-                    quoted = repo.replace("\\", "\\\\").replace('"', '\\"')
-                    with open(tmp / "m" / "config", "a", encoding="utf-8") as config:
-                        config.write(f'[remote "origin"]\n\turl = "{quoted}"\n')
+                    _init_bare(tmp / "m", repo)
                     if not path.exists():  # else another run created it meanwhile: use that one
                         os.replace(tmp / "m", path)
                         self._created.add(path)
@@ -513,14 +514,22 @@ def _head_and_tail(fh: Any, limit: int) -> bytes:
     return bytes(head + f"\n[... {size - limit} bytes left out ...]\n".encode() + fh.read())
 
 
+def _init_bare(path: Path, repo: str) -> None:
+    """An empty bare repository at ``path`` whose ``origin`` is ``repo``, laid out as ``git init --bare`` does
+    (gitrepository-layout(5)), without a git process: that process was ~10 ms of a cold update (issue 33).
+    Nor are the user's init templates copied: no hook of theirs runs in the cache."""
+    for folder in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (path / folder).mkdir(parents=True)
+    (path / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    quoted = repo.replace("\\", "\\\\").replace('"', '\\"')  # as `git config remote.origin.url` writes it
+    (path / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+                                 f'[remote "origin"]\n\turl = "{quoted}"\n', encoding="utf-8")
+
+
 def _mirror_name(repo: str) -> str:
     """The cache directory's name for ``repo``: readable, and unique by a hash of the URL."""
-    # Only a fetch names the cache: an update to the ref the package is at (one ls-remote) never
-    # loads hashlib, whose OpenSSL binding was ~2.7 ms of that update's ~65 ms CPU (issue 24).
-    import hashlib
-
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", repo.rstrip("/").rsplit("/", 1)[-1])[:40] or "repo"
-    return f"{readable}-{hashlib.sha256(repo.encode('utf-8')).hexdigest()[:16]}.git"
+    return f"{readable}-{blake2b(repo.encode('utf-8'), digest_size=8).hexdigest()}.git"
 
 
 __all__ = ["GitCache", "cache_root", "find_git", "package_tags", "split_package_ref"]
