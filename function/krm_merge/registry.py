@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from krm_merge.errors import ConfigError
+from krm_merge.records import Record
 
 if TYPE_CHECKING:  # types only: the command line's start-up must not load the krm core or argparse
     import argparse
@@ -71,7 +72,7 @@ class Mode(Generic[C]):
         return f"Mode(name={self.name!r}, kind={self.kind!r}, ...)"
 
 
-class ModeEntry(NamedTuple):
+class ModeEntry(Record):
     """Where a mode lives: what routing a functionConfig needs, known without importing the mode."""
 
     name: str

@@ -68,12 +68,13 @@ import sys
 import threading
 import time
 import zlib
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
 from krm_merge.files import check_relative
 from krm_merge.interrupts import Interrupted
+from krm_merge.records import Record
 
 LOCK_NAME = ".krm-merge.lock"
 TXN_NAME = ".krm-merge.txn"
@@ -101,7 +102,7 @@ class _Edited(Exception):
         self.what = what
 
 
-class Change(NamedTuple):
+class Change(Record):
     """One file of a transaction: ``data is None`` deletes it.
 
     ``before`` is what the command read (None: the file did not exist); the

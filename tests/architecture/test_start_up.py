@@ -112,9 +112,10 @@ def test_the_function_path_loads_only_the_mode_that_runs_and_no_command(tmp_path
 def test_version_loads_no_mode_no_runner_and_no_yaml(tmp_path: Path) -> None:
     code, modules = _loaded(["--version"], tmp_path)
     assert code == 0
-    # interrupts: the signal handler installed by the command line's first line (it imports only signal)
+    # interrupts: the signal handler installed by the command line's first line (it imports only signal);
+    # records: the registry's ModeEntry is a typed record
     assert _ours(modules, "krm_merge.") <= {"krm_merge.cli", "krm_merge.registry", "krm_merge.errors",
-                                            "krm_merge.interrupts"}
+                                            "krm_merge.interrupts", "krm_merge.records"}
     assert not _ours(modules, "ruamel") and "yaml" not in modules
 
 

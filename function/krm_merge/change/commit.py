@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import NamedTuple
 
 from krm_merge.change.worktree import WorkTree, blobs
+from krm_merge.records import Record
 
 TRAILER = "Krm-Merge-Branch"
 ZERO = "0" * 40
 
 
-class Message(NamedTuple):
+class Message(Record):
     """A commit message read back: its title (subject), body and the branch its trailer names (or None)."""
 
     title: str

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.change import commit as commits
 from krm_merge.change.errors import ChangeError
@@ -29,9 +29,10 @@ from krm_merge.change.remote import RemoteRefs, RepoLocation, fetch, ls_remote, 
 from krm_merge.change.secrets import Token, find_token, token_sources
 from krm_merge.change.settings import PipelinePullRequest, Settings, render_branch
 from krm_merge.change.worktree import WorkTree, blobs, open_work_tree, uncommitted, work_tree_blobs
+from krm_merge.records import Record
 
 
-class Request(NamedTuple):
+class Request(Record):
     """What a command asks of ``--pull-request``.
 
     ``branch_template`` is the command's default branch name (``settings.branch`` wins),
@@ -51,7 +52,7 @@ class Request(NamedTuple):
     client: Mapping[str, Any] | None = None
 
 
-class Published(NamedTuple):
+class Published(Record):
     """What the step did (or, in a dry run, would do).
 
     ``action``: ``opened``, ``updated``, ``unchanged`` (the pull request already says this),

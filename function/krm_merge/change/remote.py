@@ -7,16 +7,16 @@ can use it too.  The repository on the forge is read from the remote's URL.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.gitrun import Git, refused_credentials
+from krm_merge.records import Record
 
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")  # git@github.com:org/repo.git
 
 
-class RepoLocation(NamedTuple):
+class RepoLocation(Record):
     """A repository's host (no user, no port; empty for a local path) and its path (``org/repo``)."""
 
     host: str
@@ -27,7 +27,7 @@ class RepoLocation(NamedTuple):
         return self.host.lower() == other.host.lower() and self.path.lower() == other.path.lower()
 
 
-class RemoteRefs(NamedTuple):
+class RemoteRefs(Record):
     """What one ``ls-remote`` said: the default branch (if asked) and the commit of each branch asked."""
 
     default_branch: str | None

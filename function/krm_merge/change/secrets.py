@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.settings import SecretRef
+from krm_merge.records import Record
 
 GENERIC_ENV = "KRM_MERGE_FORGE_TOKEN"
 SECRETS_DIR_ENV = "KRM_MERGE_SECRETS_DIR"
@@ -29,7 +29,7 @@ FORGE_ENV: dict[str, tuple[str, ...]] = {
 MAX_TOKEN_BYTES = 16 * 1024  # a token file larger than this is not a token
 
 
-class Token(NamedTuple):
+class Token(Record):
     """A forge token and where it came from (the source names a variable or a file, never the value)."""
 
     value: str

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.records import Record
 
 FORGES = ("github", "gitlab", "gitea", "bitbucket")
 FORGE_ALIASES = {"forgejo": "gitea", "gitea": "gitea", "github": "github", "gitlab": "gitlab",
@@ -39,7 +40,7 @@ class SettingsError(KrmMergeError):
         return f"{self.field}: {self.message}"
 
 
-class Settings(NamedTuple):
+class Settings(Record):
     """The pull-request settings of one run (None: not given, the default applies)."""
 
     branch: str | None = None  # a template: {namespace}, {pipeline}, {environment}, {value}, {package}, {ref}
@@ -52,7 +53,7 @@ class Settings(NamedTuple):
     reviewers: tuple[str, ...] = ()
 
 
-class SecretRef(NamedTuple):
+class SecretRef(Record):
     """Where a Pipeline keeps its forge token: a Secret in the Pipeline's namespace, and the key in it."""
 
     namespace: str
@@ -63,7 +64,7 @@ class SecretRef(NamedTuple):
         return f"Secret {self.namespace}/{self.name} (key {self.key})"
 
 
-class PipelinePullRequest(NamedTuple):
+class PipelinePullRequest(Record):
     """A Pipeline's pull-request promotion: the repository URL, base branch, provider type, token's Secret."""
 
     where: str  # the field it was read from, for messages

@@ -31,7 +31,7 @@ import bisect
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 from krm_merge import files, txn
 from krm_merge.commands.base import command_parser
@@ -50,6 +50,7 @@ from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import ConflictsLeft, MarkerOutcome, UnrecordedMarker, message
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report
 from krm_merge.outcomes.words import SIDES, UNRECORDED
+from krm_merge.records import Record
 from krm_merge.update.ledger import FIELD, TEXT, Entry, Ledger, bind_fields, bind_texts, doc_ref, read_ledgers
 from krm_merge.yaml.load import collecting_duplicate_keys
 
@@ -108,7 +109,7 @@ def register(kind: str, finder: Finder, resolver: Resolver) -> None:
     RESOLVERS[kind] = resolver
 
 
-class Found(NamedTuple):
+class Found(Record):
     """What a package holds: every marker (recorded or not), the ledgers honoured, warnings about the others."""
 
     markers: list[Marker]

@@ -25,7 +25,7 @@ import os
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
@@ -43,6 +43,7 @@ from krm_merge.fleet.versions import Shared, prepare
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import FleetScope, PackageStatus, PackageUpdate, Version, message
 from krm_merge.outcomes.report import Report, State, conflicts_found, files_changed, not_merged
+from krm_merge.records import Record
 from krm_merge.txn import Interrupted
 from krm_merge.upstream.git import GitCache
 
@@ -50,7 +51,7 @@ PROG = "krm-merge update"
 USAGE = 2
 
 
-class Done(NamedTuple):
+class Done(Record):
     """One package's update as it comes back from its worker: its outcome, its dry-run diff, and with
     ``--pull-request`` what goes into its pull request."""
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from krm_merge.change.redact import Redactor
 from krm_merge.change.settings import Settings
@@ -43,6 +43,7 @@ from krm_merge.commands.pull_request import ChangeText, PullRequestStep, change_
 from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes.kinds import FleetScope, PackageUpdate
 from krm_merge.outcomes.report import Report
+from krm_merge.records import Record
 
 if TYPE_CHECKING:
     from krm_merge.fleet.select import Package
@@ -57,7 +58,7 @@ REPO_BRANCH = "krm-merge/fleet/{upstream}"
 File = tuple[str, "bytes | None"]
 
 
-class Written(NamedTuple):
+class Written(Record):
     """What a worker sends back for the pull request: the planned files (relative to the package; None when
     nothing was written: a failure or a conflict that stopped the write) and the package's own words."""
 
@@ -65,7 +66,7 @@ class Written(NamedTuple):
     text: ChangeText | None
 
 
-class _Planned(NamedTuple):
+class _Planned(Record):
     """A planned file as :meth:`PullRequestStep.make_commit` takes it (a path relative to the work tree's top)."""
 
     path: str

@@ -16,7 +16,7 @@ pull request.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from krm_merge.change.settings import PipelinePullRequest, Settings, SettingsError, branch_value, pipeline_pull_request
 from krm_merge.errors import KrmMergeError
@@ -25,6 +25,7 @@ from krm_merge.outcomes.kinds import PullRequestAction, PullRequestOutcome
 from krm_merge.outcomes.report import Report
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import PipelineRef, pull_request_promotion
+from krm_merge.records import Record
 
 if TYPE_CHECKING:
     from krm_merge.change.publish import Prepared, Published
@@ -35,7 +36,7 @@ PROMOTE_BRANCH = "krm-merge/promote/{promotion}"
 (``<namespace>-<policy>`` of an image policy, ``<image>-<directory>`` of a kustomize image), several
 promotions' joined by ``+``."""
 
-class ChangeText(NamedTuple):
+class ChangeText(Record):
     """The words of a change: the commit's and pull request's title, and their body (Markdown)."""
 
     title: str

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse (see parse_args)
     import argparse
@@ -42,6 +42,7 @@ from krm_merge.kptfile.document import STRATEGIES
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import ConflictsLeft, message
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
+from krm_merge.records import Record
 from krm_merge.update import ledger
 from krm_merge.update.git import GitVersions, plan_git_update
 from krm_merge.update.plan import UpdatePlan, apply_plan
@@ -168,7 +169,7 @@ def main(argv: list[str]) -> int:
                          document=done.diff if done is not None else ())
 
 
-class Updated(NamedTuple):
+class Updated(Record):
     """What one package's update planned, and a dry run's diff (made file by file as it is printed; empty when
     the plan was written or refused)."""
 

@@ -20,12 +20,13 @@ shards and packages a merged report lacks.
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes.kinds import FleetScope, PackageStatus, PackageUpdate, Version
 from krm_merge.outcomes.render import FLEET_KIND, REPORT_API_VERSION
+from krm_merge.records import Record
 
 CONFLICTED, FAILED = 3, 1  # exit codes, as a single update's
 
@@ -44,7 +45,7 @@ def status_of(code: int, *, changed: bool, refused: int) -> PackageStatus:
     return PackageStatus.UPDATED if changed else PackageStatus.CURRENT
 
 
-class Shard(NamedTuple):
+class Shard(Record):
     """One fleet report read back: its scope, whether it was a dry run, its packages."""
 
     scope: FleetScope

@@ -29,8 +29,9 @@ import signal
 import sys
 from collections import deque
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Generic, NamedTuple, Sequence, TypeVar
+from typing import Any, Callable, Generic, Sequence, TypeVar
 
+from krm_merge.records import Record
 from krm_merge.txn import Interrupted
 
 T = TypeVar("T")
@@ -228,7 +229,7 @@ def _serve(conn: Connection, work: Callable[[Any], Any], limit: int, siblings: l
         conn.send(result)
 
 
-class _Crashed(NamedTuple):
+class _Crashed(Record):
     """What a worker sends back when its task raised."""
 
     error: str

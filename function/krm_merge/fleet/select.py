@@ -23,16 +23,17 @@ import fnmatch
 import os
 import posixpath
 import re
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_upstream
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import KrmError
+from krm_merge.records import Record
 from krm_merge.update.git import clean_directory
 
-class Package(NamedTuple):
+class Package(Record):
     """A selected package: where it is, and what its Kptfile says (None for a Kptfile that could not be read)."""
 
     root: str  # the root it was found under, as given

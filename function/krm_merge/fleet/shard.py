@@ -17,9 +17,10 @@ GitHub Actions matrix's ``strategy.job-index`` do.
 from __future__ import annotations
 
 import hashlib
-from typing import Mapping, NamedTuple
+from typing import Mapping
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.records import Record
 
 INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
 COUNT_VARIABLE = "KRM_MERGE_SHARDS"
@@ -30,7 +31,7 @@ class ShardError(KrmMergeError):
     """A shard option or variable that cannot be read."""
 
 
-class Shard(NamedTuple):
+class Shard(Record):
     """Share ``index`` (0 … ``count`` - 1) of ``count``."""
 
     index: int

@@ -27,13 +27,14 @@ import stat
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.upstream import GitLock, GitUpstream
 from krm_merge.krm import pkgio
 from krm_merge.outcomes.kinds import Outcome
+from krm_merge.records import Record
 from krm_merge.update.git import GitVersions, Trees, clean_directory
 from krm_merge.update.planner import plan_update  # loaded once here: every forked worker has it
 from krm_merge.update.report import refused
@@ -45,7 +46,7 @@ TargetKey = tuple[str, str, str]  # (repository, directory as the Kptfile spells
 TreeKey = tuple[str, str, str]  # (repository, commit, clean directory)
 
 
-class Extracted(NamedTuple):
+class Extracted(Record):
     """One tree of the run: its read-only folder, what pruning its links deleted (as an upstream's), and its files
     and bytes as git's trees and object headers gave them (each update that reads it is charged them)."""
 
@@ -55,7 +56,7 @@ class Extracted(NamedTuple):
     size: int = 0
 
 
-class Shared(NamedTuple):
+class Shared(Record):
     """What :func:`prepare` found: resolved refs and extracted trees, read by every package's update."""
 
     cache_root: Path

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge import files
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
+from krm_merge.records import Record
 
 _COMMIT_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -26,7 +27,7 @@ MAX_FIELD_LENGTH = 4096
 
 # NamedTuples, not frozen dataclasses: every update reads them, and a frozen dataclass costs
 # ~0.5-1 ms to create at import against ~0.1 ms (issue 24: a no-op update's start-up).
-class GitUpstream(NamedTuple):
+class GitUpstream(Record):
     """``upstream.git`` of a Kptfile: which repository, package directory and ref to follow."""
 
     repo: str
@@ -34,7 +35,7 @@ class GitUpstream(NamedTuple):
     ref: str
 
 
-class GitLock(NamedTuple):
+class GitLock(Record):
     """``upstreamLock.git``: the commit the local copy was fetched at."""
 
     repo: str

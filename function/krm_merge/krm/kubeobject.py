@@ -16,12 +16,13 @@ mode touched is written back byte for byte.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 from krm_merge.krm import splice, yamlio
 from krm_merge.krm.itemviews import ItemViews, PendingReader
 from krm_merge.krm.results import KrmError, ResourceRef
 from krm_merge.krm.values import PathPart, format_path, get_path, parse_path
+from krm_merge.records import Record
 
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
@@ -32,7 +33,7 @@ _MISSING: Any = object()
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class Header(NamedTuple):
+class Header(Record):
     """What selection needs to know about an item, without parsing its values."""
 
     api_version: str

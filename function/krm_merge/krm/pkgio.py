@@ -29,10 +29,11 @@ import fnmatch
 import io
 import os
 import unicodedata
-from typing import Collection, Iterator, NamedTuple, Sequence
+from typing import Collection, Iterator, Sequence
 
 from krm_merge import files, txn
 from krm_merge.krm.results import File, KrmError
+from krm_merge.records import Record
 from krm_merge.yaml.load import check_size, max_input_bytes
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -77,7 +78,7 @@ def is_krm_name(name: str) -> bool:
     return name == KPTFILE or name.endswith(YAML_SUFFIXES)
 
 
-class PackageFile(NamedTuple):
+class PackageFile(Record):
     """One file of a listing."""
 
     rel: str  # relative to the root, "/" separators

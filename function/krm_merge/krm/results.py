@@ -8,10 +8,11 @@ are emitted only in the v1 shape kpt and kustomize read.
 # No ``from __future__ import annotations``: the NamedTuples' generated constructors keep their
 # annotations as written, and a string there (``'Any'``) cannot be resolved by the API docs.
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import resource_label
+from krm_merge.records import Record
 
 
 class ResultSubject(Protocol):
@@ -37,7 +38,7 @@ SEVERITIES = ("error", "warning", "info")
 # public constructors, field names, immutability, equality and repr they had.
 
 
-class ResourceRef(NamedTuple):
+class ResourceRef(Record):
     """Identifies the resource a result is about (flat, as the spec wants)."""
 
     api_version: str
@@ -56,7 +57,7 @@ class ResourceRef(NamedTuple):
         return resource_label(self.kind, self.name, self.namespace)
 
 
-class Field(NamedTuple):
+class Field(Record):
     """The field a result is about, with its current and proposed values."""
 
     path: str
@@ -72,7 +73,7 @@ class Field(NamedTuple):
         return out
 
 
-class File(NamedTuple):
+class File(Record):
     """The file (relative to the package) and document index a result is about."""
 
     path: str
@@ -85,7 +86,7 @@ class File(NamedTuple):
         return out
 
 
-class _ResultFields(NamedTuple):
+class _ResultFields(Record):
     message: str
     severity: str
     resource_ref: ResourceRef | None

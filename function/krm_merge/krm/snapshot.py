@@ -27,11 +27,12 @@ still a file to every step, and its read refuses it
 from __future__ import annotations
 
 import os
-from typing import Iterable, NamedTuple
+from typing import Iterable
 
 from krm_merge import files
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
+from krm_merge.records import Record
 from krm_merge.yaml.load import check_size
 
 
@@ -183,7 +184,7 @@ class Snapshot:
         return listing
 
 
-class SnapshotFile(NamedTuple):
+class SnapshotFile(Record):
     """A regular file of a snapshot, read when asked (once: the snapshot keeps its bytes)."""
 
     snapshot: Snapshot

@@ -12,10 +12,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Sequence
+
+from krm_merge.records import Record
 
 
-class Label(NamedTuple):
+class Label(Record):
     """A list element named by what identifies it (``name=app``), written ``[name=app]`` in a path.
 
     Labels come from merge keys (merge3, SMP) and are for people to read: the
@@ -188,7 +190,7 @@ class _Piece(str):
     """Punctuation of a rendering (``[``, ``, ``...), told apart from a string value."""
 
 
-class _Style(NamedTuple):
+class _Style(Record):
     scalars_as_json: bool  # strings quoted (JSON) or written as they are
     ensure_ascii: bool
     item_separator: str

@@ -17,9 +17,10 @@ visitor=...)``).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from krm_merge.faces import lazy_names
+from krm_merge.records import Record
 
 if TYPE_CHECKING:
     from .conflicts import Conflict, ConflictPolicy
@@ -47,7 +48,7 @@ __getattr__ = lazy_names(__name__, _HOMES, globals())
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class MergeOutcome(NamedTuple):
+class MergeOutcome(Record):
     """The merged document (MISSING when the merge deletes it) and its conflicts."""
 
     result: Any

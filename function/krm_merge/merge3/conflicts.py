@@ -6,10 +6,11 @@ import json
 import functools
 import re
 from enum import Enum
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from krm_merge.krm.values import Label, PathPart, format_path, parse_path, value_json, value_size
 from krm_merge.krm.values import Path as DataPath
+from krm_merge.records import Record
 
 from .rules import FALLBACK_KEYS
 
@@ -37,7 +38,7 @@ POLICIES = tuple(p.value for p in ConflictPolicy)
 
 
 # NamedTuples, not dataclasses: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class Conflict(NamedTuple):
+class Conflict(Record):
     """One field changed on both sides.
 
     ``path`` is the field path inside the resource (``spec.replicas``,
@@ -272,7 +273,7 @@ def _scalar(value: Any) -> tuple[str, Any] | None:
     return None
 
 
-class FieldMark(NamedTuple):
+class FieldMark(Record):
     """One marker an update wrote, as its ledger records it (values as data, :data:`ABSENT_VALUE` when absent).
 
     ``locator`` finds the field in the merged document, ``field`` is its path
@@ -291,7 +292,7 @@ class FieldMark(NamedTuple):
 RULES_ANNOTATION = "krm-merge.dev/conflicts"
 """Annotation holding conflict rules: on a resource its own, on a Kptfile the package's."""
 
-class FieldRule(NamedTuple):
+class FieldRule(Record):
     """``[Kind:]path: policy``: the policy deciding conflicts at ``path`` and below it.
 
     ``path`` is written as :func:`format_path` writes conflicts
@@ -386,7 +387,7 @@ def _parse_rule(key: str, value: Any, kinds: bool) -> FieldRule:
         raise ValueError(f"rule {key!r}: {err}") from None
 
 
-class FieldRules(NamedTuple):
+class FieldRules(Record):
     """The rules applying to one resource: its own first, then its package's for its Kind."""
 
     own: tuple[FieldRule, ...] = ()

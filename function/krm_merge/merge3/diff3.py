@@ -9,7 +9,9 @@ running ``git merge-file`` needs (an update that merges no text file).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Sequence
+
+from krm_merge.records import Record
 
 # local = the user's copy (git's "ours"), origin = the version it was fetched from (the base),
 # upstream = the new version ("theirs"): the names the rest of update uses for the three copies.
@@ -18,7 +20,7 @@ MARKER_SIZE = 7  # git's default conflict-marker-size
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost an update's start-up several milliseconds (issue 24).
-class MarkerRegion(NamedTuple):
+class MarkerRegion(Record):
     """One diff3 conflict region of a text; lines are 1-based, ``base`` is 0 when the region has none."""
 
     start: int  # the ``<<<<<<<`` line

@@ -10,8 +10,9 @@ declared keys); the Kptfile pipeline merge supplies its own schema.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, Protocol
 
+from krm_merge.records import Record
 from krm_merge.schema.base import PatchMeta, SchemaLookupError, SchemaNode
 
 KeyFn = Callable[[Any], "tuple[str, ...] | None"]
@@ -26,7 +27,7 @@ class ListStrategy(Enum):
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class ListRule(NamedTuple):
+class ListRule(Record):
     """Merge rule of one list field.
 
     ``keys`` are the element fields forming the identity (empty for a set of

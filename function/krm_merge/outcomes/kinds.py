@@ -19,9 +19,10 @@ creating dataclasses cost its start-up several milliseconds (issue 24).
 # No ``from __future__ import annotations``: the NamedTuples' generated constructors keep their
 # annotations as written (see krm/results.py).
 from enum import Enum
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, Optional, Union
 
 from krm_merge.krm.results import File, Result, ResourceRef
+from krm_merge.records import Record
 
 
 class Kind(Enum):
@@ -90,7 +91,7 @@ class Reason(Enum):
     SUBPACKAGE_UNFETCHED = "subpackageUnfetched"  # only its Kptfile is merged
 
 
-class ResourceOutcome(NamedTuple):
+class ResourceOutcome(Record):
     """What an update did to one resource; ``resource`` is None for a YAML file that is no resource (named by its file)."""
 
     resource: Optional[ResourceRef]
@@ -139,7 +140,7 @@ class Decision(Enum):
 _WINNERS = {"upstream": Decision.UPSTREAM, "local": Decision.LOCAL, "marked": Decision.MARKED, "none": Decision.NOT_MERGED}
 
 
-class ConflictOutcome(NamedTuple):
+class ConflictOutcome(Record):
     """A field changed differently on both sides: its resource, file, field, the three values and the decision.
 
     Values are short renderings (``<absent>`` for a side without the field);
@@ -184,7 +185,7 @@ class FileAction(Enum):
     DIRECTORY_REMOVED = "directoryRemoved"
 
 
-class FileChanged(NamedTuple):
+class FileChanged(Record):
     """A file the command writes (or, in a dry run, would write), or a folder it removes."""
 
     path: str
@@ -202,14 +203,14 @@ class FileChanged(NamedTuple):
         return self._replace(path=f"{folder}/{self.path}")
 
 
-class Region(NamedTuple):
+class Region(Record):
     """A diff3 region left in a merged file: the lines of its ``<<<<<<<`` and ``>>>>>>>`` markers (1-based)."""
 
     line: int
     end_line: int
 
 
-class FileMerged(NamedTuple):
+class FileMerged(Record):
     """A non-KRM file local and upstream both changed, merged as ``git merge-file --diff3`` does.
 
     ``regions``: where both changed the same lines, diff3 markers left for a
@@ -246,7 +247,7 @@ class KeptReason(Enum):
     MARKER_LINES = "markerLines"  # --files merge: its versions hold marker-shaped lines of every length git could use
 
 
-class FileKept(NamedTuple):
+class FileKept(Record):
     """A file upstream changed that the update did not take, and why (``detail``: e.g. which copies are binary)."""
 
     path: str
@@ -274,7 +275,7 @@ class SkipReason(Enum):
     BROKEN_LINK = "brokenLink"  # promote: a link to nothing holds no marker (Flux skips it too)
 
 
-class FileSkipped(NamedTuple):
+class FileSkipped(Record):
     """A file the command left alone without reading it (``detail``: where, e.g. the byte or line)."""
 
     path: str
@@ -301,7 +302,7 @@ class RefusedEntry(Enum):
     OWN_NAME = "ownName"  # a name krm-merge keeps its own state under (its conflict ledger, lock or journal)
 
 
-class LinkRefused(NamedTuple):
+class LinkRefused(Record):
     """A symbolic link, special file or krm-merge's own name in a copy from elsewhere (``copy``: origin, upstream):
     not read, not copied."""
 
@@ -321,7 +322,7 @@ class LinkRefused(NamedTuple):
         return self._replace(path=f"{folder}/{self.path}")
 
 
-class MarkerShaped(NamedTuple):
+class MarkerShaped(Record):
     """A line of a file a copy from elsewhere (``copy``: upstream) brings, shaped like one of krm-merge's conflict
     markers: content, not a conflict (no update recorded it; ``conflicts`` lists it apart, ``resolve`` leaves it)."""
 
@@ -344,7 +345,7 @@ class MarkerShaped(NamedTuple):
 # --- promote ----------------------------------------------------------------------------
 
 
-class FieldSet(NamedTuple):
+class FieldSet(Record):
     """A field a promotion set: where, the old value (None: added), the new one, and what set it."""
 
     file: str
@@ -371,7 +372,7 @@ class FieldSet(NamedTuple):
 # --- conflicts left for a person (conflicts, resolve) ----------------------------------------
 
 
-class MarkerOutcome(NamedTuple):
+class MarkerOutcome(Record):
     """A conflict left in a package file: a field marker or a diff3 region (``type``: ``field``, ``text``).
 
     ``resource`` and ``field`` are empty when the marker is not on a resource's
@@ -399,7 +400,7 @@ class MarkerOutcome(NamedTuple):
         return self._replace(file=f"{folder}/{self.file}")
 
 
-class UnrecordedMarker(NamedTuple):
+class UnrecordedMarker(Record):
     """Marker-shaped text in a package file that no update of the package recorded: not a conflict (delete it).
 
     ``marker`` says where (its ``values`` are local's only: nothing recorded the others).
@@ -419,7 +420,7 @@ class UnrecordedMarker(NamedTuple):
         return self._replace(marker=self.marker.within(folder))
 
 
-class Resolved(NamedTuple):
+class Resolved(Record):
     """A marked conflict decided by ``resolve``: the marker, and the side taken (``local``, ``upstream``)."""
 
     marker: MarkerOutcome
@@ -437,7 +438,7 @@ class Resolved(NamedTuple):
         return self._replace(marker=self.marker.within(folder))
 
 
-class ConflictsLeft(NamedTuple):
+class ConflictsLeft(Record):
     """Conflicts left in the package for a person to decide (field markers and diff3 regions): exit code 3."""
 
     package: str
@@ -478,7 +479,7 @@ PREVIEW_ACTIONS = frozenset({PullRequestAction.WOULD_OPEN, PullRequestAction.WOU
 """The actions of a dry run: shown, nothing done."""
 
 
-class PullRequestOutcome(NamedTuple):
+class PullRequestOutcome(Record):
     """What the pull-request step did (or, in a dry run, would do), where, and with what.
 
     ``url``/``number``: the pull request's (None when there is none);
@@ -526,14 +527,14 @@ class PackageStatus(Enum):
     FAILED = "failed"  # an error stopped its update (``error`` says which)
 
 
-class Version(NamedTuple):
+class Version(Record):
     """A package's upstream version: the ref kpt locks and its commit."""
 
     ref: str
     commit: str
 
 
-class PackageUpdate(NamedTuple):
+class PackageUpdate(Record):
     """One package of a fleet update, as its single update (``krm-merge update PATH@REF``) ended.
 
     ``code``: that update's exit code; ``before``/``after``: the version it
@@ -567,7 +568,7 @@ class PackageUpdate(NamedTuple):
         return self._replace(path=f"{folder}/{self.path}")
 
 
-class FleetScope(NamedTuple):
+class FleetScope(Record):
     """What a fleet update's report covers: the upstream and ref, how many packages the roots held that track it,
     and the shards (``count``) whose packages it reports (``reported``: their indices)."""
 
@@ -581,7 +582,7 @@ class FleetScope(NamedTuple):
 # --- messages ------------------------------------------------------------------------------
 
 
-class Message(NamedTuple):
+class Message(Record):
     """The command's own message (an error that stopped it, a lock recovered, a duplicate key): a KRM result."""
 
     result: Result
@@ -602,7 +603,7 @@ class Message(NamedTuple):
 _SEVERITY_KINDS = {"error": Kind.ERROR, "warning": Kind.WARNING, "info": Kind.INFO}
 
 
-class FunctionResult(NamedTuple):
+class FunctionResult(Record):
     """A result a KRM function reported (``run``, an SDK function on a folder), passed on as it is."""
 
     result: Result

@@ -10,11 +10,12 @@ nothing reads a word back.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 from krm_merge.interrupts import NAMES as SIGNAL_NAMES
 from krm_merge.krm.results import Field, File, ResourceRef, Result
 from krm_merge.krm.values import render_value
+from krm_merge.records import Record
 
 from .kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
@@ -241,7 +242,7 @@ def _message_text(o: Message) -> str:
     return o.result.message
 
 
-class Said(NamedTuple):
+class Said(Record):
     """One thing an outcome says: its KRM result, the label of its stderr line (None: no line, results only),
     and the line's words when they are not the result's message (a function's result, shown as kpt shows it)."""
 
@@ -374,7 +375,7 @@ def _silent(o: Outcome) -> list[Said]:
     return []  # only the reports list it
 
 
-class Words(NamedTuple):
+class Words(Record):
     """A kind's words: its one-line text, and what it says to a person (each ``outcome -> ...``)."""
 
     text: Callable[[Any], str]

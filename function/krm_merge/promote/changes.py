@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+
+from krm_merge.records import Record
 
 
-class Change(NamedTuple):
+class Change(Record):
     """One field set by a promotion (for the info result / command output)."""
 
     doc: int  # index of the YAML document in the text

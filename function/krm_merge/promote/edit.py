@@ -9,7 +9,7 @@ rendering mistake can never silently corrupt a file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 from yaml import MappingNode, ScalarNode
@@ -19,12 +19,13 @@ from krm_merge.promote import scalars
 from krm_merge.promote.changes import Change
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
+from krm_merge.records import Record
 from krm_merge.yaml import load
 
 STR_TAG = "tag:yaml.org,2002:str"
 
 
-class Splice(NamedTuple):
+class Splice(Record):
     """Replace ``text[start:end]`` with ``replacement``."""
 
     start: int

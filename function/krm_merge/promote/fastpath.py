@@ -21,7 +21,7 @@ node that ends last before it on its line, which is the one-line scalar value th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import fastyaml
@@ -31,13 +31,14 @@ from krm_merge.promote.changes import Change, lines_holding
 from krm_merge.promote.markers import marker_value
 from krm_merge.promote.scalars import render_inline
 from krm_merge.promote.units import Setter
+from krm_merge.records import Record
 from krm_merge.yaml import load
 
 # The fast reader's one-line scalar styles, as libyaml's node styles (what the renderer keeps).
 _STYLES = {"plain": "", "single": "'", "double": '"'}
 
 
-class FastChunk(NamedTuple):
+class FastChunk(Record):
     """A document promoted on the fast path."""
 
     text: str  # the new text (the input object when nothing changed)
@@ -45,7 +46,7 @@ class FastChunk(NamedTuple):
     matches: list[tuple[int, ...]]  # per marked field with a setter: the promotions it counts for
 
 
-class _Scalar(NamedTuple):
+class _Scalar(Record):
     """A one-line scalar of the document: where it is and the data holding it."""
 
     path: tuple[PathPart, ...]

@@ -9,20 +9,21 @@ over a large repository costs little more than ``grep -rl``.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator, NamedTuple, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio
 from krm_merge.krm.snapshot import Snapshot, is_hidden
 from krm_merge.promote.errors import PromoteError
+from krm_merge.records import Record
 
 YAML_SUFFIXES = pkgio.YAML_SUFFIXES
 EXTRA_NAMES = ("Kustomization",)  # kustomize's extension-less file name, as Flux reads it
 T = TypeVar("T")
 
 
-class ScreenedFile(NamedTuple):
+class ScreenedFile(Record):
     """A file whose bytes contain at least one of the screening tokens."""
 
     rel: str  # path relative to the root, with "/" separators
@@ -33,14 +34,14 @@ class ScreenedFile(NamedTuple):
     size: int
 
 
-class BrokenLink(NamedTuple):
+class BrokenLink(Record):
     """A symbolic link under the root whose target does not exist: nothing to read, so no marked file."""
 
     rel: str
     target: str
 
 
-class Screen(NamedTuple):
+class Screen(Record):
     """What :func:`screen` found: the files holding a token, and the broken links it passed by."""
 
     files: list[ScreenedFile]

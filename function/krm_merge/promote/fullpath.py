@@ -10,7 +10,7 @@ node by node (:mod:`~krm_merge.promote.edit`) before it is accepted.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.krm.values import format_path
 from krm_merge.promote import kustomize_images, strategies
@@ -21,6 +21,7 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.locate import MalformedMarker, find_marked_fields
 from krm_merge.promote.request import Resolved
 from krm_merge.promote.units import Setter, TextOutcome
+from krm_merge.records import Record
 
 
 _BOM = "\ufeff"
@@ -72,7 +73,7 @@ def promote_document(doc: Document, marker_key: str, setters: Mapping[str, str |
     return TextOutcome(new_text, changes, len(checked(targets)), malformed)
 
 
-class Target(NamedTuple):
+class Target(Record):
     """A field to set, and why."""
 
     entry: Entry

@@ -7,12 +7,12 @@ reference, the repository, the tag and the digest, as image-automation-controlle
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
 from krm_merge.promote.errors import PromoteError
+from krm_merge.records import Record
 
 
-class ImageRef(NamedTuple):
+class ImageRef(Record):
     """An image reference split into repository name, tag and digest."""
 
     name: str

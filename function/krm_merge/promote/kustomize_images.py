@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 
@@ -25,12 +25,13 @@ from krm_merge.promote.edit import Splice, plan_scalar_edit, resource_name, spli
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef
 from krm_merge.promote.request import Resolved, is_kustomization_in
+from krm_merge.records import Record
 
 KUSTOMIZE_GROUP = "kustomize.config.k8s.io"
 FIELD_ORDER = ("newName", "newTag", "digest")
 
 
-class ImageEdit(NamedTuple):
+class ImageEdit(Record):
     """A text insertion (a new key, entry or ``images:`` list) and what it adds."""
 
     pos: int
@@ -42,7 +43,7 @@ class ImageEdit(NamedTuple):
     source: str = ""
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     """Existing scalars to set and insertions to make for one kustomization document."""
 
     scalars: list[tuple[Entry, str]]

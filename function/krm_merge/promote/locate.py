@@ -12,16 +12,17 @@ Placement rules (pipeline-controller's, see docs/promote.md):
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from krm_merge.promote.changes import lines_holding
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.markers import looks_like_marker, marker_value
+from krm_merge.records import Record
 
 Placement = Literal["line", "head"]
 
 
-class MarkedField(NamedTuple):
+class MarkedField(Record):
     """A value carrying a marker comment for the searched marker key."""
 
     marker: str  # the marker's value, e.g. "default:podinfo:prod"
@@ -30,7 +31,7 @@ class MarkedField(NamedTuple):
     line: int  # 1-based line of the comment
 
 
-class MalformedMarker(NamedTuple):
+class MalformedMarker(Record):
     """A comment that mentions the marker key but marks nothing (for diagnostics)."""
 
     line: int

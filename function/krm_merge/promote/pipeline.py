@@ -6,15 +6,16 @@ Error texts are pipeline-controller's, so users and alerts keep recognising them
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.promote.errors import PromoteError
+from krm_merge.records import Record
 
 PIPELINE_GROUP = "pipelines.weave.works"
 PIPELINE_KIND = "Pipeline"
 
 
-class PipelineRef(NamedTuple):
+class PipelineRef(Record):
     """A Pipeline's namespace and name."""
 
     namespace: str

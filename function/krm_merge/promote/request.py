@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef, image_policy_setters, normalize_policy
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PipelineRef, resolve_target
+from krm_merge.records import Record
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -40,7 +41,7 @@ class RequestError(PromoteError):
         self.key = key
 
 
-class Promotion(NamedTuple):
+class Promotion(Record):
     """One value to promote and how to find the field(s) it goes to.
 
     A typed, immutable record (a NamedTuple rather than a dataclass: the ``promote``
@@ -203,7 +204,7 @@ def parse_kustomize_image(text: str, environment: str | None) -> Promotion:
 # --------------------------------------------------------------------------- resolving
 
 
-class Resolved(NamedTuple):
+class Resolved(Record):
     """A promotion ready to apply: its marker setters or its selection, templates rendered."""
 
     index: int

@@ -10,11 +10,12 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Mapping
-from typing import Any, Final, NamedTuple, Protocol
+from typing import Any, Final, Protocol
 
 from krm_merge.krm.values import PathPart, parse_path
 from krm_merge.promote.document import Document, Entry
 from krm_merge.promote.errors import PromoteError
+from krm_merge.records import Record
 
 # (API group, kind) -> the field a promotion sets.
 KNOWN_FIELDS: Final[dict[tuple[str, str], str]] = {
@@ -55,7 +56,7 @@ def path_selected(item_path: str, pattern: str) -> bool:
     return path == pat or path.startswith(pat + "/")
 
 
-class Requirement(NamedTuple):
+class Requirement(Record):
     """One term of a label selector: ``k=v``, ``k!=v``, ``k`` (exists) or ``!k``."""
 
     key: str

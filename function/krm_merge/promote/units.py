@@ -6,7 +6,9 @@ parsing; a run that finds nothing to parse never imports the engine or the YAML 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
+
+from krm_merge.records import Record
 
 if TYPE_CHECKING:
     from krm_merge.promote.changes import Change
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
 Setter = tuple["str | None", tuple[int, ...], str]  # (value, promotion indices, marker); None: cannot serve
 
 
-class Unit(NamedTuple):
+class Unit(Record):
     """One text to promote: a whole file (command) or one item (function mode)."""
 
     text: str
@@ -26,7 +28,7 @@ class Unit(NamedTuple):
     what: str = ""  # how messages name it ("item 2"); the path when empty
 
 
-class UnitResult(NamedTuple):
+class UnitResult(Record):
     """What promoting one unit gave; ``text`` is the input object when nothing changed."""
 
     unit: Unit
@@ -40,7 +42,7 @@ class UnitResult(NamedTuple):
         return bool(self.changes)
 
 
-class Outcome(NamedTuple):
+class Outcome(Record):
     """The result of one run over many units."""
 
     results: list[UnitResult]  # units a promotion touched (changed or not)
@@ -53,7 +55,7 @@ def empty_outcome(promotions: int) -> Outcome:
     return Outcome([], [], [0] * promotions)
 
 
-class TextOutcome(NamedTuple):
+class TextOutcome(Record):
     """The result of promoting one text."""
 
     text: str  # the new text (the same object when nothing changed)

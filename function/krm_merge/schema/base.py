@@ -11,8 +11,9 @@ test schema are interchangeable sources.
 from __future__ import annotations
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.records import Record
 
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 
 class SchemaLookupError(KrmMergeError):
@@ -20,7 +21,7 @@ class SchemaLookupError(KrmMergeError):
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class PatchMeta(NamedTuple):
+class PatchMeta(Record):
     """Patch metadata of one field.
 
     ``strategies`` holds the comma-separated parts of

@@ -23,7 +23,9 @@ import functools
 import json
 import os
 import zlib
-from typing import Any, NamedTuple
+from typing import Any
+
+from krm_merge.records import Record
 
 from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
 from .nodes import LIST_NODE, PRIMITIVE_NODE, patch_meta
@@ -40,7 +42,7 @@ Spec = Any
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class PatchMetaTable(NamedTuple):
+class PatchMetaTable(Record):
     """The decoded table: which definition describes which kind, and the definitions."""
 
     kubernetes_version: str

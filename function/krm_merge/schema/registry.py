@@ -12,10 +12,11 @@ Also home of the two helpers the 3-way merge needs: :func:`associative_key`
 from __future__ import annotations
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.records import Record
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
 from .builtin import builtin_api_versions, builtin_schema
@@ -50,7 +51,7 @@ _STRATEGIES = frozenset({"merge", "replace", "retainKeys"})
 
 
 # A NamedTuple and a plain class, not dataclasses: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class DeclaredKey(NamedTuple):
+class DeclaredKey(Record):
     """A merge key the user declares for a list field of a kind.
 
     ``path`` names the list by field names from the object root, through

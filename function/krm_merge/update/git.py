@@ -12,7 +12,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
@@ -22,6 +22,7 @@ from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes.kinds import Message, Outcome, message
+from krm_merge.records import Record
 from krm_merge.upstream.git import GitCache, Version
 
 from .plan import UpdatePlan
@@ -77,7 +78,7 @@ class Recursion:
             raise KrmError(f"{where}: more than {MAX_SUBPACKAGES} remote subpackages in one update; refused", file=File(where))
 
 
-class Trees(NamedTuple):
+class Trees(Record):
     """The two versions of one package update, as folders read in place (links already pruned), or their
     snapshots when the reader listed them already."""
 

@@ -10,11 +10,12 @@ the kpt-merge comment are ignored when deciding whether two versions differ.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.krm import splice
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.values import resource_label
+from krm_merge.records import Record
 
 _KPT_MERGE = re.compile(r"^metadata:[ \t]*#[ \t]*kpt-merge:[ \t]*(\S*)[ \t]*$", re.M)
 BOOKKEEPING = re.compile(
@@ -31,7 +32,7 @@ _KPT_MERGE_COMMENT = re.compile(r"^(metadata:)[ \t]*#[ \t]*kpt-merge:[^\n]*$", r
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).
-class Identity(NamedTuple):
+class Identity(Record):
     """Who a resource is, across the three versions of a package."""
 
     group: str

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
@@ -48,6 +48,7 @@ from krm_merge.krm.values import Path as DataPath
 from krm_merge.merge3.conflicts import ABSENT_VALUE, MARKER, FieldMark, Locator, Lookups, find_marker, locate
 from krm_merge.merge3.diff3 import LABELS, MARKER_SIZE, MarkerRegion, labelled_regions, region_sides
 from krm_merge.outcomes.kinds import MarkerShaped, message
+from krm_merge.records import Record
 
 from .plan import UpdatePlan
 
@@ -61,7 +62,7 @@ FIELD = "field"
 TEXT = "text"
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """One marker an update wrote.
 
     ``file`` is relative to the command's root (in the ledger file: to the
@@ -95,7 +96,7 @@ class Entry(NamedTuple):
         return self.kind, self.file, self.resource, self.locator
 
 
-class Ledger(NamedTuple):
+class Ledger(Record):
     """One ledger file: the package ``folder`` it is at (relative to the command's root), the ``upstreamLock``
     commit it was written for (``""``: none), its entries (named from the command's root) and the bytes read."""
 

@@ -8,7 +8,7 @@ them has to import another to name what it returns.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
@@ -16,6 +16,7 @@ from krm_merge.krm.pkgio import folders_of
 from krm_merge.merge3.conflicts import Conflict, ConflictPolicy, FieldMark
 from krm_merge.merge3.rules import FALLBACK_KEYS
 from krm_merge.outcomes.kinds import Action, Reason
+from krm_merge.records import Record
 
 
 RelPath = Callable[[KubeObject], str]
@@ -45,7 +46,7 @@ ResourceDecision = tuple[KubeObject, Action, Reason, str]
 """What the merge did to one resource: the item, the action, the reason, a detail (a folder or a strategy)."""
 
 
-class PackageMergeOptions(NamedTuple):
+class PackageMergeOptions(Record):
     """Settings of one package merge."""
 
     strategy: Strategy = Strategy.RESOURCE_MERGE

@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, TypeVar
+from typing import Any, Callable, TypeVar
 
 try:  # CPython's own BLAKE2: hashlib would load OpenSSL's binding, ~4 ms of every update that fetches (issue 33)
     from _blake2 import blake2b
@@ -41,6 +41,7 @@ except ImportError:  # an interpreter without it
 from krm_merge import files
 from krm_merge.krm.display import escape_controls
 from krm_merge.krm.results import KrmError
+from krm_merge.records import Record
 
 from . import gitread
 
@@ -54,7 +55,7 @@ MAX_GIT_MESSAGE = 4096
 BIG_FILE_THRESHOLD = "16m"
 
 
-class Version(NamedTuple):
+class Version(Record):
     """One version of a package an update reads: ``directory`` of ``repo`` at ``commit``, written to ``dest``;
     ``what`` names it in messages (``origin``, ``upstream``)."""
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import IO, Iterator, NamedTuple
+from typing import IO, Iterator
 
 from krm_merge import files
 from krm_merge.krm.results import KrmError
+from krm_merge.records import Record
 from krm_merge.yaml.load import check_size
 
 TREE, LINK, GITLINK = "40000", "120000", "160000"
@@ -38,7 +39,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """One entry below the package directory: its path there (``/``-separated), git's mode, its object id."""
 
     rel: str

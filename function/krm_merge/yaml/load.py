@@ -35,9 +35,10 @@ import functools
 import os
 import re
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from krm_merge.errors import KrmMergeError
+from krm_merge.records import Record
 from krm_merge.yaml import scalars
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class YamlError(KrmMergeError):
     """A text that is not valid YAML, or that breaks one of the bounds."""
 
 
-class DuplicateKey(NamedTuple):
+class DuplicateKey(Record):
     """A mapping key written twice; the later value is the one read.
 
     A NamedTuple, not a dataclass: importing ``dataclasses`` (which imports

@@ -9,7 +9,7 @@ builds the adapter with the API URL and the forge's documented auth header.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from krm_merge.change.forges.base import Forge
 from krm_merge.change.forges.bitbucket import Bitbucket
@@ -19,8 +19,9 @@ from krm_merge.change.forges.gitlab import GitLab
 from krm_merge.change.redact import Redactor
 from krm_merge.change.remote import RepoLocation
 from krm_merge.change.secrets import Token
+from krm_merge.records import Record
 
-class Target(NamedTuple):
+class Target(Record):
     """Which forge, where its API is (empty: not known, given none), which repository on it."""
 
     forge: str

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from krm_merge.change.errors import ChangeError
+from krm_merge.records import Record
 
 MAX_BODY = 60_000
 """Characters of a pull request's description kept (GitHub's limit is 65,536; the others' are larger)."""
 
 
-class PullRequest(NamedTuple):
+class PullRequest(Record):
     """An open pull (merge) request: its number on the forge, its web URL, title and body as the forge has them."""
 
     number: int
