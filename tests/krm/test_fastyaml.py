@@ -280,7 +280,8 @@ def test_kyaml_shaped_items_are_accepted() -> None:
 
 # --- 2 and 3. editing --------------------------------------------------------------
 
-NEW_SCALARS = ["v2", "nginx:1.27", "yes", "0123", "", "a b", "it's", 'say "hi"', "x-y_z.w/v", 42, True, False, None,
+NEW_SCALARS = ["v2", "nginx:1.27", "yes", "0123", "", "a b", "it's", 'say "hi"', "x-y_z.w/v", "--ns=$(POD_NAMESPACE)",
+               "a(b)~c;d*e%f<g>h!i&j?k^", "-", "---x", "-v", 42, True, False, None,
                "two  \n  lines # x\n", "a\nb"]  # (the first no literal block can hold)
 
 
@@ -340,7 +341,7 @@ def _mutate_list(node: list, rng: random.Random) -> None:
     elif node:
         i = rng.randrange(len(node))
         if not isinstance(node[i], (dict, list)):
-            node[i] = rng.choice(NEW_SCALARS[:9])
+            node[i] = rng.choice(NEW_SCALARS[:14])
 
 
 def edit_both_ways(text: str, seed: int, edits: int) -> tuple[KubeObject, KubeObject, bool]:

@@ -221,7 +221,11 @@ def _flow_plain() -> re.Pattern[str]:
 
 # Strings every emitter (ruamel.yaml, libyaml, go-yaml) prints plain when they
 # are not another type: what a text editor may write without asking an emitter.
-SIMPLE_PLAIN_VALUE: Final = re.compile(r"[A-Za-z0-9_/.$][A-Za-z0-9_./:=+@$,-]*")
+# A `-` first is plain when another character of the set follows (`--v=2`; `-` alone and
+# `---...` are quoted); after the first character none of these is an indicator in a block
+# context (a container's `args: ["--ns=$(POD_NAMESPACE)"]` is plain to all three).
+SIMPLE_PLAIN_VALUE: Final = re.compile(
+    r"(?!---)(?:[A-Za-z0-9_/.$]|-(?=[A-Za-z0-9_/.$-]))[A-Za-z0-9_./:=+@$,()~^;*%<>!&?-]*")
 
 
 # Compiled on first use (functools.cache), not at import: an update or a function run that
