@@ -47,6 +47,7 @@ def test_only_the_two_commits_and_the_package_directory_are_fetched(world: World
     # two fetches in all: the two commits with their trees, then the package's files by id (git's own lazy
     # fetches, one per version, are not needed)
     assert len(commits) == 1 and len(blobs) == 1 and len([c for c in calls if "fetch" in c]) == 2
+    assert not [c for c in calls if "init" in c]  # the empty cache is laid out by krm-merge, no `git init` (#33)
     assert "--filter=blob:none" in commits[0] and {f"+{v1}:refs/krm-merge/{v1}", f"+{v2}:refs/krm-merge/{v2}"} <= set(commits[0])
     objects = cached_objects(world)
     assert {v1, v2} <= objects and old not in objects  # the two commits, not the history
