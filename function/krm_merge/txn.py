@@ -295,12 +295,17 @@ def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], com
         _refuse_git_add(txn)
         ops = _stage_all(root, txn, changes, remove_dirs)
         _check_unchanged(root, changes)
-        with interrupts.held_back():
-            _write_journal(txn, ops, command)
     except BaseException:
         _discard(txn)  # before the commit point: no target was touched
         raise
+    # One held-back stretch from the journal's write to the end: a signal taken between the commit
+    # point and the finish would say "nothing written" while the journal rolls the write forward.
     with interrupts.held_back():
+        try:
+            _write_journal(txn, ops, command)
+        except BaseException:
+            _discard(txn)  # the journal was not written: no target was touched
+            raise
         try:
             _finish(root, txn, ops)
         except OSError as err:

@@ -133,3 +133,32 @@ def test_a_signal_at_any_instant_of_an_update_from_git_says_what_it_interrupted(
     rng = random.Random(f"git-{signo}")
     seen = [_trial(case, tmp_path / "pkg", rng, signo, env) for _ in range(TRIALS)]
     assert any(s.startswith("interrupted") for s in seen), seen
+
+
+def test_no_signal_is_taken_between_the_commit_point_and_the_finished_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal's write (the commit point) and the finish share one held-back stretch: a signal let through
+    between them would end the run saying "nothing written" while the journal rolls the write forward."""
+    from krm_merge import interrupts, txn
+
+    events: list[str] = []
+    held = interrupts.held_back
+
+    class recording(held):  # type: ignore[misc,valid-type]
+        def __enter__(self) -> None:
+            events.append("hold")
+            super().__enter__()
+
+        def __exit__(self, *exc: object) -> None:
+            events.append("let through")
+            super().__exit__(*exc)
+
+    journal, finish = txn._write_journal, txn._finish
+    monkeypatch.setattr(interrupts, "held_back", recording)
+    monkeypatch.setattr(txn, "_write_journal", lambda *a: (events.append("journal"), journal(*a))[1])
+    monkeypatch.setattr(txn, "_finish", lambda *a: (events.append("finish"), finish(*a))[1])
+    (tmp_path / "a.yaml").write_text("a: 1\n")
+    txn.commit(tmp_path, [txn.Change("a.yaml", b"a: 2\n", b"a: 1\n")])
+    assert (tmp_path / "a.yaml").read_text() == "a: 2\n"
+    between = events[events.index("journal"):events.index("finish")]
+    assert "let through" not in between, events
