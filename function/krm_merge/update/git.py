@@ -23,7 +23,7 @@ from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes.kinds import Message, Outcome, message
 from krm_merge.records import Record
-from krm_merge.upstream.git import GitCache, Version
+from krm_merge.upstream.git import GitCache, Version, package_tags
 
 from .plan import UpdatePlan
 from .report import refused
@@ -102,9 +102,20 @@ class GitVersions:
     def __init__(self, cache: GitCache) -> None:
         self.cache = cache
 
-    def resolve(self, target: GitUpstream) -> tuple[str, str]:
-        """(the ref kpt locks, its commit) for ``target`` (:meth:`GitCache.resolve_package_ref`)."""
-        return self.cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    def resolve(self, target: GitUpstream, lock: GitLock | None = None) -> tuple[str, str]:
+        """(the ref kpt locks, its commit) for ``target`` (:meth:`GitCache.resolve_package_ref`), the package being
+        at ``lock``.
+
+        An update to another ref than the one the package is locked at will
+        read its trees: on a cold cache they are fetched while the ref is
+        resolved, with the origin's.  An update to the ref it is at (a daily
+        "is there an update?" job) lists the refs first, so that nothing is
+        fetched when the ref has not moved.
+        """
+        if lock is not None and lock.repo == target.repo and lock.ref in (target.ref, *package_tags(target.directory, target.ref)):
+            return self.cache.resolve_package_ref(target.repo, target.directory, target.ref)
+        origin = [lock.commit] if lock is not None and lock.repo == target.repo else []
+        return self.cache.resolve_package_ref(target.repo, target.directory, target.ref, fetching=origin)
 
     @contextmanager
     def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,
@@ -336,7 +347,7 @@ def _plan_one_git_package(
     if not target.ref:
         raise KrmError(f"{os.path.join(local.root, 'Kptfile')}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or update_strategy(kptfile_text) or "resource-merge"
-    lock_ref, commit = versions.resolve(target)
+    lock_ref, commit = versions.resolve(target, lock)
     if effective == "resource-merge" and _at_commit(lock, target, commit):
         # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
         plan = UpdatePlan()

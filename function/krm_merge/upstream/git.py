@@ -46,6 +46,12 @@ from krm_merge.records import Record
 from . import gitread
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+# Maybe an abbreviated commit id: resolved by the whole mirror, which a shallow fetch before it would cut short.
+_ABBREVIATED = re.compile(r"^[0-9a-f]{4,39}$")
+# Where the candidates for a ref are fetched to, and every byte git lets a ref name hold after one: all but
+# controls, DEL, space and ~^:?*[\ (git check-ref-format); bytes past 0x7f as os.fsencode writes them.
+_PROBE = "refs/krm-merge/probe/"
+_NAME_BYTES = [chr(b) for b in range(0x21, 0x7f) if chr(b) not in "~^:?*[\\"] + [chr(0xDC00 + b) for b in range(0x80, 0x100)]
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 GIT_TIMEOUT = 600
 # git's own words kept in an error: enough for every message git prints, bounded whatever a server sends.
@@ -221,13 +227,9 @@ class GitCache:
                 missing = [c for c in missing if not self._has(path, c)]  # another run may have fetched them
             if not missing:
                 return path
-            specs = [f"+{c}:refs/krm-merge/{c}" for c in missing]
             try:
-                # git maintenance --auto (a process) runs after the blobs' fetch only: once an update
-                self._fetch(["-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}", "-c", "maintenance.auto=false",
-                             "fetch", "--quiet", "--no-tags",
-                             "--depth=1", "--filter=blob:none", "origin", *specs],
-                            f"fetching {', '.join(missing)} of {repo}", repo, path)
+                self._fetch_trees(repo, path, [f"+{c}:refs/krm-merge/{c}" for c in missing],
+                                  f"fetching {', '.join(missing)} of {repo}")
                 self._created.discard(path)
                 return path
             except KrmError:
@@ -237,6 +239,13 @@ class GitCache:
         for commit in missing:
             self._ensure_commit(mirror, repo, commit)
         return mirror
+
+    def _fetch_trees(self, repo: str, path: Path, specs: list[str], what: str) -> None:
+        """``git fetch --depth=1 --filter=blob:none`` of ``specs`` into ``path``: commits with their trees only."""
+        # git maintenance --auto (a process) runs after the blobs' fetch only: once an update
+        self._fetch(["-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}", "-c", "maintenance.auto=false",
+                     "fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "origin", *specs],
+                    what, repo, path)
 
     def _fetch_blobs(self, repo: str, path: Path, blobs: list[str], during: Callable[[], Any] | None) -> None:
         """Fetch ``blobs`` by id into the partial repository ``path`` (``during()`` called meanwhile): the request
@@ -305,7 +314,8 @@ class GitCache:
                 continue
         raise KrmError(f"ref {ref!r} not found in {repo}")
 
-    def resolve_package_ref(self, repo: str, directory: str, ref: str) -> tuple[str, str]:
+    def resolve_package_ref(self, repo: str, directory: str, ref: str,
+                            fetching: list[str] | None = None) -> tuple[str, str]:
         """kpt's resolution of ``ref`` for the package at ``directory``: (the ref kpt locks, its commit).
 
         A repository can version several packages independently with tags
@@ -317,19 +327,78 @@ class GitCache:
         the remote (:meth:`remote_refs`, no object fetched); a commit id is
         taken as it is (fetched when extracted); anything else goes to the
         whole mirror.
+
+        With ``fetching`` (the other commits of ``repo`` the update reads: the
+        origin) and a cache that holds nothing of ``repo``, the candidates are
+        fetched instead of listed, with their trees and ``fetching``, in one
+        ``git fetch`` (:meth:`_fetch_candidates`): the round trip of the
+        listing is saved, and :meth:`fetch_commits` then finds every commit
+        in the cache.  The refs found, and so the result, are the same.
         """
         if _SHA.match(ref):
             return ref, ref
         tags = package_tags(directory, ref)
-        names = [f"refs/tags/{t}" for t in tags] + [f"refs/tags/{ref}", f"refs/heads/{ref}"]
-        found = self.remote_refs(repo, names)
+        names = list(dict.fromkeys([f"refs/tags/{t}" for t in tags] + [f"refs/tags/{ref}", f"refs/heads/{ref}"]))
+        found = None
+        if fetching is not None and not _ABBREVIATED.match(ref):
+            found = self._fetch_candidates(repo, names, fetching)
+        if found is None:
+            found = self.remote_refs(repo, names)
         for tag in tags:
             if f"refs/tags/{tag}" in found:
                 return tag, found[f"refs/tags/{tag}"]
-        for name in names[len(tags):]:
+        for name in (f"refs/tags/{ref}", f"refs/heads/{ref}"):
             if name in found:
                 return ref, found[name]
         return ref, self.resolve(repo, ref)
+
+    def _fetch_candidates(self, repo: str, names: list[str], commits: list[str]) -> dict[str, str] | None:
+        """The commits of the full ref ``names`` that exist in ``repo`` (tags peeled), fetched with their trees and
+        with ``commits`` in one ``git fetch --depth=1 --filter=blob:none``; None when the cache already held
+        something of ``repo`` or that fetch failed (the caller lists the refs instead: today's way, today's errors).
+
+        git refuses a refspec whose source does not exist, so each candidate
+        is a glob (``refs/tags/v2*``) fetched into ``refs/krm-merge/probe/``;
+        a glob also matches ``v20``, ``v2.1``, ``v2/x``..., each of which
+        would cost a commit and its trees, and an upstream can make thousands
+        of them.  So every name one more byte long is excluded by a negative
+        refspec (``^refs/tags/v2X*`` for each byte X a ref name may hold: git
+        applies them before it asks for any object), and only the exact names
+        are fetched, whatever the server advertises.  The probe refs are then
+        peeled by one ``git cat-file --batch-check`` and replaced by a
+        ``refs/krm-merge/COMMIT`` ref, as :meth:`fetch_commits` leaves them.
+        Only a repository this run created is fetched so (an empty one: no
+        probe ref of another run can be in it), under the mirror's lock.
+        """
+        if (self.root / _mirror_name(repo) / "HEAD").is_file():
+            return None  # the cache holds repo: list the refs first, fetch only what is missing
+        path = self._repo_dir(repo)
+        if path not in self._created:
+            return None  # another run created it meanwhile
+        specs = [f"+{c}:refs/krm-merge/{c}" for c in dict.fromkeys(commits)]
+        for name in names:
+            probe = _PROBE + name[len("refs/"):]
+            specs += [f"+{name}*:{probe}*", *(f"^{name}{byte}*" for byte in _NAME_BYTES)]
+        with _locked(self.root / (path.name + ".lock")):
+            try:
+                self._fetch_trees(repo, path, specs, f"fetching {', '.join(names)} of {repo}")
+            except KrmError:
+                return None  # e.g. a commit the server does not have, a ref no refspec can name: asked again, as before
+            self._created.discard(path)
+            probes = {_PROBE + name[len("refs/"):]: name for name in names}
+            out = self._fetch(["cat-file", "--batch-check=%(objectname) %(objecttype)"], "reading the refs fetched",
+                              repo, path, stdin="".join(p + "^{}\n" for p in probes).encode())
+            found, kept, dropped = {}, {}, []
+            for probe, line in zip(probes, str(out).splitlines()):
+                oid, _, kind = line.partition(" ")
+                if kind in ("commit", "tree", "blob"):  # peeled as ls-remote peels: whatever the tags point at
+                    found[probes[probe]] = oid
+                    kept.update({f"update refs/krm-merge/{oid} {oid}\n": None} if kind == "commit" else {})
+                    dropped.append(f"delete {probe}\n")
+            if dropped:  # a commit another kind of object names is fetched by fetch_commits, as before
+                self._fetch(["update-ref", "--stdin"], "keeping the commits fetched", repo, path,
+                            stdin="".join([*kept, *dropped]).encode())
+        return found
 
     def _ensure_commit(self, mirror: Path, repo: str, commit: str) -> None:
         try:
