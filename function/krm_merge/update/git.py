@@ -9,7 +9,6 @@ The origin (``upstreamLock``'s commit) and upstream (``REF``, default
 from __future__ import annotations
 
 import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -122,7 +121,7 @@ class GitVersions:
               budget: files.Budget | None = None) -> Iterator[Trees]:
         """Origin (``lock``'s commit) and upstream (``commit`` of ``target``) read, for the ``with`` block; each
         tree's files and bytes charged to ``budget`` (the update's) before any file is written."""
-        with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
+        with files.scratch_folder("krm-merge-update-") as tmp:
             origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
             origin_dir.mkdir()
             # without a lock kpt's origin is empty: everything counts as added upstream
