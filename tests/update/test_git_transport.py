@@ -168,6 +168,20 @@ def test_a_cold_update_resolves_the_ref_as_the_listing_does(
     assert world.git("--git-dir", str(cache), "for-each-ref", "refs/krm-merge/probe/") == ""  # probes dropped
 
 
+def test_a_package_tag_that_begins_with_the_ref_is_found_on_a_cold_cache(world: World, tmp_path: Path) -> None:
+    """Directory ``/v2`` and ref ``v2``: kpt's first candidate is the tag ``v2/v2``, which a refspec excluding the
+    names one byte longer than ``v2`` would drop (then the branch ``v2`` would win): resolved as the listing does."""
+    package_tag = world.commit({"cm.yaml": cm("cm", "1")}, tag="v2/v2")
+    world.git("branch", "v2", world.commit({"cm.yaml": cm("cm", "2")}))
+    repo = f"file://{world.up}"
+    cold = gitmod.GitCache(tmp_path / "cold")
+    cold.trust([repo])
+    listed = gitmod.GitCache(tmp_path / "listed")
+    listed.trust([repo])
+    assert cold.resolve_package_ref(repo, "/v2", "v2", fetching=[]) == listed.resolve_package_ref(repo, "/v2", "v2") \
+        == ("v2/v2", package_tag)
+
+
 def cached_commits(world: World) -> set[str]:
     (cache,) = (Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git").glob("*.git")
     out = world.git("--git-dir", str(cache), "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")

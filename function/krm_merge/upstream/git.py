@@ -371,8 +371,12 @@ class GitCache:
         peeled by one ``git cat-file --batch-check`` and replaced by a
         ``refs/krm-merge/COMMIT`` ref, as :meth:`fetch_commits` leaves them.
         Only a repository this run created is fetched so (an empty one: no
-        probe ref of another run can be in it), under the mirror's lock.
+        probe ref of another run can be in it), under the mirror's lock.  When
+        a candidate begins with another (directory ``v2`` of ref ``v2``:
+        ``v2/v2``, ``v2``), that exclusion would drop it: the refs are listed.
         """
+        if any(a != b and b.startswith(a) for a in names for b in names):
+            return None  # no refspec could take the one without the refs beginning like the other
         if (self.root / _mirror_name(repo) / "HEAD").is_file():
             return None  # the cache holds repo: list the refs first, fetch only what is missing
         path = self._repo_dir(repo)
