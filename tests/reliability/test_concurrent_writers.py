@@ -95,7 +95,8 @@ def test_an_edit_made_while_promote_runs_stops_it(tmp_path: Path, monkeypatch: p
 
 
 @pytest.mark.parametrize("ref", ["main", "v2"])
-def test_two_updates_sharing_the_git_cache_both_succeed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: str) -> None:
+def test_two_updates_sharing_the_git_cache_both_succeed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       ref: str) -> None:
     """Three updates at once on an empty cache: to the ref the packages are at (``main``: the refs listed first),
     and to another (``v2``: each resolves it inside its fetch of the trees, in the one repository the first of
     them created, one fetch at a time)."""

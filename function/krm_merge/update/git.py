@@ -111,10 +111,12 @@ class GitVersions:
         "is there an update?" job) lists the refs first, so that nothing is
         fetched when the ref has not moved.
         """
-        if lock is not None and lock.repo == target.repo and lock.ref in (target.ref, *package_tags(target.directory, target.ref)):
-            return self.cache.resolve_package_ref(target.repo, target.directory, target.ref)
-        origin = [lock.commit] if lock is not None and lock.repo == target.repo else []
-        return self.cache.resolve_package_ref(target.repo, target.directory, target.ref, fetching=origin)
+        repo, directory, ref = target.repo, target.directory, target.ref
+        if lock is None or lock.repo != repo:  # the origin, if any, comes from elsewhere
+            return self.cache.resolve_package_ref(repo, directory, ref, fetching=[])
+        if lock.ref in (ref, *package_tags(directory, ref)):
+            return self.cache.resolve_package_ref(repo, directory, ref)
+        return self.cache.resolve_package_ref(repo, directory, ref, fetching=[lock.commit])
 
     @contextmanager
     def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,

@@ -50,7 +50,8 @@ _ABBREVIATED = re.compile(r"^[0-9a-f]{4,39}$")
 # Where the candidates for a ref are fetched to, and every byte git lets a ref name hold after one: all but
 # controls, DEL, space and ~^:?*[\ (git check-ref-format); bytes past 0x7f as os.fsencode writes them.
 _PROBE = "refs/krm-merge/probe/"
-_NAME_BYTES = [chr(b) for b in range(0x21, 0x7f) if chr(b) not in "~^:?*[\\"] + [chr(0xDC00 + b) for b in range(0x80, 0x100)]
+_NAME_BYTES = ([chr(b) for b in range(0x21, 0x7f) if chr(b) not in "~^:?*[\\"]
+               + [chr(0xDC00 + b) for b in range(0x80, 0x100)])
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 GIT_TIMEOUT = 600
 # git's own words kept in an error: enough for every message git prints, bounded whatever a server sends.
@@ -607,8 +608,8 @@ class _Said(threading.Thread):
         self.join(MESSAGE_WAIT)
         if self.size <= self.limit:
             return bytes(self.first)
-        return bytes(self.first[:self.limit * 2 // 3] + f"\n[... {self.size - self.limit} bytes left out ...]\n".encode()
-                     + self.last)
+        left_out = f"\n[... {self.size - self.limit} bytes left out ...]\n".encode()
+        return bytes(self.first[:self.limit * 2 // 3] + left_out + self.last)
 
 
 def _init_bare(path: Path, repo: str) -> None:
