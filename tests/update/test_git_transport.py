@@ -492,6 +492,21 @@ def test_an_unknown_ref_and_an_unknown_commit_are_named(world: World, capsys: py
     assert f"fetching commit {gone} of file://{world.up}:" in err and f"not our ref {gone}" in err
 
 
+def test_a_server_that_does_not_answer_a_cold_fetch_is_not_asked_again(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A failed cold fetch falls back to listing the refs, but one that timed out does not wait twice."""
+    monkeypatch.setenv("GIT_SSH_COMMAND", fake_ssh(tmp_path, "exec sleep 20\n"))
+    monkeypatch.setattr(gitmod, "GIT_TIMEOUT", 1)
+    fetched_by_hand(world, "0" * 40, repo="ssh://git@example.invalid/team/catalog.git")
+    calls = spy_git(monkeypatch)
+    start = time.monotonic()
+    assert update.main([f"{world.our_pkg}@v2"]) == 1
+    assert time.monotonic() - start < HANG_GUARD_S
+    assert "git timed out after 1 s" in capsys.readouterr().err
+    assert [c for c in calls if "fetch" in c] and not [c for c in calls if "ls-remote" in c]
+
+
 def test_git_words_one_line_escaped() -> None:
     said = b"fatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\n" \
         b"Please make sure you have the correct access rights\nand the repository exists.\n"

@@ -159,7 +159,7 @@ class GitCache:
                     during()
                 out, _ = proc.communicate(stdin, timeout=GIT_TIMEOUT)
             except subprocess.TimeoutExpired:
-                raise KrmError(f"{what}: git timed out after {GIT_TIMEOUT} s") from None
+                raise _TimedOut(f"{what}: git timed out after {GIT_TIMEOUT} s") from None
             finally:
                 if proc.poll() is None:  # stopped by a timeout or by an error in during(): no git outlives us
                     proc.kill()
@@ -390,6 +390,8 @@ class GitCache:
         with _locked(self.root / (path.name + ".lock")):
             try:
                 self._fetch_trees(repo, path, specs, f"fetching {', '.join(names)} of {repo}")
+            except _TimedOut:
+                raise  # a server that does not answer is not asked again another way
             except KrmError:
                 return None  # e.g. a commit the server does not have, a ref no refspec can name: asked again, as before
             self._created.discard(path)
@@ -492,6 +494,12 @@ class GitCache:
 
 
 _T = TypeVar("_T")
+
+
+class _TimedOut(KrmError):
+    """git ran past :data:`GIT_TIMEOUT`."""
+
+
 _CLONING = ".cloning."
 
 
