@@ -496,7 +496,7 @@ def test_a_server_that_does_not_answer_a_cold_fetch_is_not_asked_again(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A failed cold fetch falls back to listing the refs, but one that timed out does not wait twice."""
-    monkeypatch.setenv("GIT_SSH_COMMAND", fake_ssh(tmp_path, "exec sleep 20\n"))
+    monkeypatch.setenv("GIT_SSH_COMMAND", fake_ssh(tmp_path, "exec sleep 5\n"))
     monkeypatch.setattr(gitmod, "GIT_TIMEOUT", 1)
     fetched_by_hand(world, "0" * 40, repo="ssh://git@example.invalid/team/catalog.git")
     calls = spy_git(monkeypatch)
