@@ -9,7 +9,10 @@
 * a failing git keeps its own words in the error (bounded, control
   characters escaped);
 * the cache's lock files go away, and a lock another process holds is
-  never removed.
+  never removed;
+* on a cold cache the ref is resolved inside the trees' fetch (5 requests on
+  2 connections over HTTP), to what the listing resolves it, fetching no ref
+  an upstream names like it, and a run killed half-way leaves a usable cache.
 """
 
 from __future__ import annotations
