@@ -28,6 +28,7 @@ import functools
 import os
 import re
 import stat
+from types import ModuleType
 from typing import Iterable, Iterator, Sequence
 
 from krm_merge.errors import KrmMergeError
@@ -378,6 +379,12 @@ class removed_after:
         remove_tree(self.folder)
 
 
+def scratch_folder(prefix: str) -> removed_after:
+    """``with scratch_folder(PREFIX) as folder:``: a new private folder in the temporary directory
+    (``tempfile.mkdtemp``), removed when the block ends (:class:`removed_after`)."""
+    return removed_after(_tempfile().mkdtemp(prefix=prefix))
+
+
 # --- writing ----------------------------------------------------------------------------
 
 
@@ -423,10 +430,8 @@ def _stage(path: str, data: str | bytes) -> str:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = 0o644
-    import tempfile  # only when writing files: tempfile (random, shutil) stays off a read-only start-up
-
     folder, name = os.path.split(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+    fd, tmp = _tempfile().mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
@@ -435,6 +440,15 @@ def _stage(path: str, data: str | bytes) -> str:
         _unlink_quietly(tmp)
         raise
     return tmp
+
+
+def _tempfile() -> ModuleType:
+    """:mod:`tempfile`, imported when first needed."""
+    # Only when writing files or reading versions into a scratch folder: tempfile (random, shutil) stays
+    # off the start-up of a read-only run and of a no-op update.
+    import tempfile
+
+    return tempfile
 
 
 def _unlink_quietly(path: str) -> None:

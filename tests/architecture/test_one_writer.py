@@ -31,7 +31,6 @@ SCRATCH = {
     ("krm_merge.upstream.git", "_init_bare"): "the git cache: an empty repository, in _repo_dir's folder aside",
     ("krm_merge.upstream.git", "__enter__"): "the git cache's lock file",
     ("krm_merge.upstream.git", "__exit__"): "the git cache's lock file, removed by its holder before it lets go",
-    ("krm_merge.upstream.git", "_remove_unfinished_clones"): "the git cache: clones a killed run left aside, under the flock",
     ("krm_merge.upstream.gitread", "write_entries"): "a version read from the git cache, into a fresh temporary directory",
     ("krm_merge.upstream.gitread", "_write_blob"): "one file of that version, O_EXCL|O_NOFOLLOW, in that directory",
     ("krm_merge.merge3.textfile", "merge_texts"): "git merge-file's three inputs, in a temporary directory",

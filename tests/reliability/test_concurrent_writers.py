@@ -94,13 +94,18 @@ def test_an_edit_made_while_promote_runs_stops_it(tmp_path: Path, monkeypatch: p
     assert not list(root.glob(".krm-merge*"))
 
 
-def test_two_updates_sharing_the_git_cache_both_succeed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("ref", ["main", "v2"])
+def test_two_updates_sharing_the_git_cache_both_succeed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       ref: str) -> None:
+    """Three updates at once on an empty cache: to the ref the packages are at (``main``: the refs listed first),
+    and to another (``v2``: each resolves it inside its fetch of the trees, in the one repository the first of
+    them created, one fetch at a time)."""
     require_binary("git")
     from tests.update.world import World, cm, kptfile
 
     world = World(tmp_path, monkeypatch)
     c1 = world.commit({f"cm{i}.yaml": cm(f"cm{i}", "1") for i in range(50)})
-    world.commit({f"cm{i}.yaml": cm(f"cm{i}", "2") for i in range(50)})
+    world.commit({f"cm{i}.yaml": cm(f"cm{i}", "2") for i in range(50)}, tag="v2")
     git = f"    repo: file://{world.up}\n    directory: /pkg\n    ref: main\n"
     copies = []
     for name in ("a", "b", "c"):
@@ -113,7 +118,7 @@ def test_two_updates_sharing_the_git_cache_both_succeed(tmp_path: Path, monkeypa
         for i in range(50):
             (pkg / f"cm{i}.yaml").write_text(cm(f"cm{i}", "1"))
         copies.append(pkg)
-    procs = [subprocess.Popen([KRM_MERGE, "update", f"{pkg}@main"], env=world.env, stdout=subprocess.DEVNULL,
+    procs = [subprocess.Popen([KRM_MERGE, "update", f"{pkg}@{ref}"], env=world.env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True) for pkg in copies]
     for proc in procs:
         _, err = proc.communicate(timeout=300)
@@ -121,4 +126,6 @@ def test_two_updates_sharing_the_git_cache_both_succeed(tmp_path: Path, monkeypa
     for pkg in copies:
         assert (pkg / "cm7.yaml").read_text().endswith('data:\n  a: "2"\n')
     cache = Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git"
-    assert not [p for p in cache.iterdir() if ".cloning." in p.name]
+    assert not [p for p in cache.iterdir() if ".cloning." in p.name or p.name.endswith(".lock")]
+    (mirror,) = cache.glob("*.git")
+    assert world.git("--git-dir", str(mirror), "for-each-ref", "refs/krm-merge/probe/") == ""

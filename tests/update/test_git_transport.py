@@ -9,7 +9,10 @@
 * a failing git keeps its own words in the error (bounded, control
   characters escaped);
 * the cache's lock files go away, and a lock another process holds is
-  never removed.
+  never removed;
+* on a cold cache the ref is resolved inside the trees' fetch (5 requests on
+  2 connections over HTTP), to what the listing resolves it, fetching no ref
+  an upstream names like it, and a run killed half-way leaves a usable cache.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from krm_merge.upstream import git as gitmod
 from krm_merge.upstream import gitread
 from tests.git_http import GitHttpServer
 
-from .world import World, cm, fetched_by_hand, filtering_world
+from .world import World, cm, fetched_by_hand, filtering_world, spy_git
 
 pytestmark = pytest.mark.e2e
 
@@ -73,29 +76,203 @@ def unchanged(world: World) -> dict[str, bytes]:
 # -- what goes over the wire ----------------------------------------------------------------------------
 
 
-def test_over_smart_http_a_cold_update_makes_three_round_trips_and_a_warm_one_one(world: World, tmp_path: Path) -> None:
-    """Served by ``git http-backend`` (tests/git_http.py): a cold update lists the refs, fetches the two commits
-    with their trees, then the package's files (one connection each, two requests each: git's capability
-    request, then the command); the same update again only lists the refs.  kpt makes 3 connections and
-    9 requests either way (bench/cases_cold_fetch.py)."""
+def served(world: World, tmp_path: Path) -> Path:
+    """A bare copy of ``world``'s upstream (every ref) to serve over HTTP, partial fetches allowed (as GitHub's)."""
+    root = tmp_path / "served"
+    root.mkdir()
+    world.git("clone", "-q", "--bare", str(world.up), str(root / "up.git"))
+    world.git("--git-dir", str(root / "up.git"), "config", "uploadpack.allowFilter", "true")
+    return root
+
+
+def test_over_smart_http_a_cold_update_makes_two_round_trips_and_a_warm_one_one(world: World, tmp_path: Path) -> None:
+    """Served by ``git http-backend`` (tests/git_http.py): a cold update fetches the two commits with their trees,
+    the ref resolved inside that fetch (one connection: git's capability request, the listing of the candidate
+    refs, the fetch), then the package's files (one connection, two requests); the same update again (warm)
+    lists the refs only.  kpt makes 3 connections and 9 requests either way (bench/cases_cold_fetch.py); before
+    issue 33's cold path, 3 connections and 6 requests."""
     v1 = world.commit({"cm.yaml": cm("cm", "1"), "../other/big.yaml": cm("big", "x" * 5000)}, tag="v1")
     world.commit({"cm.yaml": cm("cm", "2"), "new.yaml": cm("new", "n")}, tag="v2")
-    served = tmp_path / "served"
-    served.mkdir()
-    world.git("clone", "-q", "--bare", str(world.up), str(served / "up.git"))
-    world.git("--git-dir", str(served / "up.git"), "config", "uploadpack.allowFilter", "true")
-    with GitHttpServer(served) as server:
+    with GitHttpServer(served(world, tmp_path)) as server:
         fetched_by_hand(world, v1, repo=server.url("up.git"))
         copy = tmp_path / "copy"
         shutil.copytree(world.our_pkg, copy)
         assert update.main([f"{world.our_pkg}@v2"]) == 0
-        assert (server.connections, server.requests) == (
-            3, ["GET /up.git/info/refs?service=git-upload-pack", "POST /up.git/git-upload-pack"] * 3)
+        assert (server.connections, server.requests) == (2, [
+            "GET /up.git/info/refs?service=git-upload-pack", "POST /up.git/git-upload-pack",
+            "POST /up.git/git-upload-pack",
+            "GET /up.git/info/refs?service=git-upload-pack", "POST /up.git/git-upload-pack"])
         assert (world.our_pkg / "new.yaml").is_file() and '"2"' in (world.our_pkg / "cm.yaml").read_text()
         server.reset_counts()
         assert update.main([f"{copy}@v2"]) == 0
         assert (server.connections, len(server.requests)) == (1, 2)
     assert (copy / "new.yaml").read_bytes() == (world.our_pkg / "new.yaml").read_bytes()
+    assert (copy / "Kptfile").read_bytes() == (world.our_pkg / "Kptfile").read_bytes()
+
+
+# -- the ref resolved on a cold cache: kpt's rules, as the listing resolves it --------------------------
+
+
+def lock_of(package: Path) -> tuple[str, str]:
+    """(upstreamLock.git.ref, upstreamLock.git.commit) of ``package``'s Kptfile."""
+    lock = (package / "Kptfile").read_text().split("upstreamLock:")[1]
+    return (lock.split("\n    ref: ")[1].split("\n")[0], lock.split("\n    commit: ")[1].split("\n")[0])
+
+
+def refs_world(world: World) -> dict[str, str]:
+    """An upstream holding every kind of ref kpt resolves: name -> the commit it names (peeled)."""
+    ids = {"v1": world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")}
+    ids["pkg/v2"] = world.commit({"cm.yaml": cm("cm", "pkg-v2")}, tag="pkg/v2")  # kpt's tag for the package dir
+    ids["v2"] = world.commit({"cm.yaml": cm("cm", "v2")}, tag="v2")  # the plain tag, which pkg/v2 wins over
+    ids["plain"] = world.commit({"cm.yaml": cm("cm", "plain")}, tag="plain")
+    ids["ann"] = world.commit({"cm.yaml": cm("cm", "ann")})
+    world.git("tag", "-a", "ann", "-m", "annotated")
+    world.git("tag", "-a", "annann", "-m", "a tag of a tag", "ann")  # peeled to the commit, as ls-remote's ^{}
+    ids["annann"] = ids["ann"]
+    ids["both"] = world.commit({"cm.yaml": cm("cm", "both-tag")}, tag="both")  # a tag and a branch: the tag wins
+    world.git("branch", "both", world.commit({"cm.yaml": cm("cm", "both-branch")}))
+    ids["rel"] = world.commit({"cm.yaml": cm("cm", "rel")})
+    world.git("branch", "rel")
+    # names a glob refs/tags/v2* would also match, each at a commit of its own: never fetched
+    for name in ("v20", "v2.1", "v2-rc", "v2\u00e9"):
+        world.commit({"cm.yaml": cm("cm", name)}, tag=name)
+    world.git("branch", "v2/x")
+    world.commit({"cm.yaml": cm("cm", "main")})
+    return ids
+
+
+RESOLVED = {  # ref asked -> (ref kpt locks, the name in refs_world of the commit it locks)
+    "v2": ("pkg/v2", "pkg/v2"), "plain": ("plain", "plain"), "rel": ("rel", "rel"), "ann": ("ann", "ann"),
+    "annann": ("annann", "annann"), "both": ("both", "both"),
+}
+
+
+@pytest.mark.parametrize("ref", sorted(RESOLVED))
+def test_a_cold_update_resolves_the_ref_as_the_listing_does(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: str,
+) -> None:
+    """Package tags first, then the tag, then the branch; annotated tags peeled: the lock written on a cold cache
+    (the ref resolved inside the fetch) is the lock written on a warm one (``ls-remote``), which is kpt's."""
+    ids = refs_world(world)
+    fetched_by_hand(world, ids["v1"])
+    copy = tmp_path / "copy"
+    shutil.copytree(world.our_pkg, copy)
+    calls = spy_git(monkeypatch)
+    assert update.main([f"{world.our_pkg}@{ref}"]) == 0
+    assert "ls-remote" not in [c[1] for c in calls]  # cold: resolved inside the trees' fetch
+    calls.clear()
+    assert update.main([f"{copy}@{ref}"]) == 0
+    assert "ls-remote" in [c[1] for c in calls]  # warm: listed first, as before
+    locked, name = RESOLVED[ref]
+    assert lock_of(world.our_pkg) == lock_of(copy) == (locked, ids[name])
+    assert (world.our_pkg / "cm.yaml").read_bytes() == (copy / "cm.yaml").read_bytes()
+    assert (world.our_pkg / "Kptfile").read_bytes() == (copy / "Kptfile").read_bytes()
+    cache = next((Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git").glob("*.git"))
+    assert world.git("--git-dir", str(cache), "for-each-ref", "refs/krm-merge/probe/") == ""  # probes dropped
+
+
+def test_a_package_tag_that_begins_with_the_ref_is_found_on_a_cold_cache(world: World, tmp_path: Path) -> None:
+    """Directory ``/v2`` and ref ``v2``: kpt's first candidate is the tag ``v2/v2``, which a refspec excluding the
+    names one byte longer than ``v2`` would drop (then the branch ``v2`` would win): resolved as the listing does."""
+    package_tag = world.commit({"cm.yaml": cm("cm", "1")}, tag="v2/v2")
+    world.git("branch", "v2", world.commit({"cm.yaml": cm("cm", "2")}))
+    repo = f"file://{world.up}"
+    cold = gitmod.GitCache(tmp_path / "cold")
+    cold.trust([repo])
+    listed = gitmod.GitCache(tmp_path / "listed")
+    listed.trust([repo])
+    assert cold.resolve_package_ref(repo, "/v2", "v2", fetching=[]) == listed.resolve_package_ref(repo, "/v2", "v2") \
+        == ("v2/v2", package_tag)
+
+
+def cached_commits(world: World) -> set[str]:
+    (cache,) = (Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git").glob("*.git")
+    out = world.git("--git-dir", str(cache), "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+    return {oid for oid, kind in (line.split() for line in out.splitlines()) if kind == "commit"}
+
+
+def test_a_cold_update_fetches_no_commit_of_the_names_a_glob_would_also_match(world: World) -> None:
+    """An upstream adds a thousand refs beginning with the ref's name (tags and branches ``v2-0001``...,
+    ``v20``, ``v2.1``, ``v2é``, ``v2/x``), each at a commit with a tree of its own: the cold update's fetch
+    takes the exact names only (one more byte excluded by a negative refspec each), so the cache holds the
+    origin's and the upstream's commits and nothing else."""
+    ids = refs_world(world)
+    fetched_by_hand(world, ids["v1"], directory="/")
+    stream = []
+    for n in range(1000):
+        body = f"evil {n}\n".encode()
+        stream += [b"blob", f"mark :{n + 1}".encode(), f"data {len(body)}".encode(), body]
+        kind = "tags" if n % 2 else "heads"
+        stream += [f"commit refs/{kind}/v2-{n:04}".encode(), b"committer e <e@e> 0 +0000", b"data 0",
+                   f"M 100644 :{n + 1} evil.yaml".encode(), b""]
+    proc = subprocess.run(["git", "fast-import", "--quiet"], cwd=world.up, env=world.env,
+                          input=b"\n".join(stream) + b"\n", capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert len(world.git("for-each-ref", "refs/tags/v2*", "refs/heads/v2*").splitlines()) > 1000
+    assert update.main([f"{world.our_pkg}@v2"]) == 0
+    assert lock_of(world.our_pkg) == ("v2", ids["v2"])
+    assert cached_commits(world) == {ids["v1"], ids["v2"]}
+
+
+def test_a_ref_that_does_not_exist_is_the_same_error_cold_and_warm(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    ids = refs_world(world)
+    fetched_by_hand(world, ids["v1"])
+    before = unchanged(world)
+    assert update.main([f"{world.our_pkg}@nope"]) == 1
+    cold = capsys.readouterr().err
+    assert f"ref 'nope' not found in file://{world.up}" in cold and "Traceback" not in cold
+    assert unchanged(world) == before
+    assert update.main([f"{world.our_pkg}@nope"]) == 1  # the cache now holds the repository: listed first
+    assert capsys.readouterr().err == cold
+
+
+def test_a_commit_id_is_taken_as_it_is_and_fetched_with_the_origin(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = refs_world(world)
+    fetched_by_hand(world, ids["v1"])
+    calls = spy_git(monkeypatch)
+    assert update.main([f"{world.our_pkg}@{ids['plain']}"]) == 0
+    assert lock_of(world.our_pkg) == (ids["plain"], ids["plain"])
+    assert "ls-remote" not in [c[1] for c in calls] and len([c for c in calls if "fetch" in c]) == 2
+
+
+KILL_AT_UPDATE_REF = textwrap.dedent("""\
+    #!/bin/sh
+    # git, except that the process which runs `git update-ref` is killed (SIGKILL) before it does
+    for arg in "$@"; do
+        if [ "$arg" = update-ref ]; then kill -9 $PPID; sleep 5; exit 1; fi
+    done
+    exec {git} "$@"
+""")
+
+
+def test_a_cold_update_killed_between_its_fetch_and_its_refs_leaves_a_cache_the_next_update_uses(
+    world: World, tmp_path: Path,
+) -> None:
+    """Killed after the trees' fetch wrote its probe refs and before they were replaced: the next update (warm:
+    the repository is there) lists the refs, fetches what has no ``refs/krm-merge/`` ref, and is right."""
+    ids = refs_world(world)
+    fetched_by_hand(world, ids["v1"])
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(KILL_AT_UPDATE_REF.format(git=shutil.which("git")))
+    (bin_dir / "git").chmod(0o755)
+    before = unchanged(world)
+    env = {**world.env, "PATH": f"{bin_dir}{os.pathsep}{world.env['PATH']}"}
+    killed = subprocess.run([sys.executable, "-m", "krm_merge", "update", f"{world.our_pkg}@plain"], env=env,
+                            capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert killed.returncode == -9, killed.stderr
+    # nothing written (the package's lock file stays, the kernel released its flock: taken over next time)
+    assert {k: v for k, v in unchanged(world).items() if not k.endswith(".krm-merge.lock")} == before
+    root = Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git"
+    (cache,) = root.glob("*.git")
+    assert world.git("--git-dir", str(cache), "for-each-ref", "refs/krm-merge/probe/") != ""  # killed there
+    done = subprocess.run([sys.executable, "-m", "krm_merge", "update", f"{world.our_pkg}@plain"], env=world.env,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert done.returncode == 0, done.stderr
+    assert lock_of(world.our_pkg) == ("plain", ids["plain"]) and '"plain"' in (world.our_pkg / "cm.yaml").read_text()
+    assert [p.name for p in root.iterdir() if ".cloning." in p.name or p.name.endswith(".lock")] == []
 
 
 # -- reading a package directory out of the cache ----------------------------------------------------
@@ -316,6 +493,21 @@ def test_an_unknown_ref_and_an_unknown_commit_are_named(world: World, capsys: py
     assert update.main([f"{world.our_pkg}@v2"]) == 1
     err = capsys.readouterr().err
     assert f"fetching commit {gone} of file://{world.up}:" in err and f"not our ref {gone}" in err
+
+
+def test_a_server_that_does_not_answer_a_cold_fetch_is_not_asked_again(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A failed cold fetch falls back to listing the refs, but one that timed out does not wait twice."""
+    monkeypatch.setenv("GIT_SSH_COMMAND", fake_ssh(tmp_path, "exec sleep 5\n"))
+    monkeypatch.setattr(gitmod, "GIT_TIMEOUT", 1)
+    fetched_by_hand(world, "0" * 40, repo="ssh://git@example.invalid/team/catalog.git")
+    calls = spy_git(monkeypatch)
+    start = time.monotonic()
+    assert update.main([f"{world.our_pkg}@v2"]) == 1
+    assert time.monotonic() - start < HANG_GUARD_S
+    assert "git timed out after 1 s" in capsys.readouterr().err
+    assert [c for c in calls if "fetch" in c] and not [c for c in calls if "ls-remote" in c]
 
 
 def test_git_words_one_line_escaped() -> None:

@@ -55,7 +55,8 @@ def test_second_update_reuses_the_cached_mirror(world: World, monkeypatch: pytes
     fetched(world, f"file://{world.up}", "main", c1)
     calls = spy_git(monkeypatch)
     assert update.main([str(world.our_pkg)]) == 0
-    assert sum("init" in c for c in calls) == 1  # the cache's repository, created once
+    assert not any("init" in c for c in calls)  # the cache's repository is laid out without a git process
+    assert len(list((Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git").glob("*.git"))) == 1  # created once
     assert sum("fetch" in c for c in calls) == 1  # origin and upstream in one fetch
     calls.clear()
     c3 = world.commit({"cm.yaml": cm("cm", "3")})
@@ -93,7 +94,8 @@ def test_errors_are_one_line(world: World, tmp_path: Path, capsys: pytest.Captur
     assert "ref 'nope' not found" in capsys.readouterr().err
     assert update.main([str(tmp_path / "missing")]) == 1
     assert "is not a directory" in capsys.readouterr().err
-    monkeypatch.setattr(gitmod.shutil, "which", lambda name: None)
+    (tmp_path / "no-git").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git"))
     assert update.main([str(world.our_pkg)]) == 1
     err = capsys.readouterr().err
     assert "git is not installed" in err and "Traceback" not in err

@@ -44,11 +44,14 @@ def test_only_the_two_commits_and_the_package_directory_are_fetched(world: World
     assert update.main([f"{world.our_pkg}@v2"]) == 0
     assert (world.our_pkg / "new.yaml").is_file() and '"2"' in (world.our_pkg / "cm.yaml").read_text()
     commits, blobs = [c for c in calls if "fetch" in c and "--depth=1" in c], [c for c in calls if "fetch" in c and "--stdin" in c]
-    # two fetches in all: the two commits with their trees, then the package's files by id (git's own lazy
-    # fetches, one per version, are not needed)
+    # two fetches in all: the two commits with their trees (v2 by its name: the cache is cold, so the ref is
+    # resolved inside that fetch), then the package's files by id (git's own lazy fetches, one per version,
+    # are not needed)
     assert len(commits) == 1 and len(blobs) == 1 and len([c for c in calls if "fetch" in c]) == 2
     assert not [c for c in calls if "init" in c]  # the empty cache is laid out by krm-merge, no `git init` (#33)
-    assert "--filter=blob:none" in commits[0] and {f"+{v1}:refs/krm-merge/{v1}", f"+{v2}:refs/krm-merge/{v2}"} <= set(commits[0])
+    assert "ls-remote" not in [c[1] for c in calls]
+    assert "--filter=blob:none" in commits[0] and f"+{v1}:refs/krm-merge/{v1}" in commits[0]
+    assert "+refs/tags/v2*:refs/krm-merge/probe/tags/v2*" in commits[0]
     objects = cached_objects(world)
     assert {v1, v2} <= objects and old not in objects  # the two commits, not the history
     # exactly the package's files at the two commits: nothing else of the repository
@@ -56,17 +59,40 @@ def test_only_the_two_commits_and_the_package_directory_are_fetched(world: World
                                              blob(world, "v2", "pkg/new.yaml")}
 
 
-def test_an_update_to_where_the_package_is_lists_refs_and_fetches_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("at", ["v1", "pkg/v1"])
+def test_an_update_to_the_ref_the_package_is_at_lists_refs_and_fetches_nothing(
+    world: World, monkeypatch: pytest.MonkeyPatch, at: str,
+) -> None:
+    """The daily "is there an update?" job: the package locked at REF (or at kpt's DIR/REF tag of it) is updated
+    to REF again, on a cold cache: one ``ls-remote``, no cache."""
+    v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag=at)
+    fetched_by_hand(world, v1)
+    kptfile = world.our_pkg / "Kptfile"
+    kptfile.write_text(kptfile.read_text().replace("    ref: v1\n    commit:", f"    ref: {at}\n    commit:"))
+    before = {p.name: p.read_bytes() for p in world.our_pkg.iterdir()}
+    calls = spy_git(monkeypatch)
+    assert update.main([f"{world.our_pkg}@v1"]) == 0
+    assert [c[1] for c in calls] == ["ls-remote"]  # one round trip, no object transferred
+    assert {p.name: p.read_bytes() for p in world.our_pkg.iterdir()} == before
+    assert not (Path(world.env["XDG_CACHE_HOME"]) / "krm-merge").exists()  # not even a cache
+
+
+def test_an_update_to_another_name_of_the_commit_fetches_its_trees_once_and_no_file(
+    world: World, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a cold cache an update to another ref than the package's is resolved inside the fetch of the trees:
+    when that ref names the commit the package is at, the trees were fetched for nothing, but no file is."""
     v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.git("tag", "same")  # another name of the same commit
     fetched_by_hand(world, v1)
     before = (world.our_pkg / "cm.yaml").read_bytes()
     calls = spy_git(monkeypatch)
     assert update.main([f"{world.our_pkg}@same"]) == 0
-    assert [c[1] for c in calls] == ["ls-remote"]  # one round trip, no object transferred
+    assert [c[c.index("fetch")] for c in calls if "fetch" in c] == ["fetch"]  # one fetch: the trees, no blob
+    assert "ls-remote" not in [c[1] for c in calls]
     assert (world.our_pkg / "cm.yaml").read_bytes() == before
     assert "ref: same" in (world.our_pkg / "Kptfile").read_text()
-    assert not (Path(world.env["XDG_CACHE_HOME"]) / "krm-merge").exists()  # not even a cache
+    assert cached_objects(world, "blob") == set()
 
 
 def test_a_server_refusing_partial_fetches_still_gets_an_update(world: World, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -83,9 +83,9 @@ class SharedVersions(GitVersions):
         super().__init__(cache)
         self.shared = shared
 
-    def resolve(self, target: GitUpstream) -> tuple[str, str]:
+    def resolve(self, target: GitUpstream, lock: GitLock | None = None) -> tuple[str, str]:
         found = self.shared.resolved.get((target.repo, target.directory, target.ref))
-        return found if found is not None else super().resolve(target)
+        return found if found is not None else super().resolve(target, lock)
 
     @contextmanager
     def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,

@@ -9,7 +9,6 @@ The origin (``upstreamLock``'s commit) and upstream (``REF``, default
 from __future__ import annotations
 
 import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -23,7 +22,7 @@ from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes.kinds import Message, Outcome, message
 from krm_merge.records import Record
-from krm_merge.upstream.git import GitCache, Version
+from krm_merge.upstream.git import GitCache, Version, package_tags
 
 from .plan import UpdatePlan
 from .report import refused
@@ -102,16 +101,29 @@ class GitVersions:
     def __init__(self, cache: GitCache) -> None:
         self.cache = cache
 
-    def resolve(self, target: GitUpstream) -> tuple[str, str]:
-        """(the ref kpt locks, its commit) for ``target`` (:meth:`GitCache.resolve_package_ref`)."""
-        return self.cache.resolve_package_ref(target.repo, target.directory, target.ref)
+    def resolve(self, target: GitUpstream, lock: GitLock | None = None) -> tuple[str, str]:
+        """(the ref kpt locks, its commit) for ``target`` (:meth:`GitCache.resolve_package_ref`), the package being
+        at ``lock``.
+
+        An update to another ref than the one the package is locked at will
+        read its trees: on a cold cache they are fetched while the ref is
+        resolved, with the origin's.  An update to the ref it is at (a daily
+        "is there an update?" job) lists the refs first, so that nothing is
+        fetched when the ref has not moved.
+        """
+        repo, directory, ref = target.repo, target.directory, target.ref
+        if lock is None or lock.repo != repo:  # the origin, if any, comes from elsewhere
+            return self.cache.resolve_package_ref(repo, directory, ref, fetching=[])
+        if lock.ref in (ref, *package_tags(directory, ref)):
+            return self.cache.resolve_package_ref(repo, directory, ref)
+        return self.cache.resolve_package_ref(repo, directory, ref, fetching=[lock.commit])
 
     @contextmanager
     def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,
               budget: files.Budget | None = None) -> Iterator[Trees]:
         """Origin (``lock``'s commit) and upstream (``commit`` of ``target``) read, for the ``with`` block; each
         tree's files and bytes charged to ``budget`` (the update's) before any file is written."""
-        with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-update-")) as tmp:
+        with files.scratch_folder("krm-merge-update-") as tmp:
             origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
             origin_dir.mkdir()
             # without a lock kpt's origin is empty: everything counts as added upstream
@@ -336,7 +348,7 @@ def _plan_one_git_package(
     if not target.ref:
         raise KrmError(f"{os.path.join(local.root, 'Kptfile')}: upstream.git.ref is empty; give PKG@REF")
     effective = strategy or update_strategy(kptfile_text) or "resource-merge"
-    lock_ref, commit = versions.resolve(target)
+    lock_ref, commit = versions.resolve(target, lock)
     if effective == "resource-merge" and _at_commit(lock, target, commit):
         # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
         plan = UpdatePlan()

@@ -27,9 +27,8 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import shutil
 import subprocess
-import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -46,10 +45,19 @@ from krm_merge.records import Record
 from . import gitread
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+# Maybe an abbreviated commit id: resolved by the whole mirror, which a shallow fetch before it would cut short.
+_ABBREVIATED = re.compile(r"^[0-9a-f]{4,39}$")
+# Where the candidates for a ref are fetched to, and every byte git lets a ref name hold after one: all but
+# controls, DEL, space and ~^:?*[\ (git check-ref-format); bytes past 0x7f as os.fsencode writes them.
+_PROBE = "refs/krm-merge/probe/"
+_NAME_BYTES = ([chr(b) for b in range(0x21, 0x7f) if chr(b) not in "~^:?*[\\"]
+               + [chr(0xDC00 + b) for b in range(0x80, 0x100)])
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 GIT_TIMEOUT = 600
 # git's own words kept in an error: enough for every message git prints, bounded whatever a server sends.
 MAX_GIT_MESSAGE = 4096
+# How long a failed git's words are waited for once it exited (a child of it may hold its stderr open).
+MESSAGE_WAIT = 10
 # A blob larger than this is hashed by index-pack as a stream instead of in memory (git's default
 # is 512 MiB: an upstream's 500 MB file would be held whole by the fetch, before our size checks).
 BIG_FILE_THRESHOLD = "16m"
@@ -79,12 +87,14 @@ def split_package_ref(arg: str) -> tuple[str, str | None]:
 
 
 def find_git() -> str:
-    """The user's git, or a clear error."""
-    git = shutil.which("git")
-    if git is None:
-        raise KrmError("git is not installed (or not on PATH); krm-merge update needs it to fetch the upstream "
-                       "repository (or give --origin DIR --upstream DIR)")
-    return git
+    """The user's git (the first ``git`` on ``PATH``, as ``shutil.which`` finds it), or a clear error."""
+    # Not shutil.which: shutil (with bz2 and lzma) was ~3 ms of every update's start-up, for this loop.
+    for folder in os.get_exec_path():
+        git = os.path.join(folder, "git")
+        if os.access(git, os.X_OK) and not os.path.isdir(git):
+            return git
+    raise KrmError("git is not installed (or not on PATH); krm-merge update needs it to fetch the upstream "
+                   "repository (or give --origin DIR --upstream DIR)")
 
 
 def cache_root() -> Path:
@@ -132,31 +142,31 @@ class GitCache:
         ``stdin`` too, only for a git that reads all its input before it writes (``fetch --stdin``): the input is
         handed over first."""
         cmd = [self.git] + (["--git-dir", str(git_dir)] if git_dir else []) + args
-        # stderr goes to a file, of which only the beginning and the end are read: a server's messages
-        # are relayed on it, and they are not bounded.
-        with tempfile.TemporaryFile() as err_file:
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        except OSError as err:
+            raise KrmError(f"cannot run git: {err}") from None
+        # stderr is read as it comes, and only its beginning and its end are kept: a server's messages are
+        # relayed on it, and they are not bounded.  communicate() reads stdout only.
+        said, proc.stderr = _Said(proc.stderr, MAX_GIT_MESSAGE), None  # type: ignore[arg-type]
+        with proc:
             try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=err_file, env=env)
-            except OSError as err:
-                raise KrmError(f"cannot run git: {err}") from None
-            with proc:
-                try:
-                    if during is not None:
-                        if stdin is not None:  # git reads its input before it answers: hand it over first
-                            _hand_over(proc, stdin)
-                            stdin = None
-                        during()
-                    out, _ = proc.communicate(stdin, timeout=GIT_TIMEOUT)
-                except subprocess.TimeoutExpired:
-                    raise KrmError(f"{what}: git timed out after {GIT_TIMEOUT} s") from None
-                finally:
-                    if proc.poll() is None:  # stopped by a timeout or by an error in during(): no git outlives us
-                        proc.kill()
-                        proc.communicate()
-            if proc.returncode != 0:
-                said = git_words(_head_and_tail(err_file, MAX_GIT_MESSAGE))
-                raise KrmError(f"{what}: {said or f'git exited with {proc.returncode}'}")
+                if during is not None:
+                    if stdin is not None:  # git reads its input before it answers: hand it over first
+                        _hand_over(proc, stdin)
+                        stdin = None
+                    during()
+                out, _ = proc.communicate(stdin, timeout=GIT_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                raise _TimedOut(f"{what}: git timed out after {GIT_TIMEOUT} s") from None
+            finally:
+                if proc.poll() is None:  # stopped by a timeout or by an error in during(): no git outlives us
+                    proc.kill()
+                    proc.communicate()
+        if proc.returncode != 0:
+            words = git_words(said.words())
+            raise KrmError(f"{what}: {words or f'git exited with {proc.returncode}'}")
         return out if stdout_bytes else out.decode("utf-8", "replace").strip()
 
     def _repo_dir(self, repo: str) -> Path:
@@ -176,14 +186,14 @@ class GitCache:
         with _locked(self.root / (path.name + ".lock")):
             _remove_unfinished_clones(path)
             if not (path / "HEAD").is_file():
-                tmp = Path(tempfile.mkdtemp(prefix=path.name + _CLONING, dir=self.root))
+                tmp = self.root / f"{path.name}{_CLONING}{os.getpid()}"  # under the lock, leftovers removed: unique
                 try:
                     _init_bare(tmp / "m", repo)
                     if not path.exists():  # else another run created it meanwhile: use that one
                         os.replace(tmp / "m", path)
                         self._created.add(path)
                 finally:
-                    shutil.rmtree(tmp, ignore_errors=True)
+                    files.remove_tree(tmp)
         return path
 
     def remote_refs(self, repo: str, names: list[str]) -> dict[str, str]:
@@ -221,13 +231,9 @@ class GitCache:
                 missing = [c for c in missing if not self._has(path, c)]  # another run may have fetched them
             if not missing:
                 return path
-            specs = [f"+{c}:refs/krm-merge/{c}" for c in missing]
             try:
-                # git maintenance --auto (a process) runs after the blobs' fetch only: once an update
-                self._fetch(["-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}", "-c", "maintenance.auto=false",
-                             "fetch", "--quiet", "--no-tags",
-                             "--depth=1", "--filter=blob:none", "origin", *specs],
-                            f"fetching {', '.join(missing)} of {repo}", repo, path)
+                self._fetch_trees(repo, path, [f"+{c}:refs/krm-merge/{c}" for c in missing],
+                                  f"fetching {', '.join(missing)} of {repo}")
                 self._created.discard(path)
                 return path
             except KrmError:
@@ -237,6 +243,13 @@ class GitCache:
         for commit in missing:
             self._ensure_commit(mirror, repo, commit)
         return mirror
+
+    def _fetch_trees(self, repo: str, path: Path, specs: list[str], what: str) -> None:
+        """``git fetch --depth=1 --filter=blob:none`` of ``specs`` into ``path``: commits with their trees only."""
+        # git maintenance --auto (a process) runs after the blobs' fetch only: once an update
+        self._fetch(["-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}", "-c", "maintenance.auto=false",
+                     "fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "origin", *specs],
+                    what, repo, path)
 
     def _fetch_blobs(self, repo: str, path: Path, blobs: list[str], during: Callable[[], Any] | None) -> None:
         """Fetch ``blobs`` by id into the partial repository ``path`` (``during()`` called meanwhile): the request
@@ -305,7 +318,8 @@ class GitCache:
                 continue
         raise KrmError(f"ref {ref!r} not found in {repo}")
 
-    def resolve_package_ref(self, repo: str, directory: str, ref: str) -> tuple[str, str]:
+    def resolve_package_ref(self, repo: str, directory: str, ref: str,
+                            fetching: list[str] | None = None) -> tuple[str, str]:
         """kpt's resolution of ``ref`` for the package at ``directory``: (the ref kpt locks, its commit).
 
         A repository can version several packages independently with tags
@@ -317,19 +331,84 @@ class GitCache:
         the remote (:meth:`remote_refs`, no object fetched); a commit id is
         taken as it is (fetched when extracted); anything else goes to the
         whole mirror.
+
+        With ``fetching`` (the other commits of ``repo`` the update reads: the
+        origin) and a cache that holds nothing of ``repo``, the candidates are
+        fetched instead of listed, with their trees and ``fetching``, in one
+        ``git fetch`` (:meth:`_fetch_candidates`): the round trip of the
+        listing is saved, and :meth:`fetch_commits` then finds every commit
+        in the cache.  The refs found, and so the result, are the same.
         """
         if _SHA.match(ref):
             return ref, ref
         tags = package_tags(directory, ref)
-        names = [f"refs/tags/{t}" for t in tags] + [f"refs/tags/{ref}", f"refs/heads/{ref}"]
-        found = self.remote_refs(repo, names)
+        names = list(dict.fromkeys([f"refs/tags/{t}" for t in tags] + [f"refs/tags/{ref}", f"refs/heads/{ref}"]))
+        found = None
+        if fetching is not None and not _ABBREVIATED.match(ref):
+            found = self._fetch_candidates(repo, names, fetching)
+        if found is None:
+            found = self.remote_refs(repo, names)
         for tag in tags:
             if f"refs/tags/{tag}" in found:
                 return tag, found[f"refs/tags/{tag}"]
-        for name in names[len(tags):]:
+        for name in (f"refs/tags/{ref}", f"refs/heads/{ref}"):
             if name in found:
                 return ref, found[name]
         return ref, self.resolve(repo, ref)
+
+    def _fetch_candidates(self, repo: str, names: list[str], commits: list[str]) -> dict[str, str] | None:
+        """The commits of the full ref ``names`` that exist in ``repo`` (tags peeled), fetched with their trees and
+        with ``commits`` in one ``git fetch --depth=1 --filter=blob:none``; None when the cache already held
+        something of ``repo`` or that fetch failed (the caller lists the refs instead: today's way, today's errors).
+
+        git refuses a refspec whose source does not exist, so each candidate
+        is a glob (``refs/tags/v2*``) fetched into ``refs/krm-merge/probe/``;
+        a glob also matches ``v20``, ``v2.1``, ``v2/x``..., each of which
+        would cost a commit and its trees, and an upstream can make thousands
+        of them.  So every name one more byte long is excluded by a negative
+        refspec (``^refs/tags/v2X*`` for each byte X a ref name may hold: git
+        applies them before it asks for any object), and only the exact names
+        are fetched, whatever the server advertises.  The probe refs are then
+        peeled by one ``git cat-file --batch-check`` and replaced by a
+        ``refs/krm-merge/COMMIT`` ref, as :meth:`fetch_commits` leaves them.
+        Only a repository this run created is fetched so (an empty one: no
+        probe ref of another run can be in it), under the mirror's lock.  When
+        a candidate begins with another (directory ``v2`` of ref ``v2``:
+        ``v2/v2``, ``v2``), that exclusion would drop it: the refs are listed.
+        """
+        if any(a != b and b.startswith(a) for a in names for b in names):
+            return None  # no refspec could take the one without the refs beginning like the other
+        if (self.root / _mirror_name(repo) / "HEAD").is_file():
+            return None  # the cache holds repo: list the refs first, fetch only what is missing
+        path = self._repo_dir(repo)
+        if path not in self._created:
+            return None  # another run created it meanwhile
+        specs = [f"+{c}:refs/krm-merge/{c}" for c in dict.fromkeys(commits)]
+        for name in names:
+            probe = _PROBE + name[len("refs/"):]
+            specs += [f"+{name}*:{probe}*", *(f"^{name}{byte}*" for byte in _NAME_BYTES)]
+        with _locked(self.root / (path.name + ".lock")):
+            try:
+                self._fetch_trees(repo, path, specs, f"fetching {', '.join(names)} of {repo}")
+            except _TimedOut:
+                raise  # a server that does not answer is not asked again another way
+            except KrmError:
+                return None  # e.g. a commit the server does not have, a ref no refspec can name: asked again, as before
+            self._created.discard(path)
+            probes = {_PROBE + name[len("refs/"):]: name for name in names}
+            out = self._fetch(["cat-file", "--batch-check=%(objectname) %(objecttype)"], "reading the refs fetched",
+                              repo, path, stdin="".join(p + "^{}\n" for p in probes).encode())
+            found, kept, dropped = {}, {}, []
+            for probe, line in zip(probes, str(out).splitlines()):
+                oid, _, kind = line.partition(" ")
+                if kind in ("commit", "tree", "blob"):  # peeled as ls-remote peels: whatever the tags point at
+                    found[probes[probe]] = oid
+                    kept.update({f"update refs/krm-merge/{oid} {oid}\n": None} if kind == "commit" else {})
+                    dropped.append(f"delete {probe}\n")
+            if dropped:  # a commit another kind of object names is fetched by fetch_commits, as before
+                self._fetch(["update-ref", "--stdin"], "keeping the commits fetched", repo, path,
+                            stdin="".join([*kept, *dropped]).encode())
+        return found
 
     def _ensure_commit(self, mirror: Path, repo: str, commit: str) -> None:
         try:
@@ -415,6 +494,12 @@ class GitCache:
 
 
 _T = TypeVar("_T")
+
+
+class _TimedOut(KrmError):
+    """git ran past :data:`GIT_TIMEOUT`."""
+
+
 _CLONING = ".cloning."
 
 
@@ -487,7 +572,7 @@ def _read_or_empty(path: Path) -> str:
 def _remove_unfinished_clones(path: Path) -> None:
     """Temporary clones of ``path`` left by a killed run (the caller holds the mirror's lock)."""
     for entry in path.parent.glob(path.name + _CLONING + "*"):
-        shutil.rmtree(entry, ignore_errors=True)
+        files.remove_tree(entry)
 
 
 def package_tags(directory: str, ref: str) -> list[str]:
@@ -504,15 +589,35 @@ def git_words(stderr: bytes) -> str:
     return "; ".join(line[:-1] if line.endswith(".") and n < len(lines) - 1 else line for n, line in enumerate(lines))
 
 
-def _head_and_tail(fh: Any, limit: int) -> bytes:
-    """The bytes of the file ``fh``, or past ``limit`` of them its first two thirds and last third of ``limit``."""
-    size = fh.seek(0, os.SEEK_END)
-    fh.seek(0)
-    if size <= limit:
-        return bytes(fh.read())
-    head = fh.read(limit * 2 // 3)
-    fh.seek(size - limit // 3)
-    return bytes(head + f"\n[... {size - limit} bytes left out ...]\n".encode() + fh.read())
+class _Said(threading.Thread):
+    """What a git process says on ``pipe`` (its stderr), read in a thread as it comes, and kept bounded: all of it,
+    or past ``limit`` bytes the first two thirds and the last third of ``limit``."""
+
+    def __init__(self, pipe: Any, limit: int) -> None:
+        super().__init__(daemon=True)  # a git's child still holding the pipe never holds this process up
+        self.pipe, self.limit = pipe, limit
+        self.first, self.last, self.size = bytearray(), bytearray(), 0
+        self.start()
+
+    def run(self) -> None:
+        try:
+            while chunk := self.pipe.read1(65536):
+                self.size += len(chunk)
+                self.first += chunk[:max(0, self.limit - len(self.first))]
+                self.last += chunk
+                del self.last[:max(0, len(self.last) - self.limit // 3)]
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.pipe.close()
+
+    def words(self) -> bytes:
+        """What git said (the process has exited): waited for a moment at most."""
+        self.join(MESSAGE_WAIT)
+        if self.size <= self.limit:
+            return bytes(self.first)
+        left_out = f"\n[... {self.size - self.limit} bytes left out ...]\n".encode()
+        return bytes(self.first[:self.limit * 2 // 3] + left_out + self.last)
 
 
 def _init_bare(path: Path, repo: str) -> None:
