@@ -3,7 +3,7 @@
 ``typing.NamedTuple`` checks every field's annotation when it creates the
 class; with ``from __future__ import annotations`` each one is a string that
 it compiles into a ``ForwardRef``.  krm-merge creates about sixty record
-classes on every update's start-up, and those checks were ~4 ms of it (issue
+classes on every update's start-up, and those checks were ~2 ms of it (issue
 33).  A :class:`Record` is the same ``collections.namedtuple`` with the class
 body's defaults, methods and docstring; nothing reads the annotations at run
 time.  Type checkers see ``typing.NamedTuple`` itself.
