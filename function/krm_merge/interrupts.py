@@ -10,6 +10,14 @@ one that has: :mod:`krm_merge.txn` holds the signals back meanwhile with
 ``entry`` says on stderr what happened.  Only the first signal raises: a
 second Ctrl-C while the first one's clean-up runs does not cut it short.
 
+Python runs a signal handler between any two bytecodes, also inside a
+finalizer (a weakref callback of the import system, a ``__del__``), where it
+drops the exception the handler raises after printing it as "Exception
+ignored".  The handler takes that case over (``sys.unraisablehook``): nothing
+is printed, the signal is remembered as :attr:`Handler.swallowed`, and the
+package transaction raises it before it writes anything
+(:meth:`Handler.raise_swallowed`), so the run ends as if it had landed there.
+
 The handler also remembers whether a package transaction of this run passed
 its commit point (``txn.commit`` sets :attr:`Handler.written`), so the message
 tells the truth whenever the signal arrives: "nothing written" or "the write
@@ -25,6 +33,7 @@ path and ``--version`` do not otherwise pay (tests/architecture/test_start_up.py
 from __future__ import annotations
 
 import _signal as signal  # the functions and constants of `signal`, without its enums (see above)
+import sys
 from typing import Any
 
 NAMES = {number: name for name in ("SIGTERM", "SIGINT", "SIGHUP") if (number := getattr(signal, name, None))}
@@ -49,13 +58,15 @@ class Handler:
     After :meth:`disarm` signals are only recorded.
     """
 
-    __slots__ = ("signo", "written", "armed", "_old")
+    __slots__ = ("signo", "written", "armed", "swallowed", "_old", "_old_hook")
 
     def __init__(self) -> None:
         self.signo: int | None = None
         self.written = False
         self.armed = True
+        self.swallowed = False  # the Interrupted raised was dropped by a finalizer it interrupted (see the module)
         self._old: dict[int, Any] = {}
+        self._old_hook: Any = None
 
     def __call__(self, signo: int, _frame: Any) -> None:
         if self.signo is not None or not self.armed:
@@ -74,6 +85,7 @@ class Handler:
             except ValueError:  # only the main thread may set handlers
                 self.restore()
                 return False
+        self._old_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return True
 
     def restore(self) -> None:
@@ -81,6 +93,22 @@ class Handler:
         for signo, old in self._old.items():
             signal.signal(signo, old)
         self._old.clear()
+        if self._old_hook is not None:
+            sys.unraisablehook, self._old_hook = self._old_hook, None
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """``sys.unraisablehook``: this handler's exception, dropped by the finalizer it interrupted, is kept
+        as :attr:`swallowed` instead of printed; anything else goes to the previous hook."""
+        if isinstance(unraisable.exc_value, Interrupted) and unraisable.exc_value.signo == self.signo:
+            self.swallowed = True
+            return
+        self._old_hook(unraisable)
+
+    def raise_swallowed(self) -> None:
+        """Raise the signal a finalizer swallowed, if one did (the transaction calls it before writing)."""
+        if self.swallowed and self.armed and self.signo is not None:
+            self.swallowed = False
+            raise Interrupted(self.signo, written=self.written)
 
     def disarm(self) -> None:
         """From now on a signal is recorded, not raised (the run is finishing)."""

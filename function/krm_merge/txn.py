@@ -289,6 +289,7 @@ def check_changes(root: str, changes: Sequence[Change], remove_dirs: Sequence[st
 def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], command: str,
                    handler: interrupts.Handler) -> None:
     check_changes(root, changes, remove_dirs)
+    handler.raise_swallowed()  # a signal a finalizer swallowed stops the run here, before anything is written
     txn = os.path.join(root, TXN_NAME)
     try:
         os.mkdir(txn)  # inside: a signal right after it must not leave the folder (recovery left none)

@@ -23,6 +23,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -162,3 +163,34 @@ def test_no_signal_is_taken_between_the_commit_point_and_the_finished_write(
     assert (tmp_path / "a.yaml").read_text() == "a: 2\n"
     between = events[events.index("journal"):events.index("finish")]
     assert "let through" not in between, events
+
+
+def test_a_signal_landing_in_a_finalizer_is_neither_printed_nor_lost(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Python runs a signal handler inside a finalizer too (CI saw one in importlib's module-lock weakref
+    callback), and drops what it raises there after printing "Exception ignored" with a traceback.  The
+    handler keeps that signal instead: nothing printed, and the next package write stops before it writes."""
+    import weakref
+
+    from krm_merge import interrupts, txn
+
+    hook = sys.unraisablehook
+    handler = interrupts.Handler()
+    assert handler.install()
+    try:
+        class Finalized:
+            pass
+
+        obj = Finalized()
+        ref = weakref.ref(obj, lambda _: handler(signal.SIGTERM, None))
+        del obj  # the callback runs here; the Interrupted it raises never reaches this frame
+        assert ref() is None and handler.signo == signal.SIGTERM and handler.swallowed
+        (tmp_path / "a.yaml").write_text("a: 1\n")
+        with pytest.raises(interrupts.Interrupted) as stopped:
+            txn.commit(tmp_path, [txn.Change("a.yaml", b"a: 2\n", b"a: 1\n")])
+        assert stopped.value.signo == signal.SIGTERM and not stopped.value.written
+        assert (tmp_path / "a.yaml").read_text() == "a: 1\n" and sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml"]
+    finally:
+        handler.restore()
+    assert "Traceback" not in capsys.readouterr().err
+    assert sys.unraisablehook is hook  # restore() puts the previous hook back
