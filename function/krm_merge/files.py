@@ -379,12 +379,6 @@ class removed_after:
         remove_tree(self.folder)
 
 
-def scratch_folder(prefix: str) -> removed_after:
-    """``with scratch_folder(PREFIX) as folder:``: a new private folder in the temporary directory
-    (``tempfile.mkdtemp``), removed when the block ends (:class:`removed_after`)."""
-    return removed_after(_tempfile().mkdtemp(prefix=prefix))
-
-
 # --- writing ----------------------------------------------------------------------------
 
 
@@ -444,8 +438,8 @@ def _stage(path: str, data: str | bytes) -> str:
 
 def _tempfile() -> ModuleType:
     """:mod:`tempfile`, imported when first needed."""
-    # Only when writing files or reading versions into a scratch folder: tempfile (random, shutil) stays
-    # off the start-up of a read-only run and of a no-op update.
+    # Only when staging a file here: tempfile (random, shutil) stays off the start-up of a read-only run
+    # and of an update (its versions are read into memory, its writes staged by the transaction).
     import tempfile
 
     return tempfile

@@ -29,7 +29,7 @@ import fnmatch
 import io
 import os
 import unicodedata
-from typing import Collection, Iterator, Sequence
+from typing import Collection, Iterable, Iterator, Sequence
 
 from krm_merge import files, txn
 from krm_merge.krm.results import File, KrmError
@@ -371,6 +371,68 @@ def check_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
     return list_package(root, hidden=True, krmignore=False, untrusted=what)
 
 
+ENTRY_DIR, ENTRY_FILE, ENTRY_LINK = "dir", "file", "link"  # what an entry of :func:`listing_of_entries` is
+
+
+def listing_of_entries(root: str, entries: Iterable[tuple[str, str]], what: str) -> Listing:
+    """The listing :func:`check_untrusted` would make of a tree from elsewhere held in memory (a git tree), from
+    its entries ``(rel, kind)``, each folder before what it holds (kind :data:`ENTRY_DIR`, :data:`ENTRY_FILE`,
+    :data:`ENTRY_LINK`).
+
+    The same rules as the walk of a folder on disk: names checked
+    (:func:`files.check_untrusted_name`), two names of one folder that one
+    file system would merge refused, folders' depth checked, ``.git`` and
+    krm-merge's own names left out (the latter named in
+    :attr:`Listing.own_names`, what is below them never listed), links named
+    in :attr:`Listing.links`, subpackages found by their Kptfiles.  Sizes
+    and the tree's budget are the reader's: it knows them before it reads.
+    ``root`` only names the tree: nothing is looked up on disk.
+    """
+    listing = Listing(root)
+    seen: dict[str, dict[str, str]] = {}  # folder -> same-file key -> the name that has it
+    left_out: set[str] = set()  # folders not entered (.git, krm-merge's own names), and every folder below one
+    for rel, kind in entries:
+        folder, _, name = rel.rpartition("/")
+        if folder in left_out:
+            if kind == ENTRY_DIR:
+                left_out.add(rel)
+            continue
+        files.check_untrusted_name(name, rel, what)
+        names = seen.setdefault(folder, {})
+        key = _same_file_key(name)
+        if key in names:  # no folder on disk can hold one name twice: a tree object can (git fsck: duplicateEntries)
+            if names[key] == name:
+                raise files.UntrustedTreeError(f"{what}: {rel}: two entries of one folder have this name; refused",
+                                               file=rel)
+            _refuse_clash(what, folder + "/" if folder else "", names[key], name)
+        names[key] = name
+        if name in SKIPPED_NAMES:
+            if name in OWN_NAMES:
+                listing.own_names.append(rel)
+            if kind == ENTRY_DIR:
+                left_out.add(rel)
+        elif kind == ENTRY_LINK:
+            listing.links.append(rel)
+        elif kind == ENTRY_DIR:
+            files.check_untrusted_depth(rel, what)
+            listing.dirs.append(rel)
+        else:
+            if name == KPTFILE and folder:
+                listing.subpackages.append(folder)
+            listing.files.append(PackageFile(rel, os.path.join(root, rel), kind_of(name), False, ""))
+    inside = set(listing.subpackages)
+    listing.files = [f._replace(package=_package_of(f.rel, inside)) for f in listing.files] if inside else listing.files
+    return _sorted(listing)
+
+
+def _package_of(rel: str, subpackages: set[str]) -> str:
+    """The nearest folder above ``rel`` holding a Kptfile ("" for the root's package)."""
+    folder = rel.rpartition("/")[0]
+    while folder and folder not in subpackages:
+        folder = folder.rpartition("/")[0]
+    return folder
+
+
 def prune_untrusted(root: str | os.PathLike[str], what: str) -> Listing:
     """Check a tree krm-merge unpacked itself (:func:`check_untrusted`) and delete every link and special file
     in it, so that later readers of that private folder cannot meet one; the listing names what was deleted."""
@@ -582,8 +644,8 @@ def write_target(root: str, rel: str) -> str:
 
 
 __all__ = [
-    "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "SKIPPED_NAMES", "YAML_SUFFIXES",
+    "ENTRY_DIR", "ENTRY_FILE", "ENTRY_LINK", "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "SKIPPED_NAMES", "YAML_SUFFIXES",
     "ChangeSet", "Listing", "PackageFile", "Write", "broken_link_error", "check_untrusted", "file_link", "folders_of", "ignored",
-    "is_krm_name", "kind_of", "list_package",
+    "is_krm_name", "kind_of", "list_package", "listing_of_entries",
     "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",
 ]

@@ -39,7 +39,7 @@ from krm_merge.yaml.load import check_size
 class Snapshot:
     """One listing of a package copy and the bytes of its files, read once each when first asked."""
 
-    __slots__ = ("root", "what", "listing", "_bytes", "_base", "_prefix", "_written")
+    __slots__ = ("root", "what", "listing", "_bytes", "_base", "_prefix", "_written", "_held")
 
     def __init__(self, listing: pkgio.Listing, what: str | None = None, *, base: Snapshot | None = None,
                  prefix: str = "", written: dict[str, bytes | None] | None = None) -> None:
@@ -52,6 +52,7 @@ class Snapshot:
         self._base = base
         self._prefix = prefix
         self._written = written if written is not None else {}  # an overlay's planned bytes (None: deleted)
+        self._held = False  # every file's bytes are in _bytes: there is no folder to read (:meth:`held`)
 
     @classmethod
     def local(cls, root: str | os.PathLike[str]) -> Snapshot:
@@ -68,10 +69,13 @@ class Snapshot:
         return cls(pkgio.check_untrusted(root, what), what)
 
     @classmethod
-    def pruned(cls, root: str | os.PathLike[str], what: str) -> Snapshot:
-        """A copy krm-merge unpacked itself, checked whole and its links and special files deleted
-        (:func:`pkgio.prune_untrusted`); the listing still names what was deleted."""
-        return cls(pkgio.prune_untrusted(root, what), what)
+    def held(cls, listing: pkgio.Listing, what: str, contents: dict[str, bytes]) -> Snapshot:
+        """A copy from elsewhere read into memory, never from disk: ``listing`` of it
+        (:func:`pkgio.listing_of_entries`) and the bytes of each of its files (``contents``, by rel)."""
+        snapshot = cls(listing, what)
+        snapshot._bytes = contents
+        snapshot._held = True
+        return snapshot
 
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of regular file ``rel``, read in place following no link the first time, kept after."""
@@ -82,6 +86,8 @@ class Snapshot:
             return self._base.read_bytes(self._prefix + rel)
         data = self._bytes.get(rel)
         if data is None:
+            if self._held:  # what a folder would answer for a file it does not have
+                raise FileNotFoundError(2, "No such file in the tree read from git", rel)
             data = self._bytes[rel] = files.read_beneath(self.root, rel, self.what)
         return data
 

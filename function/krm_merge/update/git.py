@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from krm_merge import files
+from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import Strategy, more_destructive, update_strategy
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfile, read_upstream, record_lock
@@ -22,6 +22,7 @@ from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes.kinds import Message, Outcome, message
 from krm_merge.records import Record
+from krm_merge.upstream import gitread
 from krm_merge.upstream.git import GitCache, Version, package_tags
 
 from .plan import UpdatePlan
@@ -95,7 +96,7 @@ class GitVersions:
     that has already resolved, fetched and read the versions of many
     packages (:mod:`krm_merge.fleet.versions`) hands the same folders to
     each of them by overriding these two methods.  This default does it for
-    one update: every tree read afresh from git's objects into a temporary folder.
+    one update: every tree read afresh from git's objects into memory.
     """
 
     def __init__(self, cache: GitCache) -> None:
@@ -112,29 +113,31 @@ class GitVersions:
         fetched when the ref has not moved.
         """
         repo, directory, ref = target.repo, target.directory, target.ref
+        # An update to another ref is all but sure to merge: the merge's planner is imported while the remote
+        # is asked.  One to the ref it is at imports nothing more (a no-op never loads the merge).
         if lock is None or lock.repo != repo:  # the origin, if any, comes from elsewhere
-            return self.cache.resolve_package_ref(repo, directory, ref, fetching=[])
+            return self.cache.resolve_package_ref(repo, directory, ref, fetching=[], during=_merge_planner)
         if lock.ref in (ref, *package_tags(directory, ref)):
             return self.cache.resolve_package_ref(repo, directory, ref)
-        return self.cache.resolve_package_ref(repo, directory, ref, fetching=[lock.commit])
+        return self.cache.resolve_package_ref(repo, directory, ref, fetching=[lock.commit], during=_merge_planner)
 
     @contextmanager
     def trees(self, lock: GitLock | None, target: GitUpstream, commit: str,
               budget: files.Budget | None = None) -> Iterator[Trees]:
         """Origin (``lock``'s commit) and upstream (``commit`` of ``target``) read, for the ``with`` block; each
-        tree's files and bytes charged to ``budget`` (the update's) before any file is written."""
-        with files.scratch_folder("krm-merge-update-") as tmp:
-            origin_dir, upstream_dir = Path(tmp) / "origin", Path(tmp) / "upstream"
-            origin_dir.mkdir()
-            # without a lock kpt's origin is empty: everything counts as added upstream
-            plan_update = self.cache.read_versions(
-                ([Version(lock.repo, lock.commit, lock.directory, origin_dir, "origin")] if lock is not None else [])
-                + [Version(target.repo, commit, target.directory, upstream_dir, "upstream")],
-                meanwhile=_merge_planner, budget=budget)  # charged from git's trees and object headers
-            # Our own extraction: links are deleted in place instead of copying the rest; that one
-            # listing of each tree is the snapshot the plan reads.
-            origin, upstream = Snapshot.pruned(origin_dir, "origin"), Snapshot.pruned(upstream_dir, "upstream")
-            yield Trees(origin, upstream, refused(upstream.listing, "upstream"), plan_update)
+        tree's files and bytes charged to ``budget`` (the update's) before any of its bytes is read."""
+        # without a lock kpt's origin is empty: everything counts as added upstream
+        versions = ([Version(lock.repo, lock.commit, lock.directory, None, "origin")] if lock is not None else []) + [
+            Version(target.repo, commit, target.directory, None, "upstream")]
+        plan_update, held = self.cache.read_into_memory(versions, meanwhile=_planner_and_writer, budget=budget)
+        # Each version is read into memory, never written to a folder: the snapshot the plan reads is the
+        # listing of its entries (links named, never made) and their bytes.
+        snapshots = [Snapshot.held(pkgio.listing_of_entries(f"<{v.what} {v.commit}>", gitread.entry_kinds(t.entries),
+                                                            v.what), v.what, t.contents)
+                     for v, t in zip(versions, held)]
+        origin = snapshots[0] if lock is not None else Snapshot.held(pkgio.Listing("<origin>"), "origin", {})
+        upstream = snapshots[-1]
+        yield Trees(origin, upstream, refused(upstream.listing, "upstream"), plan_update)
 
 
 def _describe(key: UpstreamKey) -> str:
@@ -363,12 +366,18 @@ def _plan_one_git_package(
 
 
 def _merge_planner() -> Callable[..., UpdatePlan]:
-    """The merge's planner.  Imported past the no-op check only (a no-op update never loads the
-    merge, nor ruamel with it), and while git fetches the package's files on a cold cache, so the
-    import overlaps git's work instead of adding to it (issue 24)."""
+    """The merge's planner.  Imported only by an update that will read versions (a no-op update never
+    loads the merge, nor ruamel with it), while git asks the remote for the ref (issue 33: on a cold
+    cache, the fetch of the trees), so the import overlaps git's work instead of adding to it."""
     from .planner import plan_update
 
     return plan_update
+
+
+def _planner_and_writer() -> Callable[..., UpdatePlan]:
+    """The merge's planner, and what the transaction calls of the C library, loaded while git reads the cache."""
+    txn.preload()
+    return _merge_planner()
 
 
 def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:

@@ -64,14 +64,22 @@ BIG_FILE_THRESHOLD = "16m"
 
 
 class Version(Record):
-    """One version of a package an update reads: ``directory`` of ``repo`` at ``commit``, written to ``dest``;
-    ``what`` names it in messages (``origin``, ``upstream``)."""
+    """One version of a package an update reads: ``directory`` of ``repo`` at ``commit``, written to ``dest``
+    (None: read into memory); ``what`` names it in messages (``origin``, ``upstream``)."""
 
     repo: str
     commit: str
     directory: str
-    dest: Path
+    dest: Path | None
     what: str
+
+
+class HeldTree(Record):
+    """A version read into memory (:meth:`GitCache.read_into_memory`): its entries as git's trees list them,
+    and the bytes of each of its files, by path below the package directory."""
+
+    entries: list[gitread.Entry]
+    contents: dict[str, bytes]
 
 
 def split_package_ref(arg: str) -> tuple[str, str | None]:
@@ -196,14 +204,15 @@ class GitCache:
                     files.remove_tree(tmp)
         return path
 
-    def remote_refs(self, repo: str, names: list[str]) -> dict[str, str]:
-        """The commits the full ref ``names`` point at in ``repo`` (tags peeled), by one ``git ls-remote``.
+    def remote_refs(self, repo: str, names: list[str], during: Callable[[], Any] | None = None) -> dict[str, str]:
+        """The commits the full ref ``names`` point at in ``repo`` (tags peeled), by one ``git ls-remote``
+        (``during()`` called while it runs).
 
         One round trip that transfers no object: enough to resolve a ref, and
         to see that the package is already at it.
         """
         patterns = [p for name in names for p in (name, name + "^{}")]
-        out = self._fetch(["ls-remote", "--", repo, *patterns], f"listing the refs of {repo}", repo)
+        out = self._fetch(["ls-remote", "--", repo, *patterns], f"listing the refs of {repo}", repo, during=during)
         direct, peeled = {}, {}
         for line in str(out).splitlines():
             commit, _, name = line.partition("\t")
@@ -244,29 +253,33 @@ class GitCache:
             self._ensure_commit(mirror, repo, commit)
         return mirror
 
-    def _fetch_trees(self, repo: str, path: Path, specs: list[str], what: str) -> None:
-        """``git fetch --depth=1 --filter=blob:none`` of ``specs`` into ``path``: commits with their trees only."""
+    def _fetch_trees(self, repo: str, path: Path, specs: list[str], what: str,
+                     during: Callable[[], Any] | None = None) -> None:
+        """``git fetch --depth=1 --filter=blob:none`` of ``specs`` into ``path``: commits with their trees only
+        (``during()`` called while git runs)."""
         # git maintenance --auto (a process) runs after the blobs' fetch only: once an update
         self._fetch(["-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}", "-c", "maintenance.auto=false",
                      "fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "origin", *specs],
-                    what, repo, path)
+                    what, repo, path, during=during)
 
-    def _fetch_blobs(self, repo: str, path: Path, blobs: list[str], during: Callable[[], Any] | None) -> None:
-        """Fetch ``blobs`` by id into the partial repository ``path`` (``during()`` called meanwhile): the request
-        git's own lazy fetch makes, made once for every blob an update reads (git makes it once per process)."""
+    def _fetch_blobs(self, repo: str, path: Path, blobs: list[str]) -> None:
+        """Fetch ``blobs`` by id into the partial repository ``path``: the request git's own lazy fetch makes, made
+        once for every blob an update reads (git makes it once per process)."""
         with _locked(self.root / (path.name + ".lock")):
             self._fetch(["-c", "fetch.negotiationAlgorithm=noop", "-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}",
                          "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
                          "--filter=blob:none", "--stdin", "origin"],
-                        f"fetching the files of {repo}", repo, path, stdin="".join(b + "\n" for b in blobs).encode(),
-                        during=during)
+                        f"fetching the files of {repo}", repo, path, stdin="".join(b + "\n" for b in blobs).encode())
 
-    def _missing(self, repo: str, path: Path, trees: list[str]) -> list[str]:
-        """The objects below ``trees`` a partial repository lacks, listed without fetching them."""
+    def _missing(self, repo: str, path: Path, trees: list[str], during: Callable[[], Any] | None) -> list[str]:
+        """The objects below ``trees`` a partial repository lacks, listed without fetching them (``during()``
+        called meanwhile)."""
         if "promisor" not in _read_or_empty(path / "config"):
+            if during is not None:
+                during()
             return []  # a whole mirror lacks nothing
         out = self._fetch(["rev-list", "--objects", "--missing=print", *trees], "listing the files the cache lacks",
-                          repo, path)
+                          repo, path, during=during)
         return [line[1:] for line in str(out).splitlines() if line.startswith("?")]
 
     def _has(self, path: Path, commit: str) -> bool:
@@ -318,8 +331,8 @@ class GitCache:
                 continue
         raise KrmError(f"ref {ref!r} not found in {repo}")
 
-    def resolve_package_ref(self, repo: str, directory: str, ref: str,
-                            fetching: list[str] | None = None) -> tuple[str, str]:
+    def resolve_package_ref(self, repo: str, directory: str, ref: str, fetching: list[str] | None = None,
+                            during: Callable[[], Any] | None = None) -> tuple[str, str]:
         """kpt's resolution of ``ref`` for the package at ``directory``: (the ref kpt locks, its commit).
 
         A repository can version several packages independently with tags
@@ -338,6 +351,10 @@ class GitCache:
         ``git fetch`` (:meth:`_fetch_candidates`): the round trip of the
         listing is saved, and :meth:`fetch_commits` then finds every commit
         in the cache.  The refs found, and so the result, are the same.
+
+        ``during()`` is called while the remote is asked (the caller's work
+        overlaps the round trip; a commit id asks nothing), perhaps twice
+        (a fetch that fails, then the listing): it must not mind.
         """
         if _SHA.match(ref):
             return ref, ref
@@ -345,9 +362,9 @@ class GitCache:
         names = list(dict.fromkeys([f"refs/tags/{t}" for t in tags] + [f"refs/tags/{ref}", f"refs/heads/{ref}"]))
         found = None
         if fetching is not None and not _ABBREVIATED.match(ref):
-            found = self._fetch_candidates(repo, names, fetching)
+            found = self._fetch_candidates(repo, names, fetching, during)
         if found is None:
-            found = self.remote_refs(repo, names)
+            found = self.remote_refs(repo, names, during)
         for tag in tags:
             if f"refs/tags/{tag}" in found:
                 return tag, found[f"refs/tags/{tag}"]
@@ -356,7 +373,8 @@ class GitCache:
                 return ref, found[name]
         return ref, self.resolve(repo, ref)
 
-    def _fetch_candidates(self, repo: str, names: list[str], commits: list[str]) -> dict[str, str] | None:
+    def _fetch_candidates(self, repo: str, names: list[str], commits: list[str],
+                          during: Callable[[], Any] | None = None) -> dict[str, str] | None:
         """The commits of the full ref ``names`` that exist in ``repo`` (tags peeled), fetched with their trees and
         with ``commits`` in one ``git fetch --depth=1 --filter=blob:none``; None when the cache already held
         something of ``repo`` or that fetch failed (the caller lists the refs instead: today's way, today's errors).
@@ -389,7 +407,7 @@ class GitCache:
             specs += [f"+{name}*:{probe}*", *(f"^{name}{byte}*" for byte in _NAME_BYTES)]
         with _locked(self.root / (path.name + ".lock")):
             try:
-                self._fetch_trees(repo, path, specs, f"fetching {', '.join(names)} of {repo}")
+                self._fetch_trees(repo, path, specs, f"fetching {', '.join(names)} of {repo}", during)
             except _TimedOut:
                 raise  # a server that does not answer is not asked again another way
             except KrmError:
@@ -420,7 +438,7 @@ class GitCache:
     def read_versions(self, versions: list[Version], meanwhile: Callable[[], _T],
                       budget: files.Budget | None = None) -> _T:
         """Write each version's package directory into its empty ``dest``; returns what ``meanwhile()`` returns,
-        called while the blobs are fetched (else once they are listed): the caller's own work overlaps git's.
+        called while git lists what the cache lacks of them: the caller's own work overlaps git's.
 
         Per repository: one fetch of the commits and their trees
         (:meth:`fetch_commits`), each directory listed from its trees (names,
@@ -435,17 +453,40 @@ class GitCache:
         the trees, before any blob is fetched; sizes from the objects' headers,
         before any file is written.
         """
+        return self._read(versions, meanwhile, budget, None)
+
+    def read_into_memory(self, versions: list[Version], meanwhile: Callable[[], _T],
+                         budget: files.Budget | None = None) -> tuple[_T, list[HeldTree]]:
+        """:meth:`read_versions`, each version read into memory instead of a folder (its ``dest`` unused): what
+        ``meanwhile()`` returns, and each version's entries and files' bytes, in the order of ``versions``.
+
+        The same fetches and the same bounds, checked at the same points
+        (counts on the trees before any blob is fetched, every size on the
+        objects' headers before any content is read), so what is held is
+        within one tree's bounds per version and the update's in all.  No
+        folder is written nor read back: an update's versions cost their
+        bytes, not a file each.
+        """
+        held: list[HeldTree] = []
+        return self._read(versions, meanwhile, budget, held), held
+
+    def _read(self, versions: list[Version], meanwhile: Callable[[], _T], budget: files.Budget | None,
+              held: list[HeldTree] | None) -> _T:
         by_repo: dict[str, list[Version]] = {}
         for version in versions:
             by_repo.setdefault(version.repo, []).append(version)
         mirrors = {repo: self.fetch_commits(repo, [v.commit for v in group]) for repo, group in by_repo.items()}
         done: list[_T] = []
+        trees: dict[Version, HeldTree] = {}
         for repo, group in by_repo.items():
-            self._read_group(repo, mirrors[repo], group, None if done else lambda: done.append(meanwhile()), budget)
+            self._read_group(repo, mirrors[repo], group, None if done else lambda: done.append(meanwhile()), budget,
+                             None if held is None else trees)
+        if held is not None:
+            held.extend(trees[version] for version in versions)
         return done[0] if done else meanwhile()
 
     def _read_group(self, repo: str, mirror: Path, group: list[Version], during: Callable[[], Any] | None,
-                    budget: files.Budget | None) -> None:
+                    budget: files.Budget | None, held: dict[Version, HeldTree] | None) -> None:
         # Each git that reads the cache runs under repo's transport rules too: were an object missing, git
         # would fetch it on its own (a partial repository's lazy fetch).
         options, env = self._transport(repo)
@@ -459,18 +500,23 @@ class GitCache:
                 if budget is not None:  # and the update's for all of them: a tree within its own bounds is charged whole
                     budget.charge(0, version.what, count=tree.files)
                 listed.append(found)
-            missing = self._missing(repo, mirror, list(dict.fromkeys(tree for tree, _ in listed)))
+            # The listing of what the cache lacks is short (a warm cache lacks nothing): during() overlaps it,
+            # and a fetch of the blobs, if any, follows
+            missing = self._missing(repo, mirror, list(dict.fromkeys(tree for tree, _ in listed)), during)
             if missing:
-                self._fetch_blobs(repo, mirror, missing, during)
-            elif during is not None:
-                during()
+                self._fetch_blobs(repo, mirror, missing)
             blobs = list(dict.fromkeys(b for _, entries in listed for b in gitread.blobs_of(entries)))
             sizes = self._sizes(repo, mirror, blobs)
             for version, (_, entries), tree in zip(group, listed, trees):
                 gitread.check_sizes(entries, sizes, version.what, tree)
                 if budget is not None:
                     budget.charge(tree.size, version.what, count=0)
+            if held is not None:  # every size is within the bounds: only now is any content read
+                for version, (_, entries) in zip(group, listed):
+                    held[version] = HeldTree(entries, gitread.read_entries(reader, entries, sizes))
+                return
             for version, (_, entries) in zip(group, listed):
+                assert version.dest is not None, "a version read into a folder names it"
                 version.dest.mkdir(parents=True, exist_ok=True)
                 try:
                     gitread.write_entries(reader, entries, str(version.dest))
@@ -638,4 +684,4 @@ def _mirror_name(repo: str) -> str:
     return f"{readable}-{blake2b(repo.encode('utf-8'), digest_size=8).hexdigest()}.git"
 
 
-__all__ = ["GitCache", "cache_root", "find_git", "package_tags", "split_package_ref"]
+__all__ = ["GitCache", "HeldTree", "Version", "cache_root", "find_git", "package_tags", "split_package_ref"]

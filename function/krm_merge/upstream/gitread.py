@@ -23,6 +23,7 @@ import subprocess
 from typing import IO, Iterator
 
 from krm_merge import files
+from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.records import Record
 from krm_merge.yaml.load import check_size
@@ -93,6 +94,15 @@ class ObjectReader:
             raise files.UntrustedTreeError(f"object {oid} ({kind}) of {size} bytes in the git cache; refused")
         data = self._read_exactly(size, None)
         self._read_exactly(1, None)  # the newline after each object
+        return data
+
+    def blob(self, oid: str, size: int) -> bytes:
+        """The content of blob ``oid``, whose size was checked (:func:`check_sizes`): anything else is refused
+        before its content is read."""
+        if self._header(oid, "blob") != size:
+            raise KrmError(f"reading object {oid} from the git cache: not the size git gave before")
+        data = self._read_exactly(size, None)
+        self._read_exactly(1, None)
         return data
 
     def copy(self, oid: str, fd: int) -> int:
@@ -211,6 +221,30 @@ def check_sizes(entries: list[Entry], sizes: dict[str, int], what: str, budget: 
         budget.charge(size, what, count=0)
 
 
+def read_entries(reader: ObjectReader, entries: list[Entry], sizes: dict[str, int]) -> dict[str, bytes]:
+    """The bytes of each file among ``entries`` (by ``rel``; folders and links are not read), once
+    :func:`check_sizes` accepted ``sizes``: each blob is read only if its header gives the size checked."""
+    contents: dict[str, bytes] = {}
+    read: dict[str, bytes] = {}  # the same blob at two paths is read once
+    for entry in entries:
+        if entry.mode in (TREE, GITLINK, LINK):
+            continue
+        data = read.get(entry.oid)
+        if data is None:
+            data = read[entry.oid] = reader.blob(entry.oid, sizes[entry.oid])
+        contents[entry.rel] = data
+    return contents
+
+
+def entry_kinds(entries: list[Entry]) -> Iterator[tuple[str, str]]:
+    """``(rel, kind)`` of each entry for :func:`krm_merge.krm.pkgio.listing_of_entries` (a submodule is the
+    empty folder git archive and kpt's checkout leave)."""
+    for entry in entries:
+        kind = (pkgio.ENTRY_DIR if entry.mode in (TREE, GITLINK) else pkgio.ENTRY_LINK if entry.mode == LINK
+                else pkgio.ENTRY_FILE)
+        yield entry.rel, kind
+
+
 def write_entries(reader: ObjectReader, entries: list[Entry], dest: str) -> None:
     """Write the entries into the empty folder ``dest``: folders, files (created ``O_EXCL | O_NOFOLLOW``,
     streamed), then the links, so no file is written through a link (the caller prunes links)."""
@@ -235,5 +269,5 @@ def _write_blob(reader: ObjectReader, entry: Entry, path: str) -> None:
         os.close(fd)
 
 
-__all__ = ["Entry", "ObjectReader", "blobs_of", "check_sizes", "commit_tree", "list_directory", "tree_entries",
-           "write_entries"]
+__all__ = ["Entry", "ObjectReader", "blobs_of", "check_sizes", "commit_tree", "entry_kinds", "list_directory",
+           "read_entries", "tree_entries", "write_entries"]
