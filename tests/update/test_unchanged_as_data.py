@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from krm_merge.outcomes.kinds import Action, ResourceOutcome
 from krm_merge.update import planner
@@ -23,6 +25,7 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.update import identity
 from krm_merge.update import package_merge as package
 from krm_merge.update.identity import content_text
+from krm_merge.update import unchanged
 from krm_merge.update.unchanged import comments_of, same_as_fetched
 from tests.conftest import require_binary
 
@@ -193,6 +196,13 @@ def test_hash_text_inside_scalars_is_not_a_comment() -> None:
     assert comments_of(after_block) == ["# after the block", "# a real comment"]
     sequence = "a:\n- |\n  # text\n  more\n# real\n- >-\n    # text\n  # real too\n"
     assert comments_of(sequence) == ["# real", "# real too"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=" \t\n#ab:-'\"", max_size=40))
+def test_the_quick_look_for_a_comment_start_agrees_with_the_pattern(text: str) -> None:
+    # comments_of skips its scanner when no '#' can start a comment: found by str.find, as the pattern finds it
+    assert unchanged._may_start_comment(text) == bool(unchanged._any_hash().search(text))
 
 
 @pytest.mark.parametrize("edit", [

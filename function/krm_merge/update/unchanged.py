@@ -82,9 +82,22 @@ def comments_of(text: str) -> list[str]:
     an untouched resource look locally changed (issue 33).
     """
     text = content_text(text)
-    if not _any_hash().search(text):
+    if not _may_start_comment(text):
         return []  # no '#' where a comment could start: nothing to scan (most CRDs)
     return _CommentScanner(text).comments()
+
+
+def _may_start_comment(text: str) -> bool:
+    """Whether a ``#`` stands at a line start or after a blank (where :func:`_any_hash` matches).
+
+    Found by ``str.find``: the pattern tried every blank of a CRD's text, ~0.15 ms a document.
+    """
+    at = text.find("#")
+    while at >= 0:
+        if at == 0 or text[at - 1] in " \t\n":
+            return True
+        at = text.find("#", at + 1)
+    return False
 
 
 class _CommentScanner:
