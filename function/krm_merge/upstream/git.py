@@ -9,8 +9,8 @@ by id with their trees only (``--depth=1 --filter=blob:none``, one fetch for
 both versions) into a bare repository under ``$XDG_CACHE_HOME/krm-merge/git/``;
 the package directory of each is listed from those trees, then the blobs
 below it (and nothing else) are fetched in one more fetch, their sizes
-checked, and the files written from the objects
-(:mod:`krm_merge.upstream.gitread`).
+checked, and the files read from the objects into memory (a fleet's shared
+copies: written into folders; :mod:`krm_merge.upstream.gitread`).
 
 What a Kptfile names is checked before git sees it
 (:func:`krm_merge.kptfile.upstream.read_upstream`): no value can become a git

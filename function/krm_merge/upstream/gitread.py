@@ -1,4 +1,4 @@
-"""A package directory at a commit, read out of a git cache: listed, checked, then written, never held whole.
+"""A package directory at a commit, read out of a git cache: listed, checked, then read or written.
 
 :class:`ObjectReader` is one ``git cat-file --batch`` process over the cache
 repository.  :func:`list_directory` walks the commit's trees to the package
@@ -7,8 +7,9 @@ counts bounded, no recursion) before any blob is fetched;
 :func:`check_sizes` then refuses a file over the input limit
 (``KRM_MERGE_MAX_INPUT_MB``) or files over their budgets (one tree's, the
 whole update's: :class:`files.Budget`) from the blobs' sizes alone, before
-one byte of them is read; :func:`write_entries` streams each blob into its file in
-bounded chunks.  An upstream's five 500 MB files of zeros (a 2.5 MB ``.git``)
+one byte of them is read; :func:`read_entries` then reads the files into memory (an
+update's versions), or :func:`write_entries` streams each blob into its file in bounded
+chunks (a fleet's shared copies).  An upstream's five 500 MB files of zeros (a 2.5 MB ``.git``)
 are refused at their sizes, whatever they inflate to (docs/security.md).
 
 Reading the objects instead of ``git archive`` also reads the tree as it is
