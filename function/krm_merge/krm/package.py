@@ -325,6 +325,8 @@ def split_documents(text: str) -> tuple[list[str], list[str]]:
     A ``---`` at column 0 ends a document even inside a block scalar (whose
     lines must be indented), so a line scan is exact.
     """
+    if not text.startswith("---") and "\n---" not in text:
+        return [""], [text]  # one document (most files): no separator to look for line by line
     separators: list[str] = []
     docs: list[str] = []
     pos = 0
