@@ -72,3 +72,21 @@ def test_a_run_with_the_review_diff_shows_it_and_judges_issue_33s_targets() -> N
     assert "208 (1.04 × upstream's)" in "\n".join(report._review_summary(real)).replace("**", "")
     longer = dict(real, rows=[row, dict(row, package="q", ours_lines=121)])
     assert "Targets **missed**." in report.render_real_update({"real_update": longer})
+
+
+def test_warm_is_judged_in_sum_as_issue_33_states_it_and_per_package_beside_it() -> None:
+    """"warm stays ≤ 0.3×" (the sum the issue quoted) decides the verdict; every package's ratio is shown beside it."""
+    report = load_report()
+    row = {"package": "big", "resources": 3, "kpt": 1.0, "ours": 0.2, "kpt_cpu": 1.0, "ours_cpu": 0.2, "noop": 0.05,
+           "noop_cpu": 0.05, "wrong": [], "written": 2, "identical": 1, "kpt_cold": 2.0, "ours_cold": 0.5,
+           "upstream_lines": 100, "kpt_lines": 120, "ours_lines": 100}
+    small = dict(row, package="small", kpt=0.25, ours=0.1)  # 0.4 on its own; the sum is 0.3/1.25 = 0.24
+    real = {"date": "d", "runs": 3, "rows": [row, small],
+            "machine": {"cpus": 2, "python": "3", "kpt": "k", "load_average_start": 1, "load_average_end": 1},
+            "targets": {"wall_ratio": 0.5, "noop_seconds": 0.15, "cold_ratio": 0.5, "warm_ratio": 0.3, "diff_ratio": 1.05}}
+    table = report.render_real_update({"real_update": real})
+    assert "Targets met." in table and "on every package (stricter than the issue): **missed** on 1 of 2" in table
+    slow = dict(real, rows=[dict(row, ours=0.35), small])  # the sum over 0.3
+    assert "Targets **missed**." in report.render_real_update({"real_update": slow})
+    every = dict(real, rows=[row, dict(small, ours=0.07)])
+    assert "on every package (stricter than the issue): met." in report.render_real_update({"real_update": every})
