@@ -259,10 +259,21 @@ def render_real_update(results: dict[str, Any]) -> str:
 
 
 def _cold_met(cold: dict[str, Any]) -> bool:
-    """Issue 33's targets, on every package of every transport: cold and warm wall ratios."""
+    """Issue 33's targets as it states them: the cold wall ratio on every package of every transport, the warm one
+    ("stays") over each transport's packages in sum; :func:`_warm_rows_missed` is the stricter every-row reading."""
     target = cold["targets"]
-    return all(r["ours_cold"] / r["kpt_cold"] <= target["cold_ratio"] and r["ours_warm"] / r["kpt_warm"] <= target["warm_ratio"]
-               and not r["wrong"] for r in cold["rows"])
+    warm: dict[str, list[float]] = {}
+    for r in cold["rows"]:
+        sums = warm.setdefault(r["transport"], [0.0, 0.0])
+        sums[0] += r["ours_warm"]
+        sums[1] += r["kpt_warm"]
+    return (all(r["ours_cold"] / r["kpt_cold"] <= target["cold_ratio"] and not r["wrong"] for r in cold["rows"])
+            and all(ours / kpt <= target["warm_ratio"] for ours, kpt in warm.values()))
+
+
+def _warm_rows_missed(cold: dict[str, Any]) -> int:
+    """How many rows have a warm wall ratio over ``warm_ratio`` (the stricter reading: every row)."""
+    return sum(r["ours_warm"] / r["kpt_warm"] > cold["targets"]["warm_ratio"] for r in cold["rows"])
 
 
 def render_cold_fetch(results: dict[str, Any]) -> str:
@@ -276,10 +287,13 @@ def render_cold_fetch(results: dict[str, Any]) -> str:
         f"transport, medians), {cold['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}, {m['git']}; "
         f"load average {m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is "
         f"shared). Latency model of the last transport: {cold['latency']:g} s before each HTTP answer, "
-        f"{cold['connect_latency']:g} s per new connection. Judged on wall time (cold ≤ {target['cold_ratio']:g}, "
-        f"warm ≤ {target['warm_ratio']:g} of kpt's, on every row); CPU time (every process each tool started, the "
-        f"HTTP server's git processes included) is the steadier figure on a busy machine. "
-        f"Targets {'met' if _cold_met(cold) else '**missed**'}.",
+        f"{cold['connect_latency']:g} s per new connection. Judged on wall time (cold ≤ {target['cold_ratio']:g} of "
+        f"kpt's on every row, warm ≤ {target['warm_ratio']:g} over each transport's packages in sum, as issue 33 "
+        f"states it); CPU time (every process each tool started, the HTTP server's git processes included) is the "
+        f"steadier figure on a busy machine. Targets {'met' if _cold_met(cold) else '**missed**'}. Warm "
+        f"≤ {target['warm_ratio']:g} on every row (stricter than the issue): "
+        + ("met." if not _warm_rows_missed(cold) else
+           f"**missed** on {_warm_rows_missed(cold)} of {len(cold['rows'])}."),
         "",
         "| transport | package | cold: kpt | krm-merge | ratio | CPU ratio | warm: kpt | krm-merge | ratio "
         "| HTTP requests / connections, cold: kpt | krm-merge |",

@@ -90,3 +90,19 @@ def test_warm_is_judged_in_sum_as_issue_33_states_it_and_per_package_beside_it()
     assert "Targets **missed**." in report.render_real_update({"real_update": slow})
     every = dict(real, rows=[row, dict(small, ours=0.07)])
     assert "on every package (stricter than the issue): met." in report.render_real_update({"real_update": every})
+
+
+def test_the_cold_fetch_run_judges_cold_on_every_row_and_warm_in_sum_per_transport() -> None:
+    report = load_report()
+    row = {"package": "big", "wrong": [], "kpt_cold": 1.0, "kpt_cold_cpu": 1.0, "ours_cold": 0.4, "ours_cold_cpu": 0.4,
+           "kpt_warm": 1.0, "kpt_warm_cpu": 1.0, "ours_warm": 0.2, "ours_warm_cpu": 0.2, "transport": "file"}
+    small = dict(row, package="small", kpt_warm=0.25, ours_warm=0.1)  # 0.4 alone, 0.24 in the transport's sum
+    cold = {"date": "d", "runs": 3, "latency": 0.05, "connect_latency": 0.1, "rows": [row, small],
+            "machine": {"cpus": 2, "python": "3", "kpt": "k", "git": "g", "load_average_start": 1, "load_average_end": 1},
+            "targets": {"cold_ratio": 0.5, "warm_ratio": 0.3}}
+    table = report.render_cold_fetch({"cold_fetch": cold})
+    assert "Targets met." in table and "(stricter than the issue): **missed** on 1 of 2." in table
+    slow_cold = dict(cold, rows=[dict(row, ours_cold=0.51), small])
+    assert "Targets **missed**." in report.render_cold_fetch({"cold_fetch": slow_cold})
+    other = dict(small, transport="http")  # a transport's own sum: 0.4 there
+    assert "Targets **missed**." in report.render_cold_fetch({"cold_fetch": dict(cold, rows=[row, other])})
