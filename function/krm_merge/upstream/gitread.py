@@ -102,7 +102,9 @@ class ObjectReader:
         before its content is read."""
         if self._header(oid, "blob") != size:
             raise KrmError(f"reading object {oid} from the git cache: not the size git gave before")
-        data = self._read_exactly(size, None)
+        data = self._out.read(size)  # one buffer of the blob's size (chunks joined would hold it twice)
+        if len(data) != size:
+            raise KrmError("reading from the git cache: git cat-file ended early")
         self._read_exactly(1, None)
         return data
 
