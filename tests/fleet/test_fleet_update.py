@@ -123,8 +123,8 @@ def test_the_upstream_is_fetched_once_and_each_version_extracted_once(fleet: Fle
     assert sum(" fetch " in c for c in calls) == 1, calls  # the whole fleet: one fetch of the repository
     assert sum(c.startswith("ls-remote") for c in calls) == 1, calls
     # v1, v2 (origins) and v3 (the new version, south's origin too): three trees for five packages, each read
-    # out of git's objects once (one `cat-file --batch` reader per tree; no `git archive` any more)
-    assert sum(c.endswith(" cat-file --batch") for c in calls) == 3, calls
+    # out of git's objects once (one `cat-file --batch-command` reader per tree; no `git archive` any more)
+    assert sum(c.endswith(" cat-file --batch-command") for c in calls) == 3, calls
     assert not any(" archive " in c for c in calls), calls
 
 

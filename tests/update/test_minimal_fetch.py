@@ -8,13 +8,15 @@ the package is at asks the remote for its refs and fetches nothing.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from krm_merge.commands import update
 
-from .world import World, cm, fetched_by_hand, filtering_world, spy_git
+from .world import World, cm, fetched_by_hand, filtering_world, read_tree, spy_git
 
 pytestmark = pytest.mark.e2e
 
@@ -113,3 +115,79 @@ def test_a_commit_id_and_an_abbreviated_one_resolve(world: World, monkeypatch: p
     assert '"2"' in (world.our_pkg / "cm.yaml").read_text()
     assert update.main([f"{world.our_pkg}@{v1[:10]}"]) == 0  # not a ref name: the whole mirror resolves it
     assert '"1"' in (world.our_pkg / "cm.yaml").read_text()
+
+
+def subcommands(calls: list[list[str]]) -> list[str]:
+    """The git subcommand of each process (with cat-file's mode): what the update asked git for."""
+    names = ("ls-remote", "fetch", "rev-list", "update-ref", "cat-file")
+    out = []
+    for call in calls:
+        name = next(word for word in call if word in names)
+        out.append(f"cat-file {call[call.index(name) + 1]}" if name == "cat-file" else name)
+    return out
+
+
+def two_copies(world: World) -> tuple[Path, Path]:
+    """The package fetched at v1 and a second copy of it, v2 committed upstream: two updates of one package."""
+    v1 = world.commit({"cm.yaml": cm("cm", "1"), "sub/a.yaml": cm("a", "1")}, tag="v1")
+    world.commit({"cm.yaml": cm("cm", "2"), "sub/a.yaml": cm("a", "2"), "notes.txt": "n\n"}, tag="v2")
+    fetched_by_hand(world, v1)
+    second = world.our_pkg.parent / "second"
+    shutil.copytree(world.our_pkg, second)
+    return world.our_pkg, second
+
+
+def test_a_warm_update_asks_git_for_the_refs_and_reads_everything_through_one_process(
+    world: World, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 33: once a first update has read a version whole, the next one lists nothing, fetches nothing and asks
+    no size apart: `ls-remote`, then one `cat-file --batch-command` for the trees, the sizes and the files."""
+    first, second = two_copies(world)
+    calls = spy_git(monkeypatch)
+    assert update.main([f"{first}@v2"]) == 0
+    assert "rev-list" in subcommands(calls) and "update-ref" in subcommands(calls)  # cold: listed, then recorded
+    calls.clear()
+    assert update.main([f"{second}@v2"]) == 0
+    assert subcommands(calls) == ["ls-remote", "cat-file --batch-command"]
+    assert read_tree(second) == read_tree(first)
+
+
+def test_a_git_without_batch_command_reads_the_older_way(
+    world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """git before 2.36 has no `cat-file --batch-command`: the reader falls back to `--batch` and the sizes come from
+    one `cat-file --batch-check`, with the same result."""
+    wrapper = tmp_path / "oldgit"
+    wrapper.mkdir()
+    real = shutil.which("git")
+    (wrapper / "git").write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = --batch-command ] && '
+                                 f'{{ echo "error: unknown option \\`batch-command\'" >&2; exit 129; }}; done\n'
+                                 f'exec {real} "$@"\n')
+    (wrapper / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{os.environ['PATH']}")
+    first, second = two_copies(world)
+    calls = spy_git(monkeypatch)
+    assert update.main([f"{first}@v2"]) == 0
+    calls.clear()
+    assert update.main([f"{second}@v2"]) == 0
+    assert subcommands(calls) == ["ls-remote", "cat-file --batch-command", "cat-file --batch",
+                                  "cat-file --batch-check=%(objectname) %(objectsize)"]
+    assert read_tree(second) == read_tree(first) and '"2"' in (second / "cm.yaml").read_text()
+
+
+def test_a_version_recorded_whole_whose_files_are_gone_is_still_read(world: World) -> None:
+    """The record that the cache holds a directory's files only spares listing them: were they gone (a cache
+    repacked by hand), git's own lazy fetch brings each one back; slower, never wrong."""
+    first, second = two_copies(world)
+    assert update.main([f"{first}@v2"]) == 0
+    (cache,) = (Path(world.env["XDG_CACHE_HOME"]) / "krm-merge" / "git").glob("*.git")
+    marks = world.git("--git-dir", str(cache), "for-each-ref", "--format=%(refname)", "refs/krm-merge/complete/")
+    assert sorted(marks.split()) == sorted(f"refs/krm-merge/complete/{world.git('rev-parse', f'v{n}:pkg')}"
+                                           for n in (1, 2))
+    for pack in (cache / "objects" / "pack").glob("*"):  # every blob gone: only the commits and trees fetched again
+        pack.unlink()
+    world.git("--git-dir", str(cache), "fetch", "-q", "--depth=1", "--filter=blob:none", "origin",
+              *(f"+{world.git('rev-parse', f'v{n}')}:refs/x/{n}" for n in (1, 2)))
+    assert cached_objects(world, "blob") == set()
+    assert update.main([f"{second}@v2"]) == 0
+    assert read_tree(second) == read_tree(first)

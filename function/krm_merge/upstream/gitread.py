@@ -34,6 +34,10 @@ EXECUTABLE = "100755"
 # A link's target is a path: longer than PATH_MAX it cannot be created anyway.
 MAX_LINK_BYTES = 4096
 CHUNK = 1 << 20  # bytes copied at a time from git to a file
+# Whether to ask for `cat-file --batch-command` (tests turn it off to run the older way).
+BATCH_COMMAND = True
+# Sizes asked at a time: 500 questions (~22 KB) and their answers (~30 KB) each fit in a 64 KB pipe.
+INFO_CHUNK = 500
 # Trees, commits and links are read whole: bounded, whatever an upstream commits (a tree of
 # 100,000 entries, files.MAX_TREE_FILES, is a few MB).
 MAX_OBJECT_READ = 64 << 20
@@ -50,17 +54,60 @@ class Entry(Record):
 
 
 class ObjectReader:
-    """One ``git cat-file --batch`` process: objects of a repository by id, one at a time, in order."""
+    """One ``git cat-file`` process: objects of a repository by id, one at a time, in order, and (git 2.36 and
+    later) their sizes too (:attr:`sizes_too`, :meth:`sizes`)."""
 
-    def __init__(self, git: list[str], env: dict[str, str] | None) -> None:
-        """``git``: the command up to the subcommand (``git --git-dir DIR -c ...``), run with ``env``."""
+    def __init__(self, git: list[str], env: dict[str, str] | None, commands: bool = True) -> None:
+        """``git``: the command up to the subcommand (``git --git-dir DIR -c ...``), run with ``env``.
+
+        ``cat-file --batch-command`` answers both ``info`` (a size) and ``contents``, so an update's one
+        process reads trees, sizes and files (one ``git cat-file --batch-check`` fewer).  It is asked
+        ``info HEAD`` first (one line back whatever the repository holds, and nothing fetched); a git
+        without it (before 2.36) has exited by then, and ``cat-file --batch`` is run instead.
+        """
+        self.sizes_too = False
+        if commands and BATCH_COMMAND:
+            self._start([*git, "cat-file", "--batch-command"], env)
+            try:
+                self._in.write(b"info HEAD\n")
+                self._in.flush()
+                self.sizes_too = bool(self._out.readline())
+            except OSError:
+                pass
+            if self.sizes_too:
+                return
+            self.close()
+        self._start([*git, "cat-file", "--batch"], env)
+
+    def _start(self, cmd: list[str], env: dict[str, str] | None) -> None:
         try:
-            self._proc = subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, env=env)
         except OSError as err:
             raise KrmError(f"cannot run git: {err}") from None
         self._in: IO[bytes] = self._proc.stdin  # type: ignore[assignment]
         self._out: IO[bytes] = self._proc.stdout  # type: ignore[assignment]
+
+    def sizes(self, oids: list[str]) -> dict[str, int]:
+        """The size of each object of ``oids`` the repository holds (from its header; no content read), asked
+        :data:`INFO_CHUNK` at a time: that many questions and answers each fit in a pipe, so neither side waits
+        on the other.  Only a reader with :attr:`sizes_too`."""
+        assert self.sizes_too, "a cat-file --batch reader answers no sizes"
+        found: dict[str, int] = {}
+        for start in range(0, len(oids), INFO_CHUNK):
+            chunk = oids[start:start + INFO_CHUNK]
+            try:
+                self._in.write("".join(f"info {oid}\n" for oid in chunk).encode("ascii"))
+                self._in.flush()
+            except OSError:
+                raise KrmError("reading sizes from the git cache: git cat-file stopped") from None
+            for oid in chunk:
+                answer = self._out.readline().split()
+                if len(answer) == 3 and answer[0].decode("ascii", "replace") == oid and answer[2].isdigit():
+                    found[oid] = int(answer[2])
+                elif not answer:
+                    raise KrmError("reading sizes from the git cache: git cat-file ended early")
+        return found
 
     def __enter__(self) -> ObjectReader:
         return self
@@ -77,7 +124,7 @@ class ObjectReader:
     def _header(self, oid: str, kind: str) -> int:
         """Ask for ``oid``; the size of its content, which follows on stdout."""
         try:
-            self._in.write(oid.encode("ascii") + b"\n")
+            self._in.write((b"contents " if self.sizes_too else b"") + oid.encode("ascii") + b"\n")
             self._in.flush()
         except OSError:
             raise KrmError(f"reading object {oid} from the git cache: git cat-file stopped") from None
