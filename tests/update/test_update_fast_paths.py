@@ -147,3 +147,30 @@ def test_a_kptfile_changed_locally_beside_its_own_fields_still_merges(tmp_path: 
     merged = yaml.safe_load((local / "Kptfile").read_text())
     assert [m["image"] for m in merged["pipeline"]["mutators"]] == ["gcr.io/kpt-fn/set-labels:v0.1", "gcr.io/kpt-fn/set-namespace:v0.5"]
     assert merged["pipeline"]["mutators"][0]["configMap"] == {"app": "mine"} and merged["metadata"]["name"] == "local"
+
+
+NRF = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrf-configmap\n  labels:\n    app: free5gc\n"
+       "data:\n  nrfcfg.yaml: |\n    info:\n      version: 1.0.1\n    \n    logger:\n      NRF:\n"
+       "        debugLevel: info\n")
+
+
+def test_a_changed_block_scalar_beside_a_new_namespace_takes_no_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: free5gc-cp's NRF ConfigMap (nephio catalog) as kpt fetched it (a blank-only line of its
+    configuration file printed empty, its identifier annotation added); upstream changes that file and the
+    namespace.  The fast editor takes it (ruamel.yaml is not imported) and writes kpt's bytes (issue 33)."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    world.commit({"nrf.yaml": NRF, "Kptfile": kptfile("pkg")}, tag="v1")
+    v2 = NRF.replace("    app: free5gc\n", "    app: free5gc\n  namespace: free5gc-cp\n").replace("1.0.1\n    \n", "1.0.2\n\n")
+    world.commit({"nrf.yaml": v2.replace("      NRF:\n        debugLevel: info", "      enable: true\n      level: info"),
+                  "Kptfile": kptfile("pkg")}, tag="v2")
+    world.get("v1")
+    script = ("import sys\nfrom krm_merge.commands import update\n"
+              f"code = update.main([{str(world.our_pkg) + '@v2'!r}])\n"
+              "print(code, any(m.startswith('ruamel') for m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=world.env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+    assert world.update_kpt("v2").returncode == 0
+    assert (world.our_pkg / "nrf.yaml").read_text() == (world.kpt_pkg / "nrf.yaml").read_text()
+    assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
