@@ -181,3 +181,17 @@ def test_a_fast_literal_rewrite_gives_the_round_trip_editors_bytes(document: tup
         return
     if not fast.has_tree and ruamel_correct(slow):
         assert fast.text == slow.text
+
+
+def test_upstreams_lines_inside_a_changed_block_still_go_first_where_they_fit() -> None:
+    """Given the change as two texts, upstream's changed lines are carried as upstream wrote them (a line of
+    blanks kept, as before this fast rewrite existed); the fast editor prints the block only where they do
+    not fit, and without the change texts."""
+    local = "data:\n  cfg: |\n    a\n    b\n  z: 1\n"
+    upstream = "data:\n  cfg: |\n    a\n    \n    B\n  z: 1\n"
+    new = yamlio.load_data(upstream)
+    carried, printed = KubeObject(local), KubeObject(local)
+    carried.set_data(new, change=(local, upstream))
+    printed.set_data(new)
+    assert (carried.text, printed.text) == (upstream, upstream.replace("    \n", "\n"))
+    assert not carried.has_tree and not printed.has_tree

@@ -15,12 +15,14 @@ Edit = tuple[int, int, list[str]]
 
 
 
-def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
+def edit(parsed: Parsed, old: Any, new: Any, match: Matcher, *, literal_blocks: bool = True) -> str | None:
     """The text of ``parsed`` changed to hold ``new`` (it holds ``old``), or None.
 
     ``match`` pairs new list elements with old ones (like
     :func:`krm_merge.krm.rtedit.match_elements`).  None means the edit is
     outside what this splicer prints exactly like the round-trip path.
+    ``literal_blocks=False``: None when a literal block's value changes (a
+    caller with the change as upstream's lines tries those first).
     """
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None
@@ -28,7 +30,7 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
     lines = parsed.text.split("\n")
     if final_newline:
         lines.pop()
-    editor = _Editor(lines, match, parsed.anchor_lines)
+    editor = _Editor(lines, match, parsed.anchor_lines, literal_blocks)
     try:
         edits = editor.edit_map(parsed.root, old, new)
         lines = _splice(lines, 0, len(lines), edits)
@@ -68,10 +70,12 @@ class _Editor:
     deleted entry takes its position's blank lines too.
     """
 
-    def __init__(self, lines: list[str], match: Matcher, anchor_lines: tuple[int, ...] = ()) -> None:
+    def __init__(self, lines: list[str], match: Matcher, anchor_lines: tuple[int, ...] = (),
+                 literal_blocks: bool = True) -> None:
         self.lines = lines
         self.match = match
         self.anchor_lines = anchor_lines
+        self.literal_blocks = literal_blocks
         self._mapping_indent = -1  # the text's mapping indentation, read when a literal block changes
 
     def keep_anchors(self, lo: int, hi: int) -> None:
@@ -135,9 +139,9 @@ class _Editor:
                 raise Unsupported("list emptied")
             return self.edit_seq(pos, old, new)
         if isinstance(pos, ScalarPos):
-            if pos.style == "literal":
+            if pos.style == "literal" and self.literal_blocks:
                 return [self.replace_literal(pos, old, new, entry, key_col)]
-            if pos.style in ("flow", "folded", "alias", "multiline"):
+            if pos.style in ("flow", "literal", "folded", "alias", "multiline"):
                 raise Unsupported("flow, block or multi-line scalar changed")
             if isinstance(new, (dict, list)):
                 return self.scalar_to_block(pos, new, key_col)
