@@ -122,6 +122,10 @@ def test_a_changed_block_and_another_field_of_a_kpt_printed_configmap_take_the_f
     ("a:\n  cfg: |\n    a\n    b\n  z: 1\n", ("a", "cfg"), "a\nb\n\n", False),  # keep chomping
     ("a:\n  cfg: >\n    a b\n  z: 1\n", ("a", "cfg"), "a\nc\n", False),  # folded
     ("l:\n- |\n  a\n  b\n", ("l", 0), "a\nc\n", False),  # a sequence element: the sequence layout indents it
+    ("l:\n- cfg: |\n    a\n    b\n  z: 1\n", ("l", 0, "cfg"), "a\nc\n", True),  # the first key of an element
+    ("cfg: |\n  a\n  b\nz: 1\n", ("cfg",), "a\nc\n", True),
+    ("z:\n    y: 1\ncfg: |\n  a\n  b\n", ("cfg",), "a\nc\n", False),  # the text's layout indents it by 4
+    ("d:\n  cfg: |\n    a\n    b\n  o: x\n", ("d", "cfg"), "a\n# c\n  - x\n---\n...\n", True),  # text, not YAML
 ])
 def test_a_changed_literal_block_is_rewritten_only_as_the_round_trip_editor_prints_it(
         text: str, path: tuple[Any, ...], value: str, fast: bool) -> None:
