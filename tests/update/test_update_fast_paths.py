@@ -24,6 +24,17 @@ from .world import World, cm, kptfile, read_tree, spy_git
 pytestmark = pytest.mark.e2e
 
 
+def update_in_a_process(world: World, ref: str, *modules: str) -> str:
+    """``update`` of ours to ``ref`` in a new interpreter: its exit code, and whether ruamel.yaml or one of
+    ``modules`` was imported, as ``"0 False"``; a test of what an update imports needs a fresh process."""
+    script = ("import sys\nfrom krm_merge.commands import update\n"
+              f"code = update.main([{str(world.our_pkg) + '@' + ref!r}])\n"
+              f"print(code, any(m.startswith('ruamel') or m in {modules!r} for m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=world.env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip(), proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
 def test_update_to_the_locked_commit_only_records_the_ref(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_binary("git")
     require_binary("kpt")
@@ -88,12 +99,7 @@ def test_a_no_op_update_reads_no_round_trip_tree(tmp_path: Path, monkeypatch: py
                             f"upstreamLock:\n  type: git\n  git:\n{git}    commit: {commit}\n")
     (world.our_pkg / "Kptfile").write_text(text)
     (world.our_pkg / "a.yaml").write_text(cm("a", "mine"))
-    script = ("import sys\nfrom krm_merge.commands import update\n"
-              f"code = update.main([{str(world.our_pkg) + '@v1'!r}])\n"
-              "print(code, any(m.startswith('ruamel') for m in sys.modules))\n")
-    env = dict(world.env)
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
-    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+    assert update_in_a_process(world, "v1") == "0 False"
     assert (world.our_pkg / "Kptfile").read_text() == text
 
 
@@ -114,11 +120,7 @@ def test_a_kptfile_local_left_as_fetched_takes_upstreams_change_without_the_merg
                   "a.yaml": cm("a", "1")}, tag="v2")
     world.get("v1")
     before = (world.our_pkg / "Kptfile").read_text()
-    script = ("import sys\nfrom krm_merge.commands import update\n"
-              f"code = update.main([{str(world.our_pkg) + '@v2'!r}])\n"
-              "print(code, any(m.startswith('ruamel') or m == 'krm_merge.kptfile.merge' for m in sys.modules))\n")
-    proc = subprocess.run([sys.executable, "-c", script], env=world.env, capture_output=True, text=True, timeout=120)
-    assert proc.stdout.strip().splitlines()[-1] == "0 False", proc.stdout + proc.stderr
+    assert update_in_a_process(world, "v2", "krm_merge.kptfile.merge") == "0 False"
     assert world.update_kpt("v2").returncode == 0
     assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)
     after = (world.our_pkg / "Kptfile").read_text().splitlines()
@@ -147,3 +149,26 @@ def test_a_kptfile_changed_locally_beside_its_own_fields_still_merges(tmp_path: 
     merged = yaml.safe_load((local / "Kptfile").read_text())
     assert [m["image"] for m in merged["pipeline"]["mutators"]] == ["gcr.io/kpt-fn/set-labels:v0.1", "gcr.io/kpt-fn/set-namespace:v0.5"]
     assert merged["pipeline"]["mutators"][0]["configMap"] == {"app": "mine"} and merged["metadata"]["name"] == "local"
+
+
+NRF = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nrf-configmap\n  labels:\n    app: free5gc\n"
+       "data:\n  nrfcfg.yaml: |\n    info:\n      version: 1.0.1\n    \n    logger:\n      NRF:\n"
+       "        debugLevel: info\n")
+
+
+def test_a_changed_block_scalar_beside_a_new_namespace_takes_no_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against real kpt: free5gc-cp's NRF ConfigMap (nephio catalog) as kpt fetched it (a blank-only line of its
+    configuration file printed empty, its identifier annotation added); upstream changes that file and the
+    namespace.  The fast editor takes it (ruamel.yaml is not imported) and writes kpt's bytes (issue 33)."""
+    require_binary("git")
+    require_binary("kpt")
+    world = World(tmp_path, monkeypatch)
+    world.commit({"nrf.yaml": NRF, "Kptfile": kptfile("pkg")}, tag="v1")
+    v2 = NRF.replace("    app: free5gc\n", "    app: free5gc\n  namespace: free5gc-cp\n").replace("1.0.1\n    \n", "1.0.2\n\n")
+    world.commit({"nrf.yaml": v2.replace("      NRF:\n        debugLevel: info", "      enable: true\n      level: info"),
+                  "Kptfile": kptfile("pkg")}, tag="v2")
+    world.get("v1")
+    assert update_in_a_process(world, "v2") == "0 False"
+    assert world.update_kpt("v2").returncode == 0
+    assert (world.our_pkg / "nrf.yaml").read_text() == (world.kpt_pkg / "nrf.yaml").read_text()
+    assert read_tree(world.our_pkg) == read_tree(world.kpt_pkg)

@@ -185,10 +185,13 @@ class ItemViews:
             raise KrmError("an item must be a mapping", self.owner)
         origin = self._copy_origin
         before = self.text
-        if self._set_data_fast(old, new, origin):
-            self.text = keep_closing_comments(before, self.text)
+        # Given the change as two texts, upstream's lines inside a changed literal block go first (kept as
+        # upstream wrote them); the fast editor prints the block as the round-trip editor would where they
+        # do not fit (another field changed beside it, issue 33).
+        if self._set_data_fast(old, new, origin, literal_blocks=change is None):
             return
-        if change is not None and self._rt is None and self._carry(before, *change, new):
+        if change is not None and self._rt is None and (
+                self._carry(before, *change, new) or self._set_data_fast(old, new, origin, literal_blocks=True)):
             return
         rt = self.rt
         unedited = yamlio.dump_rt(rt, self._layout)
@@ -227,8 +230,8 @@ class ItemViews:
         meta = _emptied(dict(meta), "annotations", {k: v for k, v in ann.items() if k not in reader}, base_meta)
         return _emptied(dict(new), "metadata", meta, base)
 
-    def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None) -> bool:
-        """Splice the text directly when the fast editor is sure of the result."""
+    def _set_data_fast(self, old: Any, new: dict, origin: dict[int, Any] | None, literal_blocks: bool) -> bool:
+        """Splice the text directly when the fast editor is sure of the result (``literal_blocks``: :func:`fastyaml.edit`'s)."""
         fastyaml, rtedit = _fastyaml(), _rtedit()
         if self._rt is not None:
             return False
@@ -238,10 +241,10 @@ class ItemViews:
             fast = fastyaml.parse(self.text)
             if fast is None or not deep_equal(fast.data, old):
                 return False
-        new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin))
+        new_text = fastyaml.edit(fast, old, new, lambda o, n: rtedit.match_elements(o, n, origin), literal_blocks=literal_blocks)
         if new_text is None:
             return False
-        self.text = new_text
+        self.text = keep_closing_comments(self.text, new_text)
         self.mark_changed()
         self._data = new
         return True

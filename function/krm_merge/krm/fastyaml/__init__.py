@@ -15,8 +15,10 @@ collections and literal block scalars.  For that subset this module
 
 Both give up (return None) on anything outside the subset or any edit they
 are not sure to print exactly as the ruamel.yaml path would (anchors, tags,
-multi-line double-quoted scalars, folded scalars, changed block scalars or
-changed multi-line plain or single-quoted ones (read, kept as written),
+multi-line double-quoted scalars, folded scalars, a changed literal block
+not written as the round-trip editor prints one (one written so is printed
+as it prints the new value), changed multi-line plain or single-quoted
+scalars (read, kept as written),
 containers that become empty, ...).  The caller then falls back to libyaml /
 ruamel.yaml, so giving up is always safe.
 

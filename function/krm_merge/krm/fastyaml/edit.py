@@ -5,21 +5,24 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from krm_merge.krm.fastyaml.nodes import Entry, MapPos, Node, Nothing, Parsed, ScalarPos, SeqPos, Unsupported
-from krm_merge.krm.fastyaml.render import render_block, render_entry, render_item, scalar_text
+from krm_merge.krm.fastyaml.render import literal_block, render_block, render_entry, render_item, scalar_text
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import scalars
+from krm_merge.yaml.layout import layout_of
 
 Matcher = Callable[[list[Any], list[Any]], list[int | None]]
 Edit = tuple[int, int, list[str]]
 
 
 
-def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
+def edit(parsed: Parsed, old: Any, new: Any, match: Matcher, *, literal_blocks: bool = True) -> str | None:
     """The text of ``parsed`` changed to hold ``new`` (it holds ``old``), or None.
 
     ``match`` pairs new list elements with old ones (like
     :func:`krm_merge.krm.rtedit.match_elements`).  None means the edit is
     outside what this splicer prints exactly like the round-trip path.
+    ``literal_blocks=False``: None when a literal block's value changes (a
+    caller with the change as upstream's lines tries those first).
     """
     if not isinstance(new, dict) or not isinstance(old, dict):
         return None
@@ -27,7 +30,7 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher) -> str | None:
     lines = parsed.text.split("\n")
     if final_newline:
         lines.pop()
-    editor = _Editor(lines, match, parsed.anchor_lines)
+    editor = _Editor(lines, match, parsed.anchor_lines, literal_blocks)
     try:
         edits = editor.edit_map(parsed.root, old, new)
         lines = _splice(lines, 0, len(lines), edits)
@@ -67,10 +70,13 @@ class _Editor:
     deleted entry takes its position's blank lines too.
     """
 
-    def __init__(self, lines: list[str], match: Matcher, anchor_lines: tuple[int, ...] = ()) -> None:
+    def __init__(self, lines: list[str], match: Matcher, anchor_lines: tuple[int, ...] = (),
+                 literal_blocks: bool = True) -> None:
         self.lines = lines
         self.match = match
         self.anchor_lines = anchor_lines
+        self.literal_blocks = literal_blocks
+        self._mapping_indent = -1  # the text's mapping indentation, read when a literal block changes
 
     def keep_anchors(self, lo: int, hi: int) -> None:
         """Lines ``lo``..``hi`` are about to move or go: not if an anchor is defined there (aliases need it first)."""
@@ -133,6 +139,8 @@ class _Editor:
                 raise Unsupported("list emptied")
             return self.edit_seq(pos, old, new)
         if isinstance(pos, ScalarPos):
+            if pos.style == "literal" and self.literal_blocks:
+                return [self.replace_literal(pos, old, new, entry, key_col)]
             if pos.style in ("flow", "literal", "folded", "alias", "multiline"):
                 raise Unsupported("flow, block or multi-line scalar changed")
             if isinstance(new, (dict, list)):
@@ -163,6 +171,41 @@ class _Editor:
         else:
             new_line = prefix + line[pos.end :]
         return pos.line, pos.line + 1, [new_line]
+
+    def replace_literal(self, pos: ScalarPos, old: Any, new: Any, entry: Entry, key_col: int) -> Edit:
+        """A map value's literal block rewritten for ``new``, when the round-trip editor prints exactly that.
+
+        That editor prints a changed literal block as a new one (``|`` or
+        ``|-``, the lines at the key's column plus the text's mapping indent,
+        empty lines empty) and keeps the header's comment.  Only a block
+        already written that way is rewritten: then every line it keeps has
+        that editor's bytes too (upstream's new configuration file in a
+        ConfigMap that kpt printed, with another field changed, issue 33).
+        """
+        lines = self.lines
+        line = lines[pos.line]
+        if line[key_col] == "-":
+            raise Unsupported("sequence element literal block changed")  # indented by the sequence layout
+        pad = " " * (key_col + self.mapping_indent())
+        was, now = literal_block(old, pad), literal_block(new, pad)
+        if was is None or now is None:
+            raise Unsupported("literal block the round-trip editor prints otherwise")
+        header = line[pos.start :] if pos.comment < 0 else line[pos.start : pos.comment].rstrip(" ")
+        if [header] + lines[pos.line + 1 : entry.end] != was:
+            raise Unsupported("literal block not written as the round-trip editor prints it")
+        if pos.comment < 0:
+            head = line[: pos.start] + now[0]
+        elif now[0] == was[0]:
+            head = line  # the header and its comment stay as written
+        else:
+            raise Unsupported("chomping changed before a comment")
+        return pos.line, entry.end, [head] + now[1:]
+
+    def mapping_indent(self) -> int:
+        """The text's mapping indentation (what the round-trip editor prints with: :func:`layout_of`)."""
+        if self._mapping_indent < 0:
+            self._mapping_indent = layout_of("\n".join(self.lines)).mapping
+        return self._mapping_indent
 
     def scalar_to_block(self, pos: ScalarPos, new: Any, key_col: int) -> list[Edit]:
         if pos.comment >= 0 or not new:

@@ -40,6 +40,24 @@ def scalar_text(value: Any, like: str) -> str:
     return value
 
 
+def literal_block(value: Any, pad: str) -> list[str] | None:
+    """``value`` as the round-trip editor prints a literal block: its header (``|`` or ``|-``), then its lines.
+
+    The lines are at ``pad``, empty lines empty.  None when that editor would
+    not print ``value`` as a plain literal block: not a string with a line
+    break a literal can hold (:func:`krm_merge.yaml.scalars.literal_can_hold`),
+    or one that needs an indentation indicator or ``keep`` chomping
+    (:func:`krm_merge.yaml.scalars.literal_block_body`).
+    """
+    if not isinstance(value, str) or "\n" not in value or not scalars.literal_can_hold(value):
+        return None
+    body = scalars.literal_block_body(value, pad)
+    if body is None:
+        return None
+    chomp, lines = body
+    return ["|" + chomp] + lines
+
+
 def _key_text(key: Any) -> str:
     if not isinstance(key, str) or not scalars.simple_plain_key().fullmatch(key) or scalars.needs_double_quotes(key):
         raise Unsupported("key needs quoting")
