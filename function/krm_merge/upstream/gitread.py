@@ -34,8 +34,6 @@ EXECUTABLE = "100755"
 # A link's target is a path: longer than PATH_MAX it cannot be created anyway.
 MAX_LINK_BYTES = 4096
 CHUNK = 1 << 20  # bytes copied at a time from git to a file
-# Whether to ask for `cat-file --batch-command` (tests turn it off to run the older way).
-BATCH_COMMAND = True
 # Sizes asked at a time: 500 questions (~22 KB) and their answers (~30 KB) each fit in a 64 KB pipe.
 INFO_CHUNK = 500
 # Trees, commits and links are read whole: bounded, whatever an upstream commits (a tree of
@@ -57,7 +55,7 @@ class ObjectReader:
     """One ``git cat-file`` process: objects of a repository by id, one at a time, in order, and (git 2.36 and
     later) their sizes too (:attr:`sizes_too`, :meth:`sizes`)."""
 
-    def __init__(self, git: list[str], env: dict[str, str] | None, commands: bool = True) -> None:
+    def __init__(self, git: list[str], env: dict[str, str] | None) -> None:
         """``git``: the command up to the subcommand (``git --git-dir DIR -c ...``), run with ``env``.
 
         ``cat-file --batch-command`` answers both ``info`` (a size) and ``contents``, so an update's one
@@ -66,18 +64,16 @@ class ObjectReader:
         without it (before 2.36) has exited by then, and ``cat-file --batch`` is run instead.
         """
         self.sizes_too = False
-        if commands and BATCH_COMMAND:
-            self._start([*git, "cat-file", "--batch-command"], env)
-            try:
-                self._in.write(b"info HEAD\n")
-                self._in.flush()
-                self.sizes_too = bool(self._out.readline())
-            except OSError:
-                pass
-            if self.sizes_too:
-                return
+        self._start([*git, "cat-file", "--batch-command"], env)
+        try:
+            self._in.write(b"info HEAD\n")
+            self._in.flush()
+            self.sizes_too = bool(self._out.readline())
+        except OSError:
+            pass
+        if not self.sizes_too:
             self.close()
-        self._start([*git, "cat-file", "--batch"], env)
+            self._start([*git, "cat-file", "--batch"], env)
 
     def _start(self, cmd: list[str], env: dict[str, str] | None) -> None:
         try:
