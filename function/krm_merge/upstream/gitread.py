@@ -1,7 +1,7 @@
 """A package directory at a commit, read out of a git cache: listed, checked, then read or written.
 
-:class:`ObjectReader` is one ``git cat-file --batch`` process over the cache
-repository.  :func:`list_directory` walks the commit's trees to the package
+:class:`ObjectReader` is one ``git cat-file --batch-command`` process over the
+cache repository (trees, sizes and files; ``--batch`` before git 2.36).  :func:`list_directory` walks the commit's trees to the package
 directory and lists everything below it (names checked, file and folder
 counts bounded, no recursion) before any blob is fetched;
 :func:`check_sizes` then refuses a file over the input limit
