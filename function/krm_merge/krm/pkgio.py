@@ -244,10 +244,7 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                 name = entry.name
                 rel = prefix + name
                 if untrusted is not None:
-                    files.check_untrusted_name(name, rel, untrusted)
-                    earlier = seen.setdefault(_same_file_key(name), name)
-                    if earlier != name:
-                        _refuse_clash(untrusted, prefix, earlier, name)
+                    _check_untrusted_entry(seen, prefix, name, untrusted)
                 if name in skipped or (not hidden and name[0] == "."):
                     if untrusted is not None and name in OWN_NAMES:
                         listing.own_names.append(rel)
@@ -278,6 +275,23 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
             os.close(fd)
         if has_kptfile and prefix:
             _subpackage(listing, pending, mark, prefix[:-1], subpackages)
+
+
+def _check_untrusted_entry(seen: dict[str, str], prefix: str, name: str, what: str) -> None:
+    """Check the name of an entry of one folder of a tree from elsewhere (``prefix``: that folder's, "a/b/"):
+    the name itself (:func:`files.check_untrusted_name`), then against the folder's names ``seen`` so far
+    (same-file key -> name), which it joins.  Two names one file system would merge are refused, and so is
+    one name twice, which no folder on disk holds but a git tree object can (git fsck: duplicateEntries)."""
+    rel = prefix + name
+    files.check_untrusted_name(name, rel, what)
+    key = _same_file_key(name)
+    earlier = seen.get(key)
+    if earlier is None:
+        seen[key] = name
+    elif earlier == name:
+        raise files.UntrustedTreeError(f"{what}: {rel}: two entries of one folder have this name; refused", file=rel)
+    else:
+        _refuse_clash(what, prefix, earlier, name)
 
 
 def _same_file_key(name: str) -> str:
@@ -397,15 +411,7 @@ def listing_of_entries(root: str, entries: Iterable[tuple[str, str]], what: str)
             if kind == ENTRY_DIR:
                 left_out.add(rel)
             continue
-        files.check_untrusted_name(name, rel, what)
-        names = seen.setdefault(folder, {})
-        key = _same_file_key(name)
-        if key in names:  # no folder on disk can hold one name twice: a tree object can (git fsck: duplicateEntries)
-            if names[key] == name:
-                raise files.UntrustedTreeError(f"{what}: {rel}: two entries of one folder have this name; refused",
-                                               file=rel)
-            _refuse_clash(what, folder + "/" if folder else "", names[key], name)
-        names[key] = name
+        _check_untrusted_entry(seen.setdefault(folder, {}), folder + "/" if folder else "", name, what)
         if name in SKIPPED_NAMES:
             if name in OWN_NAMES:
                 listing.own_names.append(rel)

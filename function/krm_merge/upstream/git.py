@@ -272,40 +272,26 @@ class GitCache:
                         f"fetching the files of {repo}", repo, path, stdin="".join(b + "\n" for b in blobs).encode())
 
     def _missing(self, repo: str, path: Path, trees: list[str], during: Callable[[], Any] | None) -> list[str]:
-        """The objects below ``trees`` a partial repository lacks, listed without fetching them (``during()``
-        called meanwhile)."""
-        if "promisor" not in _read_or_empty(path / "config"):
-            if during is not None:
-                during()
-            return []  # a whole mirror lacks nothing
+        """The objects below ``trees`` the partial repository ``path`` lacks, listed without fetching them
+        (``during()`` called meanwhile).  A whole mirror lacks nothing: it is not asked."""
         out = self._fetch(["rev-list", "--objects", "--missing=print", *trees], "listing the files the cache lacks",
                           repo, path, during=during)
         return [line[1:] for line in str(out).splitlines() if line.startswith("?")]
 
     def _complete(self, path: Path, trees: list[str]) -> bool:
-        """Whether the cache holds every blob below each of ``trees`` (a package directory's), asked without a
-        process: ``refs/krm-merge/complete/TREE`` is written only once they are all there (:meth:`_mark_complete`).
+        """Whether the partial repository ``path`` holds every blob below each of ``trees`` (a package
+        directory's), asked without a process: ``refs/krm-merge/complete/TREE`` is written only once they are
+        all there (:meth:`_mark_complete`).
 
         A warm update so skips ``git rev-list --missing=print`` (a process, ~5 ms).  Were a blob gone all the
         same, the reader would fetch it on its own (a partial repository's lazy fetch): slower, not wrong.
         """
-        if "promisor" not in _read_or_empty(path / "config"):
-            return False  # a whole mirror: _missing answers without a process
-        packed = None
-        for tree in trees:
-            ref = f"refs/krm-merge/complete/{tree}"
-            if (path / ref).is_file():
-                continue
-            packed = _read_or_empty(path / "packed-refs") if packed is None else packed
-            if f" {ref}\n" not in packed:
-                return False
-        return True
+        return all(_holds_ref(path, f"refs/krm-merge/complete/{tree}") for tree in trees)
 
     def _mark_complete(self, repo: str, path: Path, trees: list[str]) -> None:
-        """Record that the cache holds every blob below ``trees`` (:meth:`_complete`): one ``git update-ref``,
-        once per package directory's tree; a failure only leaves the next update to list them again."""
-        if "promisor" not in _read_or_empty(path / "config"):
-            return
+        """Record that the partial repository ``path`` holds every blob below ``trees`` (:meth:`_complete`): one
+        ``git update-ref``, once per package directory's tree; a failure only leaves the next update to list
+        them again."""
         try:
             self._fetch(["update-ref", "--stdin"], "recording the files the cache holds", repo, path,
                         stdin="".join(f"update refs/krm-merge/complete/{t} {t}\n" for t in trees).encode())
@@ -320,10 +306,9 @@ class GitCache:
         """
         if (path, commit) in self._present:
             return True
-        ref = f"refs/krm-merge/{commit}"
-        if (path / ref).is_file() or f" {ref}\n" in _read_or_empty(path / "packed-refs"):
+        if _holds_ref(path, f"refs/krm-merge/{commit}"):
             return True
-        if "promisor" in _read_or_empty(path / "config"):
+        if _partial(path):
             return False  # partial: asking git would fetch the commit with all its history
         try:
             self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", path)
@@ -531,7 +516,7 @@ class GitCache:
                     budget.charge(0, version.what, count=tree.files)
                 listed.append(found)
             folders = list(dict.fromkeys(tree for tree, _ in listed))
-            if self._complete(mirror, folders):  # read whole before: nothing to list, nothing to fetch
+            if not _partial(mirror) or self._complete(mirror, folders):  # nothing to list, nothing to fetch
                 if during is not None:
                     during()
             else:  # during() overlaps the listing of what the cache lacks; the fetch of it, if any, follows
@@ -644,6 +629,17 @@ def _same_file(fd: int, path: Path) -> bool:
     except OSError:
         return False
     return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _partial(path: Path) -> bool:
+    """Whether the cache's repository at ``path`` is partial (fetched ``--filter=blob:none``): git may lack
+    objects in it, and would fetch them on its own when asked."""
+    return "promisor" in _read_or_empty(path / "config")
+
+
+def _holds_ref(path: Path, ref: str) -> bool:
+    """Whether the repository at ``path`` has the full ref ``ref``, loose or packed, read without a process."""
+    return (path / ref).is_file() or f" {ref}\n" in _read_or_empty(path / "packed-refs")
 
 
 def _read_or_empty(path: Path) -> str:
