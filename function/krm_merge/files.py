@@ -28,6 +28,7 @@ import functools
 import os
 import re
 import stat
+import unicodedata
 from types import ModuleType
 from typing import Iterable, Iterator, Sequence
 
@@ -111,6 +112,160 @@ def _inside(path: str, root: str, *, or_equal: bool = False) -> bool:
     """Whether ``path`` lies below ``root`` (both normalised; ``or_equal``: or is it)."""
     path, root = os.path.normpath(path), os.path.normpath(root)
     return (or_equal and path == root) or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+# --- names git and krm-merge keep their own state under ---------------------------------
+
+GIT_FOLDER = ".git"
+"""A git repository's own folder: never part of a package (its ``config`` and hooks run commands)."""
+LEDGER_NAME = ".krm-merge.conflicts"
+"""krm-merge's record of the conflicts an update left marked (:mod:`krm_merge.update.ledger`)."""
+LOCK_NAME = ".krm-merge.lock"
+"""The package lock (:mod:`krm_merge.txn`)."""
+TXN_NAME = ".krm-merge.txn"
+"""The transaction's journal and staged files (:mod:`krm_merge.txn`)."""
+OWN_STATE_NAMES = frozenset({LEDGER_NAME, LOCK_NAME, TXN_NAME})
+"""krm-merge's own state in a package: content from elsewhere never brings a file of these names."""
+OWN_STATE_SHORT = ".krm-merge.*"
+"""What :func:`protected_name` answers for an 8.3 short name without extension (``KRM-ME~1``): the
+three names above share its stem."""
+PROTECTED_NAMES = (GIT_FOLDER, LEDGER_NAME, LOCK_NAME, TXN_NAME)
+
+# The code points HFS+ ignores in a name (git's utf8.c, next_hfs_char): ``.g\u200cit`` is ``.git`` there.
+_HFS_IGNORED = str.maketrans(dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                            *range(0x206A, 0x2070), 0xFEFF]))
+_AFTER_DOT = frozenset("gGkK")  # what follows the dot of .git and of krm-merge's names, before folding
+
+
+def _short_name_hash(name: str) -> str:
+    """The 4 hex digits NTFS puts in a fall-back 8.3 short name (``GI7EBA~1`` for ``.gitmodules``) once
+    ``~1``..``~4`` are taken: the reverse-engineered checksum git's path.c quotes (commit e7cb0b4455)."""
+    checksum = 0
+    for char in name:
+        checksum = (checksum * 0x25 + ord(char)) & 0xFFFF
+    checksum = (checksum * 314159269) & 0xFFFFFFFF
+    if checksum & 0x80000000:
+        checksum = 1 + (~checksum & 0x7FFFFFFF)
+    checksum -= ((checksum * 1152921497) >> 60) * 1000000007
+    return f"{checksum & 0xFFFF:04x}"[::-1]
+
+
+def _short_name_parts(name: str) -> tuple[str, str]:
+    """The stem (six characters at most) and extension (three) NTFS builds a long name's 8.3 short name from:
+    leading dots dropped, the extension after the last dot (``.krm-merge.conflicts``: ``krm-me``, ``con``)."""
+    base, dot, ext = name.lstrip(".").rpartition(".")
+    if not dot:
+        base, ext = ext, ""
+    return base.replace(".", "")[:6], ext[:3]
+
+
+def _spellings() -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    """Every folded spelling of a protected name that a table can hold (the name, its ``~1``..``~4`` short
+    names with and without extension), and each name's fall-back short-name prefix with its extension."""
+    exact: dict[str, str] = {}
+    fallback: list[tuple[str, str, str]] = []
+    for protected in PROTECTED_NAMES:
+        exact[protected] = protected
+        stem, ext = _short_name_parts(protected)
+        bare = protected if not ext else OWN_STATE_SHORT
+        for number in "1234":
+            exact[f"{stem}~{number}"] = bare
+            if ext:
+                exact[f"{stem}~{number}.{ext}"] = protected
+        fallback.append((stem[:2] + _short_name_hash(protected), ext, protected))
+    return exact, fallback
+
+
+_EXACT, _FALLBACK = _spellings()
+_DIGITS = frozenset("0123456789")
+
+
+def _fold_name(name: str) -> str:
+    """What the file systems that fold names keep of ``name``, all at once: the code points HFS+ ignores
+    dropped, case folded and Unicode-decomposed (macOS, Windows), an NTFS stream (``:...``) and the trailing
+    dots and spaces Windows drops cut off."""
+    if name.isascii():
+        folded = name.lower()
+    else:
+        plain = name.translate(_HFS_IGNORED)
+        folded = unicodedata.normalize("NFD", unicodedata.normalize("NFD", plain).casefold())
+    return folded.partition(":")[0].rstrip(". ")
+
+
+def _fallback_short_name(folded: str) -> str | None:
+    """The protected name whose fall-back 8.3 short name ``folded`` is (git's is_ntfs_dot_generic: eight
+    characters, a prefix of the name's own, ``~``, a digit 1-9, digits), with its extension or none."""
+    stem, _, ext = folded.partition(".")
+    tilde = stem.find("~")
+    if len(stem) != 8 or not 0 <= tilde <= 6 or stem[tilde + 1] == "0" or not _DIGITS.issuperset(stem[tilde + 1:]):
+        return None
+    for prefix, own_ext, protected in _FALLBACK:
+        if prefix.startswith(stem[:tilde]):
+            if ext == own_ext:
+                return protected
+            if not ext:
+                return OWN_STATE_SHORT
+    return None
+
+
+def protected_name(name: str) -> str | None:
+    """The name git or krm-merge keeps its own state under that ``name`` is on some file system; None for
+    every other name.
+
+    :data:`GIT_FOLDER` or one of :data:`OWN_STATE_NAMES` as spelled, or as
+    macOS or Windows would take ``name`` for it: git's ``protectHFS`` and
+    ``protectNTFS`` rules (path.c's ``is_hfs_dotgit``, ``is_ntfs_dotgit``,
+    ``is_ntfs_dot_generic``) applied to all four names, on every platform,
+    since a package is checked out anywhere: case (``.GIT``,
+    ``.Krm-Merge.Lock``), trailing dots and spaces (``.git.``, ``.git . .``),
+    an NTFS stream (``.git::$INDEX_ALLOCATION``), an 8.3 short name
+    (``GIT~1``, ``KRM-ME~1.TXN``, the fall-back ``GI2837~1``) and the code
+    points HFS+ ignores (``.g\\u200cit``).  A short name without extension
+    of krm-merge's names answers :data:`OWN_STATE_SHORT`.  Most names are
+    answered at once (:func:`may_be_protected`).
+    """
+    return _protected_name(name) if may_be_protected(name) else None
+
+
+def may_be_protected(name: str) -> bool:
+    """:func:`protected_name`'s fast path, for a test that runs on every name of every listing: False for a
+    name that cannot be one of its spellings.  Past its first character, which folds only if it is not ASCII,
+    a spelling is a dot and ``g`` or ``k`` (the long names) or holds a ``~`` (the short names): ``~`` comes
+    from no other code point, and a non-ASCII second character may be one HFS+ ignores."""
+    lead = name[:1]
+    if lead == ".":
+        second = name[1:2]
+        return second in _AFTER_DOT or second > "\x7f"
+    return lead > "\x7f" or "~" in name
+
+
+def _protected_name(name: str) -> str | None:
+    """:func:`protected_name` without its fast path (what the fast path must agree with)."""
+    folded = _fold_name(name)
+    found = _EXACT.get(folded)
+    if found is None and "~" in folded:
+        found = _fallback_short_name(folded)
+    return found
+
+
+def how_protected(name: str) -> str:
+    """How ``name``, another spelling of a :func:`protected_name`, becomes it: the folds that make it so,
+    for a message (``"an 8.3 short name on Windows"``)."""
+    ways = []
+    plain = name.translate(_HFS_IGNORED)
+    if plain != name:
+        ways.append("invisible code points ignored by HFS+ on macOS")
+    head, colon, _ = plain.partition(":")
+    if colon:
+        ways.append("an NTFS stream of it on Windows")
+    stripped = head.rstrip(". ")
+    if stripped != head:
+        ways.append("trailing dots and spaces dropped on Windows")
+    if "~" in stripped and not stripped.startswith("."):
+        ways.append("an 8.3 short name on Windows")
+    elif stripped not in PROTECTED_NAMES:
+        ways.append("case and Unicode form folded on macOS and Windows")
+    return "; ".join(ways)
 
 
 # --- trees written by someone else ------------------------------------------------------

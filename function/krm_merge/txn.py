@@ -72,13 +72,12 @@ from typing import Any, Callable, Sequence
 
 from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
-from krm_merge.files import check_relative
+from krm_merge.files import LOCK_NAME, TXN_NAME, check_relative, protected_name
 from krm_merge.interrupts import Interrupted
 from krm_merge.records import Record
 
-LOCK_NAME = ".krm-merge.lock"
-TXN_NAME = ".krm-merge.txn"
-# Names krm-merge keeps in a package root while it works; no walker may read them.
+# Names krm-merge keeps in a package root while it works (LOCK_NAME, TXN_NAME: files.py's, with the rule for
+# their other spellings, files.protected_name); no walker may read them.
 RESERVED_NAMES = frozenset({LOCK_NAME, TXN_NAME})
 _JOURNAL = "journal"
 _ROLLBACK = "rollback"
@@ -349,7 +348,7 @@ def _check_path(root: str, rel: str, *, deleting: bool = False) -> None:
     real = os.path.realpath(os.path.dirname(target))
     if real != root and not real.startswith(root + os.sep):
         raise KrmMergeError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
-    if rel.split("/", 1)[0] in RESERVED_NAMES:
+    if protected_name(rel.split("/", 1)[0]) in RESERVED_NAMES:  # .KRM-MERGE.TXN is the journal on macOS
         raise KrmMergeError(f"refusing to write {rel!r}: krm-merge keeps its lock and journal there", file=rel)
     if deleting:
         return
