@@ -47,6 +47,7 @@ NOT_OURS: dict[str, str] = {
     "fn.py": "the user's function file in the SDK examples (api.md, README.md)",
     "my_function.py": "the user's function file in api.md's example",
     "label_deployments.py": "the file the SDK tutorial writes",
+    "set_team.py": "the user's function file in api.md's ten-line recipe",
 }
 
 # Modules that need no place of their own on the map.
