@@ -66,6 +66,13 @@ def test_the_patch_a_file_recipe_prints_what_the_page_shows(tmp_path: Path) -> N
     assert done.stdout == shown[0]
 
 
+def test_the_patch_a_file_recipe_is_the_examples_command() -> None:
+    blocks = _recipe("Patch a YAML file with a strategic merge patch, keeping its comments")
+    definition = next(text for language, text in blocks if language == "python" and "def patch_file" in text)
+    function = definition[definition.index("def patch_file"):]
+    assert function in (ROOT / "examples" / "sdk-patch-file" / "patch_file.py").read_text()
+
+
 def test_the_ten_line_function_runs_standalone_and_says_what_is_missing(tmp_path: Path) -> None:
     [code] = [text for language, text in _recipe("A KRM function in ten lines") if language == "python"]
     lines = [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
