@@ -7,6 +7,7 @@ unknown flag without a suggestion, a command's ``--help`` without examples.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,17 @@ def test_the_markdown_report_says_its_title_once_and_names_a_nameless_kustomizat
     assert written.returncode == 0, written.stderr
     assert written.stdout.startswith("## promote: kustomize image app in overlays/prod=app:2 (1 field in 1 file)\n\n"
                                      "### Files\n"), written.stdout
+
+
+def test_a_reader_that_goes_away_stops_the_command_without_a_traceback(tmp_path: Path) -> None:
+    """`krm-merge update PKG@REF --dry-run | head` printed a BrokenPipeError traceback once head had read enough."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "reorder-merge-env-order"
+    read, write = os.pipe()
+    os.close(read)  # nobody reads: the first write to stdout fails with EPIPE
+    try:
+        done = subprocess.run([KRM_MERGE, "run", str(example), "--fn-config", str(example / "patch.yaml"), "--dry-run"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    assert done.returncode == 141, done.stderr
