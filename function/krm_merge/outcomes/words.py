@@ -264,13 +264,15 @@ class Said(Record):
 
 
 def resource_ref(label: str) -> ResourceRef | None:
-    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one)."""
+    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one).
+
+    A part the label shows as ``?`` (a kustomization without a name) is empty in the reference, not a name "?".
+    """
     parts = label.split("/")
-    if len(parts) == 2 and all(parts):
-        return ResourceRef("", parts[0], parts[1])
-    if len(parts) == 3 and parts[0] and parts[2]:
-        return ResourceRef("", parts[0], parts[2], parts[1])
-    return None
+    if not (len(parts) in (2, 3) and parts[0] and parts[-1]):
+        return None
+    kind, name = ("" if part == "?" else part for part in (parts[0], parts[-1]))
+    return ResourceRef("", kind, name, parts[1] if len(parts) == 3 else "")
 
 
 SAID_REASONS = {
