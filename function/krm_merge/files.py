@@ -2,7 +2,9 @@
 
 The one place that knows how krm-merge touches files:
 
-* reads refuse a file above the input size limit before reading it;
+* a file the user names is read strictly (:func:`read_bytes`): a regular
+  file only (a FIFO, a device, a folder refused by name, checked on a
+  descriptor opened without blocking), and never past the input size limit;
 * a path written must stay inside the package (no absolute path, no ``..``,
   no folder that resolves outside the root, no symbolic link);
 * several files are written all-or-nothing: each is staged as a temporary
@@ -30,8 +32,9 @@ import re
 import stat
 import unicodedata
 from types import ModuleType
-from typing import Iterable, Iterator, Sequence
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
+from krm_merge import numbers
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size, max_input_bytes
 
@@ -50,21 +53,88 @@ class UntrustedTreeError(KrmMergeError):
 # --- reading ----------------------------------------------------------------------------
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """A file as UTF-8 text, CRLF line ends kept; a file above the size limit is refused.
+class NotAFileError(KrmMergeError):
+    """A file to read that is no regular file: a FIFO, a device, a socket, a folder (or a link to one)."""
 
-    Raises ``OSError``, ``UnicodeDecodeError`` or the loader's size error.
-    """
-    check_size(os.stat(path).st_size, os.fspath(path))
-    with open(path, encoding="utf-8", newline="") as fh:
-        return fh.read()
+
+# A file the user names is opened following links (the user chose it) and without blocking:
+# a FIFO's open would wait for a writer; its kind is then checked on the descriptor (fstat).
+_USER_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A file's bytes; a file above the size limit is refused."""
-    check_size(os.stat(path).st_size, os.fspath(path))
-    with open(path, "rb") as fh:
-        return fh.read()
+    """The bytes of a file the user named, read strictly: the one reader of such files.
+
+    A regular file only (a link to one is followed): a FIFO, a device (a link
+    to ``/dev/zero``), a socket or a folder is refused with
+    :class:`NotAFileError` naming it, checked on the descriptor opened with
+    ``O_NONBLOCK`` (a FIFO never blocks the open, nothing is read from it).
+    At most the input size limit is read, plus one byte to see it is passed:
+    a file above it (by its size, or by what it yields: a file that grows, a
+    ``/proc`` file whose size says 0) is refused with the loader's size error,
+    never read to its end.  Raises ``OSError`` when it cannot be opened.
+    """
+    name = os.fspath(path)
+    fd = os.open(name, _USER_FILE_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((word for test, word in _KINDS if test(info.st_mode)), "not a regular file")
+            raise NotAFileError(f"{name}: {kind}, not a regular file; not read", file=name)
+        return _read_bounded(fd, info.st_size, max_input_bytes(), name)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A file the user named as UTF-8 text, CRLF line ends kept, read strictly (:func:`read_bytes`).
+
+    Raises ``OSError``, :class:`NotAFileError`, ``UnicodeDecodeError`` or the loader's size error.
+    """
+    return read_bytes(path).decode("utf-8")
+
+
+def read_stream(stream: BinaryIO, what: str) -> bytes:
+    """What ``stream`` (standard input) yields to its end, refused past the input size limit (the loader's size
+    error naming ``what``) once at most one byte more was read: ``krm-merge < /dev/zero`` ends, bounded."""
+    limit = max_input_bytes()
+    chunks: list[bytes] = []
+    got = 0
+    while True:
+        # a chunk at a time: read(limit + 1) would allocate the whole limit before the first byte came
+        chunk = stream.read(min(_STREAM_CHUNK, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        if got > limit:
+            check_size(got, what)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_STREAM_CHUNK = 1 << 20
+
+
+def _read_bounded(fd: int, size: int, limit: int | None, what: str) -> bytes:
+    """What descriptor ``fd`` (a regular file of ``size`` bytes when opened) yields, refused past ``limit`` bytes
+    (the loader's size error naming ``what``) after reading at most one byte more; None: no limit."""
+    if limit is not None and size > limit:
+        check_size(size, what)
+    # os.read on the descriptor: a buffered file object would add a stat, an ioctl and a seek per file
+    chunks: list[bytes] = []
+    got = 0
+    while True:
+        want = max(size - got + 1, 65536)
+        chunk = os.read(fd, want if limit is None else min(want, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        if limit is not None and got > limit:  # a file growing after the check is still bounded
+            check_size(got, what)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 # --- paths ------------------------------------------------------------------------------
@@ -341,6 +411,22 @@ def update_budget() -> Budget:
     return Budget(MAX_TREE_FILES, MAX_TREE_BYTES, " in one update (every version of every subpackage counted)")
 
 
+MAX_WRITE_ENV = "KRM_MERGE_MAX_WRITE_MB"
+DEFAULT_MAX_WRITE_MB = 256
+"""The bytes one update may plan to write (subpackages included), in megabytes: the largest package the
+project measures is ~10 MB (bench/'s 16,000 Deployments; real catalog packages a few MB), so 256 is far above
+any real update, and far below what a fan-out of remote subpackages can multiply one upstream's bytes into
+(each copy planned in memory before the one write)."""
+
+
+def max_write_bytes() -> int:
+    """The bytes one update may write, from ``KRM_MERGE_MAX_WRITE_MB`` (default :data:`DEFAULT_MAX_WRITE_MB`).
+
+    A value that is not a number is a :class:`krm_merge.numbers.NumberError` naming the variable.
+    """
+    return numbers.megabytes(MAX_WRITE_ENV, DEFAULT_MAX_WRITE_MB)
+
+
 # Descriptor flags of the in-place reader.  O_NOFOLLOW on every name, folders included, is
 # what keeps a read below the root: a folder or file swapped for a link after the listing
 # fails to open (ELOOP/ENOTDIR) instead of being followed.  O_NONBLOCK: a FIFO swapped in
@@ -403,21 +489,7 @@ def read_beneath(root: str | os.PathLike[str], rel: str, what: str | None = None
         if not stat.S_ISREG(info.st_mode):
             raise UntrustedTreeError(f"{what or os.fspath(root)}: {rel}: no longer a regular file; not read",
                                      file=rel)
-        limit = max_input_bytes() if what is not None else None
-        if limit is not None and info.st_size > limit:
-            check_size(info.st_size, f"{what}: {rel}")
-        # os.read on the descriptor: a buffered file object would add a stat, an ioctl and a seek per file
-        chunks: list[bytes] = []
-        got = 0
-        while True:
-            chunk = os.read(fd, max(info.st_size - got + 1, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-            if limit is not None and got > limit:  # a file growing after the check is still bounded
-                check_size(got, f"{what}: {rel}")
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return _read_bounded(fd, info.st_size, max_input_bytes() if what is not None else None, f"{what}: {rel}")
     finally:
         os.close(fd)
 
@@ -538,7 +610,14 @@ class removed_after:
 
 
 def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
-    """Write several files all-or-nothing (see the module docstring).  Raises ``OSError``."""
+    """Write several files all-or-nothing (see the module docstring).
+
+    Each file replaced is read first, strictly (:func:`read_bytes`): a FIFO,
+    a device or a folder where a file goes (``--results`` naming one) is
+    refused before anything is staged, never opened for a blocking read or
+    read to its end.  Raises ``OSError``, :class:`NotAFileError` or the loader's size error.
+    """
+    befores = [_replaced(os.fspath(path)) for path, _ in writes]
     staged: list[tuple[str, str]] = []
     try:
         for path, data in writes:
@@ -549,12 +628,7 @@ def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | byte
         raise
     originals: list[tuple[str, bytes | None]] = []
     try:
-        for tmp, target in staged:
-            try:
-                with open(target, "rb") as fh:
-                    before: bytes | None = fh.read()
-            except FileNotFoundError:
-                before = None
+        for (tmp, target), before in zip(staged, befores):
             os.replace(tmp, target)
             originals.append((target, before))
     except BaseException:
@@ -566,6 +640,14 @@ def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | byte
             else:
                 os.replace(_stage(target, before), target)
         raise
+
+
+def _replaced(path: str) -> bytes | None:
+    """The bytes a write replaces (None: no file there yet), to put back if a later rename fails."""
+    try:
+        return read_bytes(path)
+    except FileNotFoundError:
+        return None
 
 
 def write_file_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
