@@ -479,3 +479,64 @@ def test_twenty_thousand_forged_markers_are_named_and_left_in_linear_time(tmp_pa
         assert proc.returncode == 0 and "Traceback" not in proc.stderr
         assert proc.stderr.count(conflicts.UNRECORDED) == n
     assert (pkg / "cm.yaml").read_text() == text
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "krm_merge", *args], capture_output=True, text=True, timeout=HANG_GUARD_S)
+
+
+def _nested(pkg: Path, depth: int) -> str:
+    """A ConfigMap nested ``depth`` maps deep, block style, a marker no update recorded on its deepest field."""
+    pkg.mkdir(parents=True)
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: c", "data:"]
+    lines += [f"{'  ' * (level + 1)}k{level}:" for level in range(depth)]
+    lines[-1] += ' v # krm-merge:conflict upstream="x" origin="y"'
+    text = "\n".join(lines) + "\n"
+    (pkg / "cm.yaml").write_text(text)
+    return text
+
+
+def test_conflicts_and_resolve_are_linear_in_nesting_depth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43: a marker at the bottom of a document nested 1k / 2k / 4k levels made ``conflicts`` and ``resolve``
+    take 1.4 / 10 / 89.5 s: the marker's pattern, searched from the start of every line, tried each blank of its
+    indentation to the end.  Counted: the characters the pattern is run over grow no faster than the depth, and the
+    marker is still found as the pattern finds it; 4,000 levels end in the loader's error, no traceback."""
+    from krm_merge.merge3 import conflicts as marks
+
+    pattern, offered = marks._marker_at(), [0]
+    lines = ["", "#", " # krm-merge:conflict", "a: 1 #  \tkrm-merge:conflict x", "x # krm-merge:conflicts",
+             "# krm-merge:conflict# krm-merge:conflict", "a krm-merge:conflict # krm-merge:conflict_ #krm-merge:conflict",
+             "\t" * 50 + "#" + " " * 50 + "krm-merge:conflict", "krm-merge:conflict", "#krm-merge:conflicté #krm-merge:conflict"]
+    for line in lines:  # the one definition of a marker: where the pattern's search finds it
+        found = pattern.search(line)
+        assert marks.find_marker(line) == (found.start() if found else -1), line
+
+    class Counting:
+        def search(self, line: str, pos: int = 0) -> Any:
+            offered[0] += len(line) - pos
+            return pattern.search(line, pos)
+
+        def match(self, line: str, pos: int = 0) -> Any:
+            offered[0] += len(line) - pos
+            return pattern.match(line, pos)
+
+    monkeypatch.setattr(marks, "_marker_at", lambda: Counting())
+    counts = []
+    for depth in (40, 160):
+        pkg = tmp_path / str(depth)
+        text = _nested(pkg, depth)
+        offered[0] = 0
+        assert conflicts.main([str(pkg)]) == 0  # the marker is listed apart: no update recorded it
+        assert resolve.main([str(pkg), "--take", "upstream"]) == 0
+        counts.append(offered[0])
+        assert (pkg / "cm.yaml").read_text() == text
+    small, large = counts
+    assert large <= 4 * small + 200, counts
+
+    deep = tmp_path / "deep"
+    text = _nested(deep, 4000)
+    for args in (["conflicts", str(deep)], ["resolve", str(deep), "--take", "upstream"]):
+        proc = _cli(*args)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+        assert "cm.yaml is nested deeper than 1000 levels" in proc.stderr, proc.stderr
+    assert (deep / "cm.yaml").read_text() == text
