@@ -89,3 +89,19 @@ def count_calls(run: Callable[[], Any]) -> int:
     finally:
         sys.setprofile(None)
     return count
+
+
+LOCK_COMMIT = "c0ffee" * 6 + "c0ff"
+"""A made-up commit id for :func:`locked_kptfile` (letters in it: forty digits would read as a YAML integer)."""
+
+
+def locked_kptfile(name: str = "local") -> str:
+    """A Kptfile recording an ``upstreamLock`` commit (:data:`LOCK_COMMIT`), as ``kpt pkg get`` leaves one.
+
+    The conflict ledger is bound to its package's lock, and a package without
+    one keeps none: an update with ``--origin``/``--upstream`` folders that
+    leaves markers needs it in local (the folders have no Kptfile, so the
+    update keeps local's).
+    """
+    return (f"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\nupstreamLock:\n  type: git\n  git:\n"
+            f"    repo: https://example.com/pkgs\n    directory: /{name}\n    ref: v1\n    commit: {LOCK_COMMIT}\n")

@@ -58,6 +58,11 @@ ALLOWED: list[Lazy] = [
          _START_UP + "the one door to ruamel: only round-trip reads and prints load it"),
     Lazy("krm_merge.update.other_files", "plan_other_files", "krm_merge.merge3.textfile",
          _START_UP + "only --files merge merges text files"),
+    Lazy("krm_merge.update.ledger", "_bind_document", "krm_merge.krm.fastyaml",
+         _START_UP + "the fast reader costs ~11 ms to import; only an update checking markers of its ledger loads it"),
+    Lazy("krm_merge.update.ledger", "_plain", "krm_merge.merge3.nodes",
+         _START_UP + "merge3.nodes loads ruamel; only a round-trip tree (a document the fast reader cannot read, "
+         "conflicts' own) is converted"),
     Lazy("krm_merge.commands.update", "parser", "krm_merge.commands.base",
          _START_UP + "the plain form `update PKG[@REF]` is read without the command base and argparse (~3.5 ms)"),
     Lazy("krm_merge.commands.update", "_plan", "krm_merge.update.planner",

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from krm_merge import cli
+from tests.helpers import locked_kptfile
 
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: "{k}"\n  j: "{j}"\n'
@@ -29,6 +30,7 @@ def _packages(tmp_path: Path, local_k: str) -> tuple[Path, Path, Path]:
     for name, k, j in (("origin", "1", "1"), ("upstream", "9", "1"), ("local", local_k, "x")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "cm.yaml").write_text(CM.format(k=k, j=j))
+    (tmp_path / "local" / "Kptfile").write_text(locked_kptfile())  # what a conflict ledger is bound to
     return tmp_path / "origin", tmp_path / "upstream", tmp_path / "local"
 
 
@@ -48,6 +50,7 @@ def test_a_quiet_update_says_nothing_but_its_conflicts(tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     (other / "cm.yaml").write_text(CM.format(k="L", j="1"))
+    (other / "Kptfile").write_text(locked_kptfile())
     marked = krm_merge("update", str(other), "--origin", str(origin), "--upstream", str(upstream),
                        "--conflicts", "mark", "-q")
     assert marked.returncode == 3

@@ -19,6 +19,7 @@ from krm_merge.commands import conflicts, diff, promote, resolve, update
 from krm_merge.krm.results import File, KrmError, Result, failure
 from krm_merge.outcomes import render
 from krm_merge.outcomes.report import Report
+from tests.helpers import LOCK_COMMIT, locked_kptfile
 
 MARKED = ('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n---\n'
           'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: ns\n'
@@ -85,10 +86,11 @@ def test_conflicts_and_resolve_report_each_marker_with_resource_field_and_file(t
     from krm_merge.update import ledger
 
     (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "Kptfile").write_text(locked_kptfile("pkg"))
     (tmp_path / "pkg" / "d.yaml").write_text(CONFLICT)
     (tmp_path / "pkg" / ledger.LEDGER_NAME).write_bytes(ledger.encode([ledger.Entry(  # as the update records it
         "field", "d.yaml", ResourceRef("apps/v1", "Deployment", "d"), "spec.replicas", ("spec", "replicas"), 5, 3, 2)],
-        ""))
+        LOCK_COMMIT))
     code, results, _ = _call(conflicts.main, [str(tmp_path / "pkg")], tmp_path / "r.yaml")
     assert code == conflicts.CONFLICTS_LEFT
     marker = results[0]

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from tests.outcomes.schema_check import errors, load_schema
+from tests.helpers import locked_kptfile
 
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: "{value}"\n'
 M = '# {"$promotion": "default:podinfo:prod"}'
@@ -49,6 +50,7 @@ def eight_files_one_conflict(tmp: Path) -> list[str]:
 
 def test_a_mark_update_that_wrote_its_files_reports_written(tmp_path: Path) -> None:
     argv = eight_files_one_conflict(tmp_path / "md")
+    (tmp_path / "md" / "local" / "Kptfile").write_text(locked_kptfile())  # what the conflict ledger is bound to
     done = cli(*argv, "--conflicts", "mark", "--report", "markdown", str(tmp_path / "r.md"))
     assert done.returncode == 3, done.stderr  # written, with a conflict left to decide
     assert "# krm-merge:conflict" in (tmp_path / "md" / "local" / "both.yaml").read_text()
@@ -58,6 +60,7 @@ def test_a_mark_update_that_wrote_its_files_reports_written(tmp_path: Path) -> N
     assert (tmp_path / "r.md").read_text().startswith(
         f"## krm-merge update {local}: 9 file(s) changed, 1 conflict(s)\n\nresources: 1 merged; ")
     argv = eight_files_one_conflict(tmp_path / "json")
+    (tmp_path / "json" / "local" / "Kptfile").write_text(locked_kptfile())
     done = cli(*argv, "--conflicts", "mark", "--report", "json", str(tmp_path / "r.json"))
     assert done.returncode == 3, done.stderr
     report = json.loads((tmp_path / "r.json").read_text())

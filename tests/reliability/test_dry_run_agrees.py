@@ -222,7 +222,8 @@ def _record_conflicts(pkg: Path) -> None:
             name = text.split("name: ", 1)[1].split("\n", 1)[0]
             entries.append(ledger.Entry(ledger.FIELD, path.name, ResourceRef("apps/v1", "Deployment", name),
                                         "spec.replicas", ("spec", "replicas"), 5, 3, 2))
-    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode(entries, ""))
+    (pkg / "Kptfile").write_text(helpers.locked_kptfile("pkg"))  # the lock the ledger is bound to
+    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode(entries, helpers.LOCK_COMMIT))
 
 
 def test_the_issue_package_dry_run_says_no_file_would_change(tmp_path: Path) -> None:

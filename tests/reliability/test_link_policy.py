@@ -17,6 +17,8 @@ from typing import Callable
 
 import pytest
 
+from tests.helpers import LOCK_COMMIT, locked_kptfile
+
 from .harness import run_command
 
 PIPE = ("apiVersion: pipelines.weave.works/v1alpha1\nkind: Pipeline\nmetadata:\n  name: app\n  namespace: default\n"
@@ -59,6 +61,7 @@ def _sdk(pkg: Path) -> tuple[int, str, str]:
 def _resolve(pkg: Path) -> tuple[int, str, str]:
     from krm_merge.commands import resolve
 
+    (pkg / "Kptfile").write_text(locked_kptfile("pkg"))  # the lock the ledger (_record) is bound to
     return run_command(resolve.main, [str(pkg), "--take", "upstream"])
 
 
@@ -89,7 +92,7 @@ def _record(pkg: Path, rel: str) -> None:
     found = ledger.decode(entries, "x")[1] if entries else []
     entry = ledger.Entry("field", rel, ResourceRef("apps/v1", "Deployment", CONFLICT.split("name: ")[1].split("\n")[0]),
                          "spec.replicas", ("spec", "replicas"), 5, 3, 2)
-    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode([*found, entry], ""))
+    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode([*found, entry], LOCK_COMMIT))
 
 
 @pytest.mark.parametrize("name", sorted(WRITERS))
@@ -164,7 +167,8 @@ def test_conflicts_reads_markers_through_a_link_to_a_file_as_it_reads_the_rest(
     found = ledger.decode((pkg / ledger.LEDGER_NAME).read_bytes(), "x")[1]
     entries = [*found, found[0]._replace(file="shared.yaml", resource=found[0].resource._replace(name="e")),
                ledger.Entry("text", "notes.txt", None, "", (), "a\n", "c\n", "b\n")]
-    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode(entries, ""))
+    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode(entries, LOCK_COMMIT))
+    (pkg / "Kptfile").write_text(locked_kptfile("pkg"))
     notes = tmp_path / "notes.txt"
     notes.write_text("<<<<<<< local\na\n||||||| origin\nb\n=======\nc\n>>>>>>> upstream\n")
     (pkg / "notes.txt").symlink_to(notes)

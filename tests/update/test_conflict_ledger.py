@@ -280,8 +280,15 @@ def test_a_subpackage_updated_on_its_own_keeps_its_ledger_and_the_parent_reads_i
     assert (pkg / "remote" / ledger.LEDGER_NAME).exists() and not (pkg / ledger.LEDGER_NAME).exists()
     listed = cli(world, "conflicts", str(pkg))  # the parent folder: the subpackage's ledger counts (its own lock)
     assert listed.returncode == 3 and listed.stdout.startswith(f"{pkg}/remote/app.yaml:")
+    # The parent's update moves the lock the subpackage's ledger is also bound to: it rebinds it as it writes it.
+    root = cli(world, "update", f"{pkg}@v2", "--conflicts", "mark")
+    assert root.returncode == 3, root.stderr
+    assert json.loads((pkg / "remote" / ledger.LEDGER_NAME).read_text())["parentLocks"] == [world.git("rev-parse", "v2")]
+    listed = cli(world, "conflicts", str(pkg))
+    assert listed.returncode == 3 and [line.split(":")[0] for line in listed.stdout.splitlines()] == [
+        f"{pkg}/app.yaml", f"{pkg}/remote/app.yaml"], listed.stdout + listed.stderr
     assert cli(world, "resolve", str(pkg), "--take", "local").returncode == 0
-    assert not (pkg / "remote" / ledger.LEDGER_NAME).exists()
+    assert not (pkg / "remote" / ledger.LEDGER_NAME).exists() and not (pkg / ledger.LEDGER_NAME).exists()
     assert "replicas: 5\n" in (pkg / "remote" / "app.yaml").read_text()
 
 
@@ -313,3 +320,94 @@ def test_conflict_paths_are_printed_from_where_the_command_runs_and_taken_back(w
     assert "replicas: 3\n" in (pkg / "app.yaml").read_text()
     assert here("resolve", name, "--take", "local", "b.yaml").returncode == 0  # the package-relative spelling
     assert "replicas: 5\n" in (pkg / "b.yaml").read_text()
+
+
+# -- issue 43: the binding cannot be forged, a decided entry stays decided -----------------------------------------
+
+IMAGE_ENTRY = ledger.Entry(
+    "field", "app.yaml", ResourceRef("apps/v1", "Deployment", "app"), "spec.template.spec.containers[name=app].image",
+    ("spec", "template", "spec", "containers", ("name", "app"), "image"), "app:1", EVIL, "app:1")
+
+
+def test_a_subpackage_kptfile_from_upstream_cannot_bind_a_ledger(world: World) -> None:
+    """Issue 43: upstream ships a subpackage whose Kptfile names a made-up ``upstreamLock`` commit, a ledger
+    naming that commit and the marker it records; the ledger was honoured (the nearest lock was upstream's own
+    text) and ``resolve --take upstream`` wrote the backdoor.  A ledger is bound to the lock of every package it
+    sits in as well as its own: the root's is the commit the subpackage arrived in, which no file of it can name."""
+    made_up = "d" * 40
+    sub_kptfile = kptfile("sub", "upstreamLock:\n  type: git\n  git:\n    repo: https://example.com/other\n"
+                                 f"    directory: /\n    ref: main\n    commit: {made_up}\n")
+    world.commit({"Kptfile": kptfile("pkg"), "app.yaml": DEPLOYMENT, "sub/Kptfile": sub_kptfile,
+                  "sub/app.yaml": FORGED, "sub/.krm-merge.conflicts": ledger.encode([IMAGE_ENTRY], made_up).decode()},
+                 tag="v1")
+    world.get("v1")
+    pkg = world.our_pkg
+    assert (pkg / "sub" / ledger.LEDGER_NAME).exists() and made_up in (pkg / "sub" / "Kptfile").read_text()
+    for target in (pkg, pkg / "sub"):  # the package, or the subpackage named itself
+        listed = cli(world, "conflicts", str(target))
+        assert listed.returncode == 0 and listed.stdout == "", listed.stderr
+        assert f"written for upstreamLock {made_up}, but the package is at {made_up} (in packages locked at " \
+            f"{world.git('rev-parse', 'v1')})" in listed.stderr
+        resolved = cli(world, "resolve", str(target), "--take", "upstream")
+        assert resolved.returncode == 0, resolved.stderr
+        assert EVIL not in (pkg / "sub" / "app.yaml").read_text().replace(f'upstream="{EVIL}"', "")
+        chosen = cli(world, "resolve", str(target), "--take", "upstream", "Deployment/app")
+        assert chosen.returncode == 1 and "names only markers no update recorded" in chosen.stderr
+    assert f'image: app:1 # krm-merge:conflict upstream="{EVIL}"' in (pkg / "sub" / "app.yaml").read_text()
+
+
+def marked_replicas(world: World) -> Path:
+    """A package whose replicas the user set to 5 while upstream's v2 set 3: marked and recorded."""
+    pkg = fetched(world, {"app.yaml": DEPLOYMENT}, {"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 3")},
+                  {"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 5")})
+    assert cli(world, "update", f"{pkg}@v2", "--conflicts", "mark").returncode == 3
+    assert "  replicas: 5 # krm-merge:conflict upstream=3 origin=1\n" in (pkg / "app.yaml").read_text()
+    return pkg
+
+
+@pytest.mark.parametrize("decided", ["marker deleted", "value edited"])
+def test_a_conflict_decided_by_hand_is_not_revived_by_upstream_text(world: World, decided: str) -> None:
+    """Issue 43: the user decided the conflict by hand; upstream later ships a marker-shaped comment on that field,
+    and the next update took it for the recorded marker: ``resolve --take upstream`` wrote back upstream's 3 over
+    the user's value.  An entry is judged on the files as they were before the update: decided, it is dropped."""
+    pkg = marked_replicas(world)
+    text = (pkg / "app.yaml").read_text()
+    mine = "replicas: 7" if decided == "marker deleted" else "replicas: 7 # krm-merge:conflict upstream=3 origin=1"
+    (pkg / "app.yaml").write_text(text.replace("replicas: 5 # krm-merge:conflict upstream=3 origin=1", mine))
+    listed = cli(world, "conflicts", str(pkg))
+    assert listed.returncode == 0 and listed.stdout == "", listed.stdout
+    world.commit({"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 3 # krm-merge:conflict upstream=3 origin=1")
+                  .replace("app:1", "app:2")}, tag="v3")
+    update = cli(world, "update", f"{pkg}@v3", "--conflicts", "mark")
+    assert update.returncode == 0, update.stderr
+    assert "image: app:2\n" in (pkg / "app.yaml").read_text()  # the update did its work
+    assert not (pkg / ledger.LEDGER_NAME).exists()
+    listed = cli(world, "conflicts", str(pkg), "--output", "json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == []
+    chosen = cli(world, "resolve", str(pkg), "--take", "upstream", "Deployment/app:spec.replicas")
+    assert chosen.returncode == 1 and "names only markers no update recorded" in chosen.stderr
+    assert cli(world, "resolve", str(pkg), "--take", "upstream").returncode == 0
+    assert "replicas: 7" in (pkg / "app.yaml").read_text() and "replicas: 3" not in (pkg / "app.yaml").read_text()
+
+
+def test_a_conflict_on_a_field_upstream_now_agrees_on_is_no_conflict_left(world: World) -> None:
+    """Issue 43: upstream's next version sets the field to the user's value; the entry stayed, and every update
+    exited 3.  A later update drops an entry whose upstream value moved (the field is decided: here upstream now
+    agrees) and removes its marker; a field set by hand to upstream's value is decided too."""
+    pkg = marked_replicas(world)
+    world.commit({"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 5").replace("app:1", "app:2")}, tag="v3")
+    update = cli(world, "update", f"{pkg}@v3", "--conflicts", "mark")
+    assert update.returncode == 0, update.stderr
+    assert "  replicas: 5\n" in (pkg / "app.yaml").read_text() and "krm-merge:conflict" not in (pkg / "app.yaml").read_text()
+    assert not (pkg / ledger.LEDGER_NAME).exists()
+    assert cli(world, "conflicts", str(pkg)).returncode == 0
+
+    (pkg / "app.yaml").write_text((pkg / "app.yaml").read_text().replace("replicas: 5", "replicas: 6"))
+    world.commit({"app.yaml": DEPLOYMENT.replace("replicas: 1", "replicas: 2").replace("app:1", "app:2")}, tag="v4")
+    assert cli(world, "update", f"{pkg}@v4", "--conflicts", "mark").returncode == 3  # 6 here, 2 upstream
+    text = (pkg / "app.yaml").read_text()
+    (pkg / "app.yaml").write_text(text.replace("replicas: 6 #", "replicas: 2 #"))  # upstream's, the marker left
+    listed = cli(world, "conflicts", str(pkg))
+    assert listed.returncode == 0 and listed.stdout == "", listed.stdout
+    assert cli(world, "update", f"{pkg}@v4", "--conflicts", "mark").returncode == 0
+    assert not (pkg / ledger.LEDGER_NAME).exists()

@@ -14,6 +14,7 @@ the ledger is gone.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -30,9 +31,14 @@ from krm_merge.outcomes.kinds import ConflictOutcome
 from krm_merge.commands import conflicts, resolve, update
 from krm_merge.update import ledger, plan as update_plan, planner
 from krm_merge.krm import yamlio
+from krm_merge.krm.results import ResourceRef
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import ABSENT_VALUE, parse_marker
+
+from tests.helpers import LOCK_COMMIT, locked_kptfile
+
+from .world import kptfile
 
 ABSENT = object()
 VALUES = st.sampled_from([1, 2, "1", "b", True, ABSENT])
@@ -70,10 +76,15 @@ def model(l: dict[str, Any], o: dict[str, Any], u: dict[str, Any]) -> set[str]:
     }
 
 
+# The user's Kptfile: the conflict ledger is bound to its upstreamLock commit (a package without one keeps none).
+LOCKED = locked_kptfile()
+
+
 def write_copies(tmp: Path, l: dict[str, Any], o: dict[str, Any], u: dict[str, Any]) -> None:
     for name, values in (("local", l), ("origin", o), ("upstream", u)):
         (tmp / name).mkdir()
         (tmp / name / "thing.yaml").write_text(yamlio.dump_data(build(values)))
+    (tmp / "local" / "Kptfile").write_text(LOCKED)
 
 
 def updated(tmp: Path, policy: str) -> tuple[Path, update_plan.UpdatePlan]:
@@ -166,6 +177,7 @@ def package(tmp: Path, local: str, upstream: str) -> Path:
     for name, text in (("origin", ORIGIN), ("local", local), ("upstream", upstream)):
         (tmp / name).mkdir()
         (tmp / name / "app.yaml").write_text(text)
+    (tmp / "local" / "Kptfile").write_text(LOCKED)
     return tmp / "local"
 
 
@@ -386,6 +398,7 @@ def test_a_plain_yaml_field_is_selected_by_its_file(tmp_path: Path, capsys: pyte
         (tmp_path / name).mkdir()
         (tmp_path / name / "values.yaml").write_text(f"replicaCount: {count}\nimage: web\n")
     pkg = tmp_path / "local"
+    (pkg / "Kptfile").write_text(LOCKED)
     assert run_update(pkg, "--conflicts", "mark") == 3
     capsys.readouterr()
     assert conflicts.main([str(pkg)]) == 3
@@ -450,6 +463,7 @@ def test_resolve_is_linear_in_the_number_of_markers(tmp_path: Path, monkeypatch:
             docs = [f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{d}\ndata:\n"
                     + "".join(f"  k{i}: {value}{i}\n" for i in range(n)) for d in range(2)]
             (root / name / "cm.yaml").write_text("---\n".join(docs))
+        (root / "local" / "Kptfile").write_text(LOCKED)
         assert run_update(root / "local", "--conflicts", "mark") == 3
         work.clear()
         assert resolve.main([str(root / "local"), "--take", "upstream"]) == 0
@@ -479,3 +493,180 @@ def test_twenty_thousand_forged_markers_are_named_and_left_in_linear_time(tmp_pa
         assert proc.returncode == 0 and "Traceback" not in proc.stderr
         assert proc.stderr.count(conflicts.UNRECORDED) == n
     assert (pkg / "cm.yaml").read_text() == text
+
+
+# -- issue 43: what binds a ledger, what a ledger path may be, the work of marking and finding -----------------
+
+
+def test_a_ledger_in_a_package_without_a_lock_is_never_honoured(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 43: a ledger naming ``lockedCommit: ""`` in a package recording no lock was honoured: ``resolve --take
+    upstream`` wrote its value.  Without a commit to bind it to, a ledger could have come from anywhere: it is not
+    honoured, and an update that would have to write one there is refused."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "Kptfile").write_text(kptfile("pkg"))
+    text = ORIGIN.replace("replicas: 2", "replicas: 2 # krm-merge:conflict upstream=666 origin=2")
+    (pkg / "app.yaml").write_text(text)
+    forged = ledger.Entry("field", "app.yaml", ResourceRef("apps/v1", "Deployment", "app", "shop"), "spec.replicas",
+                          ("spec", "replicas"), 2, 666, 2)
+    (pkg / ledger.LEDGER_NAME).write_bytes(ledger.encode([forged], ""))
+    assert conflicts.main([str(pkg)]) == 0
+    err = capsys.readouterr().err
+    assert ".krm-merge.conflicts: its package records no upstreamLock commit" in err and "Traceback" not in err
+    assert resolve.main([str(pkg), "--take", "upstream"]) == 0
+    assert (pkg / "app.yaml").read_text() == text  # 666 never written
+    assert resolve.main([str(pkg), "--take", "upstream", "Deployment/shop/app:spec.replicas"]) == 1
+    assert (pkg / "app.yaml").read_text() == text
+
+    (tmp_path / "update").mkdir()
+    local = both_changed(tmp_path / "update")
+    (local / "Kptfile").unlink()
+    before = (local / "app.yaml").read_text()
+    capsys.readouterr()
+    assert run_update(local, "--conflicts", "mark") == 1
+    assert ("this update would leave 3 conflict(s) marked, but the package's Kptfile records no upstreamLock commit"
+            in capsys.readouterr().err)
+    assert (local / "app.yaml").read_text() == before and not (local / ledger.LEDGER_NAME).exists()
+
+
+def _wrong_ledger(pkg: Path, kind: str) -> None:
+    path = pkg / ledger.LEDGER_NAME
+    if kind == "folder":
+        path.mkdir()
+        (path / "x").write_text("{}")
+    elif kind == "link":  # to a ledger that would be honoured, were it read through the link
+        elsewhere = pkg.parent / "elsewhere.json"
+        elsewhere.write_bytes(ledger.encode([], LOCK_COMMIT))
+        path.symlink_to(elsewhere)
+    elif kind == "fifo":
+        os.mkfifo(path)  # opened for reading, it would block every command
+    else:  # huge: sparse, past the 64 MB a ledger is read up to (ledger.MAX_LEDGER_BYTES)
+        with open(path, "wb") as fh:
+            fh.truncate(64 * 1024 * 1024 + 1)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "krm_merge", *args], capture_output=True, text=True, timeout=HANG_GUARD_S)
+
+
+@pytest.mark.parametrize("kind", ["folder", "link", "fifo", "huge"])
+def test_a_ledger_path_that_is_not_a_ledger_file_is_named_and_left_alone(tmp_path: Path, kind: str) -> None:
+    """Issue 43: a ``.krm-merge.conflicts`` folder made every ``update`` and ``conflicts`` exit 1.  A ledger path
+    that is not a regular file of a sane size is named in a warning and not read (nor followed, nor opened); only an
+    update that has conflicts to record there stops, with an error naming it, and writes nothing."""
+    pkg = package(tmp_path, ORIGIN, ORIGIN.replace("replicas: 2", "replicas: 3"))
+    _wrong_ledger(pkg, kind)
+    named = ".krm-merge.conflicts: " + {"folder": "a folder", "link": "a symbolic link", "fifo": "a FIFO",
+                                        "huge": "a file of 64 MB (ledgers are read up to 64 MB)"}[kind]
+    update_ = _cli("update", str(pkg), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"))
+    assert update_.returncode == 0, update_.stderr
+    assert f"warning: {named}, not a conflict ledger krm-merge writes: not read; left as it is" in update_.stderr
+    assert "replicas: 3\n" in (pkg / "app.yaml").read_text()
+    listed = _cli("conflicts", str(pkg))
+    assert listed.returncode == 0 and named in listed.stderr and "Traceback" not in listed.stderr
+    assert _cli("resolve", str(pkg), "--take", "upstream").returncode == 0
+    assert os.path.lexists(pkg / ledger.LEDGER_NAME)  # the user's own path, left as it is
+
+    (tmp_path / "origin" / "app.yaml").write_text((tmp_path / "upstream" / "app.yaml").read_text())
+    (tmp_path / "upstream" / "app.yaml").write_text(ORIGIN.replace("replicas: 2", "replicas: 4"))
+    (pkg / "app.yaml").write_text((pkg / "app.yaml").read_text().replace("replicas: 3", "replicas: 5"))
+    before = (pkg / "app.yaml").read_text()
+    marked = _cli("update", str(pkg), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"),
+                  "--conflicts", "mark")
+    assert marked.returncode == 1 and "Traceback" not in marked.stderr
+    assert (f"error: {named}, not a conflict ledger krm-merge writes, and this update has 1 conflict(s) to record "
+            "there: remove it and run the update again") in marked.stderr
+    assert (pkg / "app.yaml").read_text() == before
+
+
+def _many_documents(root: Path, n: int) -> Path:
+    """``n`` ConfigMaps in one file, each with one field changed differently on both sides."""
+    for name in ("origin", "local", "upstream"):
+        (root / name).mkdir(parents=True)
+        (root / name / "cm.yaml").write_text("---\n".join(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: {name}{i}\n  same: s\n"
+            for i in range(n)))
+    (root / "local" / "Kptfile").write_text(LOCKED)
+    return root / "local"
+
+
+def test_marking_is_linear_in_the_number_of_conflicts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43: ``update --conflicts mark`` was quadratic (2.2 s at 2,500 conflicts, 50 s at 20,000): the ledger
+    scanned each document's header once per conflict of its file.  Counted: the header scans at 4x the conflicts
+    grow 4x."""
+    from krm_merge.krm import kubeobject
+
+    real, scans = kubeobject.scan_header, [0]
+
+    def counting(text: str) -> Any:
+        scans[0] += 1
+        return real(text)
+
+    monkeypatch.setattr(kubeobject, "scan_header", counting)
+    counts = []
+    for n in (20, 80):
+        local = _many_documents(tmp_path / str(n), n)
+        scans[0] = 0
+        assert run_update(local, "--conflicts", "mark") == 3
+        counts.append(scans[0])
+        assert len(json.loads((local / ledger.LEDGER_NAME).read_text())["conflicts"]) == n
+    small, large = counts
+    assert large <= 4 * small + 20, counts
+
+
+def _nested(pkg: Path, depth: int) -> str:
+    """A ConfigMap nested ``depth`` maps deep, block style, a marker no update recorded on its deepest field."""
+    pkg.mkdir(parents=True)
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: c", "data:"]
+    lines += [f"{'  ' * (level + 1)}k{level}:" for level in range(depth)]
+    lines[-1] += ' v # krm-merge:conflict upstream="x" origin="y"'
+    text = "\n".join(lines) + "\n"
+    (pkg / "cm.yaml").write_text(text)
+    return text
+
+
+def test_conflicts_and_resolve_are_linear_in_nesting_depth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43: a marker at the bottom of a document nested 1k / 2k / 4k levels made ``conflicts`` and ``resolve``
+    take 1.4 / 10 / 89.5 s: the marker's pattern, searched from the start of every line, tried each blank of its
+    indentation to the end.  Counted: the characters the pattern is run over grow no faster than the depth, and the
+    marker is still found as the pattern finds it; 4,000 levels end in the loader's error, no traceback."""
+    from krm_merge.merge3 import conflicts as marks
+
+    pattern, offered = marks._marker_at(), [0]
+    lines = ["", "#", " # krm-merge:conflict", "a: 1 #  \tkrm-merge:conflict x", "x # krm-merge:conflicts",
+             "# krm-merge:conflict# krm-merge:conflict", "a krm-merge:conflict # krm-merge:conflict_ #krm-merge:conflict",
+             "\t" * 50 + "#" + " " * 50 + "krm-merge:conflict", "krm-merge:conflict", "#krm-merge:conflicté #krm-merge:conflict"]
+    for line in lines:  # the one definition of a marker: where the pattern's search finds it
+        found = pattern.search(line)
+        assert marks.find_marker(line) == (found.start() if found else -1), line
+
+    class Counting:
+        def search(self, line: str, pos: int = 0) -> Any:
+            offered[0] += len(line) - pos
+            return pattern.search(line, pos)
+
+        def match(self, line: str, pos: int = 0) -> Any:
+            offered[0] += len(line) - pos
+            return pattern.match(line, pos)
+
+    monkeypatch.setattr(marks, "_marker_at", lambda: Counting())
+    counts = []
+    for depth in (40, 160):
+        pkg = tmp_path / str(depth)
+        text = _nested(pkg, depth)
+        offered[0] = 0
+        assert conflicts.main([str(pkg)]) == 0  # the marker is listed apart: no update recorded it
+        assert resolve.main([str(pkg), "--take", "upstream"]) == 0
+        counts.append(offered[0])
+        assert (pkg / "cm.yaml").read_text() == text
+    small, large = counts
+    assert large <= 4 * small + 200, counts
+
+    deep = tmp_path / "deep"
+    text = _nested(deep, 4000)
+    for args in (["conflicts", str(deep)], ["resolve", str(deep), "--take", "upstream"]):
+        proc = _cli(*args)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+        assert "cm.yaml is nested deeper than 1000 levels" in proc.stderr, proc.stderr
+    assert (deep / "cm.yaml").read_text() == text

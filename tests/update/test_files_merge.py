@@ -24,6 +24,7 @@ from krm_merge.outcomes.kinds import FileKept, FileMerged, KeptReason, Region
 from krm_merge.update import git as update_git, plan as update_plan, planner
 
 from tests.conftest import require_binary
+from tests.helpers import locked_kptfile
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: '1'\n"
 NAMES = ("README.md", "scripts/run.sh", "data.json", "logo.png")
@@ -128,7 +129,8 @@ def test_default_keeps_a_locally_changed_file_whole_as_kpt(tmp_path: Path) -> No
 def test_command_merges_and_reports_each_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path / "origin", {"README.md": b"a\nb\nc\n", "run.sh": b"x\n", "logo.png": b"\0a"})
     write(tmp_path / "upstream", {"README.md": b"a\nb\nC\n", "run.sh": b"theirs\n", "logo.png": b"\0u"})
-    write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "run.sh": b"mine\n", "logo.png": b"\0l"})
+    write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "run.sh": b"mine\n", "logo.png": b"\0l",
+                               "Kptfile": locked_kptfile().encode()})  # what the conflict ledger is bound to
     args = [str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream")]
     assert update.main([*args, "--files", "merge"]) == 3  # a diff3 region is left for a person, whatever --conflicts
     out, err = capsys.readouterr()
@@ -145,7 +147,8 @@ def test_command_merges_and_reports_each_file(tmp_path: Path, capsys: pytest.Cap
 def test_results_and_report_name_each_merged_file_and_conflict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path / "origin", {"README.md": b"a\nb\nc\n", "bin/run.sh": b"x\n", "logo.png": b"\0a"})
     write(tmp_path / "upstream", {"README.md": b"a\nb\nC\n", "bin/run.sh": b"theirs\n", "logo.png": b"\0u"})
-    write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "bin/run.sh": b"mine\n", "logo.png": b"\0l"})
+    write(tmp_path / "local", {"README.md": b"A\nb\nc\n", "bin/run.sh": b"mine\n", "logo.png": b"\0l",
+                               "Kptfile": locked_kptfile().encode()})
     results, report = tmp_path / "results.yaml", tmp_path / "report.json"
     assert update.main([str(tmp_path / "local"), "--origin", str(tmp_path / "origin"), "--upstream", str(tmp_path / "upstream"),
                         "--files", "merge", "--results", str(results), "--report", "json", str(report)]) == 3

@@ -15,6 +15,7 @@ import pytest
 from krm_merge.commands import conflicts, resolve, update
 
 from tests.conftest import require_binary
+from tests.helpers import locked_kptfile
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: '1'\n"
 ORIGIN = "title\none\ntwo\nthree\nfour\nfive\n"
@@ -32,6 +33,7 @@ def package(tmp: Path, eol: str = "\n") -> Path:
         (tmp / name).mkdir()
         (tmp / name / "cm.yaml").write_text(CM)
         (tmp / name / "NOTES.txt").write_bytes(text.replace("\n", eol).encode())
+    (tmp / "local" / "Kptfile").write_text(locked_kptfile())  # what the conflict ledger is bound to
     return tmp / "local"
 
 
@@ -85,6 +87,7 @@ def two_regions(tmp: Path) -> Path:
         (tmp / name / "cm.yaml").write_text(CM)
         (tmp / name / "NOTES.txt").write_text(text)
     pkg = tmp / "local"
+    (pkg / "Kptfile").write_text(locked_kptfile())
     assert update.main([str(pkg), "--origin", str(tmp / "origin"), "--upstream", str(tmp / "upstream"),
                         "--files", "merge"]) == 3
     return pkg

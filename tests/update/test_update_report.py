@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from krm_merge.commands import update
+from tests.helpers import locked_kptfile
 from tests.outcomes.schema_check import errors, load_schema
 
 
@@ -63,6 +64,7 @@ def args(tmp: Path, *extra: str) -> list[str]:
 def test_json_report_names_each_resource_outcome_and_conflict(tmp_path: Path, policy: str, decision: str, code: int,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     world(tmp_path)
+    (tmp_path / "local" / "Kptfile").write_text(locked_kptfile())  # what the conflict ledger (mark) is bound to
     report_path = tmp_path / "report.json"
     assert update.main(args(tmp_path, "--conflicts", policy, "--report", "json", str(report_path))) == code
     report = json.loads(report_path.read_text())
@@ -71,7 +73,7 @@ def test_json_report_names_each_resource_outcome_and_conflict(tmp_path: Path, po
     outcomes = report["outcomes"]
     resources = {(f"{r['resource']['kind']}/{r['resource']['name']}", r["file"], r["action"], r["reason"])
                  for r in outcomes if r["kind"] == "resource"}
-    assert resources == EXPECTED
+    assert resources == EXPECTED | {("Kptfile/local", "Kptfile", "kept", "unchangedUpstream")}
     (conflict,) = [o for o in outcomes if o["kind"] == "conflict"]
     assert {k: v for k, v in conflict.items() if k not in ("message", "severity")} == {
         "kind": "conflict", "resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "merged"},
@@ -81,7 +83,7 @@ def test_json_report_names_each_resource_outcome_and_conflict(tmp_path: Path, po
             "action": "changed"} in outcomes
     err = capsys.readouterr().err
     words = {"upstream": "upstream's value", "local": "local's value", "marked": "local's value, marked '# krm-merge:conflict'"}
-    assert ("resources: 1 added; 1 deleted; 4 kept local; 1 merged; 1 taken from upstream; 1 unchanged; "
+    assert ("resources: 1 added; 1 deleted; 5 kept local; 1 merged; 1 taken from upstream; 1 unchanged; "
             f"1 conflict(s): 1 {words[decision]}") in err
 
 

@@ -2,8 +2,9 @@
 
 A conflict left in a package is a marker in one of its files that the
 update which wrote it recorded in the package's conflict ledger
-(:mod:`krm_merge.update.ledger`); a value edited by hand and its marker
-deleted is a decided conflict, and CI can tell a resolved package from an
+(:mod:`krm_merge.update.ledger`) and whose field still holds the value the
+update left; a marker deleted or a value edited by hand is a decided
+conflict, and CI can tell a resolved package from an
 unresolved one by this command's exit code (0: none left, 3: some left, 1:
 the package could not be read).  Marker-shaped text no update recorded (an
 upstream can write any comment or diff3 region into its content) is listed

@@ -153,8 +153,10 @@ def _below(marker: Marker, field: str) -> bool:
 def write(root: Path, found: Found, chosen: list[Marker], take: str) -> None:
     """Apply ``take`` to the ``chosen`` conflicts file by file and drop their ledger entries, all in one write.
 
-    Entries whose marker is gone (decided by hand) are dropped too; a ledger
-    left empty is deleted.  Only markers an update recorded are acted on.
+    Entries whose marker is gone or whose value was edited (decided by hand)
+    are dropped too; a ledger left empty is deleted, each other one written
+    with the binding it was read with.  Only markers an update recorded are
+    acted on.
     """
     if any(m.entry is None for m in chosen):
         raise KrmError("refusing to act on a marker no update recorded")  # a caller's mistake, never a user's

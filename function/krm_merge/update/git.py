@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
@@ -204,6 +204,7 @@ def plan_git_update(
     walk = Recursion().enter((upstream.repo, clean_directory(upstream.directory), ref or upstream.ref), where)
     plan = _plan_one_git_package(users, kptfile_text, upstream, lock, ref, strategy, options.conflicts,
                                  options.fallback_keys, versions, files_policy, walk.budget, strategy)
+    plan.subpackages = list(users.listing.subpackages)  # the ledgers of the user's subpackages (update/ledger.py)
     written = _Written()
     written.add("", plan, walk, where)
     if not recursive or not _has_remote_subpackages(users, plan):
@@ -215,9 +216,10 @@ def plan_git_update(
     # shows all of it) with nothing copied, written or listed again before the one write.
     tree = _Planned(users.overlaid(plan.writes, plan.remove_dirs), written)
     found, marks = list(plan.outcomes), list(plan.marks)
-    _update_remote_subpackages(tree, "", local, upstream, ref, strategy, options, walk, where, found, marks)
+    fields = plan.upstream or [("", None)]  # upstream's values by package folder, for the ledger (none: at the commit)
+    _update_remote_subpackages(tree, "", local, upstream, ref, strategy, options, walk, where, found, marks, fields)
     final = diff_trees(users, tree.snapshot)
-    final.outcomes, final.marks = found, marks
+    final.outcomes, final.marks, final.upstream, final.subpackages = found, marks, fields, plan.subpackages
     return final
 
 
@@ -276,10 +278,11 @@ class _Planned:
 def _update_remote_subpackages(
     tree: _Planned, package: str, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
     options: _Options, walk: Recursion, where: str, found: list[Outcome], marks: list[Entry],
+    fields: list[tuple[str, Any]],
 ) -> None:
     """Update each remote subpackage below folder ``package`` of ``tree`` ("" for the root, else "a/b/"), its
-    plan laid over the tree, then theirs; their outcomes go to ``found`` and the conflicts they mark (the
-    ledger's entries) to ``marks``, named from ``package``.
+    plan laid over the tree, then theirs; their outcomes go to ``found``, the conflicts they mark (the
+    ledger's entries) to ``marks``, named from ``package``, and the upstream each merged to ``fields``.
 
     ``users`` is the same package in the user's own tree, as it was before the update
     (None when it is new): its Kptfiles say how the user's subpackages are updated.
@@ -305,11 +308,12 @@ def _update_remote_subpackages(
                                          options.conflicts, options.fallback_keys, options.versions,
                                          options.files_policy, walk.budget, recorded)
         tree.lay(at, sub_plan, sub_walk, sub_where)
+        fields.extend((at + folder, values) for folder, values in sub_plan.upstream or [("", None)])
         if proposal is not None:
             found.append(proposal)
         inner, inner_marks = list(sub_plan.outcomes), list(sub_plan.marks)
         _update_remote_subpackages(tree, at, users_sub, sub_up, sub_ref, sub_strategy, options, sub_walk,
-                                   sub_where, inner, inner_marks)
+                                   sub_where, inner, inner_marks, fields)
         found.extend(outcome.within(sub) for outcome in inner)  # named where the user finds them
         marks.extend(entry.within(sub) for entry in inner_marks)
 

@@ -26,13 +26,18 @@ class UpdatePlan:
     update's start-up several milliseconds (issue 24).
     """
 
-    __slots__ = ("changes", "outcomes", "marks")
+    __slots__ = ("changes", "outcomes", "marks", "upstream", "subpackages")
 
     def __init__(self, changes: pkgio.ChangeSet | None = None) -> None:
         self.changes = pkgio.ChangeSet() if changes is None else changes
         self.outcomes: list[Outcome] = []  # each resource, conflict, file not taken, link refused: in order
         # update.ledger.Entry (the ledger imports this module): each marker it writes, for the conflict ledger
         self.marks: list[Any] = []
+        # For the ledger's earlier entries: by folder ("" the root, "a/b/" a remote subpackage), upstream's values
+        # in the version each package was merged from (update.ledger.UpstreamFields; None: none was merged), and
+        # the local package's subpackage folders as the update found them.
+        self.upstream: list[tuple[str, Any]] = []
+        self.subpackages: list[str] = []
 
     @property
     def writes(self) -> list[pkgio.Write]:

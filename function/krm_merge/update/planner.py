@@ -113,8 +113,11 @@ def _plan_copies(
         fail=ConflictPolicy(conflicts) is ConflictPolicy.FAIL)
     plan.writes.extend(other_writes)
     plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
-    # The markers the update writes, for the package's conflict ledger (update/ledger.py).
+    # The markers the update writes, for the package's conflict ledger (update/ledger.py), and what the ledger
+    # checks its earlier entries against: upstream's values, the subpackages' own ledgers.
     plan.marks = [ledger.field_entry(obj, obj.path or "", mark) for obj, mark in result.marks] + text_marks
+    plan.upstream = [("", ledger.UpstreamFields(url.items))]
+    plan.subpackages = list(local.listing.subpackages)
     plan.outcomes = merge_outcomes(result, lambda obj: obj.path or "")
     plan.outcomes += other_outcomes
     plan.outcomes += ignored_changes(local, origin, upstream, patterns)
