@@ -58,7 +58,8 @@ RUN set -e; \
     /opt/krm-merge/bin/krm-merge --help >/dev/null
 
 FROM ${BASE_IMAGE} AS runtime
-ARG VERSION=unknown
+# The package's __version__ (tools/build-image.sh passes it; a test keeps this default equal to it).
+ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="krm-merge" \
       org.opencontainers.image.description="KRM function (kpt function) for safe YAML merges: strategic merge patch, kpt 3-way package merge, GitOps promotion" \
       org.opencontainers.image.source="https://github.com/krm-merge/krm-merge" \

@@ -14,7 +14,7 @@ output again.  Then the reference command and ours run alternately and the
 medians of wall time, CPU time (user+sys from ``wait4``; the shared machine
 disturbs it far less, so targets are judged on it) and peak RSS (children
 included: kpt's function processes) are printed and written as JSON, from
-which ``bench/report.py`` generates the README and docs tables.
+which ``bench/report.py`` generates the README's lines and the docs tables.
 """
 
 from __future__ import annotations

@@ -73,6 +73,8 @@ def entry() -> NoReturn:
         said = handler.signo is not None and code == 128 + handler.signo  # the command's report said it
     except SystemExit as stop:  # argument parsing's exits, and Interrupted
         code = _exit_status(stop)
+    except BrokenPipeError:  # the reader went away (`krm-merge ... | head`): stop as a process killed by SIGPIPE
+        code = 128 + 13
     except KeyboardInterrupt:  # Python's own SIGINT handler, in the instant before ours was installed
         handler.signo = handler.signo or interrupts.SIGINT
         code = 0

@@ -2,7 +2,9 @@
 
 The one place that knows how krm-merge touches files:
 
-* reads refuse a file above the input size limit before reading it;
+* a file the user names is read strictly (:func:`read_bytes`): a regular
+  file only (a FIFO, a device, a folder refused by name, checked on a
+  descriptor opened without blocking), and never past the input size limit;
 * a path written must stay inside the package (no absolute path, no ``..``,
   no folder that resolves outside the root, no symbolic link);
 * several files are written all-or-nothing: each is staged as a temporary
@@ -28,9 +30,11 @@ import functools
 import os
 import re
 import stat
+import unicodedata
 from types import ModuleType
-from typing import Iterable, Iterator, Sequence
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
+from krm_merge import numbers
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size, max_input_bytes
 
@@ -49,21 +53,88 @@ class UntrustedTreeError(KrmMergeError):
 # --- reading ----------------------------------------------------------------------------
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """A file as UTF-8 text, CRLF line ends kept; a file above the size limit is refused.
+class NotAFileError(KrmMergeError):
+    """A file to read that is no regular file: a FIFO, a device, a socket, a folder (or a link to one)."""
 
-    Raises ``OSError``, ``UnicodeDecodeError`` or the loader's size error.
-    """
-    check_size(os.stat(path).st_size, os.fspath(path))
-    with open(path, encoding="utf-8", newline="") as fh:
-        return fh.read()
+
+# A file the user names is opened following links (the user chose it) and without blocking:
+# a FIFO's open would wait for a writer; its kind is then checked on the descriptor (fstat).
+_USER_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A file's bytes; a file above the size limit is refused."""
-    check_size(os.stat(path).st_size, os.fspath(path))
-    with open(path, "rb") as fh:
-        return fh.read()
+    """The bytes of a file the user named, read strictly: the one reader of such files.
+
+    A regular file only (a link to one is followed): a FIFO, a device (a link
+    to ``/dev/zero``), a socket or a folder is refused with
+    :class:`NotAFileError` naming it, checked on the descriptor opened with
+    ``O_NONBLOCK`` (a FIFO never blocks the open, nothing is read from it).
+    At most the input size limit is read, plus one byte to see it is passed:
+    a file above it (by its size, or by what it yields: a file that grows, a
+    ``/proc`` file whose size says 0) is refused with the loader's size error,
+    never read to its end.  Raises ``OSError`` when it cannot be opened.
+    """
+    name = os.fspath(path)
+    fd = os.open(name, _USER_FILE_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((word for test, word in _KINDS if test(info.st_mode)), "not a regular file")
+            raise NotAFileError(f"{name}: {kind}, not a regular file; not read", file=name)
+        return _read_bounded(fd, info.st_size, max_input_bytes(), name)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A file the user named as UTF-8 text, CRLF line ends kept, read strictly (:func:`read_bytes`).
+
+    Raises ``OSError``, :class:`NotAFileError`, ``UnicodeDecodeError`` or the loader's size error.
+    """
+    return read_bytes(path).decode("utf-8")
+
+
+def read_stream(stream: BinaryIO, what: str) -> bytes:
+    """What ``stream`` (standard input) yields to its end, refused past the input size limit (the loader's size
+    error naming ``what``) once at most one byte more was read: ``krm-merge < /dev/zero`` ends, bounded."""
+    limit = max_input_bytes()
+    chunks: list[bytes] = []
+    got = 0
+    while True:
+        # a chunk at a time: read(limit + 1) would allocate the whole limit before the first byte came
+        chunk = stream.read(min(_STREAM_CHUNK, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        if got > limit:
+            check_size(got, what)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_STREAM_CHUNK = 1 << 20
+
+
+def _read_bounded(fd: int, size: int, limit: int | None, what: str) -> bytes:
+    """What descriptor ``fd`` (a regular file of ``size`` bytes when opened) yields, refused past ``limit`` bytes
+    (the loader's size error naming ``what``) after reading at most one byte more; None: no limit."""
+    if limit is not None and size > limit:
+        check_size(size, what)
+    # os.read on the descriptor: a buffered file object would add a stat, an ioctl and a seek per file
+    chunks: list[bytes] = []
+    got = 0
+    while True:
+        want = max(size - got + 1, 65536)
+        chunk = os.read(fd, want if limit is None else min(want, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        if limit is not None and got > limit:  # a file growing after the check is still bounded
+            check_size(got, what)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 # --- paths ------------------------------------------------------------------------------
@@ -111,6 +182,160 @@ def _inside(path: str, root: str, *, or_equal: bool = False) -> bool:
     """Whether ``path`` lies below ``root`` (both normalised; ``or_equal``: or is it)."""
     path, root = os.path.normpath(path), os.path.normpath(root)
     return (or_equal and path == root) or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+# --- names git and krm-merge keep their own state under ---------------------------------
+
+GIT_FOLDER = ".git"
+"""A git repository's own folder: never part of a package (its ``config`` and hooks run commands)."""
+LEDGER_NAME = ".krm-merge.conflicts"
+"""krm-merge's record of the conflicts an update left marked (:mod:`krm_merge.update.ledger`)."""
+LOCK_NAME = ".krm-merge.lock"
+"""The package lock (:mod:`krm_merge.txn`)."""
+TXN_NAME = ".krm-merge.txn"
+"""The transaction's journal and staged files (:mod:`krm_merge.txn`)."""
+OWN_STATE_NAMES = frozenset({LEDGER_NAME, LOCK_NAME, TXN_NAME})
+"""krm-merge's own state in a package: content from elsewhere never brings a file of these names."""
+OWN_STATE_SHORT = ".krm-merge.*"
+"""What :func:`protected_name` answers for an 8.3 short name without extension (``KRM-ME~1``): the
+three names above share its stem."""
+PROTECTED_NAMES = (GIT_FOLDER, LEDGER_NAME, LOCK_NAME, TXN_NAME)
+
+# The code points HFS+ ignores in a name (git's utf8.c, next_hfs_char): ``.g\u200cit`` is ``.git`` there.
+_HFS_IGNORED = str.maketrans(dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                            *range(0x206A, 0x2070), 0xFEFF]))
+_AFTER_DOT = frozenset("gGkK")  # what follows the dot of .git and of krm-merge's names, before folding
+
+
+def _short_name_hash(name: str) -> str:
+    """The 4 hex digits NTFS puts in a fall-back 8.3 short name (``GI7EBA~1`` for ``.gitmodules``) once
+    ``~1``..``~4`` are taken: the reverse-engineered checksum git's path.c quotes (commit e7cb0b4455)."""
+    checksum = 0
+    for char in name:
+        checksum = (checksum * 0x25 + ord(char)) & 0xFFFF
+    checksum = (checksum * 314159269) & 0xFFFFFFFF
+    if checksum & 0x80000000:
+        checksum = 1 + (~checksum & 0x7FFFFFFF)
+    checksum -= ((checksum * 1152921497) >> 60) * 1000000007
+    return f"{checksum & 0xFFFF:04x}"[::-1]
+
+
+def _short_name_parts(name: str) -> tuple[str, str]:
+    """The stem (six characters at most) and extension (three) NTFS builds a long name's 8.3 short name from:
+    leading dots dropped, the extension after the last dot (``.krm-merge.conflicts``: ``krm-me``, ``con``)."""
+    base, dot, ext = name.lstrip(".").rpartition(".")
+    if not dot:
+        base, ext = ext, ""
+    return base.replace(".", "")[:6], ext[:3]
+
+
+def _spellings() -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    """Every folded spelling of a protected name that a table can hold (the name, its ``~1``..``~4`` short
+    names with and without extension), and each name's fall-back short-name prefix with its extension."""
+    exact: dict[str, str] = {}
+    fallback: list[tuple[str, str, str]] = []
+    for protected in PROTECTED_NAMES:
+        exact[protected] = protected
+        stem, ext = _short_name_parts(protected)
+        bare = protected if not ext else OWN_STATE_SHORT
+        for number in "1234":
+            exact[f"{stem}~{number}"] = bare
+            if ext:
+                exact[f"{stem}~{number}.{ext}"] = protected
+        fallback.append((stem[:2] + _short_name_hash(protected), ext, protected))
+    return exact, fallback
+
+
+_EXACT, _FALLBACK = _spellings()
+_DIGITS = frozenset("0123456789")
+
+
+def _fold_name(name: str) -> str:
+    """What the file systems that fold names keep of ``name``, all at once: the code points HFS+ ignores
+    dropped, case folded and Unicode-decomposed (macOS, Windows), an NTFS stream (``:...``) and the trailing
+    dots and spaces Windows drops cut off."""
+    if name.isascii():
+        folded = name.lower()
+    else:
+        plain = name.translate(_HFS_IGNORED)
+        folded = unicodedata.normalize("NFD", unicodedata.normalize("NFD", plain).casefold())
+    return folded.partition(":")[0].rstrip(". ")
+
+
+def _fallback_short_name(folded: str) -> str | None:
+    """The protected name whose fall-back 8.3 short name ``folded`` is (git's is_ntfs_dot_generic: eight
+    characters, a prefix of the name's own, ``~``, a digit 1-9, digits), with its extension or none."""
+    stem, _, ext = folded.partition(".")
+    tilde = stem.find("~")
+    if len(stem) != 8 or not 0 <= tilde <= 6 or stem[tilde + 1] == "0" or not _DIGITS.issuperset(stem[tilde + 1:]):
+        return None
+    for prefix, own_ext, protected in _FALLBACK:
+        if prefix.startswith(stem[:tilde]):
+            if ext == own_ext:
+                return protected
+            if not ext:
+                return OWN_STATE_SHORT
+    return None
+
+
+def protected_name(name: str) -> str | None:
+    """The name git or krm-merge keeps its own state under that ``name`` is on some file system; None for
+    every other name.
+
+    :data:`GIT_FOLDER` or one of :data:`OWN_STATE_NAMES` as spelled, or as
+    macOS or Windows would take ``name`` for it: git's ``protectHFS`` and
+    ``protectNTFS`` rules (path.c's ``is_hfs_dotgit``, ``is_ntfs_dotgit``,
+    ``is_ntfs_dot_generic``) applied to all four names, on every platform,
+    since a package is checked out anywhere: case (``.GIT``,
+    ``.Krm-Merge.Lock``), trailing dots and spaces (``.git.``, ``.git . .``),
+    an NTFS stream (``.git::$INDEX_ALLOCATION``), an 8.3 short name
+    (``GIT~1``, ``KRM-ME~1.TXN``, the fall-back ``GI2837~1``) and the code
+    points HFS+ ignores (``.g\\u200cit``).  A short name without extension
+    of krm-merge's names answers :data:`OWN_STATE_SHORT`.  Most names are
+    answered at once (:func:`may_be_protected`).
+    """
+    return _protected_name(name) if may_be_protected(name) else None
+
+
+def may_be_protected(name: str) -> bool:
+    """:func:`protected_name`'s fast path, for a test that runs on every name of every listing: False for a
+    name that cannot be one of its spellings.  Past its first character, which folds only if it is not ASCII,
+    a spelling is a dot and ``g`` or ``k`` (the long names) or holds a ``~`` (the short names): ``~`` comes
+    from no other code point, and a non-ASCII second character may be one HFS+ ignores."""
+    lead = name[:1]
+    if lead == ".":
+        second = name[1:2]
+        return second in _AFTER_DOT or second > "\x7f"
+    return lead > "\x7f" or "~" in name
+
+
+def _protected_name(name: str) -> str | None:
+    """:func:`protected_name` without its fast path (what the fast path must agree with)."""
+    folded = _fold_name(name)
+    found = _EXACT.get(folded)
+    if found is None and "~" in folded:
+        found = _fallback_short_name(folded)
+    return found
+
+
+def how_protected(name: str) -> str:
+    """How ``name``, another spelling of a :func:`protected_name`, becomes it: the folds that make it so,
+    for a message (``"an 8.3 short name on Windows"``)."""
+    ways = []
+    plain = name.translate(_HFS_IGNORED)
+    if plain != name:
+        ways.append("invisible code points ignored by HFS+ on macOS")
+    head, colon, _ = plain.partition(":")
+    if colon:
+        ways.append("an NTFS stream of it on Windows")
+    stripped = head.rstrip(". ")
+    if stripped != head:
+        ways.append("trailing dots and spaces dropped on Windows")
+    if "~" in stripped and not stripped.startswith("."):
+        ways.append("an 8.3 short name on Windows")
+    elif stripped not in PROTECTED_NAMES:
+        ways.append("case and Unicode form folded on macOS and Windows")
+    return "; ".join(ways)
 
 
 # --- trees written by someone else ------------------------------------------------------
@@ -186,6 +411,22 @@ def update_budget() -> Budget:
     return Budget(MAX_TREE_FILES, MAX_TREE_BYTES, " in one update (every version of every subpackage counted)")
 
 
+MAX_WRITE_ENV = "KRM_MERGE_MAX_WRITE_MB"
+DEFAULT_MAX_WRITE_MB = 256
+"""The bytes one update may plan to write (subpackages included), in megabytes: the largest package the
+project measures is ~10 MB (bench/'s 16,000 Deployments; real catalog packages a few MB), so 256 is far above
+any real update, and far below what a fan-out of remote subpackages can multiply one upstream's bytes into
+(each copy planned in memory before the one write)."""
+
+
+def max_write_bytes() -> int:
+    """The bytes one update may write, from ``KRM_MERGE_MAX_WRITE_MB`` (default :data:`DEFAULT_MAX_WRITE_MB`).
+
+    A value that is not a number is a :class:`krm_merge.numbers.NumberError` naming the variable.
+    """
+    return numbers.megabytes(MAX_WRITE_ENV, DEFAULT_MAX_WRITE_MB)
+
+
 # Descriptor flags of the in-place reader.  O_NOFOLLOW on every name, folders included, is
 # what keeps a read below the root: a folder or file swapped for a link after the listing
 # fails to open (ELOOP/ENOTDIR) instead of being followed.  O_NONBLOCK: a FIFO swapped in
@@ -248,21 +489,7 @@ def read_beneath(root: str | os.PathLike[str], rel: str, what: str | None = None
         if not stat.S_ISREG(info.st_mode):
             raise UntrustedTreeError(f"{what or os.fspath(root)}: {rel}: no longer a regular file; not read",
                                      file=rel)
-        limit = max_input_bytes() if what is not None else None
-        if limit is not None and info.st_size > limit:
-            check_size(info.st_size, f"{what}: {rel}")
-        # os.read on the descriptor: a buffered file object would add a stat, an ioctl and a seek per file
-        chunks: list[bytes] = []
-        got = 0
-        while True:
-            chunk = os.read(fd, max(info.st_size - got + 1, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-            if limit is not None and got > limit:  # a file growing after the check is still bounded
-                check_size(got, f"{what}: {rel}")
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return _read_bounded(fd, info.st_size, max_input_bytes() if what is not None else None, f"{what}: {rel}")
     finally:
         os.close(fd)
 
@@ -383,7 +610,14 @@ class removed_after:
 
 
 def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
-    """Write several files all-or-nothing (see the module docstring).  Raises ``OSError``."""
+    """Write several files all-or-nothing (see the module docstring).
+
+    Each file replaced is read first, strictly (:func:`read_bytes`): a FIFO,
+    a device or a folder where a file goes (``--results`` naming one) is
+    refused before anything is staged, never opened for a blocking read or
+    read to its end.  Raises ``OSError``, :class:`NotAFileError` or the loader's size error.
+    """
+    befores = [_replaced(os.fspath(path)) for path, _ in writes]
     staged: list[tuple[str, str]] = []
     try:
         for path, data in writes:
@@ -394,12 +628,7 @@ def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | byte
         raise
     originals: list[tuple[str, bytes | None]] = []
     try:
-        for tmp, target in staged:
-            try:
-                with open(target, "rb") as fh:
-                    before: bytes | None = fh.read()
-            except FileNotFoundError:
-                before = None
+        for (tmp, target), before in zip(staged, befores):
             os.replace(tmp, target)
             originals.append((target, before))
     except BaseException:
@@ -411,6 +640,14 @@ def write_files_atomic(writes: Sequence[tuple[str | os.PathLike[str], str | byte
             else:
                 os.replace(_stage(target, before), target)
         raise
+
+
+def _replaced(path: str) -> bytes | None:
+    """The bytes a write replaces (None: no file there yet), to put back if a later rename fails."""
+    try:
+        return read_bytes(path)
+    except FileNotFoundError:
+        return None
 
 
 def write_file_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:

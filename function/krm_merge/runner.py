@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import BinaryIO, TextIO
 
+from krm_merge import files
 from krm_merge.sdk._core import call_reporting_errors, run_resource_list, run_text_with_results
 from krm_merge.config import resolve
 from krm_merge.krm.resourcelist import ResourceList, resource_list_parts
@@ -55,7 +56,7 @@ def run_function_streams(stdin: BinaryIO, stdout: BinaryIO) -> tuple[int, Result
     and the output is encoded piece by piece (at 16,000 Deployments, 21 MB,
     that is about 80 MB less at the peak).
     """
-    rl = run_resource_list(run_mode, lambda: _decoded(stdin.read()), NAME)
+    rl = run_resource_list(run_mode, lambda: _decoded(files.read_stream(stdin, "the input")), NAME)
     results = rl.results
     pending: list[str] = []
     size = 0

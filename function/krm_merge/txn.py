@@ -95,14 +95,13 @@ except ImportError:  # an interpreter without them
 
 from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
-from krm_merge.files import check_relative
+from krm_merge.files import GIT_FOLDER, LOCK_NAME, TXN_NAME, check_relative, protected_name
 from krm_merge.interrupts import Interrupted
 from krm_merge.records import Record
 from krm_merge.yaml.load import max_input_bytes
 
-LOCK_NAME = ".krm-merge.lock"
-TXN_NAME = ".krm-merge.txn"
-# Names krm-merge keeps in a package root while it works; no walker may read them.
+# Names krm-merge keeps in a package root while it works (LOCK_NAME, TXN_NAME: files.py's, with the rule for
+# their other spellings, files.protected_name); no walker may read them.
 RESERVED_NAMES = frozenset({LOCK_NAME, TXN_NAME})
 _JOURNAL = "journal"
 _ROLLBACK = "rollback"
@@ -472,21 +471,20 @@ def _path_problem(root: str, rel: Any, seen: dict[str, str], *, folder: bool = F
     and of a journal's (:func:`_check_ops`), so that recovery never refuses what the writer wrote.
 
     Package-relative (no ``..``, not absolute), not krm-merge's own names, nothing under ``.git`` (both in
-    any case, as a case-insensitive file system reads them), and no symbolic link on the way: every folder above
-    it (with ``folder``, it too) that exists is a folder, never followed through a link.  With
-    ``files_on_the_way`` a file standing where a folder must be is refused too (a journal meets that only
-    when a folder was replaced after its write: its steps then fail on it).  ``seen`` keeps what was
-    found of each folder, across the paths of one check.
+    every spelling a file system may take for them, :func:`krm_merge.files.protected_name`), and no
+    symbolic link on the way: every folder above it (with ``folder``, it too) that exists is a folder,
+    never followed through a link.  With ``files_on_the_way`` a file standing where a folder must be is
+    refused too (a journal meets that only when a folder was replaced after its write: its steps then fail
+    on it).  ``seen`` keeps what was found of each folder, across the paths of one check.
     """
     if not isinstance(rel, str) or not rel or rel.startswith("/") or "\0" in rel:
         return "the path leaves the package"
     parts = [part for part in rel.split("/") if part not in ("", ".")]
     if not parts or ".." in parts:
         return "the path leaves the package"
-    folded = [part.casefold().rstrip(". ") for part in parts]  # as a case-insensitive file system reads them
-    if folded[0] in RESERVED_NAMES:
+    if protected_name(parts[0]) in RESERVED_NAMES:  # .KRM-MERGE.TXN is the journal on macOS
         return "krm-merge keeps its lock and journal there"
-    if ".git" in folded:
+    if any(protected_name(part) == GIT_FOLDER for part in parts):  # .GIT, .git., GIT~1: .git somewhere
         return "it is under .git, which krm-merge never writes"
     walked = ""
     for part in parts if folder else parts[:-1]:

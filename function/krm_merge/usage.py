@@ -23,10 +23,11 @@ With no command it runs as a KRM function: a ResourceList on stdin, a
 ResourceList on stdout (kpt, kustomize):
   krm-merge < resourcelist.yaml"""
 
-EXAMPLES = """\
+# The image as tools/build-image.sh tags it for this version (the same tag as the docs and templates).
+EXAMPLES = f"""\
 Examples:
   kpt fn eval PKG --exec krm-merge -- mode=reorder-merge "patch=$(cat patch.yaml)"
-  kpt fn eval PKG --image localhost/krm-merge:dev -- mode=promote pipeline=default/podinfo \\
+  kpt fn eval PKG --image localhost/krm-merge:{__version__} -- mode=promote pipeline=default/podinfo \\
       environment=prod value=6.2.1
 
 Exit code: 0 on success, 1 when any error result was reported, 2 for usage errors,

@@ -28,7 +28,7 @@ import krm_merge
 PACKAGE = Path(krm_merge.__file__).resolve().parent
 ROOT = Path(__file__).resolve().parents[2]
 INTERNALS = ROOT / "docs" / "internals.md"
-DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
 
 # `update/git.py`, `krm_merge/txn.py`, `tests/helpers.py`, `txn.py`: a Python file by its path.
 PATH_REF = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-]+\.py)\b")
@@ -47,6 +47,7 @@ NOT_OURS: dict[str, str] = {
     "fn.py": "the user's function file in the SDK examples (api.md, README.md)",
     "my_function.py": "the user's function file in api.md's example",
     "label_deployments.py": "the file the SDK tutorial writes",
+    "set_team.py": "the user's function file in api.md's ten-line recipe",
 }
 
 # Modules that need no place of their own on the map.
@@ -86,10 +87,11 @@ def stale_refs(text: str) -> list[str]:
     """Every module path, dotted name or module member in ``text`` that does not exist."""
     found = []
     for m in PATH_REF.finditer(text):
-        ref = m.group(1)
+        ref = m.group(1).removeprefix("../")  # a link from a page of docs/ to the checkout's root
         if "/" not in ref:
-            # a bare file name: it exists somewhere in the package or the tests
-            if ref not in NOT_OURS and not any(PACKAGE.rglob(ref)) and not any((ROOT / "tests").rglob(ref)):
+            # a bare file name: it exists somewhere in the package, the tests or the examples
+            if ref not in NOT_OURS and not any(any(where.rglob(ref)) for where in (PACKAGE, ROOT / "tests",
+                                                                                   ROOT / "examples")):
                 found.append(f"{ref}: no such file")
         elif not (ROOT / ref).is_file() and not (PACKAGE / _package_relative(ref)).is_file():
             found.append(f"{ref}: no such file")

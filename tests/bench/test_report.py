@@ -38,7 +38,8 @@ def test_results_json_is_a_full_checked_run_with_machine_and_date() -> None:
 
 
 def test_the_real_package_update_run_is_recorded_checked_and_shown_first() -> None:
-    """Issue 24: the kpt-fetched packages' run is in results.json, every answer checked, its row first in the README."""
+    """Issue 24: the kpt-fetched packages' run is in results.json, every answer checked, its row first in the summary
+    table (docs/performance.md since issue 48) and its figure first in the README's lines."""
     report = load_report()
     results = json.loads((ROOT / "bench" / "results.json").read_text())
     real = results["real_update"]
@@ -50,6 +51,25 @@ def test_the_real_package_update_run_is_recorded_checked_and_shown_first() -> No
     summary = report.render_summary(results).splitlines()
     first_row = next(line for line in summary if line.startswith("| ") and "---" not in line and "| case |" not in line)
     assert first_row.startswith("| update, real packages |")
+    assert report.render_headline(results).startswith("Measured against the tool each job replaces")
+    assert "`krm-merge update` on 11 kpt-fetched packages" in report.render_headline(results).split(";")[0]
+
+
+def test_the_readme_holds_a_few_generated_lines_and_performance_md_the_table() -> None:
+    """Issue 48: the README is the front door; the table moved to docs/performance.md, the README keeps a generated
+    summary of a few lines naming what each target gives and where the rest is."""
+    report = load_report()
+    results = json.loads((ROOT / "bench" / "results.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("<!-- bench:summary begin -->"):readme.index("<!-- bench:summary end -->")]
+    assert len(block.splitlines()) <= 4 and "| case |" not in block
+    assert "(docs/performance.md)" in block
+    performance = (ROOT / "docs" / "performance.md").read_text()
+    assert report.render_summary(results) in performance
+    missed = dict(results, rows=[dict(results["rows"][0], met=False), *results["rows"][1:]])
+    counted = [r.get("met") for r in results["rows"] if r.get("met") is not None]
+    total = len(counted) + 2  # the real packages' and the fleet's verdicts
+    assert f"{total - 1} of {total} targets met" in report.render_headline(missed)
 
 
 def test_a_section_is_replaced_between_its_markers_only() -> None:

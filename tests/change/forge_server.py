@@ -18,7 +18,9 @@ git remote (``branch_exists``), labels and reviewers accumulate.
 
 ``fail(...)`` makes the next matching requests answer an error (a 429 with
 ``Retry-After``, a 401, a 503) or drop the connection (the forge unreachable);
-``exchanges`` records every request and answer, the token masked.
+``fail_raw(...)`` answers them with bytes that need not be HTTP at all (a hostile or
+broken forge: a bad status line, a thousand headers, nested JSON, an answer sent a
+byte at a time); ``exchanges`` records every request and answer, the token masked.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import ssl
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,19 +53,25 @@ MASK = "<token>"
 
 
 class Failure:
-    """An error to answer instead of the operation: ``status`` (0: drop the connection), headers, body, how often."""
+    """An error to answer instead of the operation: ``status`` (0: drop the connection), headers, body, how often.
+
+    ``raw``: bytes sent as the whole answer instead (then the connection is closed), the
+    first ``at_once`` of them at once and the rest one byte every ``drip`` seconds.
+    """
 
     def __init__(self, method: str | None, path_part: str, status: int, headers: dict[str, str] | None,
-                 body: Any, times: int) -> None:
+                 body: Any, times: int, raw: bytes | None = None, drip: float = 0.0, at_once: int = 0) -> None:
         self.method, self.path_part, self.status = method, path_part, status
         self.headers, self.body, self.times = headers or {}, body, times
+        self.raw, self.drip, self.at_once = raw, drip, at_once
 
 
 class ForgeServer:
     """One forge's described API on 127.0.0.1, for one repository, with one valid token."""
 
     def __init__(self, forge: str, token: str, *, repo: str = "acme/deploy", job_token: str | None = None,
-                 branch_exists: Callable[[str], bool] | None = None, users: dict[str, int] | None = None) -> None:
+                 branch_exists: Callable[[str], bool] | None = None, users: dict[str, int] | None = None,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.forge = forge
         self.api_kind = "gitea" if forge == "forgejo" else forge
         self.token = token
@@ -79,13 +88,17 @@ class ForgeServer:
         self.exchanges: list[dict[str, Any]] = []
         self.failures: list[Failure] = []
         self.lock = threading.Lock()
+        self.closing = threading.Event()  # ends a drip still running when the test is over
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.scheme = "https" if tls is not None else "http"
+        if tls is not None:  # HTTPS: each accepted connection's handshake with the server's certificate
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.httpd.server_address[1]}"
 
     @property
     def api(self) -> str:
@@ -93,6 +106,7 @@ class ForgeServer:
         return self.origin + PREFIX[self.forge] + API_SUFFIX.get(self.forge, "")
 
     def close(self) -> None:
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -100,6 +114,30 @@ class ForgeServer:
              body: Any = None, times: int = 1) -> None:
         """Answer the next ``times`` requests matching ``method`` and containing ``path_part`` with ``status``."""
         self.failures.append(Failure(method, path_part, status, headers, body, times))
+
+    def fail_raw(self, raw: bytes, *, method: str | None = None, path_part: str = "", times: int = 1,
+                 drip: float = 0.0, at_once: int | None = None) -> None:
+        """Answer the next ``times`` matching requests with ``raw`` as it is, then close the connection.
+
+        With ``drip``: ``at_once`` bytes (default all) at once, then one byte every ``drip``
+        seconds until all are sent, the client hangs up or the server closes.
+        """
+        self.failures.append(Failure(method, path_part, 0, None, None, times, raw, drip,
+                                     len(raw) if at_once is None else at_once))
+
+    def raw_failure(self, method: str, raw_path: str, headers: dict[str, str]) -> Failure | None:
+        """The raw answer the request gets, if one is due (recorded in :attr:`exchanges` as ``raw``)."""
+        path = urlsplit(raw_path).path
+        with self.lock:
+            for failure in self.failures:
+                if failure.raw is not None and failure.times > 0 and failure.method in (None, method.lower()) \
+                        and failure.path_part in path:
+                    failure.times -= 1
+                    self.exchanges.append({"request": {"method": method.upper(), "path": self._masked(raw_path),
+                                                       "auth": self._auth_form(headers)},
+                                           "response": {"raw": len(failure.raw), "drip": failure.drip}})
+                    return failure
+        return None
 
     def open_pulls(self) -> list[dict[str, Any]]:
         return [p for p in self.pulls if p["state"] == "open"]
@@ -121,7 +159,8 @@ class ForgeServer:
     def _answer(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
                 ) -> tuple[int, dict[str, str], Any]:
         for failure in self.failures:
-            if failure.times > 0 and failure.method in (None, method) and failure.path_part in path:
+            if failure.raw is None and failure.times > 0 and failure.method in (None, method) \
+                    and failure.path_part in path:
                 failure.times -= 1
                 return failure.status, failure.headers, failure.body
         if not path.startswith(PREFIX[self.forge]):
@@ -304,6 +343,10 @@ def _handler(server: ForgeServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             headers = {k.lower(): v for k, v in self.headers.items()}
+            raw = server.raw_failure(self.command, self.path, headers)
+            if raw is not None:
+                self._send_raw(raw)
+                return
             status, answer_headers, answer = server.handle(self.command, self.path, headers, body)
             if status == 0:  # the forge unreachable: the connection drops without an answer
                 self.close_connection = True
@@ -317,6 +360,21 @@ def _handler(server: ForgeServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _send_raw(self, failure: Failure) -> None:
+            """``failure.raw`` as the whole answer (its first ``at_once`` bytes at once, then dripped), then close."""
+            self.close_connection = True
+            data = failure.raw or b""
+            try:
+                self.wfile.write(data[:failure.at_once])
+                self.wfile.flush()
+                for i in range(failure.at_once, len(data)):
+                    if server.closing.wait(failure.drip):
+                        return
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+            except OSError:  # the client hung up: the drip is over
+                return
 
         do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 

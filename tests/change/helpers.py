@@ -14,14 +14,14 @@ BRANCH = "krm-merge/promote/flux-system-podinfo-prod"
 
 
 def krm_merge(world: GitWorld, *args: str, env: dict[str, str] | None = None,
-              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m krm_merge ARGS`` in the world's work tree, with its isolated git."""
+              cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m krm_merge ARGS`` in the world's work tree, with its isolated git (killed after ``timeout`` s)."""
     return subprocess.run([sys.executable, "-m", "krm_merge", *args], env={**world.env, **(env or {})},
-                          capture_output=True, text=True, cwd=cwd or world.work, timeout=300)
+                          capture_output=True, text=True, cwd=cwd or world.work, timeout=timeout)
 
 
 def promote(world: GitWorld, forge: ForgeServer, value: str, *extra: str, token: str | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+            env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """``promote apps/podinfo --pipeline ... --value VALUE --pull-request`` against ``forge``.
 
     Over file:// the repository on the forge cannot be read from the URL: ``--forge-repo`` names it.
@@ -30,7 +30,8 @@ def promote(world: GitWorld, forge: ForgeServer, value: str, *extra: str, token:
     return krm_merge(world, "promote", str(world.package), *PROMOTE, "--value", value, "--pull-request",
                      "--forge", forge.api_kind, "--forge-api", forge.api,
                      *(["--forge-repo", forge.repo] if local else []), *extra,
-                     env={**({"GITHUB_TOKEN": token or forge.token} if token != "" else {}), **(env or {})})
+                     env={**({"GITHUB_TOKEN": token or forge.token} if token != "" else {}), **(env or {})},
+                     timeout=timeout)
 
 
 def snapshot(world: GitWorld) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 from typing import Any
@@ -114,3 +115,20 @@ def test_one_open_pull_request_per_head_and_base(server: ForgeServer) -> None:
     assert _call(server, method, path, body)[0] == 201
     status, answer = _call(server, method, path, body)
     assert status == 422 and "already exists" in json.dumps(answer)
+
+
+def test_a_raw_answer_is_sent_as_given_then_the_connection_closes() -> None:
+    """The hostile answers of test_hostile_forge.py are the bytes the client reads: the stand-in adds nothing."""
+    server = ForgeServer("github", "tok-1234")
+    try:
+        server.fail_raw(b"NOT HTTP\r\n", method="get")
+        with socket.create_connection(("127.0.0.1", server.httpd.server_address[1]), timeout=10) as sock:
+            sock.sendall(b"GET /api/v3/repos/acme/deploy/pulls HTTP/1.1\r\nHost: x\r\n\r\n")
+            received = b""
+            while chunk := sock.recv(4096):
+                received += chunk
+        assert received == b"NOT HTTP\r\n"
+        assert server.exchanges[-1]["response"] == {"raw": 10, "drip": 0.0}
+        assert _call(server, *CREATE["github"])[0] == 201  # once: the next request is the operation's
+    finally:
+        server.close()

@@ -13,15 +13,21 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
+import ssl
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from krm_merge.change.errors import ChangeError
-from krm_merge.change.forges import Target, open_forge
-from krm_merge.change.forges.base import MAX_BODY, TRUNCATED
+from krm_merge.change.forges import Target, http, open_forge
+from krm_merge.change.forges.base import MAX_BODY, TRUNCATED, PullRequest
 from krm_merge.change.redact import Redactor
 from krm_merge.change.secrets import Token
 from tests.change.forge_server import ForgeServer
@@ -231,3 +237,192 @@ def test_a_description_longer_than_the_forges_limit_is_cut_with_a_note(github: F
     _forge(github).create("b", "main", "t", body)
     stored = github.pulls[0]["body"]
     assert len(stored) <= MAX_BODY and stored.endswith(TRUNCATED) and body.startswith(stored[:1000])
+
+
+# --- a hostile or broken forge (in process; tests/change/test_hostile_forge.py runs the command line) ----------
+
+
+def _raw(body: bytes, status: bytes = b"200 OK", headers: bytes = b"") -> bytes:
+    return (b"HTTP/1.1 " + status + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n" + headers
+            + b"\r\n" + body)
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+     "its body ended early or its chunks are malformed"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n[1, 2]", "it ended after 6 bytes of its body, 94 more announced"),
+    (b"HTTP/2.0 200 OK\r\n\r\n[]", "cannot be read: UnknownProtocol: HTTP/2.0"),
+    (_raw(b"\xff\xfe[]"), "(HTTP 200) is not JSON (not UTF-8)"),
+    (_raw(b"[" * 65 + b"]" * 65), "(HTTP 200) nests deeper than 64 levels"),
+    (_raw(b"]["), "(HTTP 200) is not JSON"),
+    (_raw(b"[" * 100_000), "(HTTP 200) nests deeper than 64 levels"),
+], ids=["bad chunk size", "content-length not met", "HTTP/2 status line", "not UTF-8", "65 levels",
+        "brackets that do not pair", "100,000 openers"])
+def test_a_broken_answer_is_one_error_naming_what_is_wrong(github: ForgeServer, raw: bytes, expected: str) -> None:
+    github.fail_raw(raw, method="get")
+    with pytest.raises(ChangeError) as err:
+        _forge(github).find_open("b", "main")
+    assert expected in err.value.message
+    assert err.value.message.startswith("pull request: finding the open pull request: github")
+
+
+def test_json_nested_to_the_bound_is_read_and_brackets_in_strings_do_not_count(github: ForgeServer) -> None:
+    nested = "[" * 61 + "[]" + "]" * 61  # 62 levels, in a pull request (2 more): 64
+    strings = json.dumps([{"head": {"ref": "b"}, "base": {"ref": "main"}, "number": 3, "html_url": "u",
+                           "title": "[[[[\\\"{{{" * 40, "body": nested * 2, "extra": json.loads(nested)}])
+    github.fail_raw(_raw(strings.encode()), method="get")
+    pr = _forge(github).find_open("b", "main")
+    assert pr is not None and (pr.number, pr.body) == (3, nested * 2)
+    github.fail_raw(_raw(strings.replace(nested, "[" + nested + "]").encode()), method="get")  # 65
+    with pytest.raises(ChangeError, match="nests deeper than 64 levels"):
+        _forge(github).find_open("b", "main")
+
+
+def test_an_error_body_nested_100000_deep_is_left_out_of_the_message(github: ForgeServer) -> None:
+    github.fail_raw(_raw(b'{"message": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", b"401 Unauthorized"))
+    with pytest.raises(ChangeError) as err:
+        _forge(github).find_open("b", "main")
+    assert err.value.message.startswith("pull request: finding the open pull request: authentication refused by "
+                                        "github (HTTP 401); check the token and its scopes: {")
+    assert len(err.value.message) < 600
+
+
+def test_an_answer_larger_than_the_bound_is_refused(github: ForgeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http, "MAX_RESPONSE", 100_000)
+    github.fail_raw(_raw(b"[" + b"1," * 60_000 + b"1]"), method="get")
+    with pytest.raises(ChangeError) as err:
+        _forge(github).find_open("b", "main")
+    assert err.value.message == ("pull request: finding the open pull request: github's answer cannot be read: "
+                                 "it is larger than 100,000 bytes")
+
+
+PULL = {"head": {"ref": "b"}, "base": {"ref": "main"}, "html_url": "https://forge.example/x/pull/1"}
+
+
+@pytest.mark.parametrize("number, shown", [
+    ('"12abc"', '"12abc"'), ('"12"', '"12"'), ("1e999", "Infinity"), ("true", "true"), ("12.0", "12.0"),
+    ("0", "0"), ("-3", "-3"), ("9007199254740992", "9007199254740992"), ("null", "null"), ('{"a": 1}', '{"a": 1}'),
+    ('"\\u001b]52;c;eA==\\u0007"', '"\\u001b]52;c;eA==\\u0007"'),
+])
+def test_a_pull_request_number_must_be_a_whole_number_in_bounds(github: ForgeServer, number: str, shown: str) -> None:
+    body = json.dumps([PULL])[:-2] + f', "number": {number}}}]'
+    github.fail_raw(_raw(body.encode()), method="get")
+    with pytest.raises(ChangeError) as err:
+        _forge(github).find_open("b", "main")
+    assert err.value.message == (f"pull request: finding the open pull request: github's answer has number {shown}, "
+                                 "not a pull request number (a whole number from 1 to 9007199254740991)")
+
+
+def test_retry_after_is_ascii_seconds_or_an_http_date() -> None:
+    """Unicode digits (``str.isdigit()`` and ``float()`` take '١٢'; ``int()`` refuses '²') are not seconds."""
+    for value in ("²", "١٢", "9" * 11, "1e3", "-1", "12 s", "Wed, 31 Feb 2024 10:00:00 GMT",
+                  "Thu, 01 Jan 1970 00:00:00 GMT\r\nX: y", "Thu, 01 Jan 99999 00:00:00 GMT"):
+        assert http._retry_after_seconds(value) is None, value
+    assert http._retry_after_seconds(" 7 ") == 7.0
+    assert http._retry_after_seconds("Thu, 01 Jan 1970 00:00:00 GMT") == 0.0
+
+
+def test_the_runs_budget_counts_waits_and_refuses_one_it_cannot_afford(github: ForgeServer) -> None:
+    waits: list[float] = []
+    github.fail(429, method="post", headers={"Retry-After": "7"}, times=2)
+    forge = _forge(github, sleep=waits.append, limits=http.Limits(request=60, run=10))
+    with pytest.raises(ChangeError) as err:
+        forge.create("b", "main", "t", "x")
+    assert waits == [7.0]  # the second 7 s wait would pass the 10 s
+    assert "asks to wait 7 s, more than this run's 10 s for the forge have left (KRM_MERGE_FORGE_RUN_TIMEOUT)" \
+        in err.value.message
+
+
+def test_a_spent_budget_sends_no_more_requests(github: ForgeServer) -> None:
+    now = [0.0]
+    forge = _forge(github, clock=lambda: now[0], limits=http.Limits(request=60, run=5))
+    assert forge.find_open("b", "main") is None
+    now[0] = 1_000.0  # a clock that moves only between requests: the budget is spent by the time taken
+    forge.http.left = 0.0
+    with pytest.raises(ChangeError) as err:
+        forge.find_open("b", "main")
+    assert "the requests to github took this run's 5 s (KRM_MERGE_FORGE_RUN_TIMEOUT)" in err.value.message
+    assert len(github.exchanges) == 1
+
+
+@pytest.mark.parametrize("value", ["", "30", " 2.5 "])
+def test_the_deadlines_come_from_the_environment(value: str) -> None:
+    limits = http.limits_from({"KRM_MERGE_FORGE_REQUEST_TIMEOUT": value, "KRM_MERGE_FORGE_RUN_TIMEOUT": value})
+    expected = float(value) if value.strip() else None
+    assert limits == (expected or http.REQUEST_TIMEOUT, expected or http.RUN_TIMEOUT)
+
+
+# Hostile JSON for the adapters: pull-request shapes whose fields hold what a forge should never send there
+# (numbers as strings, floats, bools, huge or negative ints, escapes, nesting), and arbitrary values.
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**64, 2**64), st.floats(allow_nan=False),
+                     st.text(max_size=8), st.sampled_from(["12abc", "\x1b]52;c;eA==\x07", "{0a1b}", "b", "main", ""]))
+_KEYS = st.sampled_from(["number", "iid", "id", "html_url", "web_url", "links", "html", "href", "head", "base", "ref",
+                         "title", "body", "description", "summary", "raw", "reviewers", "uuid", "account_id", "values",
+                         "next", "message", "source", "destination", "branch", "name"])
+_ANY = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=5),
+                    max_leaves=6)
+_PULL = st.fixed_dictionaries({
+    "number": _SCALARS, "iid": _SCALARS, "id": _SCALARS, "html_url": _SCALARS, "web_url": _SCALARS,
+    "links": st.one_of(_SCALARS, st.fixed_dictionaries({"html": st.fixed_dictionaries({"href": _SCALARS})})),
+    "head": st.just({"ref": "b"}), "base": st.just({"ref": "main"}), "source_branch": st.just("b"),
+    "target_branch": st.just("main"), "source": st.just({"branch": {"name": "b"}}),
+    "destination": st.just({"branch": {"name": "main"}}), "title": _SCALARS, "body": _SCALARS,
+    "description": _SCALARS, "summary": _ANY, "reviewers": _ANY})
+HOSTILE_JSON = st.one_of(_PULL, st.lists(_PULL, max_size=2),
+                         st.fixed_dictionaries({"values": st.lists(_PULL, max_size=2), "next": _ANY}), _ANY)
+
+
+@pytest.mark.parametrize("forge", ["github", "gitea", "gitlab", "bitbucket"])
+def test_any_json_a_forge_answers_is_a_pull_request_or_one_error(forge: str) -> None:
+    """Each of the adapter's calls answered with hostile JSON in turn: each ends in a result or a ChangeError."""
+    server = ForgeServer(forge, TOKEN)  # one server (its description read once), its failures reset per example
+    pr = PullRequest(1, "u", "t", "b")
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(answers=st.lists(HOSTILE_JSON, min_size=1, max_size=4))
+    def check(answers: list[Any]) -> None:
+        server.failures.clear()
+        for answer in answers:
+            server.fail(200, body=answer)
+        adapter = _forge(server)
+        for step in (lambda: adapter.find_open("b", "main"), lambda: adapter.create("b", "main", "t", "x"),
+                     lambda: adapter.update(pr, "t", "y"), lambda: adapter.request_reviewers(pr, REVIEWERS[forge])):
+            try:
+                step()
+            except ChangeError as err:
+                assert err.step == "pull request" and "\x1b" not in err.message
+
+    try:
+        check()
+    finally:
+        server.close()
+
+
+@pytest.fixture()
+def tls_github(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A fake GitHub over HTTPS with a self-signed certificate for 127.0.0.1, which the client is made to trust."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client's default context reads it
+    server = ForgeServer("github", TOKEN, tls=context)
+    yield server
+    server.close()
+
+
+def test_over_https_the_adapter_works_and_a_drip_is_cut_off_at_the_deadline(tls_github: ForgeServer) -> None:
+    assert tls_github.api.startswith("https://127.0.0.1:")
+    _scenario(tls_github)
+    assert tls_github.violations == [] and len(tls_github.pulls) == 1
+    answer = _raw(b" " * 10_000 + b"[]")
+    tls_github.fail_raw(answer, method="get", drip=0.2, at_once=answer.index(b"\r\n\r\n") + 4)
+    start = time.monotonic()
+    with pytest.raises(ChangeError) as err:
+        _forge(tls_github, limits=http.Limits(request=1.5, run=300)).find_open("b", "main")
+    assert "did not answer in full within 1.5 s (KRM_MERGE_FORGE_REQUEST_TIMEOUT)" in err.value.message
+    assert time.monotonic() - start < 60  # hang guard: the drip lasts 2,000 s

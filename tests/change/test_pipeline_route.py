@@ -142,3 +142,22 @@ def test_a_secret_that_cannot_be_read_is_an_error_before_anything_is_written(
                        "--secrets-dir", str(secrets), "--forge-api", forge.api)
     assert result.returncode == 1 and expected in result.stderr, result.stderr
     assert "6.2.0 #" in (world.package / "release.yaml").read_text() and forge.exchanges == []
+
+
+def test_a_secret_holding_a_control_or_non_ascii_character_is_refused_before_anything(
+        route: tuple[GitWorld, GitHttpServer, ForgeServer, Path]) -> None:
+    """A NUL, an ESC, a non-ASCII letter in the mounted Secret's token: refused by name, never printed."""
+    world, server, forge, secrets = route
+    _commit_pipeline(world, _pipeline_with(RELEASED_API.format(url=server.url("acme/deploy"))))
+    token_file = secrets / "flux-system" / "promotion-credentials" / "token"
+    for data in (b"ghp_Bad0\x00tail", b"ghp_Bad1\x1b]52;c;eA==\x07", "ghp_Bad2\u00e9".encode()):
+        token_file.resolve().write_bytes(data + b"\n")
+        result = krm_merge(world, "promote", str(world.package), *PROMOTE, "--value", "6.3.0", "--pull-request",
+                           "--secrets-dir", str(secrets), "--forge-api", forge.api)
+        output = result.stdout + result.stderr
+        assert result.returncode == 1, output
+        assert ("error: pull request: " + str(token_file) + " (Secret flux-system/promotion-credentials (key token)) "
+                "must hold one token on one line of printable ASCII: it holds ") in result.stderr, output
+        assert "ghp_Bad" not in output and "Traceback" not in output and "\x1b" not in output
+        assert "6.2.0 #" in (world.package / "release.yaml").read_text() and forge.exchanges == []
+        assert world.remote_branch(BRANCH) is None

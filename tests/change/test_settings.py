@@ -101,6 +101,35 @@ def test_a_token_file_must_hold_one_line_of_bounded_size(tmp_path: Path) -> None
         read_secret(str(tmp_path), SecretRef("ns", "s"))
 
 
+@pytest.mark.parametrize("data, kind", [
+    (b"Zq9\x00en", "a control character (NUL)"), (b"Zq9\x1b]52;c;eA==\x07en", "a control character (ESC)"),
+    ("Zq9\u00e9n".encode(), "a non-ASCII character"), (b"Zq9\xffen", "a non-ASCII character"),
+    (b"Zq9\x7fen", "a control character (DEL)"), (b"Zq9\x1cen\n", "a control character (U+001C)"),
+    ("\u00a0Zq9".encode(), "a non-ASCII character"),
+])
+def test_a_token_file_holding_a_control_or_non_ascii_character_is_refused_without_showing_it(
+        tmp_path: Path, data: bytes, kind: str) -> None:
+    folder = tmp_path / "ns" / "s"
+    folder.mkdir(parents=True)
+    (folder / "token").write_bytes(data)
+    with pytest.raises(ChangeError) as err:
+        read_secret(str(tmp_path), SecretRef("ns", "s"))
+    assert err.value.message == (f"pull request: {folder / 'token'} (Secret ns/s (key token)) must hold one token on "
+                                 f"one line of printable ASCII: it holds {kind}; nothing was sent, written or pushed")
+    assert "Zq9" not in err.value.message
+
+
+@pytest.mark.parametrize("value, kind", [("a\nb", "a control character (a newline)"), ("a\rb", "a control character "
+                                         "(a carriage return)"), ("a\tb", "a control character (a tab)"),
+                                         ("ab\u00e9", "a non-ASCII character"), ("\u2003ab", "a non-ASCII character")])
+def test_a_token_variable_holding_a_control_or_non_ascii_character_is_refused(value: str, kind: str) -> None:
+    with pytest.raises(ChangeError) as err:
+        find_token("gitlab", {"GITLAB_TOKEN": value, "CI_JOB_TOKEN": "job-2"})
+    assert err.value.message == ("pull request: GITLAB_TOKEN must hold one token on one line of printable ASCII: it "
+                                 f"holds {kind}; nothing was sent, written or pushed")
+    assert find_token("gitlab", {"GITLAB_TOKEN": " gl-1 \n"}) == ("gl-1", "GITLAB_TOKEN")  # blanks around: dropped
+
+
 def test_redaction_masks_the_token_its_encodings_and_url_credentials() -> None:
     redactor = Redactor(["bot:s3cret-pass", "tok/en+42"])
     text = ("fatal: https://bot:s3cret-pass@git.example/x.git; Authorization: Basic Ym90OnMzY3JldC1wYXNz; "

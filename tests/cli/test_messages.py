@@ -7,6 +7,7 @@ unknown flag without a suggestion, a command's ``--help`` without examples.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,96 @@ def test_an_unknown_flag_gets_the_nearest_known_one(command: str, typo: str, mea
 def test_a_flag_far_from_any_gets_no_guess(tmp_path: Path) -> None:
     done = krm_merge("run", "--frobnicate", str(tmp_path))
     assert done.returncode == 2 and "did you mean" not in done.stderr
+
+
+# -- issue 48: documents counted from 1, every broken file named, the Markdown report's title once ----------------
+
+
+def _broken_package(root: Path) -> None:
+    root.mkdir()
+    (root / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '1'\n")
+    (root / "two.yaml").write_text("a: 1\n---\nfoo: bar: baz\n")  # its second document, line 3 of the file
+    (root / "values.yaml").write_text("replicas: {{ .Values.replicas }}\n")  # a Helm template, not YAML
+
+
+def test_run_names_every_broken_file_at_its_line_in_the_file(tmp_path: Path) -> None:
+    _broken_package(tmp_path / "pkg")
+    done = krm_merge("run", str(tmp_path / "pkg"), "--dry-run", "--", "mode=promote", "pipeline=a/b",
+                     "environment=prod", "value=1")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[0] == (
+        "krm-merge run: error: 2 files are not valid YAML: two.yaml at line 3, column 9: mapping values are not "
+        "allowed in this context; values.yaml at line 1, column 12: found unhashable key"), done.stderr
+
+
+def test_update_names_every_broken_file_of_the_three_copies(tmp_path: Path) -> None:
+    for copy in ("local", "origin", "upstream"):
+        _broken_package(tmp_path / copy)
+    (tmp_path / "upstream" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '2'\n")
+    (tmp_path / "upstream" / "new.yaml").write_text("x: [\n")
+    done = krm_merge("update", str(tmp_path / "local"), "--origin", str(tmp_path / "origin"),
+                     "--upstream", str(tmp_path / "upstream"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[0] == (
+        "krm-merge update: error: 3 files are not valid YAML: new.yaml at line 2, column 1: did not find expected "
+        "node content (upstream); two.yaml at line 3, column 9: mapping values are not allowed in this context "
+        "(local, origin, upstream); values.yaml at line 1, column 12: found unhashable key (local, origin, upstream)"
+    ), done.stderr
+
+
+def test_one_broken_file_is_said_as_before_and_many_are_bounded(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.yaml").write_text("kind: ConfigMap\n---\nx: [\n")
+    one = krm_merge("run", str(pkg), "--dry-run", "--", "mode=promote", "pipeline=a/b", "environment=p", "value=1")
+    assert "krm-merge run: error: a.yaml is not valid YAML at line 4, column 1: did not find expected node content" \
+        in one.stderr, one.stderr
+    for n in range(12):
+        (pkg / f"b{n:02}.yaml").write_text("x: [\n")
+    many = krm_merge("run", str(pkg), "--dry-run", "--", "mode=promote", "pipeline=a/b", "environment=p", "value=1")
+    first = many.stderr.splitlines()[0]
+    assert first.startswith("krm-merge run: error: 13 files are not valid YAML: a.yaml at line 4") and \
+        first.endswith("b08.yaml at line 2, column 1: did not find expected node content; and 3 more"), first
+
+
+def test_a_document_is_counted_from_one_out_of_the_files_documents(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.yaml").write_text("kind: ConfigMap\nmetadata:\n  name: a\n---\njust a string\n---\nkind: Secret\n")
+    done = krm_merge("run", str(pkg), "--dry-run", "--", "mode=promote", "pipeline=a/b", "environment=p", "value=1")
+    assert "error: a.yaml (document 2 of 3) is not a KRM object (not a mapping)" in done.stderr, done.stderr
+
+
+def test_the_markdown_report_says_its_title_once_and_names_a_nameless_kustomization_by_its_file(
+        tmp_path: Path) -> None:
+    overlay = tmp_path / "overlays" / "prod"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nimages:\n- name: app\n  newTag: '1'\n")
+    args = ["promote", str(tmp_path), "--kustomize-image", "overlays/{environment.name}:app=app:2",
+            "--environment", "prod", "--report", "markdown", "-"]
+    dry = krm_merge(*args, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("## promote: kustomize image app in overlays/prod=app:2 (1 field in 1 file)\n\n"
+                                 "Dry run: nothing written.\n\n### Files\n"), dry.stdout
+    assert "| Kustomization (overlays/prod/kustomization.yaml) | `images[0].newTag` |" in dry.stdout
+    assert "/?" not in dry.stdout
+    written = krm_merge(*args)
+    assert written.returncode == 0, written.stderr
+    assert written.stdout.startswith("## promote: kustomize image app in overlays/prod=app:2 (1 field in 1 file)\n\n"
+                                     "### Files\n"), written.stdout
+
+
+def test_a_reader_that_goes_away_stops_the_command_without_a_traceback(tmp_path: Path) -> None:
+    """`krm-merge update PKG@REF --dry-run | head` printed a BrokenPipeError traceback once head had read enough."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "reorder-merge-env-order"
+    read, write = os.pipe()
+    os.close(read)  # nobody reads: the first write to stdout fails with EPIPE
+    try:
+        done = subprocess.run([KRM_MERGE, "run", str(example), "--fn-config", str(example / "patch.yaml"), "--dry-run"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    assert done.returncode == 141, done.stderr

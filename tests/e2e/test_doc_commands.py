@@ -2,8 +2,9 @@
 
 A newcomer copies them: a command that fails, or names a file the project does not ship,
 is a bug of the docs.  Every ```sh block is read; each command in it either runs (from a
-scratch copy of ``examples/``, as from the root of a checkout, exit code 0 and no
-traceback) or matches one entry of :data:`NOT_RUN`, which says why.  Synopses with
+scratch copy of ``examples/``, as from the root of a checkout, exit code 0, no traceback,
+and the shipped examples left as they are) or matches one entry of :data:`NOT_RUN`, which
+says why.  What the README's commands print is checked in ``test_readme.py``.  Synopses with
 placeholders are ```text blocks, and an unlabelled block may not hold a command.
 """
 
@@ -19,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
+import krm_merge
 from tests.conftest import require_binary
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 ALL_PAGES = [*PAGES, *sorted((ROOT / "examples").glob("*/README.md"))]
 FENCE = re.compile(r"^ *```([a-z]*)\s*$")
 COMMAND_NAMES = ("krm-merge", "kpt", "kubectl", "kustomize", "pip", "python", "python3", "pytest", "podman", "git")
@@ -77,7 +79,7 @@ def _commands(lines: list[str]) -> list[str]:
     return commands
 
 
-IMAGE = "localhost/krm-merge:0.1.0"  # the name the docs use; tools/build-image.sh tags it
+IMAGE = f"localhost/krm-merge:{krm_merge.__version__}"  # the name the docs use; tools/build-image.sh tags it
 NEEDS_IMAGE = (r"podman|--image\b", f"needs podman and the image {IMAGE} (tools/build-image.sh)")
 
 
@@ -154,6 +156,18 @@ def test_documented_commands_run_as_written(where: str, commands: list[str], tmp
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{where}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
     assert "Traceback" not in proc.stderr, f"{where}:\n{proc.stderr}"
+    changed = changed_examples(tmp_path / "examples")
+    assert not changed, f"{where} changes the shipped examples (work on a copy, or --dry-run): {changed}"
+
+
+def changed_examples(copy: Path) -> list[str]:
+    """The shipped examples' files that differ in ``copy`` (of ``examples/``) or are gone from it (issue 48:
+    a reader who runs the docs' commands in a checkout must not find its examples edited)."""
+    shipped = ROOT / "examples"
+    return sorted(str(path.relative_to(shipped)) for path in shipped.rglob("*")
+                  if path.is_file() and not path.is_symlink() and path.parts[-2] != "__pycache__"
+                  and (not (copy / path.relative_to(shipped)).is_file()
+                       or (copy / path.relative_to(shipped)).read_bytes() != path.read_bytes()))
 
 
 def test_no_page_points_to_a_file_outside_the_project() -> None:

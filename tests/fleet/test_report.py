@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,3 +135,26 @@ def test_hostile_report_files_are_refused_without_a_traceback(tmp_path: Path) ->
     proc = subprocess.run([KRM_MERGE, "report", "merge", "big.json"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, env={**os.environ, "KRM_MERGE_MAX_INPUT_MB": "1"})
     assert proc.returncode == 1 and "big.json" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def _ceiling() -> None:
+    # the child's address space: a read of /dev/zero to its end fails fast instead of taking the machine's memory
+    resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+
+
+@pytest.mark.parametrize(("name", "make", "words"), [
+    ("zero.json", lambda p: p.symlink_to("/dev/zero"), "zero.json: a character device, not a regular file; not read"),
+    ("fifo.json", os.mkfifo, "fifo.json: a FIFO (named pipe), not a regular file; not read"),
+    ("shards/x.json", lambda p: p.mkdir(parents=True), "shards/x.json: a folder, not a regular file; not read"),
+    ("empty", os.mkdir, "empty: a folder holding no *.json report"),
+    ("latin1.json", lambda p: p.write_bytes(b'{"ref": "caf\xe9"}'), "latin1.json: not UTF-8 text (byte 12)"),
+])
+def test_a_report_that_is_no_regular_file_is_refused_by_name(tmp_path: Path, name: str, make: Any, words: str) -> None:
+    """A link to /dev/zero was read until MemoryError, a FIFO hung the merge (its size checked, then read to its
+    end); now each is one error naming it, exit code 1, nothing read from it (the timeout: the hang guard)."""
+    make(tmp_path / name)
+    given = name.partition("/")[0]  # a folder's reports: its *.json entries
+    proc = subprocess.run([KRM_MERGE, "report", "merge", given], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, preexec_fn=_ceiling, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr
+    assert f"krm-merge report: error: {words}" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -9,7 +9,9 @@ package's shard depends on the package alone: adding packages moves none.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ import pytest
 from krm_merge.fleet import shard
 from tests.conftest import require_binary
 
-from .world import Fleet, report_of, spread, tree
+from .world import KRM_MERGE, Fleet, report_of, spread, tree
 
 pytestmark = pytest.mark.e2e
 
@@ -105,3 +107,30 @@ def test_the_share_is_rendezvous_hashing_of_the_path() -> None:
     for env in ({"JOB_COMPLETION_INDEX": "0"}, {"KRM_MERGE_SHARDS": "2"}, {"JOB_COMPLETION_INDEX": "2", "KRM_MERGE_SHARDS": "2"}):
         with pytest.raises(shard.ShardError):
             shard.from_options(None, None, env)
+
+
+@pytest.mark.parametrize(("args", "env", "words", "value"), [
+    (["--shard", "\u00b2/3"], {}, "--shard '\u00b2/3': I: expected a whole number from 0 to 9999", "got '\u00b2'"),
+    (["--shard", "1/" + "9" * 5000], {}, ": N: expected a whole number from 1 to 10000", "(5000 characters)"),
+    ([], {"JOB_COMPLETION_INDEX": "\u00b2", "KRM_MERGE_SHARDS": "3"},
+     "JOB_COMPLETION_INDEX: expected a whole number from 0 to 9999", "got '\u00b2'"),
+    ([], {"JOB_COMPLETION_INDEX": "1", "KRM_MERGE_SHARDS": "\u0663"},  # Arabic-Indic three: int() takes it
+     "KRM_MERGE_SHARDS: expected a whole number from 1 to 10000", "got '\u0663'"),
+    (["--shard-count", "9" * 5000], {"JOB_COMPLETION_INDEX": "1"},
+     "argument --shard-count: expected a whole number of at least 1", "(5000 characters)"),
+    (["--jobs", "\u0661"], {}, "argument --jobs: expected a whole number from 1 to 1024", "got '\u0661'"),
+    (["--jobs", "1_0"], {}, "argument --jobs: expected a whole number from 1 to 1024", "got '1_0'"),
+])
+def test_a_number_that_is_not_ascii_digits_is_one_usage_error(tmp_path: Path, args: list[str], env: dict[str, str],
+                                                               words: str, value: str) -> None:
+    """``--shard ²/3`` and ``JOB_COMPLETION_INDEX=²`` were tracebacks (``isdigit()`` takes '²', ``int()`` refuses
+    it), so was an N of 5,000 digits (Python's 4,300-digit limit); ``int()`` took Arabic-Indic digits and '1_0'.
+    Each is now one usage error naming the option or variable and the value, cut when long."""
+    proc = subprocess.run([KRM_MERGE, "update", "mono", "--upstream", "https://example.com/blueprints", "--ref", "v1",
+                           *args], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**{k: v for k, v in os.environ.items() if k not in (shard.INDEX_VARIABLE,
+                                                                                  shard.COUNT_VARIABLE)}, **env})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("krm-merge update: error: ") and words in proc.stderr and value in proc.stderr, \
+        proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr) < 1000, proc.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -65,3 +66,34 @@ def test_reads_refuse_files_above_the_limit(tmp_path: Path, monkeypatch: pytest.
         files.read_text(big)
     monkeypatch.setenv("KRM_MERGE_MAX_INPUT_MB", "4")
     assert files.read_text(big).startswith("a: x")
+
+
+def test_a_file_that_yields_more_than_its_size_said_is_read_no_further_than_the_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose size says less than it holds (a ``/proc`` file says 0; a log grows while it is read) was checked
+    by its size, then read to its end; now it is read to the limit and one byte more, then refused."""
+    grown = tmp_path / "grown.yaml"
+    grown.write_bytes(b"a: " + b"x" * 3_000_000 + b"\n")
+    monkeypatch.setenv("KRM_MERGE_MAX_INPUT_MB", "1")
+
+    def sized_zero(real: Callable[..., os.stat_result]) -> Callable[..., os.stat_result]:
+        def call(*args: Any, **kwargs: Any) -> os.stat_result:
+            found = real(*args, **kwargs)
+            return os.stat_result((*found[:6], 0, *found[7:10]))  # st_size 0, as /proc says
+
+        return call
+
+    monkeypatch.setattr(os, "stat", sized_zero(os.stat))
+    monkeypatch.setattr(os, "fstat", sized_zero(os.fstat))
+    real_read = os.read
+    yielded: list[int] = []
+
+    def counted(fd: int, n: int) -> bytes:
+        data = real_read(fd, n)
+        yielded.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "read", counted)
+    with pytest.raises(YamlError, match="too large"):
+        files.read_bytes(grown)
+    assert sum(yielded) == (1 << 20) + 1  # the limit and one byte: never the file's 3 MB

@@ -3,7 +3,7 @@
 An update reads origin and upstream out of git into memory: their listing is
 :func:`pkgio.listing_of_entries` over git's entries instead of
 :func:`pkgio.check_untrusted` over a folder.  Random trees (folders, files,
-links, subpackages, ``.git`` and krm-merge's own names, hidden names) are
+links, subpackages, ``.git`` and krm-merge's own names in several spellings, hidden names) are
 written to disk and listed both ways: every field must agree.  What no folder
 can hold but a tree object can (one name twice) is refused.
 """
@@ -21,8 +21,8 @@ from krm_merge import files
 from krm_merge.krm import pkgio
 
 NAMES = ["a.yaml", "b.yml", "Kptfile", "README.md", ".hidden", ".git", ".krm-merge.conflicts", ".krm-merge.lock",
-         "sub", "deep", "x"]
-FIELDS = ("files", "dirs", "links", "subpackages", "own_names", "others", "linked_dirs", "broken_links")
+         "sub", "deep", "x", "GIT~1", ".g\u200cit", ".KRM-MERGE.TXN", "krm-me~1.loc"]
+FIELDS = ("files", "dirs", "links", "subpackages", "own_names", "git_names", "others", "linked_dirs", "broken_links")
 
 Tree = dict[str, object]  # name -> bytes (a file), "->target" str (a link), or a Tree (a folder)
 
@@ -95,3 +95,16 @@ def test_folders_nested_past_the_bound_are_refused(monkeypatch: pytest.MonkeyPat
     assert pkgio.listing_of_entries("<u>", entries, "upstream").dirs == ["a", "a/b", "a/b/c"]
     with pytest.raises(files.UntrustedTreeError, match="nested more than 3 deep"):
         pkgio.listing_of_entries("<u>", [*entries, ("a/b/c/d", pkgio.ENTRY_DIR)], "upstream")
+
+
+def test_every_spelling_of_git_and_krm_merges_names_is_left_out_and_named() -> None:
+    """git refuses these names on checkout, but a server sends them in a tree: ``.GIT`` is ``.git`` on macOS,
+    ``GIT~1`` on Windows; what is below them is never listed."""
+    entries = [(".GIT", pkgio.ENTRY_DIR), (".GIT/config", pkgio.ENTRY_FILE), ("d", pkgio.ENTRY_DIR),
+               ("d/git~1", pkgio.ENTRY_DIR), ("d/git~1/hooks", pkgio.ENTRY_DIR), ("d/git~1/hooks/x", pkgio.ENTRY_FILE),
+               ("\ufeff.git", pkgio.ENTRY_LINK), (".Krm-Merge.Conflicts", pkgio.ENTRY_FILE),
+               ("KRM-ME~1.TXN", pkgio.ENTRY_DIR), ("KRM-ME~1.TXN/journal", pkgio.ENTRY_FILE), ("ok.yaml", pkgio.ENTRY_FILE)]
+    listing = pkgio.listing_of_entries("<upstream>", entries, "upstream")
+    assert listing.rels() == ["ok.yaml"] and listing.dirs == ["d"] and listing.links == []
+    assert listing.git_names == [".GIT", "d/git~1", "\ufeff.git"]
+    assert listing.own_names == [".Krm-Merge.Conflicts", "KRM-ME~1.TXN"]

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from krm_merge import files, txn
 from krm_merge.krm import pkgio
@@ -45,6 +47,94 @@ def test_reserved_names_and_git_are_never_listed_hidden_names_only_when_asked(tm
         _write(tmp_path, rel)
     assert pkgio.list_package(tmp_path).rels() == ["ok.yaml"]
     assert pkgio.list_package(tmp_path, hidden=True).rels() == [".dir/x.yaml", ".hidden.yaml", "ok.yaml"]
+
+
+# Every spelling a file system takes for .git or krm-merge's own names (git's t0060-path-utils.sh and
+# t1014-read-tree-confusing.sh lists, and the same folds of krm-merge's names), with what it is there.
+LOOK_ALIKES = {
+    ".git": ".git", ".GIT": ".git", ".Git": ".git", ".git.": ".git", ".git ": ".git", ".git . .": ".git",
+    ".git...": ".git", "git~1": ".git", "GIT~1": ".git", "Git~4 .": ".git", "gi2837~1": ".git", "GI28~123": ".git",
+    ".git:": ".git", ".git::$INDEX_ALLOCATION": ".git", "git~1::$INDEX_ALLOCATION": ".git",
+    ".g\u200cit": ".git", ".gi\u200dt": ".git", "\ufeff.git": ".git", ".git\u200e": ".git", "\u202e.GIT": ".git",
+    ".\u206ag\u206fit": ".git",
+    ".krm-merge.conflicts": ".krm-merge.conflicts", ".Krm-Merge.Conflicts": ".krm-merge.conflicts",
+    ".krm-merge.conflicts. ": ".krm-merge.conflicts", "KRM-ME~1.CON": ".krm-merge.conflicts",
+    "kr5d0a~1.con": ".krm-merge.conflicts", ".krm-merge.conflict\u017f": ".krm-merge.conflicts",
+    ".krm-merge.lock": ".krm-merge.lock", ".KRM-MERGE.LOCK.": ".krm-merge.lock", "krm-me~4.loc": ".krm-merge.lock",
+    "KR8AA0~9.LOC": ".krm-merge.lock", ".\u212arm-merge.lock": ".krm-merge.lock",
+    ".krm-merge.txn": ".krm-merge.txn", ".KRM-MERGE.TXN": ".krm-merge.txn", "KRM-ME~2.TXN:x": ".krm-merge.txn",
+    "kr3cb9~1.txn": ".krm-merge.txn", ".krm\u200d-merge.txn": ".krm-merge.txn",
+    "~1234567.txn": ".krm-merge.txn", "KRM-ME~1": ".krm-merge.*", "kr5d~123": ".krm-merge.*",
+}
+# Names that are none of them on any file system.
+NOT_LOOK_ALIKES = [
+    ".gitignore", ".github", ".gitkeep", ".gitmodules", ".git-blame-ignore-revs", ".git~1", "git", "git~", "git~0",
+    "git~5", "git~1x", "git~12", "gi2837~0", "gi2837~1x", "gi2838~1", "gitmod~1", ".gi", ".git_", "_.git", "a.git",
+    ".g-it", ".gi\u200bt", ".\u01e7it", "krm-merge.yaml", ".krm-merge", ".krm-merge.yaml", ".krm-merge.conflicts.yaml",
+    ".krm-merge.lock.old", "x.krm-merge.txn", "KRM-ME~1.YAM", "KRM-ME~5.TXN", "krm-me~1x.con", "kr5d0a~1.loc",
+    "Kptfile", "kustomization.yaml", "app.yaml", "~", "~1", "k~", "", ".", "..",
+]
+
+
+@pytest.mark.parametrize(("name", "protected"), sorted(LOOK_ALIKES.items()))
+def test_every_spelling_of_git_and_krm_merges_names_is_that_name(name: str, protected: str) -> None:
+    assert files.protected_name(name) == protected
+    if name != protected:
+        assert files.how_protected(name)  # the warning can say how
+
+
+@pytest.mark.parametrize("name", NOT_LOOK_ALIKES)
+def test_other_names_are_not_protected(name: str) -> None:
+    assert files.protected_name(name) is None
+
+
+# What the fast path must know of: every character of the names above, and the code points that fold to them.
+_ALPHABET = sorted(set("".join(LOOK_ALIKES) + "".join(NOT_LOOK_ALIKES) + ".~:$ 0123456789abcdefgiklmnortxyGIKT"
+                       + "\u212a\u017f\u0130\u0131\u00e9\u200b\u200c\ufeff\uff47\u01e7"))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=_ALPHABET, max_size=12) | st.sampled_from(sorted(LOOK_ALIKES)).flatmap(
+    lambda name: st.tuples(st.text(alphabet=_ALPHABET, max_size=2), st.just(name),
+                           st.text(alphabet=_ALPHABET, max_size=2)).map("".join)))
+def test_the_fast_path_agrees_with_the_full_rule(name: str) -> None:
+    """A name the fast path answers at once is one the full rule matches nothing for, and the lister's loop,
+    which tests less before it calls the rule, calls it for every name the fast path lets through."""
+    full = files._protected_name(name)
+    assert files.protected_name(name) == full
+    if not files.may_be_protected(name):
+        assert full is None
+    elif name:
+        lead = name[0]
+        assert lead == "." or lead > "\x7f" or "~" in name  # pkgio.list_package's and _walk_beneath's test
+
+
+def test_the_short_name_hash_is_git_s(  # the fall-back prefixes git's path.c hard-codes for its own names
+) -> None:
+    assert [files._short_name_hash(n) for n in (".gitmodules", ".gitignore", ".gitattributes", ".mailmap")] == [
+        "7eba", "250a", "7d29", "ba30"]
+
+
+def test_the_users_package_leaves_every_spelling_of_git_and_krm_merges_names_out(tmp_path: Path) -> None:
+    """``.GIT`` on macOS and ``GIT~1`` on Windows are the package's repository: never listed, as ``.git`` is not."""
+    for rel in (".GIT/config.yaml", "sub/git~1/HEAD.yaml", "sub/.g\u200cit/x.yaml", ".Krm-Merge.Conflicts",
+                "KRM-ME~1.TXN/0.yaml", ".krm-merge.lock.", "ok.yaml", ".gitignore", "sub/.github/w.yaml"):
+        _write(tmp_path, rel)
+    for options in ({"hidden": True}, {"hidden": True, "nofollow": True}):
+        assert pkgio.list_package(tmp_path, **options).rels() == [  # type: ignore[arg-type]
+            ".gitignore", "ok.yaml", "sub/.github/w.yaml"]
+    listing = pkgio.check_untrusted(tmp_path, "upstream")
+    assert listing.rels() == [".gitignore", "ok.yaml", "sub/.github/w.yaml"]
+    assert listing.git_names == [".GIT", "sub/.g\u200cit", "sub/git~1"]
+    assert listing.own_names == [".Krm-Merge.Conflicts", ".krm-merge.lock.", "KRM-ME~1.TXN"]
+
+
+def test_a_link_into_another_spelling_of_git_is_not_written_through(tmp_path: Path) -> None:
+    _write(tmp_path, "git~1/config", "x\n")
+    os.symlink("git~1/config", tmp_path / "c.yaml")
+    with pytest.raises(files.UnsafePathError, match="into git~1"):
+        pkgio.ChangeSet([pkgio.Write("c.yaml", b"x\n", b"y\n")]).apply(tmp_path, command="test")
+    assert (tmp_path / "git~1/config").read_text() == "x\n"
 
 
 def test_krmignore_patterns_leave_files_and_folders_out(tmp_path: Path) -> None:

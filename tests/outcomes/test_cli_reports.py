@@ -53,10 +53,10 @@ def test_a_mark_update_that_wrote_its_files_reports_written(tmp_path: Path) -> N
     assert done.returncode == 3, done.stderr  # written, with a conflict left to decide
     assert "# krm-merge:conflict" in (tmp_path / "md" / "local" / "both.yaml").read_text()
     local = tmp_path / "md" / "local"
-    # the title (a pull request's) names the package and counts; the summary under it says it was written
-    # (nine files: the eight, and the conflict ledger recording the marker, .krm-merge.conflicts)
+    # the title (a pull request's) names the package and counts (nine files: the eight, and the conflict ledger
+    # recording the marker, .krm-merge.conflicts); under it only what the title does not say (issue 48)
     assert (tmp_path / "r.md").read_text().startswith(
-        f"## krm-merge update {local}: 9 file(s) changed, 1 conflict(s)\n\nupdated {local}: 9 file(s) changed\n")
+        f"## krm-merge update {local}: 9 file(s) changed, 1 conflict(s)\n\nresources: 1 merged; ")
     argv = eight_files_one_conflict(tmp_path / "json")
     done = cli(*argv, "--conflicts", "mark", "--report", "json", str(tmp_path / "r.json"))
     assert done.returncode == 3, done.stderr
@@ -90,7 +90,7 @@ def test_a_dry_run_with_a_markdown_report_on_stdout_prints_the_report_alone(tmp_
     assert done.returncode == 0, done.stderr
     local = tmp_path / "local"
     assert done.stdout.startswith(f"## krm-merge update {local}: 8 file(s) changed, 1 conflict(s)\n\n"
-                                  f"dry run: 8 file(s) of {local} would change; nothing written\n")
+                                  "Dry run: nothing written.\n\nresources: 1 merged; ")
     assert "--- a/" not in done.stdout and "@@" not in done.stdout  # no diff mixed in
     plain = cli(*argv, "--dry-run")
     assert plain.stdout.startswith("--- a/")  # without a report on stdout the diff is stdout's document

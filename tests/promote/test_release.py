@@ -77,7 +77,8 @@ def test_dry_run_prints_diff_and_writes_the_markdown_report(tmp_path: Path, caps
     assert "+- name: worker" in out and '-            version: "6.2.0"' in out
     text = report.read_text()
     assert text.splitlines()[0].startswith("## promote: ") and "| file | line | resource |" in text
-    assert "| overlays/prod/kustomization.yaml | 10 | Kustomization/? | `images[1]` | *(added)* |" in text
+    assert ("| overlays/prod/kustomization.yaml | 10 | Kustomization (overlays/prod/kustomization.yaml) | `images[1]` "
+            "| *(added)* |") in text  # a nameless kustomization, named by its file (issue 48)
     assert text not in out  # the diff is stdout's one document; the report went to its file
     assert main([str(root), *RELEASE, "--dry-run", "--report", "markdown", "-"]) == 0
     out = capsys.readouterr().out

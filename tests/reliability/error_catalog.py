@@ -1,4 +1,4 @@
-"""One real input per error class; the README's error table is printed from these runs.
+"""One real input per error class; the error table of docs/errors.md is printed from these runs.
 
 ``python -m tests.reliability.error_catalog`` prints the table rows;
 test_error_catalog.py checks that every message in the doc is still what the
@@ -111,6 +111,9 @@ CASES = [
                                                             lambda t: (t / "bad.yaml").write_bytes(b"a: \xff\n"))),
     Case("run: file not YAML", "krm/package", lambda: _cmd("run", lambda t: [str(t), "--", "mode=promote"],
                                                            _pkg({"apps/bad.yaml": "a: b\n---\nc: [\n"}))),
+    Case("run: several files not YAML", "krm/package", lambda: _cmd(
+        "run", lambda t: [str(t), "--", "mode=promote"],
+        _pkg({"apps/bad.yaml": "a: b\n---\nc: [\n", "values.yaml": "replicas: {{ .Values.replicas }}\n"}))),
     # A patch moving the item by kpt's path annotation (one written in a file is replaced by the reader, as kpt's is).
     Case("run: path leaves the package", "krm/package", lambda: _cmd(
         "run", lambda t: [str(t), "--", "mode=reorder-merge", "patch=" + CM + "  annotations:\n"

@@ -342,6 +342,16 @@ def test_a_symbolic_link_is_never_written_through(tmp_path: Path) -> None:
     assert (root / "a.yaml").read_bytes() == BEFORE["a.yaml"]
 
 
+@pytest.mark.parametrize("rel", [".KRM-MERGE.TXN/journal", "KRM-ME~1.TXN/x.yaml", ".Krm-Merge.Lock.", "krm-me~2.loc"])
+def test_the_lock_and_journal_are_never_written_in_another_spelling(tmp_path: Path, rel: str) -> None:
+    """On macOS ``.KRM-MERGE.TXN`` is the journal's folder, on Windows ``KRM-ME~1.TXN`` may be (as for the names
+    as spelled: files.protected_name)."""
+    root = _package(tmp_path / "pkg")
+    with pytest.raises(txn.KrmMergeError, match="krm-merge keeps its lock and journal there"):
+        txn.commit(root, [txn.Change(rel, b"x\n", None)])
+    assert not os.path.lexists(root / rel.split("/")[0])
+
+
 _HOLD = """
 import sys, time
 from krm_merge import txn

@@ -26,7 +26,7 @@ from krm_merge.update import git as update_git
 
 from tests.conftest import require_binary
 
-from .world import World, cm, kptfile, write_tree
+from .world import World, cm, fetched_by_hand, kptfile, write_tree
 
 pytestmark = pytest.mark.e2e
 
@@ -219,6 +219,90 @@ def test_bad_names_in_an_upstream_directory_are_refused(tmp_path: Path, capsys: 
     assert rc == 1
     assert "'tab\\there.yaml'" in capsys.readouterr().err
     assert '"1"' in (local / "cm.yaml").read_text()
+
+
+# -- .git and krm-merge's own names in another spelling -----------------------------------------------
+
+FSMONITOR = "[core]\n\tfsmonitor = touch pwned-by-upstream\n"  # runs on the user's next `git status`
+# The spelling, whether it arrives as a folder, and what it is on macOS or Windows (git's t0060 and t1014 lists,
+# and krm-merge's names folded the same ways).
+LOOK_ALIKES = [
+    (".GIT", True, ".git"), (".Git", True, ".git"), (".git.", True, ".git"), (".git ", True, ".git"),
+    (".git . .", True, ".git"), ("git~1", True, ".git"), ("GIT~1", True, ".git"),
+    (".git::$INDEX_ALLOCATION", True, ".git"), (".g\u200cit", True, ".git"), (".gi\u200dt", True, ".git"),
+    ("\ufeff.git", True, ".git"),
+    (".Krm-Merge.Conflicts", False, ".krm-merge.conflicts"), ("KRM-ME~1.CON", False, ".krm-merge.conflicts"),
+    (".KRM-MERGE.TXN", True, ".krm-merge.txn"), ("kr3cb9~1.txn", True, ".krm-merge.txn"),
+    (".krm-merge.lock.", False, ".krm-merge.lock"), (".Krm-Merge.Lock", False, ".krm-merge.lock"),
+]
+
+
+def look_alike_files(name: str, folder: bool) -> dict[str, str]:
+    """What an attacker puts under the name: a repository's config with a command in it, or a forged ledger."""
+    return {f"{name}/config": FSMONITOR, f"{name}/HEAD": "ref: refs/heads/main\n"} if folder else {name: "{}\n"}
+
+
+def git_out(world: World, *args: str, data: bytes = b"") -> str:
+    proc = subprocess.run(["git", *args], cwd=world.up, env=world.env, input=data, capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode().strip()
+
+
+def commit_tree_with(world: World, name: str, folder: bool, tag: str) -> None:
+    """Commit ``name`` into ``pkg/`` as git's plumbing writes any tree (git add refuses these names; a server
+    sends them all the same), on top of what is committed, and tag it."""
+    def mktree(lines: list[bytes]) -> str:
+        return git_out(world, "mktree", "-z", data=b"".join(line + b"\0" for line in lines))
+
+    def blob(text: str) -> str:
+        return git_out(world, "hash-object", "-w", "--stdin", data=text.encode())
+
+    entries = {rel.partition("/")[2]: blob(text) for rel, text in look_alike_files(name, folder).items()}
+    if folder:
+        inner = mktree([f"100644 blob {oid}\t{rel}".encode() for rel, oid in entries.items()])
+        entry = f"040000 tree {inner}\t{name}".encode()
+    else:
+        entry = f"100644 blob {blob('{}' + chr(10))}\t{name}".encode()
+    package = mktree([*(e for e in git_out(world, "ls-tree", "-z", "HEAD:pkg").encode().split(b"\0") if e), entry])
+    root = mktree([f"040000 tree {package}\tpkg".encode()])
+    world.git("tag", tag, git_out(world, "commit-tree", root, "-p", "HEAD", "-m", tag))
+
+
+def assert_left_out(local: Path, name: str, protected: str, stderr: str) -> None:
+    """Nothing of the look-alike is in the package, and the warning names its spelling (escaped) and the name."""
+    assert not os.path.lexists(local / name) and "pwned" not in "".join(
+        p.read_text() for p in local.rglob("*") if p.is_file()), os.listdir(local)
+    shown = name.replace("\u200c", "\\u200c").replace("\u200d", "\\u200d").replace("\ufeff", "\\ufeff")
+    whose = "a git repository's own folder" if protected == ".git" else "a name krm-merge keeps its own state under"
+    assert f"warning: upstream: {shown}: {protected} on some file systems (" in stderr and whose in stderr, stderr
+    assert '"2"' in (local / "cm.yaml").read_text() and "Traceback" not in stderr  # the rest of the update went on
+
+
+@pytest.mark.parametrize(("name", "folder", "protected"), LOOK_ALIKES, ids=[ascii(n) for n, _, _ in LOOK_ALIKES])
+def test_another_spelling_of_git_or_krm_merges_names_in_a_git_upstream_is_left_out(
+    world: World, name: str, folder: bool, protected: str,
+) -> None:
+    v1 = world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    fetched_by_hand(world, v1)
+    world.commit({"cm.yaml": cm("cm", "2")})
+    commit_tree_with(world, name, folder, "v2")
+    assert name in git_out(world, "ls-tree", "--name-only", "-z", "v2:pkg").split("\0")
+    update = subprocess.run([sys.executable, "-m", "krm_merge", "update", f"{world.our_pkg}@v2"], env=world.env,
+                            capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert update.returncode == 0, update.stderr
+    assert_left_out(world.our_pkg, name, protected, update.stderr)
+
+
+@pytest.mark.parametrize(("name", "folder", "protected"), LOOK_ALIKES, ids=[ascii(n) for n, _, _ in LOOK_ALIKES])
+def test_another_spelling_of_git_or_krm_merges_names_in_an_upstream_directory_is_left_out(
+    tmp_path: Path, name: str, folder: bool, protected: str,
+) -> None:
+    local, origin, upstream = dir_copies(tmp_path)
+    write_tree(upstream, look_alike_files(name, folder))
+    update = subprocess.run([sys.executable, "-m", "krm_merge", "update", str(local), "--origin", str(origin),
+                             "--upstream", str(upstream)], capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert update.returncode == 0, update.stderr
+    assert_left_out(local, name, protected, update.stderr)
 
 
 def test_too_many_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -412,3 +412,35 @@ def test_a_fan_out_of_subpackages_costs_what_it_brings(world: World) -> None:
     written = sum(len(data) for data in package_bytes(world.our_pkg).values())
     assert 63 * 300_000 < written < 63 * 300_000 + 1_000_000
     assert run.max_rss_mb < 150 + 2 * written / 2**20, (run.max_rss_mb, written)
+
+
+def test_a_fan_out_that_would_write_gigabytes_is_refused_in_bounded_memory(world: World) -> None:
+    """The security review's case: 254 remote subpackages of 8 MB each (7 levels) from a repository of under a
+    megabyte (git stores the one 8 MB text once a level) wrote 2.0 GB, exit 0, within the 2 GiB read budget (each
+    version is read once a level; the plan holds every copy).  The bytes planned are bounded as each
+    subpackage's plan joins them: refused at the write limit (256 MB), naming the chain, memory bounded by it,
+    nothing written."""
+    fan_out(world, 7, 8_000_000)
+    before = package_bytes(world.our_pkg)
+    run = run_child(world, "update", f"{world.our_pkg}@t1", env=FILE_TRANSPORT)
+    assert run.code == 1, run.stderr[-2000:]
+    assert re.search(r"s[01]/Kptfile: the update would write [\d,]+ bytes, more than the 256 MB one update may "
+                     r"write \(remote subpackages: file://\S+/pkg@t1 -> file://\S+/pkg@t2 -> ", run.stderr), run.stderr
+    assert "KRM_MERGE_MAX_WRITE_MB" in run.stderr and "Traceback" not in run.stderr
+    assert package_bytes(world.our_pkg) == before
+    assert run.max_rss_mb < 256 + 300, run.max_rss_mb  # before: ~1 GB resident here, 2 GB written
+
+
+def test_the_write_limit_is_the_users_to_move(world: World) -> None:
+    """``KRM_MERGE_MAX_WRITE_MB`` lowers (or raises) the limit; a value that is not a number is refused by name."""
+    fan_out(world, 2, 400_000)  # the package and two subpackages: 1.2 MB written
+    before = package_bytes(world.our_pkg)
+    run = run_child(world, "update", f"{world.our_pkg}@t1", env={**FILE_TRANSPORT, "KRM_MERGE_MAX_WRITE_MB": "1"})
+    assert run.code == 1 and "more than the 1 MB one update may write" in run.stderr, run.stderr
+    assert package_bytes(world.our_pkg) == before
+    run = run_child(world, "update", f"{world.our_pkg}@t1", env={**FILE_TRANSPORT, "KRM_MERGE_MAX_WRITE_MB": "1e3"})
+    assert run.code == 1 and "KRM_MERGE_MAX_WRITE_MB: expected a number" in run.stderr and "'1e3'" in run.stderr
+    assert "Traceback" not in run.stderr and package_bytes(world.our_pkg) == before
+    run = run_child(world, "update", f"{world.our_pkg}@t1", env={**FILE_TRANSPORT, "KRM_MERGE_MAX_WRITE_MB": "1.5"})
+    assert run.code == 0, run.stderr
+    assert (world.our_pkg / "s0" / "data.txt").read_text().endswith("2")

@@ -23,6 +23,7 @@ from krm_merge.change import commit as commits
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.forges import Target, default_api, detect, open_forge
 from krm_merge.change.forges.base import Forge, PullRequest, description
+from krm_merge.change.forges.http import limits_from
 from krm_merge.change.push import push
 from krm_merge.change.redact import Redactor
 from krm_merge.change.remote import RemoteRefs, RepoLocation, fetch, ls_remote, parse_location, remote_url
@@ -110,11 +111,12 @@ def prepare(request: Request, package_paths: list[str], *, dry_run: bool) -> Pre
     _mask_url_credentials(url, redactor)
     target = forge_target(settings, request.pipeline, parse_location(url), settings.remote, redactor)
     token = _token(request, target, environ, redactor, dry_run)
+    limits = limits_from(environ)  # a wrong deadline is refused before the fetch, as a wrong token is
     branch = _branch_name(tree, request, settings)
     base, refs = _base(tree, settings, request.pipeline, branch)
     if not dry_run:
         fetch(tree.git, settings.remote, [base, *([branch] if branch in refs.heads else [])])
-    forge = open_forge(target, token, redactor, **(request.client or {})) if token is not None else None
+    forge = open_forge(target, token, redactor, limits=limits, **(request.client or {})) if token is not None else None
     prepared = Prepared(tree, redactor, settings, target, forge, branch, base, refs,
                         commits.local_branch(tree, branch), [tree.repo_path(p) for p in package_paths])
     _check_branches_are_ours(prepared)
@@ -223,9 +225,12 @@ def publish(prepared: Prepared, made: str | None, title: str, body: str) -> Publ
     try:
         if made != p.remote_sha:
             push(p.tree, p.remote, made, p.branch, p.remote_sha)
-        return _pull_request(p, made, title, body)
     except ChangeError as err:
         raise err.keeping(kept) from None
+    try:
+        return _pull_request(p, made, title, body)
+    except ChangeError as err:  # the branch is on the remote: a rerun only opens or updates the pull request
+        raise err.keeping(f"{kept} and is pushed to {p.remote}") from None
 
 
 def preview(prepared: Prepared, package_paths: list[str], title: str, body: str) -> tuple[Published, str]:

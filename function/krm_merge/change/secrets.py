@@ -7,6 +7,12 @@ given (``--secrets-dir DIR`` or ``KRM_MERGE_SECRETS_DIR``), from
 ``DIR/<namespace>/<name>/<key>``: the layout of Kubernetes Secrets mounted as volumes
 one folder per Secret, so a job running in a cluster mounts the Pipeline's Secret and
 nothing else.  It wins over the environment: it is the token the Pipeline asks for.
+
+A token is one line of printable ASCII (:func:`checked`): it travels in an HTTP header,
+where a newline would end the header (and Python's HTTP client would print the refused
+value, token and all, in its traceback) and a non-ASCII character has no one encoding.
+One that holds anything else is refused where it is found, before anything is sent,
+written or pushed, by an error naming where it came from but none of its characters.
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ FORGE_ENV: dict[str, tuple[str, ...]] = {
     "bitbucket": ("BITBUCKET_TOKEN",),
 }
 MAX_TOKEN_BYTES = 16 * 1024  # a token file larger than this is not a token
+# Blanks around a token are dropped (a file's last newline, a pasted space); Python's own strip() would
+# also drop the C0 separators and Unicode spaces, which a token must not be taken with.
+_BLANKS = " \t\r\n"
+_CONTROLS = {"\n": "a newline", "\r": "a carriage return", "\0": "NUL", "\t": "a tab", "\x1b": "ESC",
+             "\x7f": "DEL"}
 
 
 class Token(Record):
@@ -48,10 +59,25 @@ def find_token(forge: str, environ: Mapping[str, str], secret: SecretRef | None 
     if secret is not None and secrets_dir:
         return read_secret(secrets_dir, secret)
     for name in token_sources(forge):
-        value = environ.get(name, "").strip()
+        value = environ.get(name, "").strip(_BLANKS)
         if value:
-            return Token(value, name)
+            return checked(Token(value, name), name)
     return None
+
+
+def checked(token: Token, where: str) -> Token:
+    """``token`` when it is printable ASCII (space to ``~``); else a ``pull request`` error naming ``where``.
+
+    The error says what kind of character it found, never the character itself or any
+    other of the token's: the message may be printed where the token must not appear.
+    """
+    bad = next((c for c in token.value if not " " <= c <= "~"), None)
+    if bad is None:
+        return token
+    named = _CONTROLS.get(bad, f"U+{ord(bad):04X}")
+    kind = "a non-ASCII character" if ord(bad) > 0x7F else f"a control character ({named})"
+    raise ChangeError("pull request", f"{where} must hold one token on one line of printable ASCII: it holds {kind}; "
+                      "nothing was sent, written or pushed")
 
 
 def read_secret(secrets_dir: str, secret: SecretRef) -> Token:
@@ -69,7 +95,7 @@ def read_secret(secrets_dir: str, secret: SecretRef) -> Token:
                           f"{err.strerror or err}") from None
     if len(data) > MAX_TOKEN_BYTES:
         raise ChangeError("pull request", f"{path} is larger than {MAX_TOKEN_BYTES} bytes: not a token")
-    value = data.decode("utf-8", "replace").strip()
-    if not value or any(c in value for c in "\r\n\0"):
-        raise ChangeError("pull request", f"{path} ({secret}) must hold one token on one line")
-    return Token(value, f"{secret} in {secrets_dir}")
+    value = data.decode("utf-8", "replace").strip(_BLANKS)  # bytes that are not UTF-8 become U+FFFD: refused
+    if not value:
+        raise ChangeError("pull request", f"{path} ({secret}) must hold one token on one line: it is empty")
+    return checked(Token(value, f"{secret} in {secrets_dir}"), f"{path} ({secret})")

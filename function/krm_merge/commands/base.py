@@ -8,7 +8,8 @@ Every command under :mod:`krm_merge.commands` builds its parser with
   the terminal);
 * the help ends with the command's examples (at least one);
 * a usage error is one line, ``krm-merge NAME: error: ...``, exit code 2
-  (``cli`` then adds the ``did you mean --x?`` lines);
+  (``cli`` then adds the ``did you mean --x?`` lines); an option taking a
+  number reads it with :func:`number` (ASCII digits, bounded: :mod:`krm_merge.numbers`);
 * every command takes ``--results FILE`` and ``--quiet``, rendered by
   :func:`krm_merge.outcomes.render.finish` (``tests/cli/test_command_base.py``).
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
+from krm_merge import numbers
 from krm_merge.outcomes import render
 
 WIDTH = 80
@@ -45,6 +47,19 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
     return argparse.HelpFormatter(prog, width=WIDTH)
 
 
+def number(low: int = 0, high: int | None = None) -> Callable[[str], int]:
+    """The type of an option taking a whole number from ``low`` to ``high``: read by :func:`krm_merge.numbers.whole`
+    (ASCII digits only, bounded), a bad value a usage error naming the option and the value."""
+
+    def parse(text: str) -> int:
+        try:
+            return numbers.whole(text, "value", low=low, high=high)
+        except numbers.NumberError as err:  # argparse names the option in front of it: "argument --jobs: ..."
+            raise argparse.ArgumentTypeError(err.message.removeprefix("value: ")) from None
+
+    return parse
+
+
 def command_parser(prog: str, description: str, examples: Sequence[str],
                    add_arguments: Callable[[CommandParser], None]) -> CommandParser:
     """A command's parser: ``add_arguments`` adds its own arguments, then every command's ``--results`` and
@@ -56,4 +71,4 @@ def command_parser(prog: str, description: str, examples: Sequence[str],
     return parser
 
 
-__all__ = ["WIDTH", "CommandParser", "command_parser"]
+__all__ = ["WIDTH", "CommandParser", "command_parser", "number"]

@@ -14,9 +14,9 @@ conflict (one line on stderr), 2 usage error.
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any, TextIO
 
+from .. import files
 from ..errors import KrmMergeError
 from .base import command_parser
 from ..krm.results import Field, File, ResourceRef, Result
@@ -27,7 +27,7 @@ from ..schema.base import OPEN_SCHEMA, SchemaNode
 from ..smp.create import create_three_way_patch, create_two_way_patch
 from ..smp.errors import ConflictError, SmpError
 from ..smp.go_yaml import to_yaml
-from ..yaml.load import DuplicateKey, YamlError, check_size, collecting_duplicate_keys, load_all_data
+from ..yaml.load import DuplicateKey, YamlError, collecting_duplicate_keys, load_all_data
 
 
 PROG = "krm-merge diff"
@@ -64,15 +64,13 @@ def read_object(path: str) -> dict[str, Any]:
     Values are read as kubectl reads them (YAML 1.1: ``yes`` is a boolean).
     """
     try:
-        check_size(os.stat(path).st_size, path)
-        with open(path, encoding="utf-8") as stream:
-            text = stream.read()
+        text = files.read_text(path)  # a regular file, size-bounded (a FIFO or /dev/zero: refused by name)
         documents = [d for d in load_all_data(text, path) if d is not None]
     except OSError as err:
         raise DiffInputError(f"{path}: {err.strerror or err}", file=File(path)) from None
     except UnicodeDecodeError as err:
         raise DiffInputError(f"{path} is not UTF-8 text (byte {err.start})", file=File(path)) from None
-    except YamlError as err:
+    except (YamlError, files.NotAFileError) as err:
         raise DiffInputError(err.message, file=File(path)) from None
     if not documents:
         return {}

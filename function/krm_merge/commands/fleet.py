@@ -93,8 +93,6 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise _UsageError("--origin is for one package's update from directories, not for a fleet update (--ref)")
     if args.report and args.report[0] not in render.FORMATS:
         raise _UsageError(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
-    if args.jobs is not None and args.jobs < 1:
-        raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
     if args.pull_request_per is not None and not args.pull_request:
         raise _UsageError("--pull-request-per goes with --pull-request")
 

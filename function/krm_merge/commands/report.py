@@ -69,9 +69,12 @@ def _files(inputs: list[str]) -> list[str]:
     found = []
     for path in inputs:
         if os.path.isdir(path):
-            found.extend(os.path.join(path, name) for name in sorted(os.listdir(path)) if name.endswith(".json"))
+            inside = [os.path.join(path, name) for name in sorted(os.listdir(path)) if name.endswith(".json")]
+            if not inside:  # a shard's report missing from the folder is said by the merge; none at all is no merge
+                raise fleet_report.ReportError(f"{path}: a folder holding no *.json report", file=path)
+            found.extend(inside)
         else:
-            found.append(path)
+            found.append(path)  # read strictly: a regular file (fleet_report.read)
     return found
 
 

@@ -25,7 +25,7 @@ under ``--conflicts fail``.  With ``--pull-request`` the change then goes up for
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,8 @@ POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
 FILE_POLICIES = ("keep-local", "merge")
 
 
+MAX_JOBS = 1024
+"""The most packages a fleet update updates at once (``--jobs``): each is a worker process."""
 DEFAULT_BRANCH = "krm-merge/update/{package}"
 """The pull request's branch (``{package}``: the package's path in the repository; ``{ref}``: the upstream ref)."""
 DEFAULTS: dict[str, Any] = {
@@ -71,9 +73,10 @@ def parser() -> argparse.ArgumentParser:
     """The command's argument parser (also shown by `krm-merge --help`)."""
     # Imported here: the plain form `update PKG[@REF]` (parse_args) never loads the command base and argparse,
     # whose import and parser cost ~3.5 ms of a small update's ~85 ms (issue 24).
-    from krm_merge.commands.base import command_parser
+    from krm_merge.commands.base import command_parser, number
 
-    return command_parser(PROG, "3-way update of a local package copy (kpt pkg update).", EXAMPLES, _arguments)
+    return command_parser(PROG, "3-way update of a local package copy (kpt pkg update).", EXAMPLES,
+                          lambda p: _arguments(p, number))
 
 
 EXAMPLES = ("krm-merge update apps/podinfo@v1.2.0",
@@ -82,7 +85,8 @@ EXAMPLES = ("krm-merge update apps/podinfo@v1.2.0",
             "      --ref v2.0.0 --pull-request  # a fleet update")
 
 
-def _arguments(p: argparse.ArgumentParser) -> None:
+def _arguments(p: argparse.ArgumentParser, number: Callable[[int, int | None], Callable[[str], int]]) -> None:
+    """The command's options; ``number``: the command base's type of an option taking a number (loaded with it)."""
     p.add_argument("package", metavar="PKG[@REF]",
                    help="the local package directory (updated in place); @REF: the upstream branch, tag or commit "
                         "(default: upstream.git.ref of its Kptfile); with --ref: a ROOT of a fleet update")
@@ -96,10 +100,12 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         "Kptfile's upstream.git names that repository (and directory), each in its own transaction (docs/fleet.md)")
     fleet.add_argument("--ref", metavar="REF", help="the branch, tag or commit to move every selected package to")
     fleet.add_argument("--match", metavar="GLOB", help="only packages whose path below its root matches GLOB")
-    fleet.add_argument("--jobs", metavar="N", type=int, help="packages updated at once (default: the number of CPUs)")
+    fleet.add_argument("--jobs", metavar="N", type=number(1, MAX_JOBS),
+                       help="packages updated at once (default: the number of CPUs)")
     fleet.add_argument("--shard", metavar="I/N", help="only share I (0 to N-1) of N of the selected packages "
                        "(default: JOB_COMPLETION_INDEX of KRM_MERGE_SHARDS or --shard-count, when set)")
-    fleet.add_argument("--shard-count", metavar="N", type=int,
+    # at most fleet.shard.MAX_SHARDS, checked there (the fleet's modules load only with --ref)
+    fleet.add_argument("--shard-count", metavar="N", type=number(1, None),
                        help="the number of shards, with the index from JOB_COMPLETION_INDEX (default: KRM_MERGE_SHARDS)")
     p.add_argument("--strategy", choices=STRATEGIES, metavar="STRATEGY",  # the choices, in the help: 80 columns
                    help=f"{', '.join(STRATEGIES)} (default: upstream.updateStrategy of the Kptfile, else "
@@ -300,5 +306,5 @@ def _plan(args: argparse.Namespace | SimpleNamespace, versions: GitVersions | No
     )
 
 
-__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "POLICIES", "Updated", "main", "parse_args", "parser",
-           "update_package"]
+__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "MAX_JOBS", "POLICIES", "Updated", "main", "parse_args",
+           "parser", "update_package"]

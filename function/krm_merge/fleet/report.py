@@ -54,8 +54,12 @@ class Shard(Record):
 
 
 def read(path: str) -> dict[str, Any]:
-    """A JSON document from ``path`` (size-bounded read); a ReportError when it is not JSON."""
-    text = files.read_text(path)  # size-bounded like every input
+    """A JSON document from ``path`` (read strictly: a regular file, size-bounded); a ReportError when it is not
+    JSON (or not UTF-8)."""
+    try:
+        text = files.read_text(path)
+    except UnicodeDecodeError as err:
+        raise ReportError(f"{path}: not UTF-8 text (byte {err.start}), so not a fleet report", file=path) from None
     try:
         data: dict[str, Any] = json.loads(text)
     except ValueError as err:

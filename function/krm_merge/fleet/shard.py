@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from typing import Mapping
 
+from krm_merge import numbers
 from krm_merge.errors import KrmMergeError
 from krm_merge.records import Record
 
@@ -54,9 +55,10 @@ def owner(key: str, count: int) -> int:
 def parse(text: str, where: str = "--shard") -> Shard:
     """``I/N`` as a :class:`Shard`; a :class:`ShardError` naming ``where`` when it is not one."""
     index, slash, count = text.partition("/")
+    value = numbers.shown(text)
     if not slash:
-        raise ShardError(f"{where} {text!r}: expected I/N (I from 0 to N-1)")
-    return _checked(Shard(_number(index, f"{where} {text!r}: I"), _count(count, f"{where} {text!r}: N")), where)
+        raise ShardError(f"{where} {value}: expected I/N (I from 0 to N-1)")
+    return _checked(Shard(_number(index, f"{where} {value}: I"), _count(count, f"{where} {value}: N")), where)
 
 
 def from_options(option: str | None, count: int | None, environ: Mapping[str, str]) -> Shard | None:
@@ -73,23 +75,21 @@ def from_options(option: str | None, count: int | None, environ: Mapping[str, st
         return None
     if count is None:
         # Every pod of an Indexed Job would otherwise update every package.
-        raise ShardError(f"{INDEX_VARIABLE} is {raw_index!r} but the number of shards is not known: set "
+        raise ShardError(f"{INDEX_VARIABLE} is {numbers.shown(raw_index)} but the number of shards is not known: set "
                          f"{COUNT_VARIABLE} (the Job's completions) or give --shard-count N")
-    where = f"{INDEX_VARIABLE}={raw_index}"
-    return _checked(Shard(_number(raw_index, where), _count(str(count), "--shard-count")), where)
+    return _checked(Shard(_number(raw_index, INDEX_VARIABLE), _count(str(count), "--shard-count")),
+                    f"{INDEX_VARIABLE}={numbers.shown(raw_index)}")
 
 
-def _number(text: str, where: str) -> int:
-    if not text.strip().isdigit():
-        raise ShardError(f"{where} must be a whole number")
-    return int(text)
+def _number(text: str, where: str, low: int = 0) -> int:
+    try:
+        return numbers.whole(text, where, low=low, high=MAX_SHARDS if low else MAX_SHARDS - 1)
+    except numbers.NumberError as err:  # a usage error of the fleet command, as every shard error
+        raise ShardError(err.message) from None
 
 
 def _count(text: str, where: str) -> int:
-    count = _number(text, where)
-    if not 1 <= count <= MAX_SHARDS:
-        raise ShardError(f"{where} must be from 1 to {MAX_SHARDS}")
-    return count
+    return _number(text, where, low=1)
 
 
 def _checked(shard: Shard, where: str) -> Shard:

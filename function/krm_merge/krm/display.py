@@ -43,6 +43,19 @@ def escape_controls(text: str) -> str:
     return _controls().sub(_escape_one, text)
 
 
+@functools.cache
+def _invisible() -> re.Pattern[str]:
+    return re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2065\u206a-\u206f\ufeff]")
+
+
+def escape_name(text: str) -> str:
+    """A file name (or path) whose spelling matters, as a message shows it: :func:`escape_controls`, and the
+    invisible code points too (zero-width joiners and spaces, word joiners, the byte-order mark, the soft
+    hyphen), which print as nothing: ``.g\\u200cit`` is shown so, not as ``.git``.  Content keeps them
+    (an emoji sequence joins with U+200D): only names that must read as what they hold are passed here."""
+    return _invisible().sub(_escape_one, escape_controls(text))
+
+
 class EscapingStream:
     """A text stream whose writes pass through :func:`escape_controls`; anything else is the wrapped stream's."""
 
@@ -61,4 +74,4 @@ class EscapingStream:
         return getattr(self._stream, name)
 
 
-__all__ = ["EscapingStream", "escape_controls"]
+__all__ = ["EscapingStream", "escape_controls", "escape_name"]

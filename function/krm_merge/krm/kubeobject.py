@@ -73,7 +73,7 @@ class KubeObject:
 
     __slots__ = {
         "_views": "the text and its cached views (krm/itemviews.py)",
-        "what": "How messages name the object when it has no identity yet (``item 3``, ``deploy.yaml (document 0)``).",
+        "what": "How messages name the object when it has no identity yet (``item 3``, ``deploy.yaml (document 2 of 3)``).",
     }
 
     def __new__(cls, *_args: Any, **_kwargs: Any) -> KubeObject:

@@ -124,6 +124,7 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_un
         rl.results.info("a symbolic link to a directory; not read (kpt fn source does not follow these either)",
                         file=File(rel))
     broken = set(listing.broken_links)
+    unreadable: list[tuple[str, str, tuple[str, ...]]] = []
     for rel in sorted([*listing.rels(), *broken]):
         if rel in broken:  # refused in reading order, as kpt fn source meets it
             raise pkgio.broken_link_error(root, rel)
@@ -134,18 +135,64 @@ def read_package(root: str | os.PathLike[str], *, validate: bool = True, skip_un
                 raise
             pkg.skipped.append((rel, "not UTF-8 text"))
             continue
+        except yamlio.UnreadableYamlError as err:  # the others are read on, so one error names them all
+            unreadable.append((rel, err.message, ()))
+            continue
         pkg.files[rel] = source
         rl.items.extend(item for item in source.items if item is not None)
         for position in source.wrapped:
             item = source.items[position]
             assert item is not None
             rl.results.info(
-                f"document {item.index} is a top-level sequence (e.g. a kustomize JSON6902 patch), "
+                f"{item.what} is a top-level sequence (e.g. a kustomize JSON6902 patch), "
                 f"not a KRM object; passed on wrapped under {WRAPPING_KEY} as kpt fn source does "
                 "(kpt fn eval/render refuse such a package)",
                 file=File(rel, item.index),
             )
+    if unreadable:
+        raise unreadable_yaml(unreadable)
     return pkg, rl
+
+
+MAX_NAMED_FILES = 10
+"""How many broken files one error names (then a count of the rest)."""
+
+
+def unreadable_yaml(found: list[tuple[str, str, tuple[str, ...]]]) -> yamlio.UnreadableYamlError:
+    """One error naming each file that is not valid YAML: (path, the loader's message, the copies holding it).
+
+    The first :data:`MAX_NAMED_FILES` are named with their line and problem, the rest counted; the copies
+    (``local``, ``upstream``...) follow a file when the read had several.
+    """
+    def said(rel: str, message: str, copies: tuple[str, ...], alone: bool) -> str:
+        where = f" ({', '.join(copies)})" if copies else ""
+        if alone:
+            return f"{message}{where}"
+        return f"{rel}{message.removeprefix(rel).removeprefix(' is not valid YAML')}{where}"
+
+    found = sorted(found)
+    if len(found) == 1:
+        rel, message, copies = found[0]
+        return yamlio.UnreadableYamlError(said(rel, message, copies, True), file=File(rel))
+    named = "; ".join(said(rel, message, copies, False) for rel, message, copies in found[:MAX_NAMED_FILES])
+    more = f"; and {len(found) - MAX_NAMED_FILES} more" if len(found) > MAX_NAMED_FILES else ""
+    return yamlio.UnreadableYamlError(f"{len(found)} files are not valid YAML: {named}{more}", file=File(found[0][0]))
+
+
+def check_unreadable(copies: list[tuple[str, Package]]) -> None:
+    """Raise :func:`unreadable_yaml` naming every file of the packages that is not valid YAML, if any.
+
+    For readers that parse lazily (``read_package(validate=False)``): when one document turns out
+    broken, this names all of them, each at its line in its file, with the copies (``label``) holding it.
+    """
+    found: dict[tuple[str, str], list[str]] = {}
+    for label, pkg in copies:
+        for rel, source in pkg.files.items():
+            err = _file_error(source.text.replace("\r\n", "\n"), rel)
+            if err is not None:
+                found.setdefault((rel, err.message), []).append(label)
+    if found:
+        raise unreadable_yaml([(rel, message, tuple(labels)) for (rel, message), labels in found.items()])
 
 
 def _krmignore_of(snapshot: Snapshot) -> list[str]:
@@ -172,13 +219,15 @@ def _read_source(root: str, rel: str, validate: bool, untrusted: str | None = No
     source = SourceFile(rel, text, crlf)
     separators, docs = split_documents(lf_text)
     source.separators, source.docs = separators, docs
+    contents = [_has_content(doc) for doc in docs]
+    count = sum(contents)
     index = 0
     for position, doc in enumerate(docs):
-        if not _has_content(doc):
+        if not contents[position]:
             source.items.append(None)
             continue
-        obj = Item(doc, what=f"{rel} (document {index})")
-        if validate and _is_sequence(obj, rel, index):
+        obj = Item(doc, what=document_name(rel, index, count))
+        if validate and _is_sequence(obj, rel, index, lf_text):
             indent = 0 if _compact_sequence(doc) else 2
             obj = Item(_wrap(doc, indent), what=obj.what)
             source.wrapped[position] = indent
@@ -220,7 +269,28 @@ def _separator_only() -> re.Pattern[str]:
     return re.compile(r"^---[ \t]*(#.*)?\n?$")
 
 
-def _is_sequence(obj: Item, rel: str, index: int) -> bool:
+def _file_error(lf_text: str, rel: str) -> yamlio.UnreadableYamlError | None:
+    """Why the whole file cannot be loaded (its line counted in the file, not in one document), or None.
+
+    A full load, not the syntax check: an unhashable key (``{{ .Values.x }}: 1``) parses but cannot be read.
+    """
+    try:
+        yamlio.load_all_data(lf_text, rel, note_duplicates=False)
+    except yamlio.UnreadableYamlError as err:
+        return err
+    return None
+
+
+def document_name(rel: str, index: int, count: int) -> str:
+    """How messages name document ``index`` (0-based, as kpt's annotation) of the ``count`` in file ``rel``.
+
+    Counted as people count lines, from 1, and out of how many: ``values.yaml (document 2 of 3)``;
+    a file of one document is named by its path alone.
+    """
+    return rel if count <= 1 else f"{rel} (document {index + 1} of {count})"
+
+
+def _is_sequence(obj: Item, rel: str, index: int, lf_text: str) -> bool:
     """Check the document is a mapping or a sequence; True for a sequence."""
     header = scan_header(obj.text)
     if header is not None:
@@ -228,12 +298,13 @@ def _is_sequence(obj: Item, rel: str, index: int) -> bool:
         return False
     try:
         data = obj.data
-    except KrmError as err:
-        raise KrmError(err.message.replace(obj.what, rel), file=File(rel, index)) from None
+    except yamlio.UnreadableYamlError as err:
+        # The document's lines are counted from its own start: the whole file's load names the file's line.
+        raise _file_error(lf_text, rel) or err from None
     if isinstance(data, list):
         return True
     if not isinstance(data, dict):
-        raise KrmError(f"{rel}: document {index} is not a KRM object (not a mapping)", file=File(rel, index))
+        raise KrmError(f"{obj.what} is not a KRM object (not a mapping)", file=File(rel, index))
     return False
 
 

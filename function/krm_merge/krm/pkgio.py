@@ -46,12 +46,12 @@ KIND_KPTFILE = "kptfile"
 KIND_OTHER = "other"
 """Any other file (README, scripts, ``Kustomization``): bytes only."""
 
-LEDGER_NAME = ".krm-merge.conflicts"
+LEDGER_NAME = files.LEDGER_NAME
 """krm-merge's record of the conflicts an update left marked (:mod:`krm_merge.update.ledger`)."""
-# krm-merge's own state in a package: content from elsewhere never brings a file of these names.
-OWN_NAMES = frozenset({*txn.RESERVED_NAMES, LEDGER_NAME})
-# Never part of a package, whatever the options: git's folder and krm-merge's own state.
-SKIPPED_NAMES = frozenset({".git", *OWN_NAMES})
+# krm-merge's own state in a package: content from elsewhere never brings a file of these names.  Which
+# names a listing leaves out is :func:`files.protected_name`'s to say (these, .git, and every other
+# spelling a file system takes for one of them); this set is only their exact spelling.
+OWN_NAMES = files.OWN_STATE_NAMES
 
 
 def kind_of(name: str) -> str:
@@ -96,7 +96,8 @@ class PackageFile(Record):
 class Listing:
     """What :func:`list_package` found below a root, every list in sorted order."""
 
-    __slots__ = ("root", "files", "linked_dirs", "broken_links", "others", "subpackages", "dirs", "links", "own_names")
+    __slots__ = ("root", "files", "linked_dirs", "broken_links", "others", "subpackages", "dirs", "links", "own_names",
+                 "git_names")
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -108,6 +109,7 @@ class Listing:
         self.dirs: list[str] = []  # every real folder below the root it reached (links: linked_dirs)
         self.links: list[str] = []  # nofollow/untrusted listings: every link, none followed
         self.own_names: list[str] = []  # untrusted listings: entries named as krm-merge's own state (left out)
+        self.git_names: list[str] = []  # untrusted listings: entries that are .git in another spelling (left out)
 
     def rels(self) -> list[str]:
         """The relative paths of the files."""
@@ -131,8 +133,11 @@ def list_package(
     Only files whose name ends with one of ``suffixes`` or is one of ``names``
     are listed; with neither, every file.  Names starting with
     ``.`` (files and folders) are left out unless ``hidden``; ``.git``,
-    ``.krm-merge.lock``, ``.krm-merge.txn`` and ``.krm-merge.conflicts`` always are
-    (an untrusted listing names the last three in :attr:`Listing.own_names`).  With ``krmignore``
+    ``.krm-merge.lock``, ``.krm-merge.txn`` and ``.krm-merge.conflicts`` always are,
+    in every spelling a file system takes for them (:func:`files.protected_name`:
+    ``.GIT``, ``git~1``, ``.Krm-Merge.Lock``...; an untrusted listing names the last
+    three in :attr:`Listing.own_names` and the other spellings of ``.git`` in
+    :attr:`Listing.git_names`).  With ``krmignore``
     the patterns of the root's ``.krmignore`` leave out what they match, as
     ``kpt fn source`` does.  Without ``subpackages`` a folder holding a
     ``Kptfile`` (below the root) is not entered, only named in
@@ -159,7 +164,8 @@ def list_package(
     else:
         patterns = (krmignore_beneath(root) if nofollow else read_krmignore(root)) if krmignore else []
     pending: list[tuple[str, str, str]] = [(root, "", "")]  # (folder, its rel prefix, package of its parent)
-    listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
+    listed, dirs = listing.files, listing.dirs
+    protected = files.protected_name
     every = suffixes is None and not names
     suffixes = suffixes or ("\0",)  # no name ends with NUL: only ``names`` then
     if nofollow:
@@ -178,7 +184,12 @@ def list_package(
                 name = entry.name
                 if name == KPTFILE:
                     has_kptfile = True  # known only once the folder is read: its entries are re-tagged below
-                if name in skipped or (not hidden and name[0] == "."):
+                lead = name[0]
+                if lead == "." and not hidden:
+                    continue
+                # runs for every name of the tree: the call only for a name that may be a protected one (what
+                # passes files.may_be_protected passes this test too)
+                if (lead == "." or lead > "\x7f" or "~" in name) and protected(name) is not None:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     rel = prefix + name
@@ -209,7 +220,7 @@ def list_package(
 def _sorted(listing: Listing) -> Listing:
     """The listing with every list sorted (files by rel: their first field, unique)."""
     for found in (listing.linked_dirs, listing.broken_links, listing.others, listing.subpackages, listing.dirs,
-                  listing.links, listing.own_names):
+                  listing.links, listing.own_names, listing.git_names):
         found.sort()
     listing.files.sort()
     return listing
@@ -230,7 +241,7 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
     root = listing.root
     budget = files.tree_budget()
     limit = max_input_bytes()
-    listed, dirs, skipped = listing.files, listing.dirs, SKIPPED_NAMES
+    listed, dirs = listing.files, listing.dirs
     while pending:
         directory, prefix, package = pending.pop()
         mark = (len(listed), len(pending))
@@ -245,9 +256,10 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
                 rel = prefix + name
                 if untrusted is not None:
                     _check_untrusted_entry(seen, prefix, name, untrusted)
-                if name in skipped or (not hidden and name[0] == "."):
-                    if untrusted is not None and name in OWN_NAMES:
-                        listing.own_names.append(rel)
+                lead = name[0]
+                if (lead == "." or lead > "\x7f" or "~" in name) and _left_out(listing, rel, name, untrusted):
+                    continue  # (the test before the call: as in list_package's loop)
+                if lead == "." and not hidden:
                     continue
                 kept = (every or name.endswith(suffixes) or name in names) and not (ignore and ignored(rel, ignore))
                 if entry.is_symlink():
@@ -275,6 +287,18 @@ def _walk_beneath(listing: Listing, pending: list[tuple[str, str, str]], ignore:
             os.close(fd)
         if has_kptfile and prefix:
             _subpackage(listing, pending, mark, prefix[:-1], subpackages)
+
+
+def _left_out(listing: Listing, rel: str, name: str, untrusted: str | None) -> bool:
+    """Whether an entry is git's folder or krm-merge's own state in any spelling (:func:`files.protected_name`),
+    never listed; an untrusted listing names it (:attr:`Listing.own_names`, :attr:`Listing.git_names`) unless
+    it is ``.git`` as spelled, which a copy of a repository's work tree holds."""
+    protected = files.protected_name(name)
+    if protected is None:
+        return False
+    if untrusted is not None and name != files.GIT_FOLDER:
+        (listing.git_names if protected == files.GIT_FOLDER else listing.own_names).append(rel)
+    return True
 
 
 def _check_untrusted_entry(seen: dict[str, str], prefix: str, name: str, what: str) -> None:
@@ -396,8 +420,9 @@ def listing_of_entries(root: str, entries: Iterable[tuple[str, str]], what: str)
     The same rules as the walk of a folder on disk: names checked
     (:func:`files.check_untrusted_name`), two names of one folder that one
     file system would merge refused, folders' depth checked, ``.git`` and
-    krm-merge's own names left out (the latter named in
-    :attr:`Listing.own_names`, what is below them never listed), links named
+    krm-merge's own names left out in every spelling (named in
+    :attr:`Listing.own_names` and :attr:`Listing.git_names` as :func:`list_package`
+    names them, what is below them never listed), links named
     in :attr:`Listing.links`, subpackages found by their Kptfiles.  Sizes
     and the tree's budget are the reader's: it knows them before it reads.
     ``root`` only names the tree: nothing is looked up on disk.
@@ -412,9 +437,7 @@ def listing_of_entries(root: str, entries: Iterable[tuple[str, str]], what: str)
                 left_out.add(rel)
             continue
         _check_untrusted_entry(seen.setdefault(folder, {}), folder + "/" if folder else "", name, what)
-        if name in SKIPPED_NAMES:
-            if name in OWN_NAMES:
-                listing.own_names.append(rel)
+        if _left_out(listing, rel, name, what):
             if kind == ENTRY_DIR:
                 left_out.add(rel)
         elif kind == ENTRY_LINK:
@@ -643,14 +666,14 @@ def write_target(root: str, rel: str) -> str:
     """
     real = files.check_target(root, rel, through_links=True)
     target = os.path.relpath(real, root).replace(os.sep, "/")
-    if target != rel and target.split("/", 1)[0] in SKIPPED_NAMES:
+    if target != rel and files.protected_name(target.split("/", 1)[0]) is not None:
         raise files.UnsafePathError(f"refusing to write {rel!r}: it is a symbolic link into {target.split('/', 1)[0]}",
                                     file=rel)
     return target
 
 
 __all__ = [
-    "ENTRY_DIR", "ENTRY_FILE", "ENTRY_LINK", "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "SKIPPED_NAMES", "YAML_SUFFIXES",
+    "ENTRY_DIR", "ENTRY_FILE", "ENTRY_LINK", "KIND_KPTFILE", "KIND_KRM", "KIND_OTHER", "KPTFILE", "LEDGER_NAME", "OWN_NAMES", "YAML_SUFFIXES",
     "ChangeSet", "Listing", "PackageFile", "Write", "broken_link_error", "check_untrusted", "file_link", "folders_of", "ignored",
     "is_krm_name", "kind_of", "list_package", "listing_of_entries",
     "prune_untrusted", "read_krmignore", "transaction_changes", "write_target",

@@ -31,13 +31,18 @@ from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
 MAX_DEPTH = load.MAX_DEPTH
 
 
+class UnreadableYamlError(KrmError):
+    """A text that is not valid YAML or breaks a bound of the loader (a reader that names every
+    broken file of a package catches this class, not a message)."""
+
+
 @contextlib.contextmanager
 def _as_krm_error() -> Iterator[None]:
-    """The loader's errors as :class:`KrmError`, which every caller above handles."""
+    """The loader's errors as :class:`UnreadableYamlError`, a :class:`KrmError` every caller above handles."""
     try:
         yield
     except load.YamlError as err:
-        raise KrmError(err.message) from None
+        raise UnreadableYamlError(err.message) from None
 
 
 def _load_all_fast(text: str) -> list[Any] | None:

@@ -300,6 +300,7 @@ class RefusedEntry(Enum):
     LINK = "link"  # a symbolic link
     SPECIAL = "special"  # not a link, file or folder: a FIFO, socket or device
     OWN_NAME = "ownName"  # a name krm-merge keeps its own state under (its conflict ledger, lock or journal)
+    GIT_NAME = "gitName"  # .git in another spelling a file system takes for it (.GIT, git~1, .git.)
 
 
 class LinkRefused(Record):

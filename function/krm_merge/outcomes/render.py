@@ -230,16 +230,32 @@ def summary_lines(report: Report) -> list[str]:
     return summarize(report) if summarize is not None else []
 
 
+def _titled_by_what_it_did(report: Report) -> bool:
+    """Whether the title is a commit message saying what the run did (promote's and update's that changed
+    or would change files), which the first summary line says too."""
+    return (report.fleet is None and report.command in ("promote", "update")
+            and report.state in (State.WRITTEN, State.DRY_RUN))
+
+
 def title(report: Report) -> str:
     """The report's one-line title: promote's and update's are commit messages (a pull request's title), the
     others name the command and status."""
-    if report.command == "promote" and report.state in (State.WRITTEN, State.DRY_RUN):
-        return f"promote: {_promoted(report)}"
     if report.fleet is not None:
         return f"krm-merge fleet update: {report.fleet.upstream} to {report.fleet.ref}"
-    if report.command == "update" and report.state in (State.WRITTEN, State.DRY_RUN):
+    if _titled_by_what_it_did(report):
+        if report.command == "promote":
+            return f"promote: {_promoted(report)}"
         return f"krm-merge update {report.subject or report.target}: {_updated(report)}"
     return f"krm-merge {report.command}: {STATUS_WORDS[report.state]}"
+
+
+def _under_title(report: Report) -> list[str]:
+    """The summary lines a Markdown report shows under its title: not the one the title already says
+    (a dry run says only that it was one)."""
+    lines = summary_lines(report)
+    if not _titled_by_what_it_did(report):
+        return lines
+    return (["Dry run: nothing written."] if report.state is State.DRY_RUN else []) + lines[1:]
 
 
 def _updated(report: Report) -> str:
@@ -401,8 +417,13 @@ def _code(value: str | None) -> str:
     return "`" + _cell(value).replace("`", "'") + "`"
 
 
-def _label(resource: ResourceRef | None) -> str:
-    return _cell(resource.display()) if resource is not None else "—"
+def _label(resource: ResourceRef | None, file: str | None = None) -> str:
+    """The resource as messages name it; one without a name (a kustomization) by its kind and file."""
+    if resource is None:
+        return "—"
+    if not resource.name and resource.kind and file:
+        return _cell(f"{resource.kind} ({file})")
+    return _cell(resource.display())
 
 
 Row = Callable[[Any], list[str]]
@@ -424,17 +445,18 @@ def _table(columns: tuple[str, ...], rows: list[list[str]]) -> list[str]:
 TABLES: list[tuple[Kind, str, tuple[str, ...], Row]] = [
     (Kind.FILE_CHANGED, "Files", ("file", "change"), lambda o: [_code(o.path), FILE_ACTION_WORDS[o.action]]),
     (Kind.RESOURCE, "Resources", ("resource", "file", "outcome", "why"),
-     lambda o: [_label(o.resource), _code(o.file), ACTION_WORDS[o.action],
+     lambda o: [_label(o.resource, o.file), _code(o.file), ACTION_WORDS[o.action],
                 _cell(REASON_WORDS[o.reason].format(detail=o.detail))]),
     (Kind.CONFLICT, "Conflicts", ("resource", "file", "field", "local", "upstream", "origin", "decided"),
-     lambda o: [_label(o.resource), _code(o.file), _code(o.field), _code(o.local), _code(o.upstream), _code(o.origin),
+     lambda o: [_label(o.resource, o.file), _code(o.file), _code(o.field), _code(o.local), _code(o.upstream),
+                _code(o.origin),
                 _cell(DECISION_WORDS[o.decision] + (f"; a rule: {o.rule}" if o.rule else ""))]),
     (Kind.FILE_MERGED, "Files merged", ("file", "diff3 regions left"),
      lambda o: [_code(o.path), ", ".join(f"lines {r.line}-{r.end_line}" for r in o.regions) or "none"]),
     (Kind.FILE_KEPT, "Upstream changes not taken", ("file", "why", "to take them"),
      lambda o: [_code(o.path), _cell(KEPT_WORDS[o.reason].format(detail=o.detail)), _cell(KEPT_HINTS[o.reason]) or "—"]),
     (Kind.FIELD_SET, "Fields set", ("file", "line", "resource", "field", "old", "new", "set by"),
-     lambda o: [_cell(o.file), str(o.line or "-"), _label(o.resource), _code(o.field), _code(o.old), _code(o.new),
+     lambda o: [_cell(o.file), str(o.line or "-"), _label(o.resource, o.file), _code(o.field), _code(o.old), _code(o.new),
                 _code(o.source) if o.source else "-"]),
     (Kind.MARKER, "Conflicts left", ("file", "line", "resource", "field", "local", "upstream", "origin"),
      lambda o: [_code(o.file), str(o.line), _cell(o.resource) or "—", _code(o.field) if o.field else "—",
@@ -479,7 +501,7 @@ def report_markdown(report: Report) -> str:
     if report.fleet is not None:
         return fleet_markdown(report, report.fleet)
     out = [f"## {_cell(title(report))}", ""]
-    for summary in summary_lines(report):
+    for summary in _under_title(report):
         out += [_cell(summary), ""]
     for kind, heading, columns, row in TABLES:
         found = report.of(kind)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+from krm_merge import files
 from krm_merge.interrupts import NAMES as SIGNAL_NAMES
+from krm_merge.krm.display import escape_name
 from krm_merge.krm.results import Field, File, ResourceRef, Result
 from krm_merge.krm.values import render_value
 from krm_merge.records import Record
@@ -127,11 +129,21 @@ def _skipped_text(o: FileSkipped) -> str:
 def _link_text(o: LinkRefused) -> str:
     if o.entry is RefusedEntry.SPECIAL:
         return f"{o.copy}: {o.path}: not a regular file or folder; not read and not copied"
-    if o.entry is RefusedEntry.OWN_NAME:
-        return (f"{o.copy}: {o.path}: a name krm-merge keeps its own state under (its conflict ledger, lock or "
-                "journal); content from elsewhere never brings it: not read and not copied")
+    if o.entry in (RefusedEntry.OWN_NAME, RefusedEntry.GIT_NAME):
+        return f"{o.copy}: {escape_name(o.path)}: {_protected_words(o.path.rpartition('/')[2], o.entry)}"
     return (f"{o.copy}: {o.path}: a symbolic link; not read and not copied (content from elsewhere "
             "is never read through a link; docs/security.md)")
+
+
+def _protected_words(name: str, entry: RefusedEntry) -> str:
+    """Why a name of git's or krm-merge's own state is left out; another spelling of one says which it is and
+    how (its spelling is shown escaped: a zero-width character prints as nothing)."""
+    whose = ("a git repository's own folder, which git refuses too" if entry is RefusedEntry.GIT_NAME
+             else "a name krm-merge keeps its own state under (its conflict ledger, lock or journal)")
+    protected = files.protected_name(name)
+    if protected is not None and protected != name:
+        whose = f"{protected} on some file systems ({files.how_protected(name)}): {whose}"
+    return f"{whose}; content from elsewhere never brings it: not read and not copied"
 
 
 def _shaped_text(o: MarkerShaped) -> str:
@@ -252,13 +264,15 @@ class Said(Record):
 
 
 def resource_ref(label: str) -> ResourceRef | None:
-    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one)."""
+    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one).
+
+    A part the label shows as ``?`` (a kustomization without a name) is empty in the reference, not a name "?".
+    """
     parts = label.split("/")
-    if len(parts) == 2 and all(parts):
-        return ResourceRef("", parts[0], parts[1])
-    if len(parts) == 3 and parts[0] and parts[2]:
-        return ResourceRef("", parts[0], parts[2], parts[1])
-    return None
+    if not (len(parts) in (2, 3) and parts[0] and parts[-1]):
+        return None
+    kind, name = ("" if part == "?" else part for part in (parts[0], parts[-1]))
+    return ResourceRef("", kind, name, parts[1] if len(parts) == 3 else "")
 
 
 SAID_REASONS = {

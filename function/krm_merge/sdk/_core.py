@@ -237,6 +237,17 @@ def read_input(text: str | bytes) -> tuple[ResourceList, bool]:
     return rl, False
 
 
+def _read_input_from(read: Callable[[], str | bytes]) -> tuple[ResourceList, bool]:
+    """:func:`read_input` of what ``read()`` returns; a reader's own refusal (standard input past the size limit,
+    stopped as it is read) is the error result of an unreadable input."""
+    try:
+        return read_input(read())  # no local holds the text: read_input is its only holder
+    except KrmMergeError as err:
+        rl = ResourceList()
+        rl.results.append(result_of(err))
+        return rl, False
+
+
 def run_resource_list(fn: FunctionFn, read: Callable[[], str | bytes], name: str) -> ResourceList:
     """Read the input ``read()`` returns, run ``fn`` on it, report duplicate keys. Internal.
 
@@ -245,7 +256,7 @@ def run_resource_list(fn: FunctionFn, read: Callable[[], str | bytes], name: str
     large input keeps no copy alive while ``fn`` runs.
     """
     with collecting_duplicate_keys() as duplicates:
-        rl, readable = read_input(read())
+        rl, readable = _read_input_from(read)
         if readable:
             call_reporting_errors(fn, rl, name)
         report_duplicate_keys(rl.results, duplicates)

@@ -32,9 +32,11 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> Item |
         raise KrmError("give either --fn-config or key=value arguments, not both")
     if fn_config:
         try:
-            return Item(files.read_text(fn_config), what=fn_config)
+            return Item(files.read_text(fn_config), what=fn_config)  # a regular file, size-bounded
         except OSError as err:
             raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
+        except UnicodeDecodeError as err:
+            raise KrmError(f"{fn_config} is not UTF-8 text (byte {err.start})", file=fn_config) from None
     if not pairs:
         return None
     data: dict[str, str] = {}

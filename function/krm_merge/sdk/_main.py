@@ -11,7 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from krm_merge.sdk._core import FunctionFn, name_of, run_text
+from krm_merge import files
+from krm_merge.sdk._core import FunctionFn, name_of, run_resource_list, write_resource_list
 
 
 def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None = None) -> NoReturn:
@@ -36,7 +37,8 @@ def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None =
         from krm_merge.sdk._directory import standalone
 
         sys.exit(standalone(fn, args, label))
-    out, code = run_text(fn, sys.stdin.buffer.read(), name=label)
+    rl = run_resource_list(fn, lambda: files.read_stream(sys.stdin.buffer, "the input"), label)  # bounded
+    out, code = write_resource_list(rl), rl.results.exit_code()
     sys.stdout.write(out)
     sys.stdout.flush()
     sys.exit(code)

@@ -204,6 +204,8 @@ def plan_git_update(
     walk = Recursion().enter((upstream.repo, clean_directory(upstream.directory), ref or upstream.ref), where)
     plan = _plan_one_git_package(users, kptfile_text, upstream, lock, ref, strategy, options.conflicts,
                                  options.fallback_keys, versions, files_policy, walk.budget, strategy)
+    written = _Written()
+    written.add("", plan, walk, where)
     if not recursive or not _has_remote_subpackages(users, plan):
         return plan
     # kpt updates remote subpackages one after the other, each on the result of the
@@ -211,7 +213,7 @@ def plan_git_update(
     # snapshot (an overlay) and the next level is planned on it, and the final plan is the
     # overlay's difference from local, so the update stays all-or-nothing (and --dry-run
     # shows all of it) with nothing copied, written or listed again before the one write.
-    tree = _Planned(users.overlaid(plan.writes, plan.remove_dirs))
+    tree = _Planned(users.overlaid(plan.writes, plan.remove_dirs), written)
     found, marks = list(plan.outcomes), list(plan.marks)
     _update_remote_subpackages(tree, "", local, upstream, ref, strategy, options, walk, where, found, marks)
     final = diff_trees(users, tree.snapshot)
@@ -219,16 +221,55 @@ def plan_git_update(
     return final
 
 
+class _Written:
+    """The bytes an update plans to write, file by file, as each package's plan is laid over the ones before.
+
+    A recursive update holds every level's planned bytes in memory until the
+    one write, and a fan-out of remote subpackages multiplies what one
+    upstream brings (each copy of a subpackage planned anew): git's objects and
+    the read budget (:func:`files.update_budget`) see the upstream once, the
+    plan sees every copy.  So the plan is bounded by :func:`files.max_write_bytes`
+    as each package's plan joins it, before the next subpackage is planned:
+    the refusal comes with memory bounded by the limit, nothing written.
+    """
+
+    __slots__ = ("sizes", "total", "limit")
+
+    def __init__(self) -> None:
+        self.sizes: dict[str, int] = {}  # each file's planned bytes (a later plan's write replaces an earlier one's)
+        self.total = 0
+        self.limit = files.max_write_bytes()
+
+    def add(self, folder: str, plan: UpdatePlan, walk: Recursion, where: str) -> None:
+        """The writes of the package at ``folder`` ("" for the root, else "a/b/"); a KrmError naming ``where``
+        (its Kptfile), the chain of upstreams that led to it and the bytes, past the limit."""
+        for write in plan.writes:
+            rel = folder + write.path
+            size = len(write.data) if write.data is not None else 0
+            self.total += size - self.sizes.get(rel, 0)
+            self.sizes[rel] = size
+        if self.total > self.limit:
+            chain = " -> ".join(_describe(k) for k in walk.chain)
+            through = "remote subpackages" if len(walk.chain) > 1 else "upstream"
+            raise KrmError(f"{where}: the update would write {self.total:,} bytes, more than the "
+                           f"{self.limit / 1048576:g} MB one update may write ({through}: {chain}); "
+                           f"refused, nothing written (set {files.MAX_WRITE_ENV} to raise the limit)", file=File(where))
+
+
 class _Planned:
-    """The package as the update leaves it so far: the local snapshot with every level's plan laid over it."""
+    """The package as the update leaves it so far: the local snapshot with every level's plan laid over it, and
+    the bytes those plans write (bounded as each is laid)."""
 
-    __slots__ = ("snapshot",)
+    __slots__ = ("snapshot", "written")
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, written: _Written) -> None:
         self.snapshot = snapshot
+        self.written = written
 
-    def lay(self, folder: str, plan: UpdatePlan) -> None:
-        """Lay the plan of the package at ``folder`` ("a/b/") over the tree."""
+    def lay(self, folder: str, plan: UpdatePlan, walk: Recursion, where: str) -> None:
+        """Lay the plan of the package at ``folder`` ("a/b/") over the tree, its bytes counted first (``walk``,
+        ``where``: the subpackage's chain and Kptfile, named by a refusal)."""
+        self.written.add(folder, plan, walk, where)
         self.snapshot = self.snapshot.overlaid(plan.writes, plan.remove_dirs, folder)
 
 
@@ -263,7 +304,7 @@ def _update_remote_subpackages(
         sub_plan = _plan_one_git_package(copy, sub_text, sub_up, sub_lock, sub_ref, used,
                                          options.conflicts, options.fallback_keys, options.versions,
                                          options.files_policy, walk.budget, recorded)
-        tree.lay(at, sub_plan)
+        tree.lay(at, sub_plan, sub_walk, sub_where)
         if proposal is not None:
             found.append(proposal)
         inner, inner_marks = list(sub_plan.outcomes), list(sub_plan.marks)

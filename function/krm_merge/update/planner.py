@@ -15,7 +15,7 @@ from typing import Union
 
 from krm_merge import files
 from krm_merge.kptfile.document import Strategy
-from krm_merge.krm import package, pkgio
+from krm_merge.krm import package, pkgio, yamlio
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.krm.results import KrmError
@@ -85,11 +85,16 @@ def _plan_copies(
     krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
     if Strategy(strategy) is Strategy.FAST_FORWARD:
         check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
-    result = merge_package(
-        Strategy(strategy), ConflictPolicy(conflicts), fallback_keys_from(fallback_keys),
-        lrl.items, orl.items, url.items, lambda obj: obj.path or "",
-        other_files_changed=other_files_differ(local, origin, krm_files),
-    )
+    try:
+        result = merge_package(
+            Strategy(strategy), ConflictPolicy(conflicts), fallback_keys_from(fallback_keys),
+            lrl.items, orl.items, url.items, lambda obj: obj.path or "",
+            other_files_changed=other_files_differ(local, origin, krm_files),
+        )
+    except yamlio.UnreadableYamlError:
+        # The copies are parsed lazily, so the first broken document stopped the merge: name every broken file.
+        package.check_unreadable([("local", lpkg), ("origin", opkg), ("upstream", upkg)])
+        raise
 
     plan = UpdatePlan()
     for new, up in result.added:

@@ -39,11 +39,12 @@ def conflict_outcome(obj: KubeObject, conflict: Conflict, rel_path: RelPath) -> 
 
 
 def refused(listing: Listing, what: str) -> list[Outcome]:
-    """The links, special files and names of krm-merge's own state (its conflict ledger, lock, journal) of a copy
-    from elsewhere (``what``: origin, upstream): never read nor copied."""
+    """The links, special files, names of krm-merge's own state (its conflict ledger, lock, journal) and other
+    spellings of ``.git`` of a copy from elsewhere (``what``: origin, upstream): never read nor copied."""
     return ([LinkRefused(what, rel) for rel in listing.links]
             + [LinkRefused(what, rel, RefusedEntry.SPECIAL) for rel in listing.others]
-            + [LinkRefused(what, rel, RefusedEntry.OWN_NAME) for rel in listing.own_names])
+            + [LinkRefused(what, rel, RefusedEntry.OWN_NAME) for rel in listing.own_names]
+            + [LinkRefused(what, rel, RefusedEntry.GIT_NAME) for rel in listing.git_names])
 
 
 __all__ = ["conflict_outcome", "merge_outcomes", "refused", "resource_of"]

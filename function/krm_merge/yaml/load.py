@@ -32,11 +32,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import os
 import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from krm_merge import numbers
 from krm_merge.errors import KrmMergeError
 from krm_merge.records import Record
 from krm_merge.yaml import scalars
@@ -140,12 +140,12 @@ def max_alias_bytes() -> int:
 
 
 def _megabytes(variable: str, default: float) -> int:
-    raw = os.environ.get(variable, "")
+    # A value that is not a number is refused like an input above the limit (never a silent default:
+    # KRM_MERGE_MAX_INPUT_MB=1e400 or '２' would otherwise leave the default in force, or raise OverflowError).
     try:
-        megabytes = float(raw) if raw else default
-    except ValueError:
-        megabytes = default
-    return int(megabytes * 1024 * 1024)
+        return numbers.megabytes(variable, default)
+    except numbers.NumberError as err:
+        raise YamlError(err.message) from None
 
 
 def check_size(size: int, what: str) -> None:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Protocol
 
 from krm_merge.change.errors import ChangeError
+from krm_merge.krm.display import escape_controls
 from krm_merge.records import Record
 
 MAX_BODY = 60_000
 """Characters of a pull request's description kept (GitHub's limit is 65,536; the others' are larger)."""
+MAX_NUMBER = 2**53 - 1
+"""The largest pull request number taken from a forge (JSON's largest exact integer; forges count from 1)."""
+MAX_URL = 2048
+"""Characters of a pull request's web URL taken from a forge."""
+SHOWN = 80  # characters of a forge's value quoted in a message
 
 
 class PullRequest(Record):
@@ -62,6 +69,40 @@ def answer_field(data: object, path: str, forge: str, what: str) -> object:
             raise ChangeError("pull request", f"{what}: {forge}'s answer has no {path}")
         value = value[key]
     return value
+
+
+def answer_number(data: object, path: str, forge: str, what: str) -> int:
+    """The pull request's number at ``path``: a JSON integer from 1 to :data:`MAX_NUMBER`, nothing else.
+
+    ``"12abc"``, ``12.0``, ``1e999`` (a float, infinite), ``true`` (a bool is an int to
+    Python) and a number past the bound are each a ``pull request`` error naming the field
+    and showing the value (escaped, cut).
+    """
+    value = answer_field(data, path, forge, what)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_NUMBER:
+        return value
+    raise ChangeError("pull request", f"{what}: {forge}'s answer has {path} {_shown(value)}, not a pull request "
+                      f"number (a whole number from 1 to {MAX_NUMBER})")
+
+
+def answer_text(data: object, path: str, forge: str, what: str, *, limit: int = MAX_URL) -> str:
+    """The string at ``path`` (a web URL), at most ``limit`` characters; a ``pull request`` error naming the field."""
+    value = answer_field(data, path, forge, what)
+    if isinstance(value, str) and 0 < len(value) <= limit:
+        return value
+    raise ChangeError("pull request", f"{what}: {forge}'s answer has {path} {_shown(value)}, not a string of 1 to "
+                      f"{limit} characters")
+
+
+def text_or_empty(value: object) -> str:
+    """A title or description of a forge's answer: the string, or empty for anything else (absent, null, a number)."""
+    return value if isinstance(value, str) else ""
+
+
+def _shown(value: object) -> str:
+    """A value of a forge's answer as a message quotes it: JSON, terminal controls escaped, cut."""
+    text = escape_controls(json.dumps(value)[:SHOWN + 1])
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
 
 
 def head_or_base(data: object, side: str) -> str | None:

@@ -15,7 +15,7 @@ import base64
 from typing import Any
 from urllib.parse import quote
 
-from krm_merge.change.forges.base import PullRequest, answer_field, description
+from krm_merge.change.forges.base import PullRequest, answer_number, answer_text, description, text_or_empty
 from krm_merge.change.forges.http import JsonClient
 from krm_merge.change.redact import Redactor
 
@@ -77,22 +77,32 @@ class Bitbucket:
             return
         what = f"requesting reviews of #{pr.number}"
         current = self.http.call("GET", f"{self.base}/{pr.number}", what=what).data
-        have = [r for r in (current or {}).get("reviewers") or [] if isinstance(r, dict)]
-        wanted = [_account(r.get("uuid") or r.get("account_id") or "") for r in have]
+        listed = current.get("reviewers") if isinstance(current, dict) else None
+        have = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
+        found = (_account(_first_text(r.get("uuid"), r.get("account_id"))) for r in have)
+        wanted = [account for account in found if account is not None]
         for reviewer in reviewers:
-            if _account(reviewer) not in wanted:
-                wanted.append(_account(reviewer))
+            account = _account(reviewer)
+            if account is not None and account not in wanted:
+                wanted.append(account)
         self.http.call("PUT", f"{self.base}/{pr.number}", what=what, body={"type": "pullrequest", "reviewers": wanted})
 
     def _pull(self, data: Any, what: str) -> PullRequest:
-        number = answer_field(data, "id", self.name, what)
-        url = answer_field(data, "links.html.href", self.name, what)
-        return PullRequest(int(number), str(url), str(data.get("title") or ""), _description(data))
+        number = answer_number(data, "id", self.name, what)
+        url = answer_text(data, "links.html.href", self.name, what)
+        return PullRequest(number, url, text_or_empty(data.get("title")), _description(data))
 
 
-def _account(reviewer: str) -> dict[str, str]:
-    """A reviewer as the API takes it: ``{uuid}`` by UUID, anything else as an Atlassian account id."""
+def _account(reviewer: str) -> dict[str, str] | None:
+    """A reviewer as the API takes it: ``{uuid}`` by UUID, anything else as an Atlassian account id; None for ''."""
+    if not reviewer:
+        return None
     return {"type": "user", "uuid": reviewer} if reviewer.startswith("{") else {"type": "user", "account_id": reviewer}
+
+
+def _first_text(*values: Any) -> str:
+    """The first non-empty string of a forge's values (a reviewer's uuid, else account id), or ''."""
+    return next((v for v in values if isinstance(v, str) and v), "")
 
 
 def _branch(data: Any, side: str) -> str | None:
@@ -105,4 +115,4 @@ def _description(data: Any) -> str:
     text = data.get("description")
     if text is None and isinstance(data.get("summary"), dict):
         text = data["summary"].get("raw")
-    return str(text or "")
+    return text_or_empty(text)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from krm_merge.change.forges.base import PullRequest, answer_field, description, head_or_base
+from krm_merge.change.forges.base import (PullRequest, answer_number, answer_text, description, head_or_base,
+                                          text_or_empty)
 from krm_merge.change.forges.http import JsonClient
 from krm_merge.change.redact import Redactor
 
@@ -79,7 +80,7 @@ class GitHub:
                        what=f"requesting reviews of #{pr.number}", body=body)
 
     def _pull(self, data: Any, what: str) -> PullRequest:
-        number = answer_field(data, "number", self.name, what)
-        url = answer_field(data, "html_url", self.name, what)
-        return PullRequest(int(number), str(url), str(data.get("title") or ""), str(data.get("body") or ""))
+        number = answer_number(data, "number", self.name, what)
+        url = answer_text(data, "html_url", self.name, what)
+        return PullRequest(number, url, text_or_empty(data.get("title")), text_or_empty(data.get("body")))
 

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from krm_merge.change.errors import ChangeError
-from krm_merge.change.forges.base import PullRequest, answer_field, description
+from krm_merge.change.forges.base import PullRequest, answer_number, answer_text, description, text_or_empty
 from krm_merge.change.forges.http import JsonClient
 from krm_merge.change.redact import Redactor
 
@@ -68,7 +68,7 @@ class GitLab:
             return
         what = f"requesting reviews of !{pr.number}"
         current = self.http.call("GET", f"{self.base}/{pr.number}", what=what).data
-        have = (current or {}).get("reviewers") or []
+        have = (current.get("reviewers") if isinstance(current, dict) else None) or []
         ids = [r.get("id") for r in (have if isinstance(have, list) else [have]) if isinstance(r, dict)]
         for username in reviewers:
             users = self.http.call("GET", "/users", what=f"looking up reviewer {username}",
@@ -76,10 +76,10 @@ class GitLab:
             if not isinstance(users, list) or not users or not isinstance(users[0], dict):
                 raise ChangeError("pull request", f"{what}: no GitLab user {username!r}")
             ids.append(users[0].get("id"))
-        wanted = [i for i in dict.fromkeys(ids) if isinstance(i, int)]
+        wanted = [i for i in dict.fromkeys(ids) if isinstance(i, int) and not isinstance(i, bool)]
         self.http.call("PUT", f"{self.base}/{pr.number}", what=what, body={"reviewer_ids": wanted})
 
     def _merge_request(self, data: Any, what: str) -> PullRequest:
-        number = answer_field(data, "iid", self.name, what)
-        url = answer_field(data, "web_url", self.name, what)
-        return PullRequest(int(number), str(url), str(data.get("title") or ""), str(data.get("description") or ""))
+        number = answer_number(data, "iid", self.name, what)
+        url = answer_text(data, "web_url", self.name, what)
+        return PullRequest(number, url, text_or_empty(data.get("title")), text_or_empty(data.get("description")))

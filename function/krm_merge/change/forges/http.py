@@ -1,4 +1,4 @@
-"""The one HTTP client of the forges: JSON over ``urllib.request``, bounded retries, redacted errors.
+"""The one HTTP client of the forges: JSON over ``urllib.request``, bounded in time and size, redacted errors.
 
 Why the standard library (docs/pull-requests.md has the figures): the adapters need
 five or six JSON calls each, which ``urllib.request`` does with TLS verification, proxies
@@ -7,18 +7,42 @@ httpx (with httpcore, h11, anyio, sniffio, idna, certifi) or one official client
 would add megabytes to the image, tens of milliseconds to start-up and a release cadence to
 follow, for no feature these calls use.  It is imported only when a pull request is opened.
 
+Time: a request (connect, TLS, send, the whole answer read) has a deadline,
+:data:`REQUEST_TIMEOUT` seconds (``KRM_MERGE_FORGE_REQUEST_TIMEOUT``), and all the requests
+and retry waits of one client (one run's pull request) share a budget, :data:`RUN_TIMEOUT`
+seconds (``KRM_MERGE_FORGE_RUN_TIMEOUT``).  A socket timeout alone bounds each read, not
+the answer: a forge sending one byte every few seconds would hold the run (and the
+package's lock) for ever.  So every read and write of the connection is given the time
+the request has left (:class:`_DeadlineSocket`), and the answer is read in chunks with the
+deadline checked between them.
+
 Rate limits: a 429, a 503, or a 403 that says it is a rate limit (``Retry-After``,
 ``X-RateLimit-Remaining: 0``) is retried after the wait the forge asks for
 (``Retry-After`` seconds or date, else ``X-RateLimit-Reset``, else 1, 2, 4 s), at most
-:data:`ATTEMPTS` times and never waiting longer than :data:`MAX_WAIT` at once: a longer
-wait is an error saying how long.  Redirects are not followed (the token would go to
-wherever they point); the token travels only in the header the forge documents.
+:data:`ATTEMPTS` times and never waiting longer than :data:`MAX_WAIT` at once, nor longer
+than the run's budget has left: a longer wait is an error saying how long.  Redirects are
+not followed (the token would go to wherever they point); the token travels only in the
+header the forge documents.
+
+Whatever the forge answers, a failure is one :class:`HttpError`: the HTTP stack's
+exceptions (a bad status line, more than 100 headers, a header line over 64 KiB, an answer
+cut short, a broken chunk), an answer over :data:`MAX_RESPONSE` bytes, JSON nested deeper
+than :data:`MAX_DEPTH` levels (refused before it is parsed: the parser would recurse), and
+rate-limit headers that are not ASCII digits (or an HTTP date).  The forge's words in a
+message are redacted and their terminal controls escaped (:func:`krm_merge.krm.display.escape_controls`).
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
+import http.client
+import io
 import json
+import math
+import os
+import re
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -29,20 +53,65 @@ from urllib.parse import urlencode, urlsplit
 from krm_merge import __version__
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.redact import Redactor
+from krm_merge.krm.display import escape_controls
+from krm_merge.records import Record
 
 ATTEMPTS = 4
 MAX_WAIT = 60.0  # seconds one wait may last; the forge asking for more is an error
-TIMEOUT = 30.0  # seconds per request
-MAX_RESPONSE = 16 * 1024 * 1024  # bytes read of one answer
+REQUEST_TIMEOUT = 60.0  # seconds one request may take in all: connect, send, the whole answer read
+RUN_TIMEOUT = 300.0  # seconds all the requests and waits of one run's pull request may take
+REQUEST_TIMEOUT_ENV = "KRM_MERGE_FORGE_REQUEST_TIMEOUT"
+RUN_TIMEOUT_ENV = "KRM_MERGE_FORGE_RUN_TIMEOUT"
+MAX_RESPONSE = 16 * 1024 * 1024  # bytes of one answer; more is an error
+MAX_DEPTH = 64  # levels of JSON nesting in an answer (the forges' answers nest fewer than 10)
+CHUNK = 64 * 1024  # bytes read at once, the deadline checked between reads
+MAX_SHOWN = 120  # characters of a forge's status line or header quoted in a message
 USER_AGENT = f"krm-merge/{__version__}"
+
+# Retry-After is seconds or an HTTP date (RFC 9110 10.2.3; senders use IMF-fixdate);
+# [0-9], not \d: str.isdigit() and \d take '²' and other digits int() and float() refuse.
+_SECONDS = re.compile(r"[0-9]{1,10}")
+_HTTP_DATE = re.compile(r"[A-Za-z]{3}, [0-9]{2} [A-Za-z]{3} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT")
+# JSON nesting, counted on the bytes: brackets outside strings, both kinds as one
+_BRACKETS_ONLY = bytes(range(256)).translate(None, b'"[]{}')
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
 
 
 class HttpError(ChangeError):
-    """A forge answered with an error status (or not at all); ``status`` is 0 when it was unreachable."""
+    """A forge answered with an error status, or not at all, or not readably; ``status`` is 0 without a status."""
 
     def __init__(self, detail: str, status: int) -> None:
         super().__init__("pull request", detail)
         self.status = status
+
+
+class Limits(Record):
+    """How long one request may take in all, and all the requests and retry waits of one run (seconds)."""
+
+    request: float = REQUEST_TIMEOUT
+    run: float = RUN_TIMEOUT
+
+
+def limits_from(environ: Mapping[str, str]) -> Limits:
+    """The time limits, from ``KRM_MERGE_FORGE_REQUEST_TIMEOUT`` and ``KRM_MERGE_FORGE_RUN_TIMEOUT`` when set.
+
+    A value that is not a positive number of seconds is a ``pull request`` error naming the variable.
+    """
+    return Limits(_seconds(environ, REQUEST_TIMEOUT_ENV, REQUEST_TIMEOUT),
+                  _seconds(environ, RUN_TIMEOUT_ENV, RUN_TIMEOUT))
+
+
+def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ChangeError("pull request", f"{name} must be a number of seconds above 0, got {raw[:40]!r}")
+    return value
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -61,28 +130,36 @@ class Response:
         self.data = data
 
 
+class _Unreadable(Exception):
+    """The forge's answer cannot be read; the argument says why, in words fit for a message."""
+
+
 class JsonClient:
     """JSON requests to one forge API (``base_url``), with its auth headers and the run's redactor.
 
     ``headers`` are sent with every request (an API version, an ``Accept`` type); ``sleep``
-    and ``opener`` are the clock and the network (a test may hand in its own); ``forge``
-    names the forge in messages.
+    and ``clock`` are the waits and the time (a test may hand in its own); ``forge`` names
+    the forge in messages; ``limits`` are the deadlines (default: :func:`limits_from` the
+    process's environment).  The run's budget is this client's: one per pull request.
     """
 
     def __init__(self, base_url: str, auth_headers: Mapping[str, str], redactor: Redactor, *, forge: str,
                  headers: Mapping[str, str] | None = None, sleep: Callable[[float], None] = time.sleep,
-                 opener: Any = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, limits: Limits | None = None) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ChangeError("pull request", f"the forge API URL must be http(s)://HOST/..., got "
                               f"{redactor.redact(base_url)!r}")
         self.base_url = base_url.rstrip("/")
+        self.host = parts.netloc.rpartition("@")[2]
         self.auth_headers = dict(auth_headers)
         self.headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
         self.redactor = redactor
         self.forge = forge
         self.sleep = sleep
-        self.opener = opener or urllib.request.build_opener(_NoRedirect())
+        self.clock = clock
+        self.limits = limits or limits_from(os.environ)
+        self.left = self.limits.run  # seconds of the run's budget not yet spent
 
     def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
              what: str) -> Response:
@@ -91,10 +168,7 @@ class JsonClient:
         data = None if body is None else json.dumps(body).encode()
         headers = {**self.headers, **({"Content-Type": "application/json"} if data is not None else {})}
         for attempt in range(1, ATTEMPTS + 1):
-            request = urllib.request.Request(url, data=data, method=method, headers=headers)
-            for name, value in self.auth_headers.items():
-                request.add_unredirected_header(name, value)  # never sent on to another URL
-            status, answer_headers, raw = self._send(request, what)
+            status, answer_headers, raw = self._exchange(method, url, data, headers, what)
             wait = self._rate_limit_wait(status, answer_headers, attempt)
             if wait is None:
                 break
@@ -104,27 +178,79 @@ class JsonClient:
             if attempt == ATTEMPTS:
                 raise HttpError(f"{what}: {self.forge} is still rate limiting (HTTP {status}) after "
                                 f"{ATTEMPTS} attempts; retry later", status)
+            if wait >= self.left:
+                raise HttpError(f"{what}: {self.forge} is rate limiting (HTTP {status}) and asks to wait "
+                                f"{wait:.0f} s, more than this run's {self.limits.run:g} s for the forge have left "
+                                f"({RUN_TIMEOUT_ENV}); retry later", status)
             self.sleep(wait)
-        if status >= 300:
+            self.left -= wait
+        if status >= 300 or status < 200:
             raise HttpError(f"{what}: {self._describe(status, raw)}", status)
         try:
-            parsed = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            raise HttpError(f"{what}: {self.forge} answered HTTP {status} with a body that is not JSON", status) from None
+            parsed = bounded_json(raw) if raw.strip() else None
+        except _Unreadable as err:
+            raise HttpError(f"{what}: {self.forge}'s answer (HTTP {status}) {err}", status) from None
         return Response(status, answer_headers, parsed)
 
-    def _send(self, request: urllib.request.Request, what: str) -> tuple[int, dict[str, str], bytes]:
+    # --- the one exchange ------------------------------------------------------------------
+
+    def _exchange(self, method: str, url: str, data: bytes | None, headers: Mapping[str, str],
+                  what: str) -> tuple[int, dict[str, str], bytes]:
+        """Send one request and read its whole answer: the one place the forge is spoken to.
+
+        Within the request's deadline (the smaller of :attr:`Limits.request` and what the run's
+        budget has left), whatever the server sends; the time it took is taken from the budget.
+        """
+        if self.left <= 0:
+            raise HttpError(f"{what}: the requests to {self.forge} took this run's {self.limits.run:g} s "
+                            f"({RUN_TIMEOUT_ENV}); retry later", 0)
+        by_run = self.left < self.limits.request
+        seconds = self.left if by_run else self.limits.request
+        deadline = _Deadline(seconds, self.clock)
+        request = urllib.request.Request(url, data=data, method=method, headers=dict(headers))
+        for name, value in self.auth_headers.items():
+            request.add_unredirected_header(name, value)  # never sent on to another URL
+        opener = urllib.request.build_opener(_NoRedirect(), _HTTPHandler(deadline), _HTTPSHandler(deadline))
+        start = self.clock()
         try:
-            with self.opener.open(request, timeout=TIMEOUT) as answer:
-                return answer.status, _headers(answer.headers), answer.read(MAX_RESPONSE)
-        except urllib.error.HTTPError as err:
-            with err:
-                return err.code, _headers(err.headers), err.read(MAX_RESPONSE)
-        except (urllib.error.URLError, OSError) as err:
-            reason = getattr(err, "reason", err)
-            host = urlsplit(self.base_url).netloc
-            raise HttpError(self.redactor.redact(f"{what}: {self.forge} at {host} is unreachable: {reason}"),
-                            0) from None
+            try:
+                with opener.open(request, timeout=seconds) as answer:
+                    return answer.status, _headers(answer.headers), _read(answer, deadline)
+            except urllib.error.HTTPError as err:
+                with err:
+                    return err.code, _headers(err.headers), _read(err, deadline)
+        except TimeoutError:
+            raise self._timed_out(what, seconds, by_run) from None
+        except urllib.error.URLError as err:
+            if isinstance(err.reason, TimeoutError):
+                raise self._timed_out(what, seconds, by_run) from None
+            raise self._error(f"{what}: {self.forge} at {self.host} is unreachable: {err.reason}") from None
+        except http.client.RemoteDisconnected:  # an HTTPException and an OSError: the forge dropped the line
+            raise self._error(f"{what}: {self.forge} at {self.host} is unreachable: it closed the connection "
+                              "without answering") from None
+        except http.client.HTTPException as err:
+            raise self._error(f"{what}: {self.forge}'s answer cannot be read: {_http_failure(err)}") from None
+        except _Unreadable as err:
+            raise self._error(f"{what}: {self.forge}'s answer cannot be read: {err}") from None
+        except OSError as err:  # a reset or TLS failure while reading
+            raise self._error(f"{what}: {self.forge} at {self.host} broke the connection: {_shown(str(err))}") from None
+        except ValueError as err:  # a chunk size that is not hex (before 3.12); UnicodeError: bytes no codec takes
+            raise self._error(f"{what}: {self.forge}'s answer cannot be read: {type(err).__name__}: "
+                              f"{_shown(str(err))}") from None
+        finally:
+            self.left -= self.clock() - start
+
+    def _timed_out(self, what: str, seconds: float, by_run: bool) -> HttpError:
+        if by_run:
+            return self._error(f"{what}: {self.forge} at {self.host} did not answer in full within the "
+                               f"{seconds:.3g} s left of this run's {self.limits.run:g} s for the forge "
+                               f"({RUN_TIMEOUT_ENV})")
+        return self._error(f"{what}: {self.forge} at {self.host} did not answer in full within {seconds:g} s "
+                           f"({REQUEST_TIMEOUT_ENV})")
+
+    def _error(self, message: str) -> HttpError:
+        """An error without a status; the text redacted, its terminal controls escaped."""
+        return HttpError(escape_controls(self.redactor.redact(message)), 0)
 
     def _rate_limit_wait(self, status: int, headers: Mapping[str, str], attempt: int) -> float | None:
         """Seconds to wait before retrying, or None when the answer is not a rate limit or overload."""
@@ -137,8 +263,8 @@ class JsonClient:
             seconds = _retry_after_seconds(retry_after)
             if seconds is not None:
                 return seconds
-        reset = headers.get("x-ratelimit-reset")
-        if reset is not None and reset.isdigit():
+        reset = (headers.get("x-ratelimit-reset") or "").strip()
+        if _SECONDS.fullmatch(reset):
             return max(0.0, float(reset) - time.time())
         return float(2 ** (attempt - 1))
 
@@ -153,30 +279,228 @@ class JsonClient:
                     "a token without access to a private repository gets 404 too")
         else:
             head = f"{self.forge} answered HTTP {status}"
-        return self.redactor.redact(head + (f": {message}" if message else ""))
+        return escape_controls(self.redactor.redact(head + (f": {message}" if message else "")))
+
+
+# --- the connection, bounded by the request's deadline ---------------------------------------
+
+
+class _Deadline:
+    """When a request must be over; :meth:`left` raises ``TimeoutError`` once it is."""
+
+    __slots__ = ("end", "clock")
+
+    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.end = clock() + seconds
+
+    def left(self) -> float:
+        """Seconds left (above 0); ``TimeoutError`` when none are."""
+        left = self.end - self.clock()
+        if left <= 0:
+            raise TimeoutError("the request's deadline passed")
+        return left
+
+
+class _DeadlineSocket:
+    """A connected socket (plain or TLS) whose every read and write gets only the time its request has left.
+
+    http.client reads the status line, headers and body through :meth:`makefile`'s stream,
+    which reads through this object: a server sending a byte at a time is cut off at the
+    deadline, where a timeout per read would wait for ever.  The reference count of open
+    streams is kept as :class:`socket.socket` keeps it (urllib closes the connection while
+    the answer's stream still reads from it).
+    """
+
+    def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
+        self._sock = sock
+        self._deadline = deadline
+        self._io_refs = 0
+        self._closed = False
+
+    def recv_into(self, buffer: Any, *args: Any) -> int:
+        self._sock.settimeout(self._deadline.left())
+        return self._sock.recv_into(buffer, *args)
+
+    def recv(self, size: int, *args: Any) -> bytes:
+        self._sock.settimeout(self._deadline.left())
+        return self._sock.recv(size, *args)
+
+    def send(self, data: Any, *args: Any) -> int:
+        self._sock.settimeout(self._deadline.left())
+        return self._sock.send(data, *args)
+
+    def sendall(self, data: Any, *args: Any) -> None:
+        self._sock.settimeout(self._deadline.left())
+        self._sock.sendall(data, *args)
+
+    def makefile(self, mode: str = "rb", buffering: int | None = None, **_: Any) -> io.BufferedReader:
+        """A binary reader of the answer (http.client asks for ``rb`` only)."""
+        self._io_refs += 1
+        raw = socket.SocketIO(self, "rb")  # type: ignore[arg-type]  # reads through recv_into above
+        return io.BufferedReader(raw, buffering or io.DEFAULT_BUFFER_SIZE)
+
+    def _decref_socketios(self) -> None:
+        if self._io_refs > 0:
+            self._io_refs -= 1
+        if self._closed:
+            self.close()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._io_refs <= 0:
+            self._sock.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    """http.client's connection, connected within the deadline, then used through a :class:`_DeadlineSocket`."""
+
+    def __init__(self, host: str, *, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)
+        self._deadline = deadline
+        self._create_connection = self._connect_by_deadline
+
+    def _connect_by_deadline(self, address: Any, timeout: Any = None, source_address: Any = None) -> socket.socket:
+        sock = socket.create_connection(address, self._deadline.left(), source_address)
+        sock.settimeout(self._deadline.left())  # the TLS handshake (one deadline in ssl) gets what is left
+        return sock
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock = _DeadlineSocket(self.sock, self._deadline)
+
+
+class _HTTPSConnection(_HTTPConnection, http.client.HTTPSConnection):
+    """The same over TLS: the handshake wraps the plain socket, the deadline wraps the TLS one."""
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        return super().do_open(functools.partial(_HTTPConnection, deadline=self._deadline), req, **kwargs)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        return super().do_open(functools.partial(_HTTPSConnection, deadline=self._deadline), req, **kwargs)
+
+
+def _read(answer: Any, deadline: _Deadline) -> bytes:
+    """The whole body, chunk by chunk, the deadline checked between chunks; past :data:`MAX_RESPONSE`, refused."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        deadline.left()
+        chunk = answer.read(CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_RESPONSE:
+            raise _Unreadable(f"it is larger than {MAX_RESPONSE:,} bytes")
+        chunks.append(chunk)
+    missing = getattr(answer, "length", None)  # what Content-Length announced and never came
+    if isinstance(missing, int) and missing > 0:
+        raise _Unreadable(f"it ended after {size} bytes of its body, {missing} more announced")
+    return b"".join(chunks)
+
+
+def _http_failure(err: http.client.HTTPException) -> str:
+    """What was wrong with an answer http.client refused, in words; the forge's bytes quoted escaped and cut."""
+    if isinstance(err, http.client.BadStatusLine):
+        return f"its status line is '{_shown(str(err.args[0]) if err.args else '')}'"
+    if isinstance(err, http.client.IncompleteRead):  # a chunked body cut short, or a chunk size that is not hex
+        return "its body ended early or its chunks are malformed"
+    if type(err) in (http.client.HTTPException, http.client.LineTooLong):  # their words say it all
+        return _shown(str(err))  # 'got more than 100 headers', 'got more than 65536 bytes when reading header line'
+    return f"{type(err).__name__}: {_shown(str(err))}"
+
+
+def _shown(text: str) -> str:
+    """A forge's text as a message quotes it: terminal controls escaped, cut at :data:`MAX_SHOWN` characters."""
+    shown = escape_controls(text.strip())
+    return shown if len(shown) <= MAX_SHOWN else shown[:MAX_SHOWN] + f"… ({len(text)} characters)"
 
 
 def _headers(headers: Any) -> dict[str, str]:
-    return {k.lower(): v for k, v in headers.items()} if headers is not None else {}
+    return {str(k).lower(): str(v) for k, v in headers.items()} if headers is not None else {}
 
 
 def _retry_after_seconds(value: str) -> float | None:
+    """``Retry-After`` in seconds: ASCII digits, or an HTTP date; None for anything else."""
     value = value.strip()
-    if value.isdigit():
+    if _SECONDS.fullmatch(value):
         return float(value)
+    if not _HTTP_DATE.fullmatch(value):
+        return None
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError, OSError):  # a date no calendar has (Feb 31, year 0)
         return None
-    return max(0.0, when.timestamp() - time.time())
+
+
+def bounded_json(raw: bytes) -> Any:
+    """``raw`` parsed as JSON (UTF-8), nested at most :data:`MAX_DEPTH` levels; :class:`_Unreadable` otherwise.
+
+    The depth is counted before parsing: Python's parser recurses once per level and
+    raises RecursionError past about a thousand.
+    """
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Unreadable("is not JSON (not UTF-8)") from None
+    depth_ok = _nesting_within(raw, MAX_DEPTH)
+    if depth_ok is None:
+        raise _Unreadable("is not JSON")
+    if not depth_ok:
+        raise _Unreadable(f"nests deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise _Unreadable("is not JSON") from None
+
+
+def _nesting_within(raw: bytes, limit: int) -> bool | None:
+    """Whether the brackets of JSON text ``raw`` nest at most ``limit`` deep; None when they do not pair up.
+
+    Linear passes in C: escaped backslashes and quotes are dropped, then everything but
+    quotes and brackets (multi-byte UTF-8 never holds those bytes), then strings (between
+    quotes); ``{}`` count as ``[]``.  Each pass of ``replace('[]', '')`` then removes the
+    innermost level everywhere, so a text ``limit`` deep is empty after ``limit`` passes;
+    a run of ``limit + 1`` openers ends it at once.  Where the text stops being JSON the
+    parser stops too, so what it would recurse into is what is counted here.
+    """
+    text = raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_ONE_KIND, _BRACKETS_ONLY).replace(b'""', b"")
+    brackets = b"".join(text.split(b'"')[::2])
+    too_deep = b"[" * (limit + 1)
+    for _ in range(limit):
+        if not brackets:
+            return True
+        if too_deep in brackets:
+            return False
+        fewer = brackets.replace(b"[]", b"")
+        if len(fewer) == len(brackets):
+            return None
+        brackets = fewer
+    return not brackets
 
 
 def _error_message(raw: bytes) -> str:
     """The forge's own words from an error body (``message``, ``error``, ``errors``), one line, bounded."""
     try:
-        data = json.loads(raw)
-    except ValueError:
-        text = raw.decode("utf-8", "replace").strip()
+        data = bounded_json(raw)
+    except _Unreadable:
+        text = raw[:4096].decode("utf-8", "replace").strip()
         return " ".join(text.split())[:300] if text and not text.lstrip().startswith("<") else ""
     parts: list[str] = []
     if isinstance(data, dict):
