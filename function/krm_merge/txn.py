@@ -4,12 +4,12 @@ The one writer of a package (``run``, the SDK's ``run`` on a directory,
 ``update``, ``promote`` and ``resolve`` all end here):
 
 * **Lock.** ``<pkg>/.krm-merge.lock`` is held with ``flock`` for the whole
-  command and names its holder (process id, command, start time, host).  A
-  second command on the package fails at once naming the holder, as git does
-  with ``index.lock``.  The kernel drops the lock when its holder dies, so a
-  lock left by a killed process is taken over without guessing whether a
-  process id is still alive (and two takers cannot both win).  The lock file
-  is removed when the command ends.
+  command that writes and names its holder (process id, command, start
+  time, host).  A second command on the package fails at once naming the
+  holder, as git does with ``index.lock``.  The kernel drops the lock when
+  its holder dies, so a lock left by a killed process is taken over without
+  guessing whether a process id is still alive (and two takers cannot both
+  win).  The lock file is removed when the command ends.
 * **Transaction.** The new bytes are staged in ``<pkg>/.krm-merge.txn/``
   (same file system, so the renames are atomic; a hidden folder of files
   without a YAML suffix, which no package reader lists), each file fsynced.
@@ -19,6 +19,16 @@ The one writer of a package (``run``, the SDK's ``run`` on a directory,
   fingerprint, size and CRC-32, of the bytes read and of the bytes to
   write) is written to ``journal.tmp``, fsynced and renamed to ``journal``:
   that rename is the commit point.
+* **Seals.** krm-merge's state in a package is never content: the
+  transaction folder's first file, ``seal``, the journal and the lock
+  file's holder record each carry a keyed BLAKE2b over themselves and their
+  place (the package's real path, the inodes of the package folder and of
+  the folder or file), made with a random key of this user kept outside
+  every package (``$XDG_STATE_HOME/krm-merge/journal.key``, mode 0600;
+  :func:`_key_folders`).  A folder or journal that arrived with the
+  package's files (``kpt pkg get`` copies hidden files), or was copied from
+  another checkout, carries no seal that holds here: it is named
+  (:class:`ForeignStateError`) and never run, finished or removed.
 * **Checked swaps.** A file is then swapped, never overwritten: it is
   opened and held with a read lease (Linux: while it is held, nobody can open
   the file for writing without the holder seeing it, and a file open for
@@ -36,11 +46,17 @@ The one writer of a package (``run``, the SDK's ``run`` on a directory,
   names the file.  A file edited after krm-merge had swapped it in keeps its
   new bytes and that edit (the message names it): an edit is never thrown
   away to make the package whole.
-* **Recovery.** Whoever takes the lock first finishes an interrupted
-  transaction: with a journal it is rolled forward by the same checked steps
-  (each one idempotent: a step's state is read from the files' inodes), or
-  rolled back when it holds a rollback mark or a check fails; without a
-  journal the staged files are dropped (no target was touched).  SIGTERM,
+* **Recovery.** Whoever takes the lock first to write finishes an
+  interrupted transaction of its own checkout: with a journal it is rolled
+  forward by the same checked steps (each one idempotent: a step's state is
+  read from the files' inodes), or rolled back when it holds a rollback mark
+  or a check fails; without a journal the staged files are dropped (no
+  target was touched).  Before any step, every path of the journal is
+  checked by the writer's own rule (in the package, no symbolic link on the
+  way, nothing under ``.git``) and every name in the folder is one the
+  writer gives; a journal without a seal (version 1 and 2, an earlier
+  krm-merge's, among them) is refused.  A command that only reads
+  (``read_only``) never recovers: it says what it found.  SIGTERM,
   SIGINT and SIGHUP raise :class:`~krm_merge.interrupts.Interrupted` (exit
   status 128+signal): before the commit point the transaction is dropped,
   after it the signal waits until the transaction is finished (or rolled
@@ -70,18 +86,31 @@ import time
 import zlib
 from typing import Any, Callable, Sequence
 
+try:  # CPython's own BLAKE2 and hmac's comparison: hashlib and hmac would load OpenSSL's binding (~4 ms of a write)
+    from _blake2 import blake2b
+    from _operator import _compare_digest as compare_digest
+except ImportError:  # an interpreter without them
+    from hashlib import blake2b
+    from hmac import compare_digest
+
 from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
-from krm_merge.files import LOCK_NAME, TXN_NAME, check_relative, protected_name
+from krm_merge.files import GIT_FOLDER, LOCK_NAME, TXN_NAME, check_relative, protected_name
 from krm_merge.interrupts import Interrupted
 from krm_merge.records import Record
+from krm_merge.yaml.load import max_input_bytes
 
 # Names krm-merge keeps in a package root while it works (LOCK_NAME, TXN_NAME: files.py's, with the rule for
 # their other spellings, files.protected_name); no walker may read them.
 RESERVED_NAMES = frozenset({LOCK_NAME, TXN_NAME})
 _JOURNAL = "journal"
 _ROLLBACK = "rollback"
-_VERSION = 2  # of the journal: version 1 (no "version") had neither inodes nor fingerprints
+_SEAL = "seal"  # the transaction folder's seal: the first file made in it, the last one removed
+# Of the journal: version 1 (no "version") had neither inodes nor fingerprints, version 2 no seal; neither is run.
+_VERSION = 3
+_KEY_NAME = "journal.key"
+_KEY_SIZE = 32
+_MAC_SIZE = 64  # hex digits of a 32-byte keyed BLAKE2b
 
 
 class PackageLockedError(KrmMergeError):
@@ -90,6 +119,14 @@ class PackageLockedError(KrmMergeError):
 
 class ChangedUnderneathError(KrmMergeError):
     """A file changed on disk between the command's read and its write."""
+
+
+class ForeignStateError(KrmMergeError):
+    """A lock file or transaction folder in the package that krm-merge did not leave in this checkout."""
+
+
+class InterruptedWriteError(KrmMergeError):
+    """A command that only reads met a write interrupted past its commit point (``recover`` finishes it)."""
 
 
 class _Edited(Exception):
@@ -123,9 +160,14 @@ class PackageLock:
 
     ``messages`` says what recovery did (empty when nothing was interrupted).
     Re-entering a lock this process already holds on the same root is a no-op
-    (``with`` gives the lock that holds it).  With ``read_only`` (``--dry-run``)
-    the lock is taken only when there is an interrupted transaction to
-    recover, so a package that cannot be written can still be read.
+    (``with`` gives the lock that holds it).  With ``read_only`` (``--dry-run``,
+    ``conflicts``) no lock is taken and nothing is recovered or removed: an
+    interrupted write is only said (:func:`pending`); one past its commit
+    point raises :class:`InterruptedWriteError` (the files may be half
+    written: ``recover`` finishes it), a command writing the package now
+    :class:`PackageLockedError`.  A lock file or transaction folder that is
+    not krm-merge's own (:class:`ForeignStateError`) is refused, never run;
+    a command that only reads says it in ``messages`` and goes on.
     ``interrupts`` handles the termination signals while the lock is held:
     the command line's (``cli.entry`` installs one first), or one of the
     lock's own for a program that uses krm-merge as a library.
@@ -143,10 +185,11 @@ class PackageLock:
     def __enter__(self) -> "PackageLock":
         if self.root in _held:
             return _held[self.root]
-        if self.read_only and not os.path.lexists(os.path.join(self.root, TXN_NAME)):
-            return self
         if not os.path.isdir(self.root):
             return self  # the command reports the missing package in its own words
+        if self.read_only:
+            self._look(self.root)
+            return self
         try:
             with interrupts.held_back():  # a signal in between would leave the lock file behind
                 self._fd = _acquire(self.root, self.command, self.messages)
@@ -173,6 +216,26 @@ class PackageLock:
                 pass
             os.close(fd)
 
+    def _look(self, root: str) -> None:
+        """A command that only reads: what a write left is said, never finished, rolled back or removed."""
+        if not os.path.lexists(os.path.join(root, TXN_NAME)):
+            return  # a lock file alone: nothing was half written
+        holder = _live_holder(os.path.join(root, LOCK_NAME))
+        if holder is not None:
+            raise PackageLockedError(_locked(root, holder), file=os.path.join(root, LOCK_NAME))
+        found = pending(root)
+        if found is None:
+            return
+        if found.foreign:
+            self.messages.append(found.what)
+        elif found.half_written:
+            raise InterruptedWriteError(
+                f"{root}: {found.what}; this command only reads and does not finish it: run "
+                f"`krm-merge recover {root}`, then run it again", file=os.path.join(root, TXN_NAME))
+        else:
+            self.messages.append(f"{root}: {found.what}; the package is whole (`krm-merge recover {root}` removes "
+                                 "what is left)")
+
     def _take_signals(self) -> None:
         running = interrupts.installed()
         if running is not None:
@@ -182,31 +245,59 @@ class PackageLock:
 
 
 def _acquire(root: str, command: str, messages: list[str]) -> int:
+    key = _sealing_key()  # first: a user without a place for the key gets one error, and nothing is made
     path = os.path.join(root, LOCK_NAME)
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     for _ in range(100):
         try:
             fd = os.open(path, flags, 0o644)
         except OSError as err:
+            if err.errno in (errno.ELOOP, errno.EISDIR):
+                raise ForeignStateError(_foreign(path, "it is not a file"), file=path) from None
             raise KrmMergeError(f"cannot lock package {root}: {err.strerror or err}", file=path) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device, which a lock file never is
+            os.close(fd)
+            raise ForeignStateError(_foreign(path, "it is not a file"), file=path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = _describe(_wait_for_holder(fd))
+            holder = _wait_for_holder(fd)
             os.close(fd)
-            raise PackageLockedError(
-                f"package {root} is locked by another krm-merge command ({holder}); "
-                "nothing was read or written: run again when it has finished",
-                file=path,
-            ) from None
+            raise PackageLockedError(_locked(root, holder), file=path) from None
         if _same_file(fd, path):
-            stale = _read_holder(fd)
+            try:
+                stale = _lock_record(root, fd)
+            except ForeignStateError:
+                os.close(fd)  # not ours to remove: the user decides
+                raise
             if stale:
                 messages.append(f"took over the lock of {_describe(stale)}, which is no longer running")
-            _write_holder(fd, command)
+            _write_holder(root, fd, command, key)
             return fd
         os.close(fd)  # its holder removed it between our open and our lock: try the new one
     raise PackageLockedError(f"cannot lock package {root}: the lock file keeps changing", file=path)
+
+
+def _locked(root: str, holder: dict[str, Any]) -> str:
+    return (f"package {root} is locked by another krm-merge command ({_describe(holder)}); "
+            "nothing was read or written: run again when it has finished")
+
+
+def _lock_record(root: str, fd: int) -> dict[str, Any]:
+    """The holder record of a lock file left by a killed command ({}: empty, as a command killed while it
+    opened it leaves it); :class:`ForeignStateError` when it is not sealed for this checkout."""
+    raw = os.pread(fd, _MAX_HOLDER, 0)
+    if not raw:
+        return {}
+    record = _unseal(raw, b"lock", _lock_binding(root, fd), _keys())
+    if record is None:
+        path = os.path.join(root, LOCK_NAME)
+        raise ForeignStateError(_foreign(path, _UNSEALED), file=path)
+    return record
+
+
+def _lock_binding(root: str, fd: int) -> bytes:
+    return _bind(root, os.fstat(fd).st_ino)
 
 
 def _same_file(fd: int, path: str) -> bool:
@@ -226,17 +317,21 @@ def _wait_for_holder(fd: int) -> dict[str, Any]:
     return {}
 
 
+_MAX_HOLDER = 4096
+
+
 def _read_holder(fd: int) -> dict[str, Any]:
+    """The record a live holder wrote, for its description only (nothing else is done with it)."""
     try:
-        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        data = json.loads(os.pread(fd, _MAX_HOLDER, 0).partition(b"\n")[2] or b"{}")
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _write_holder(fd: int, command: str) -> None:
+def _write_holder(root: str, fd: int, command: str, key: bytes) -> None:
     holder = {"pid": os.getpid(), "command": command, "started": _now(), "host": os.uname().nodename}
-    raw = json.dumps(holder).encode("utf-8")
+    raw = _sealed(key, b"lock", _lock_binding(root, fd), json.dumps(holder).encode("utf-8"))
     os.ftruncate(fd, 0)
     os.pwrite(fd, raw, 0)
 
@@ -285,20 +380,24 @@ def check_changes(root: str, changes: Sequence[Change], remove_dirs: Sequence[st
     ``root`` is resolved.  The writer checks this itself; ``krm/pkgio`` calls it
     for a dry run too, so that a plan refuses what the write would.
     """
+    seen: dict[str, str] = {}
     for change in changes:
-        _check_path(root, change.path, deleting=change.data is None)
+        _check_path(root, change.path, seen, deleting=change.data is None)
     for rel in remove_dirs:
         check_relative(rel)
+        problem = _path_problem(root, rel, seen, folder=True)
+        if problem is not None:
+            raise KrmMergeError(f"refusing to remove {rel!r}: {problem}", file=rel)
 
 
 def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], command: str,
                    handler: interrupts.Handler) -> None:
     check_changes(root, changes, remove_dirs)
     handler.raise_swallowed()  # a signal a finalizer swallowed stops the run here, before anything is written
+    key = _sealing_key()
     txn = os.path.join(root, TXN_NAME)
     try:
-        os.mkdir(txn)  # inside: a signal right after it must not leave the folder (recovery left none)
-        _refuse_git_add(txn)
+        binding = _begin(root, txn, key)  # inside: a signal right after the mkdir must not leave the folder
         ops = _stage_all(root, txn, changes, remove_dirs)
         _check_unchanged(root, changes)
     except BaseException:
@@ -308,7 +407,7 @@ def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], com
     # point and the finish would say "nothing written" while the journal rolls the write forward.
     with interrupts.held_back():
         try:
-            _write_journal(txn, ops, command)
+            _write_journal(txn, ops, command, key, binding)
         except BaseException:
             _discard(txn)  # the journal was not written: no target was touched
             raise
@@ -322,6 +421,16 @@ def _commit_locked(root: str, changes: list[Change], remove_dirs: list[str], com
                 file=err.filename or root,
             ) from None
         handler.written = True  # before the signals held back meanwhile are let through
+
+
+def _begin(root: str, txn: str, key: bytes) -> bytes:
+    """Make the transaction folder, its seal first (recovery runs nothing in a folder without one), then the
+    git marker; returns its binding (:func:`_bind`), which the journal is sealed with too."""
+    os.mkdir(txn)
+    binding = _bind(root, os.lstat(txn).st_ino)
+    _write_file(os.path.join(txn, _SEAL), _mac(key, b"folder", binding), 0o600)
+    _refuse_git_add(txn)
+    return binding
 
 
 # The transaction folder holds an empty git repository's skeleton while it exists: git takes
@@ -342,31 +451,66 @@ def _refuse_git_add(txn: str) -> None:
     _write_file(os.path.join(marker, "HEAD"), _GIT_HEAD, 0o644)
 
 
-def _check_path(root: str, rel: str, *, deleting: bool = False) -> None:
+def _check_path(root: str, rel: str, seen: dict[str, str], *, deleting: bool = False) -> None:
     check_relative(rel)
-    target = os.path.join(root, rel)
-    real = os.path.realpath(os.path.dirname(target))
-    if real != root and not real.startswith(root + os.sep):
-        raise KrmMergeError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
-    if protected_name(rel.split("/", 1)[0]) in RESERVED_NAMES:  # .KRM-MERGE.TXN is the journal on macOS
-        raise KrmMergeError(f"refusing to write {rel!r}: krm-merge keeps its lock and journal there", file=rel)
+    problem = _path_problem(root, rel, seen, files_on_the_way=True)
+    if problem is not None:
+        raise KrmMergeError(f"refusing to write {rel!r}: {problem}", file=rel)
     if deleting:
         return
+    target = os.path.join(root, rel)
     if os.path.islink(target):
         raise KrmMergeError(f"refusing to write {rel!r}: it is a symbolic link", file=rel)
     if os.path.isdir(target):
         raise KrmMergeError(f"refusing to write {rel!r}: it is a folder", file=rel)
-    folder = _nearest_existing(real)
-    if not os.path.isdir(folder):
-        blocking = os.path.relpath(folder, root).replace(os.sep, "/")
-        raise KrmMergeError(f"refusing to write {rel!r}: {blocking} is a file, not a folder", file=rel)
 
 
-def _nearest_existing(path: str) -> str:
-    """``path`` or its nearest ancestor that exists."""
-    while not os.path.lexists(path):
-        path = os.path.dirname(path)
-    return path
+def _path_problem(root: str, rel: Any, seen: dict[str, str], *, folder: bool = False,
+                  files_on_the_way: bool = False) -> str | None:
+    """Why ``rel`` may not be a path the writer changes, None when it may: the one rule of the writer's checks
+    and of a journal's (:func:`_check_ops`), so that recovery never refuses what the writer wrote.
+
+    Package-relative (no ``..``, not absolute), not krm-merge's own names, nothing under ``.git`` (both in
+    every spelling a file system may take for them, :func:`krm_merge.files.protected_name`), and no
+    symbolic link on the way: every folder above it (with ``folder``, it too) that exists is a folder,
+    never followed through a link.  With ``files_on_the_way`` a file standing where a folder must be is
+    refused too (a journal meets that only when a folder was replaced after its write: its steps then fail
+    on it).  ``seen`` keeps what was found of each folder, across the paths of one check.
+    """
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or "\0" in rel:
+        return "the path leaves the package"
+    parts = [part for part in rel.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return "the path leaves the package"
+    if protected_name(parts[0]) in RESERVED_NAMES:  # .KRM-MERGE.TXN is the journal on macOS
+        return "krm-merge keeps its lock and journal there"
+    if any(protected_name(part) == GIT_FOLDER for part in parts):  # .GIT, .git., GIT~1: .git somewhere
+        return "it is under .git, which krm-merge never writes"
+    walked = ""
+    for part in parts if folder else parts[:-1]:
+        walked = f"{walked}/{part}" if walked else part
+        if walked not in seen:
+            seen[walked] = _what_is(os.path.join(root, walked))
+        found = seen[walked]
+        if found == _MISSING:
+            return None  # made by the write, and every folder below it
+        if found == _LINK:
+            return f"{walked} is a symbolic link, which krm-merge never writes through"
+        if found == _FILE and files_on_the_way:
+            return f"{walked} is a file, not a folder"
+    return None
+
+
+_FOLDER, _LINK, _FILE, _MISSING = "folder", "link", "file", "missing"  # what :func:`_path_problem` found on the way
+
+
+def _what_is(path: str) -> str:
+    """What stands at ``path``, never followed through a link."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return _MISSING
+    return _FOLDER if stat.S_ISDIR(mode) else _LINK if stat.S_ISLNK(mode) else _FILE
 
 
 def _stage_all(root: str, txn: str, changes: list[Change], remove_dirs: list[str]) -> list[dict[str, Any]]:
@@ -385,7 +529,7 @@ def _stage_all(root: str, txn: str, changes: list[Change], remove_dirs: list[str
         folders.update(dict.fromkeys(_missing_folders(root, change.path)))
         ops.append({"op": "write", "path": change.path, "stage": stage, "old": f"{i}.old", "ino": ino,
                     "before": before, "after": _fingerprint(change.data)})
-    _sync_files(txn, staged)
+    _sync_files(txn, [os.path.join(txn, _SEAL), *staged])  # the seal too: a journal is run only beside it
     return ([{"op": "mkdir", "path": rel} for rel in folders] + ops
             + [{"op": "rmdir", "path": rel} for rel in remove_dirs if os.path.isdir(os.path.join(root, rel))])
 
@@ -540,10 +684,14 @@ def _check_unchanged(root: str, changes: list[Change]) -> None:
             )
 
 
-def _write_journal(txn: str, ops: list[dict[str, Any]], command: str) -> None:
+def _write_journal(txn: str, ops: list[dict[str, Any]], command: str, key: bytes, binding: bytes) -> None:
     record = {"version": _VERSION, "command": command, "pid": os.getpid(), "started": _now(), "ops": ops}
+    data = _sealed(key, b"journal", binding, json.dumps(record).encode("utf-8"))
+    if len(data) > max_input_bytes():  # recovery would refuse to read it: nothing is written rather
+        raise KrmMergeError(f"the write's journal would be {len(data)} bytes, above the input limit; nothing "
+                            "was written (raise KRM_MERGE_MAX_INPUT_MB, or write fewer files at once)")
     tmp = os.path.join(txn, _JOURNAL + ".tmp")
-    _write_file(tmp, json.dumps(record).encode("utf-8"), 0o644, sync=True)
+    _write_file(tmp, data, 0o600, sync=True)
     os.rename(tmp, os.path.join(txn, _JOURNAL))
     _fsync_dir(txn)  # the commit point: from here on the transaction is finished (or rolled back)
 
@@ -610,6 +758,8 @@ def _swap_in(target: str, txn: str, op: dict[str, Any]) -> None:
         elif os.path.lexists(stage):
             os.unlink(stage)
         return
+    if _inode(stage) != op["ino"]:  # only the file krm-merge staged goes in: never one put at its name
+        raise _Edited(rel, "had its staged content replaced")
     if op["before"] is None:
         if os.path.lexists(target):
             raise _Edited(rel, "was created")
@@ -922,20 +1072,23 @@ def _discard(txn: str) -> None:
     if _JOURNAL in names:
         os.unlink(os.path.join(txn, _JOURNAL))
         names.remove(_JOURNAL)
-        if any(not name.endswith(".old") and name != _GIT_MARKER for name in names):
+        if any(not name.endswith(".old") and name not in (_GIT_MARKER, _SEAL) for name in names):
             _fsync_dir(txn)
     for name in names:
         if name == _GIT_MARKER:
             _remove_git_marker(os.path.join(txn, name))
-            continue
+        elif name != _SEAL:
+            try:
+                os.unlink(os.path.join(txn, name))
+            except FileNotFoundError:
+                pass
+    # The seal goes last: a folder left half removed is still known as krm-merge's (one left without
+    # it is empty, which recovery removes whoever made it).
+    for last, remove in ((os.path.join(txn, _SEAL), os.unlink), (txn, os.rmdir)):
         try:
-            os.unlink(os.path.join(txn, name))
+            remove(last)
         except FileNotFoundError:
             pass
-    try:
-        os.rmdir(txn)
-    except FileNotFoundError:
-        pass
 
 
 def _remove_git_marker(marker: str) -> None:
@@ -961,52 +1114,134 @@ def _fsync_dir(path: str) -> None:
 
 
 # --- recovery --------------------------------------------------------------------------
+#
+# What is honoured (docs/reliability.md, "Recovery: what is honoured"): a transaction folder whose
+# seal this user's key made for this checkout, a journal sealed with the same binding, and in it
+# only steps whose every path stays in the package.  Anything else under krm-merge's names came
+# with the package's files (an upstream, an archive, a copy of another checkout) or from another
+# user: it is named, and never run, finished, rolled back or removed.
+
+
+class Pending(Record):
+    """What a krm-merge command left in a package (:func:`pending`)."""
+
+    what: str  # in a few words
+    foreign: bool = False  # not krm-merge's own in this checkout: never run; the user removes it
+    half_written: bool = False  # past its commit point: some files may hold the new content, others the old
+
+
+class _Left(Record):
+    """What :func:`_inspect` found in a package's transaction folder."""
+
+    kind: str  # _NONE, _BEGUN, _STAGED, _JOURNALED or _FOREIGN
+    why: str = ""  # _FOREIGN: why it is not krm-merge's own
+    ended: str | None = None  # _STAGED: how its write had ended (:func:`_ended`); None: before its commit point
+    record: dict[str, Any] | None = None  # _JOURNALED: the journal, its seal and every step checked
+
+
+_NONE, _BEGUN, _STAGED, _JOURNALED, _FOREIGN = "none", "begun", "staged", "journaled", "foreign"
+_NO_SEAL = "no seal of this user's krm-merge for this checkout"
+_UNSEALED = f"it carries {_NO_SEAL}"
 
 
 def recover(root: str | os.PathLike[str]) -> list[str]:
     """Finish or drop an interrupted transaction of the package; what was done, as messages.
 
-    The caller holds the lock (:class:`PackageLock` calls this itself).
+    The caller holds the lock (:class:`PackageLock` calls this itself).  A
+    transaction folder that is not krm-merge's own in this checkout (its seal,
+    its journal or a path its journal names: :func:`_inspect`) raises
+    :class:`ForeignStateError` before any step, and is left as it is.
     """
     root = os.path.realpath(root)
     txn = os.path.join(root, TXN_NAME)
-    if not os.path.lexists(txn):
+    left = _inspect(root)
+    if left.kind == _NONE:
         return []
-    record = _read_journal(txn)
-    if record is None:
-        ended = _ended(txn)
+    if left.kind == _FOREIGN:
+        raise ForeignStateError(_foreign(txn, left.why), file=txn)
+    if left.kind != _JOURNALED:
         with interrupts.held_back():
             _discard(txn)
             _fsync_dir(root)
-        if ended is None:
+        if left.kind == _BEGUN:
+            return [f"removed an empty transaction folder from {root}: a write stopped as it began or as it ended, "
+                    "no file of the package is half written"]
+        if left.ended is None:
             return [f"rolled back an interrupted write in {root}: it had not reached its commit point, "
                     "no file of the package had been changed"]
-        return [f"removed what was left of a write in {root} that had {ended}"]
+        return [f"removed what was left of a write in {root} that had {left.ended}"]
+    record = left.record or {}
     ops = record["ops"]
-    by = (f"by {record.get('command')}, process {record.get('pid')}, "
-          f"started {record.get('started')}")
+    by = _by(record)
     with interrupts.held_back():
-        if record.get("version") != _VERSION:
-            _roll_forward_v1(root, txn, ops)
-        elif os.path.lexists(os.path.join(txn, _ROLLBACK)):
+        if os.path.lexists(os.path.join(txn, _ROLLBACK)):
             kept = _roll_back(root, txn, ops)
             _discard(txn)
             _fsync_dir(root)
             return [f"rolled back an interrupted write in {root} ({by}): another program changed a file "
                     "during it" + "".join(f"; {said}" for said in kept)]
-        else:
-            try:
-                _finish(root, txn, ops)
-            except ChangedUnderneathError as err:
-                return [f"rolled back an interrupted write in {root} ({by}): {err.message}"]
+        try:
+            _finish(root, txn, ops)
+        except ChangedUnderneathError as err:
+            return [f"rolled back an interrupted write in {root} ({by}): {err.message}"]
     files = sum(1 for op in ops if op["op"] in ("write", "delete"))
     return [f"finished an interrupted write in {root} ({files} file(s), {by}): it had passed its commit point"]
 
 
-def _ended(txn: str) -> str | None:
+def _by(record: dict[str, Any]) -> str:
+    return f"by {record.get('command')}, process {record.get('pid')}, started {record.get('started')}"
+
+
+def _inspect(root: str) -> _Left:
+    """What the transaction folder of the package ``root`` (resolved) holds; reads only.
+
+    Nothing; krm-merge's own (sealed for this checkout: its seal made with
+    this user's key over the package's real path and the inodes of the
+    package folder and of the transaction folder), without a journal or with
+    a journal sealed the same way whose every step is checked
+    (:func:`_check_ops`); an empty folder (what a write stopped as it began,
+    or as it ended, leaves: nothing in it to lose); or something else.
+    """
+    txn = os.path.join(root, TXN_NAME)
+    found = _what_is(txn)
+    if found == _MISSING:
+        return _Left(_NONE)
+    if found != _FOLDER:
+        return _Left(_FOREIGN, "it is a symbolic link" if found == _LINK else "it is not a folder")
+    try:
+        names = os.listdir(txn)
+        binding = _bind(root, os.lstat(txn).st_ino)
+    except FileNotFoundError:
+        return _Left(_NONE)  # its write ended meanwhile
+    keys = _keys()
+    if not _holds_seal(txn, keys, binding):
+        if _just_begun(txn, names):
+            return _Left(_BEGUN)
+        return _Left(_FOREIGN, f"it holds a journal, but {_NO_SEAL}" if _JOURNAL in names else _UNSEALED)
+    if _JOURNAL not in names:
+        return _Left(_STAGED, ended=_ended(names))
+    record = _unseal(_read_sealed(os.path.join(txn, _JOURNAL)), b"journal", binding, keys)
+    if record is None or record.get("version") != _VERSION:
+        return _Left(_FOREIGN, "its journal is not the one krm-merge sealed in it")
+    problem = _check_ops(root, record.get("ops"))
+    if problem is not None:
+        return _Left(_FOREIGN, f"its journal {problem}")
+    return _Left(_JOURNALED, record=record)
+
+
+def _just_begun(txn: str, names: list[str]) -> bool:
+    """Whether a folder without a seal holds nothing: empty, or only an empty seal (a write killed as it made it)."""
+    if not names:
+        return True
+    if names != [_SEAL]:
+        return False
+    info = os.lstat(os.path.join(txn, _SEAL))
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0
+
+
+def _ended(names: list[str]) -> str | None:
     """How the write of a transaction folder without a journal ended ("finished", "been rolled back"):
     it was being removed; None: it had not reached its commit point."""
-    names = os.listdir(txn)
     if _ROLLBACK in names:
         return "been rolled back"
     if any(name.endswith(".old") for name in names):
@@ -1014,54 +1249,118 @@ def _ended(txn: str) -> str | None:
     return None
 
 
-def _roll_forward_v1(root: str, txn: str, ops: list[dict[str, Any]]) -> None:
-    """Finish a journal of version 1 (an earlier krm-merge): its renames and deletions, unchecked."""
-    for op in ops:
-        target = os.path.join(root, op["path"])
-        if op["op"] == "write" and os.path.lexists(os.path.join(txn, op["stage"])):
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            os.replace(os.path.join(txn, op["stage"]), target)
-        elif op["op"] == "delete" and os.path.lexists(target):
-            os.unlink(target)
-        elif op["op"] == "rmdir" and os.path.isdir(target) and not os.listdir(target):
-            os.rmdir(target)
-    _sync_folders(root, ops)
-    _discard(txn)
-    _fsync_dir(root)
+_STEPS = {"mkdir": {}, "rmdir": {}, "write": {"stage": "staged", "old": "old"}, "delete": {"old": "old"}}
 
 
-def pending(root: str | os.PathLike[str]) -> str | None:
+def _check_ops(root: str, ops: Any) -> str | None:
+    """What makes a journal's steps unsafe to run, None when nothing does; checked before any step.
+
+    Every path by the writer's own rule (:func:`_path_problem`: inside the
+    package, no symbolic link on the way, nothing under ``.git``), every
+    name in the transaction folder one the writer gives (``N.staged``,
+    ``N.old``, each used once), every inode and fingerprint a number.
+    """
+    if not isinstance(ops, list):
+        return "holds no list of steps"
+    seen: dict[str, str] = {}
+    used: set[str] = set()
+    for n, op in enumerate(ops, 1):
+        if not isinstance(op, dict) or op.get("op") not in _STEPS:
+            return f"holds an unknown step (step {n})"
+        problem = _path_problem(root, op.get("path"), seen, folder=op["op"] in ("mkdir", "rmdir"))
+        if problem is not None:
+            return f"names {op.get('path')!r} (step {n}): {problem}"
+        for field, suffix in _STEPS[op["op"]].items():
+            name = op.get(field)
+            stem, dot, ending = name.partition(".") if isinstance(name, str) else ("", "", "")
+            if not (stem.isascii() and stem.isdigit() and dot and ending == suffix) or name in used:
+                return f"names {name!r} as the {field} file of {op.get('path')!r} (step {n}), not a file it staged"
+            used.add(name)
+        if op["op"] == "write" and not (type(op.get("ino")) is int and _fingerprint_or_none(op.get("before"))
+                                        and _fingerprint_or_none(op.get("after")) and op.get("after") is not None):
+            return f"holds a malformed write of {op.get('path')!r} (step {n})"
+        if op["op"] == "delete" and not _fingerprint_or_none(op.get("before")):
+            return f"holds a malformed deletion of {op.get('path')!r} (step {n})"
+    return None
+
+
+def _fingerprint_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value))
+
+
+def pending(root: str | os.PathLike[str]) -> Pending | None:
     """What a krm-merge command left in the package ``root``, said in a few words; None when nothing.
 
     An interrupted write (before or past its commit point), a command still
-    writing (it holds the lock), or a lock file a killed command left.  Reads
-    only: the lock is tested with a shared ``flock`` held for an instant.
+    writing (it holds the lock), a lock file a killed command left, or a lock
+    file or transaction folder that is not krm-merge's own in this checkout
+    (``foreign``: never run; the user removes it).  Reads only: the lock is
+    tested with a shared ``flock`` held for an instant.
     """
-    root = os.fspath(root)
+    root = os.path.realpath(root)
     txn, lock = os.path.join(root, TXN_NAME), os.path.join(root, LOCK_NAME)
     if not os.path.lexists(txn) and not os.path.lexists(lock):
         return None
     holder = _live_holder(lock)
     if holder is not None:
-        return f"a krm-merge command is writing it now ({_describe(holder)})"
+        return Pending(f"a krm-merge command is writing it now ({_describe(holder)})")
     if not os.path.lexists(txn):
-        return f"{LOCK_NAME} was left by a krm-merge command that was killed (no write was interrupted)"
-    record = _read_journal(txn)
-    if record is None:
-        ended = _ended(txn)
-        if ended is not None:
-            return f"a write that had {ended} was interrupted while its transaction folder was removed"
-        return "a write was interrupted before its commit point (no file of the package was changed yet)"
-    files = sum(1 for op in record["ops"] if op.get("op") in ("write", "delete"))
-    return (f"a write of {files} file(s) was interrupted past its commit point: some files may hold the new "
-            f"content, others the old (by {record.get('command')}, process {record.get('pid')}, "
-            f"started {record.get('started')})")
+        return _left_lock(root, lock)
+    left = _inspect(root)
+    if left.kind == _NONE:
+        return None
+    if left.kind == _FOREIGN:
+        return Pending(_foreign(txn, left.why), foreign=True)
+    if left.kind == _BEGUN:
+        return Pending("a write stopped as it began or as it ended left an empty transaction folder "
+                       "(no file of the package is half written)")
+    if left.kind == _STAGED:
+        if left.ended is not None:
+            return Pending(f"a write that had {left.ended} was interrupted while its transaction folder was removed")
+        return Pending("a write was interrupted before its commit point (no file of the package was changed yet)")
+    record = left.record or {}
+    files = sum(1 for op in record["ops"] if op["op"] in ("write", "delete"))
+    return Pending(f"a write of {files} file(s) was interrupted past its commit point: some files may hold the new "
+                   f"content, others the old ({_by(record)})", half_written=True)
+
+
+def _left_lock(root: str, lock: str) -> Pending | None:
+    """A lock file nobody holds: left by a killed command, or not krm-merge's own."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None  # its command ended meanwhile
+    except OSError:
+        return Pending(_foreign(lock, "it is not a file"), foreign=True)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Pending(_foreign(lock, "it is not a file"), foreign=True)
+        raw = os.pread(fd, _MAX_HOLDER, 0)
+        if raw and _unseal(raw, b"lock", _lock_binding(root, fd), _keys()) is None:
+            return Pending(_foreign(lock, _UNSEALED), foreign=True)
+    finally:
+        os.close(fd)
+    return Pending(f"{LOCK_NAME} was left by a krm-merge command that was killed (no write was interrupted)")
+
+
+def _foreign(path: str, why: str) -> str:
+    """The one line that names a lock file or transaction folder krm-merge did not leave in this checkout."""
+    return (f"{path} is not krm-merge's own ({why}; it may have come with the package's files, from an upstream, "
+            "an archive or a copy of another checkout): krm-merge runs nothing in it and writes nothing to the "
+            f"package while it is there; look at it, then delete it (rm -r -- {_quoted(path)})")
+
+
+def _quoted(path: str) -> str:
+    """``path`` as one word of a POSIX shell."""
+    return "'" + path.replace("'", "'\\''") + "'"
 
 
 def _live_holder(lock: str) -> dict[str, Any] | None:
     """The holder's record when a live process holds the lock file (None: free, or no lock file)."""
     try:
-        fd = os.open(lock, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(lock, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
@@ -1075,18 +1374,176 @@ def _live_holder(lock: str) -> dict[str, Any] | None:
         os.close(fd)
 
 
-def _read_journal(txn: str) -> dict[str, Any] | None:
+# --- seals -----------------------------------------------------------------------------
+#
+# A seal is a keyed BLAKE2b (a MAC) over what it seals and where: the package's real path, the
+# inode of the package folder and the inode of the transaction folder (or of the lock file).  The
+# key is this user's, kept outside every package (:func:`_key_folders`), so a folder that arrives
+# with the package's files, or is copied from another checkout (a new path or new inodes), cannot
+# carry a seal that holds here.  The device number is left out: it may change across a reboot
+# (device-mapper minors, btrfs, NFS), which is when a power loss's write must still be finished.
+
+
+def _bind(root: str, ino: int) -> bytes:
+    """Where a seal holds: the package's real path, its folder's inode, and ``ino`` (the sealed folder's or file's)."""
+    return b"%s\0%d\0%d" % (os.fsencode(root), os.lstat(root).st_ino, ino)
+
+
+def _mac(key: bytes, what: bytes, binding: bytes, body: bytes = b"") -> bytes:
+    mac = blake2b(key=key, digest_size=_MAC_SIZE // 2, person=b"krm-merge-txn")
+    mac.update(what + b"\0" + binding + b"\0")
+    mac.update(body)
+    return mac.hexdigest().encode("ascii")
+
+
+def _sealed(key: bytes, what: bytes, binding: bytes, body: bytes) -> bytes:
+    """``body`` (JSON) behind its seal: the bytes of a journal or a lock file."""
+    return _mac(key, what, binding, body) + b"\n" + body
+
+
+def _unseal(data: bytes | None, what: bytes, binding: bytes, keys: list[bytes]) -> dict[str, Any] | None:
+    """The JSON object ``data`` seals when one of ``keys`` sealed it for ``binding``; None otherwise."""
+    if data is None or data[_MAC_SIZE:_MAC_SIZE + 1] != b"\n":
+        return None
+    mac, body = data[:_MAC_SIZE], data[_MAC_SIZE + 1:]
+    if not any(compare_digest(_mac(key, what, binding, body), mac) for key in keys):
+        return None
     try:
-        with open(os.path.join(txn, _JOURNAL), "rb") as fh:
-            record = json.loads(fh.read())
-    except (OSError, ValueError):
+        record = json.loads(body)
+    except ValueError:
         return None
-    if not isinstance(record, dict) or not isinstance(record.get("ops"), list):
+    return record if isinstance(record, dict) else None
+
+
+def _holds_seal(txn: str, keys: list[bytes], binding: bytes) -> bool:
+    seal = _read_sealed(os.path.join(txn, _SEAL), _MAC_SIZE)
+    return seal is not None and any(compare_digest(_mac(key, b"folder", binding), seal) for key in keys)
+
+
+def _read_sealed(path: str, limit: int | None = None) -> bytes | None:
+    """The bytes of a regular file (never through a link, never a FIFO) of at most ``limit`` bytes (default:
+    the input limit); None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
         return None
-    return record
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > (max_input_bytes() if limit is None else limit):
+            return None
+        chunks, offset = [], 0
+        while chunk := os.pread(fd, _CHUNK, offset):
+            chunks.append(chunk)
+            offset += len(chunk)
+            if offset > info.st_size:
+                return None  # growing as it is read: not a journal krm-merge wrote
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _key_folders() -> list[str]:
+    """Where this user's key may be kept, in the order tried: ``$XDG_STATE_HOME/krm-merge``
+    (``~/.local/state/krm-merge``), ``$XDG_CACHE_HOME/krm-merge`` (``~/.cache/krm-merge``, beside the git
+    cache: for a user whose home cannot be written, such as a container's ``nobody``) and
+    ``$TMPDIR/krm-merge-UID`` (last: a reboot may empty it)."""
+    home = os.path.expanduser("~")
+
+    def xdg(name: str, default: str) -> str:
+        value = os.environ.get(name, "")
+        return value if os.path.isabs(value) else os.path.join(home, default)
+
+    temp = os.environ.get("TMPDIR", "")
+    return [os.path.join(xdg("XDG_STATE_HOME", ".local/state"), "krm-merge"),
+            os.path.join(xdg("XDG_CACHE_HOME", ".cache"), "krm-merge"),
+            os.path.join(temp if os.path.isabs(temp) else "/tmp", f"krm-merge-{os.geteuid()}")]
+
+
+def _keys() -> list[bytes]:
+    """Every key of this user a seal may have been made with.  A key file that cannot be trusted stops the
+    command (:func:`_untrusted_key`): what it sealed must not be taken for something else's."""
+    keys = []
+    for folder in _key_folders():
+        key, problem = _read_key(folder)
+        if problem:
+            raise _untrusted_key(folder, problem)
+        if key is not None:
+            keys.append(key)
+    return keys
+
+
+def _untrusted_key(folder: str, problem: str) -> KrmMergeError:
+    return KrmMergeError(f"{problem}: krm-merge seals each write's journal with it (docs/reliability.md); chmod 600 "
+                         "it if only its mode is wrong, else delete it (a new one is made)",
+                         file=os.path.join(folder, _KEY_NAME))
+
+
+def _sealing_key() -> bytes:
+    """The key to seal with: the first one kept, else a new one in the first folder that can keep it."""
+    folders = _key_folders()
+    for folder in folders:
+        key, problem = _read_key(folder)
+        if problem:
+            raise _untrusted_key(folder, problem)
+        if key is not None:
+            return key
+    failed = []
+    for folder in folders:
+        try:
+            return _make_key(folder)
+        except OSError as err:
+            failed.append(f"{folder}: {err.strerror or err}")
+    raise KrmMergeError("cannot write: no folder can keep the key krm-merge seals each write's journal with ("
+                        + "; ".join(failed) + "): set XDG_STATE_HOME to a folder this user can write")
+
+
+def _read_key(folder: str) -> tuple[bytes | None, str]:
+    """The key kept in ``folder`` (None: none, or another user's file), and what is wrong with this user's file
+    there when it cannot be trusted: a key is a regular file that no one else may read or write, of its size."""
+    path = os.path.join(folder, _KEY_NAME)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None, ""
+    except OSError as err:
+        return None, f"krm-merge's key {path} cannot be read ({err.strerror or err})"
+    try:
+        info = os.fstat(fd)
+        key = os.pread(fd, _KEY_SIZE + 1, 0) if stat.S_ISREG(info.st_mode) else b""
+    finally:
+        os.close(fd)
+    if info.st_uid != os.geteuid():
+        return None, ""  # another user's (a shared temporary folder): not a key of this user, and never used
+    if info.st_mode & 0o077 or len(key) != _KEY_SIZE:
+        return None, (f"krm-merge's key {path} is not a private key of this user (mode "
+                      f"{stat.S_IMODE(info.st_mode):04o}, {info.st_size} bytes; a key is mode 0600, {_KEY_SIZE} bytes)")
+    return key, ""
+
+
+def _make_key(folder: str) -> bytes:
+    """A new random key in ``folder``, made durable, never over one another process made meanwhile."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    tmp = os.path.join(folder, f".{_KEY_NAME}.{os.getpid()}.tmp")
+    if os.path.lexists(tmp):
+        os.unlink(tmp)  # left by a killed process that had this process id
+    _write_file(tmp, os.urandom(_KEY_SIZE), 0o600, sync=True)
+    try:
+        os.link(tmp, os.path.join(folder, _KEY_NAME), follow_symlinks=False)
+    except FileExistsError:
+        pass  # another process made one first: both use it
+    finally:
+        os.unlink(tmp)
+    _fsync_dir(folder)
+    key, problem = _read_key(folder)
+    if key is None:
+        raise OSError(errno.EPERM, problem or "the key was not kept", folder)
+    return key
 
 
 __all__ = [
-    "LOCK_NAME", "RESERVED_NAMES", "TXN_NAME", "Change", "ChangedUnderneathError", "Interrupted",
-    "PackageLock", "PackageLockedError", "check_changes", "commit", "pending", "preload", "recover",
+    "LOCK_NAME", "RESERVED_NAMES", "TXN_NAME", "Change", "ChangedUnderneathError", "ForeignStateError", "Interrupted",
+    "InterruptedWriteError", "PackageLock", "PackageLockedError", "Pending", "check_changes", "commit", "pending",
+    "preload", "recover",
 ]

@@ -266,3 +266,14 @@ def test_update_refuses_a_symlinked_local_file(tmp_path: Path) -> None:
     assert victim.read_bytes() == before and local.is_symlink()
     # Today update skips a symlinked file when reading (as kpt's reader does), so it is never a write target.
     assert code == 0 or "symbolic link" in err, err
+
+
+@pytest.mark.parametrize("path", [".git/hooks/post-commit", "sub/.GIT/config", ".KRM-MERGE.TXN/journal"])
+def test_run_refuses_path_annotations_under_git_or_krm_merges_own_names(path: str, tmp_path: Path) -> None:
+    """The writer's path rule is the one recovery checks a journal by (docs/reliability.md, "Recovery: what is
+    honoured"): nothing under .git, nothing under krm-merge's names, in any case."""
+    pkg = _copy(ENV_ORDER, tmp_path)
+    before = _tree(pkg)
+    code, _, err = _run_moving(pkg, path)
+    assert code == 1 and ("under .git" in err or "krm-merge keeps its lock and journal there" in err), err
+    assert _tree(pkg) == before

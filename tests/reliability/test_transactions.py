@@ -257,32 +257,54 @@ def test_a_file_created_during_the_write_is_never_overwritten(tmp_path: Path, mo
     assert _tree(root) == {**BEFORE, "new/deep/c.yaml": b"made by someone else\n"}
 
 
+def _begun(root: Path) -> Path:
+    """The transaction folder as krm-merge makes it for ``root`` (sealed, git marker), nothing staged yet."""
+    folder = root / txn.TXN_NAME
+    txn._begin(str(root.resolve()), str(folder), txn._sealing_key())
+    return folder
+
+
 @pytest.mark.parametrize("left, said", [("3.staged", "it had not reached its commit point"),
                                          ("3.old", "that had finished (every file written)"),
                                          ("rollback", "that had been rolled back")])
 def test_a_transaction_folder_without_its_journal_is_said_for_what_it_was(tmp_path: Path, left: str, said: str) -> None:
     """Killed while the folder was being removed (journal first) or before the commit point: the package is whole."""
     root = _package(tmp_path / "pkg")
-    (root / txn.TXN_NAME).mkdir()
-    (root / txn.TXN_NAME / left).write_bytes(b"x")
+    (_begun(root) / left).write_bytes(b"x")
     assert txn.pending(root) is not None
     with txn.PackageLock(root, "test") as lock:
         assert said in " ".join(lock.messages)
     assert _tree(root) == BEFORE and txn.pending(root) is None
 
 
-def test_a_journal_of_the_earlier_format_is_still_finished(tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder", ["empty", "empty seal"])
+def test_a_folder_left_by_a_write_killed_as_it_began_is_removed(tmp_path: Path, folder: str) -> None:
+    """Killed between making the folder and writing its seal: nothing in it can be anyone's content."""
     root = _package(tmp_path / "pkg")
-    folder = root / txn.TXN_NAME
-    folder.mkdir()
-    (folder / "0.staged").write_bytes(AFTER["a.yaml"])
-    ops = [{"op": "write", "path": "a.yaml", "stage": "0.staged"}, {"op": "delete", "path": "gone.yaml"}]
-    (folder / "journal").write_text(json.dumps({"command": "old", "pid": 1, "started": "x", "ops": ops}))
+    (root / txn.TXN_NAME).mkdir()
+    if folder == "empty seal":
+        (root / txn.TXN_NAME / "seal").write_bytes(b"")
     with txn.PackageLock(root, "test") as lock:
-        assert "finished an interrupted write" in " ".join(lock.messages)
-    expected = {**BEFORE, "a.yaml": AFTER["a.yaml"]}
-    del expected["gone.yaml"]
-    assert _tree(root) == expected
+        assert "removed an empty transaction folder" in " ".join(lock.messages)
+    assert _tree(root) == BEFORE
+
+
+@pytest.mark.parametrize("version", [None, 2])
+def test_a_journal_of_an_earlier_format_is_refused_not_run(tmp_path: Path, version: int | None) -> None:
+    """Versions 1 and 2 carried no seal: even in a folder krm-merge sealed, such a journal is never run."""
+    root = _package(tmp_path / "pkg")
+    folder = _begun(root)
+    (folder / "0.staged").write_bytes(AFTER["a.yaml"])
+    ops = [{"op": "write", "path": "a.yaml", "stage": "0.staged", "old": "0.old",
+            "ino": (folder / "0.staged").stat().st_ino, "before": None, "after": [5, 0]},
+           {"op": "delete", "path": "gone.yaml", "old": "1.old", "before": None}]
+    record = {"command": "old", "pid": 1, "started": "x", "ops": ops, **({"version": version} if version else {})}
+    (folder / "journal").write_text(json.dumps(record))
+    before = _tree(root)
+    with pytest.raises(txn.ForeignStateError, match="its journal is not the one krm-merge sealed in it"):
+        with txn.PackageLock(root, "test"):
+            pass
+    assert _tree(root) == before and not (root / txn.LOCK_NAME).exists()
 
 
 def test_a_commit_writes_modes_and_leaves_nothing_behind(tmp_path: Path) -> None:
@@ -364,7 +386,7 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
     proc = _holder(root, 60)
     proc.kill()
     proc.wait(timeout=10)
-    held = json.loads((root / txn.LOCK_NAME).read_text())
+    held = json.loads((root / txn.LOCK_NAME).read_bytes().partition(b"\n")[2])  # behind its seal
     assert held["pid"] == proc.pid  # the dead holder's lock file is still there
     with txn.PackageLock(root, "test") as lock:
         assert any(f"process {proc.pid}" in m and "no longer running" in m for m in lock.messages)
@@ -376,8 +398,7 @@ def test_the_recover_command_says_what_it_did(tmp_path: Path) -> None:
     from .harness import KRM_MERGE
 
     root = _package(tmp_path / "pkg")
-    (root / txn.TXN_NAME).mkdir()
-    (root / txn.TXN_NAME / "0.staged").write_bytes(b"half\n")
+    (_begun(root) / "0.staged").write_bytes(b"half\n")
     out = subprocess.run([KRM_MERGE, "recover", str(root)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "rolled back an interrupted write" in out.stderr, out
     assert _tree(root) == BEFORE

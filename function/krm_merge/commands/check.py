@@ -2,12 +2,15 @@
 
 For git hooks and CI, before a commit: a command killed during its write
 (SIGKILL, a power loss) leaves the package half-written until the next
-krm-merge command on it, or ``krm-merge recover PKG``, finishes or rolls back
-the write.  ``git add -A`` would commit that state.  This command walks each
-DIR (default: the current folder; every package and subpackage below it, no
-link followed, ``.git`` skipped) and names every package that holds an
-interrupted write, a write in progress, or a lock file a killed command left
-(:func:`krm_merge.txn.pending`).  It reads only.
+krm-merge command that writes it, or ``krm-merge recover PKG``, finishes or
+rolls back the write.  ``git add -A`` would commit that state.  This command
+walks each DIR (default: the current folder; every package and subpackage
+below it, no link followed, ``.git`` skipped) and names every package that
+holds an interrupted write, a write in progress, or a lock file a killed
+command left (:func:`krm_merge.txn.pending`), saying to run ``recover``; and
+a lock file or transaction folder that is not krm-merge's own in this
+checkout (one that came with the package's files), saying to look at it and
+delete it: ``recover`` never runs it.  It reads only.
 
 Exit code 0 when nothing is pending (nothing is printed), 1 when something is
 (one error line per package, saying what to run), 2 on bad usage.  The
@@ -22,6 +25,7 @@ import os
 
 from krm_merge import txn
 from krm_merge.commands.base import command_parser
+from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import Message, message
@@ -65,9 +69,20 @@ def check(top: str) -> list[Message]:
     found = []
     for folder in ["", *listing.dirs]:
         package = os.path.join(top, folder) if folder else top
-        what = txn.pending(package)
-        if what is not None:
-            found.append(message(f"{package}: {what}; run `krm-merge recover {package}` before committing",
+        try:
+            left = txn.pending(package)
+        except KrmMergeError as err:  # krm-merge's key cannot be trusted: nothing can be told apart
+            found.append(message(err.one_line(), "error", package))
+            continue
+        except OSError as err:
+            found.append(message(f"cannot read {err.filename}: {err.strerror}", "error", package))
+            continue
+        if left is None:
+            continue
+        if left.foreign:  # its words name it and say how to remove it: recover would refuse it
+            found.append(message(left.what, "error", package))
+        else:
+            found.append(message(f"{package}: {left.what}; run `krm-merge recover {package}` before committing",
                                  "error", package))
     return found
 

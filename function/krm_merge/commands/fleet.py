@@ -52,12 +52,14 @@ USAGE = 2
 
 
 class Done(Record):
-    """One package's update as it comes back from its worker: its outcome, its dry-run diff, and with
-    ``--pull-request`` what goes into its pull request."""
+    """One package's update as it comes back from its worker: its outcome, its dry-run diff, with
+    ``--pull-request`` what goes into its pull request, and what its package lock said of an interrupted
+    write it found there (finished or rolled back first, as a single update does; a dry run only says it)."""
 
     outcome: PackageUpdate
     diff: str
     written: Written = Written(None, None)
+    recovered: tuple[str, ...] = ()
 
 
 class _UsageError(KrmMergeError):
@@ -117,6 +119,8 @@ def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report,
 
     def arrived(index: int, one: Done) -> None:
         done[index] = one
+        # said in the fleet's own output, before the package's line: the update wrote (or read) after it
+        report.extend(message(f"{one.outcome.path}: {text}", "warning", one.outcome.path) for text in one.recovered)
         report.add(one.outcome)
         render.say_now(report, quiet=args.quiet)  # a package's line as its update ends
 
@@ -147,7 +151,8 @@ def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requ
     one = SimpleNamespace(**{**vars(args), "package": package.path, "roots": (), "upstream": None,
                              "report": None, "results": None})
     report = Report("update", package.path)
-    done = update.update_package(one, report, versions=shared.versions())
+    recovered: list[str] = []
+    done = update.update_package(one, report, versions=shared.versions(), recovered=recovered)
     plan = done.plan if done is not None else None
     written = Written(None, None)
     if requests is not None and plan is not None and report.state in (State.WRITTEN, State.DRY_RUN):
@@ -158,7 +163,7 @@ def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requ
     outcome = PackageUpdate(package.path, status, code, _before(package), _after(args, shared, package),
                             errors if status is PackageStatus.FAILED else "", files_changed(report.outcomes),
                             conflicts_found(report.outcomes), render.report_document(report))
-    return Done(outcome, "".join(done.diff) if args.dry_run and done is not None else "", written)
+    return Done(outcome, "".join(done.diff) if args.dry_run and done is not None else "", written, tuple(recovered))
 
 
 def _lost(args: argparse.Namespace, shared: Shared, package: Package, why: str) -> Done:

@@ -1,8 +1,12 @@
 """``krm-merge recover PKG``: finish or roll back an interrupted write of a package, alone.
 
-Every other command does the same first, under the package lock
+Every command that writes does the same first, under the package lock
 (:mod:`krm_merge.txn`); this one does nothing else, for a script that wants
-a package settled before it reads it with another tool.
+a package settled before it reads it with another tool (the commands that
+only read never finish a write: they say to run this).  Only a write
+krm-merge itself left in this checkout is finished: a transaction folder or
+lock file that came with the package's files, or from another checkout or
+user, is refused (exit 1) naming it, and left for the user to delete.
 """
 
 from __future__ import annotations

@@ -184,16 +184,18 @@ class Updated(Record):
 
 
 def update_package(args: argparse.Namespace | SimpleNamespace, report: Report, *, settings: Settings | None = None,
-                   versions: GitVersions | None = None) -> Updated | None:
+                   versions: GitVersions | None = None, recovered: list[str] | None = None) -> Updated | None:
     """One package updated as ``krm-merge update`` does it (lock, plan, write), what it did in ``report``; its plan
     and a dry run's diff (None when an error stopped it: the error is in ``report``).
 
     ``settings``: ``--pull-request``'s.  ``versions`` says where the git
     versions come from (a fleet update's shared folders; default: this
     update's own fetch).  ``args.ref``, when set, is the ref of
-    ``args.package`` (which then holds no ``@REF``).
+    ``args.package`` (which then holds no ``@REF``).  ``recovered`` receives
+    what the package lock said of an interrupted write it found (finished,
+    rolled back, or only said by a dry run), for a fleet update to say too.
     """
-    return report.guard(lambda: _locked_update(args, report, settings, versions))
+    return report.guard(lambda: _locked_update(args, report, settings, versions, recovered))
 
 
 def _package_ref(args: argparse.Namespace | SimpleNamespace) -> tuple[str, str | None]:
@@ -206,7 +208,7 @@ def _package_ref(args: argparse.Namespace | SimpleNamespace) -> tuple[str, str |
 
 
 def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, settings: Settings | None,
-                   versions: GitVersions | None) -> Updated:
+                   versions: GitVersions | None, recovered: list[str] | None = None) -> Updated:
     """Plan and write (or not) under the package lock: the plan, and a dry run's diff (empty otherwise)."""
     package, ref = _package_ref(args)
     report.target = package
@@ -215,6 +217,8 @@ def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, s
     # Held from the read to the write: a second writer is refused, not silently overwritten.
     with txn.PackageLock(package, PROG, read_only=args.dry_run) as lock:
         report.extend(message(text, "warning") for text in lock.messages)
+        if recovered is not None:
+            recovered.extend(lock.messages)
         with collecting_duplicate_keys() as duplicates:
             try:
                 planned = _plan(args, versions)
