@@ -222,7 +222,7 @@ def test_aliases_are_bounded_in_bytes_not_only_in_nodes(world: World, policy: st
     before = package_bytes(world.our_pkg)
     run = run_child(world, "update", f"{world.our_pkg}@v2", "--conflicts", policy)
     assert run.code == 1, run.stderr[:2000]
-    assert "cm.yaml) uses YAML aliases that expand to more than 16 MB of values" in run.stderr
+    assert "cm.yaml uses YAML aliases that expand to more than 16 MB of values" in run.stderr
     assert "KRM_MERGE_MAX_ALIAS_MB" in run.stderr and "Traceback" not in run.stderr
     assert len(run.stderr) < 1_000 and run.max_rss_mb < 250, (len(run.stderr), run.max_rss_mb)
     assert package_bytes(world.our_pkg) == before
