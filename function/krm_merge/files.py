@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import bisect
 import errno
+import fcntl
 import functools
 import os
 import re
 import stat
 import unicodedata
 from types import ModuleType
-from typing import BinaryIO, Iterable, Iterator, Sequence
+from typing import BinaryIO, Iterable, Iterator, Mapping, Sequence
 
 from krm_merge import numbers
 from krm_merge.errors import KrmMergeError
@@ -604,6 +605,63 @@ class removed_after:
 
     def __exit__(self, *exc: object) -> None:
         remove_tree(self.folder)
+
+
+# --- krm-merge's own folders and locks ----------------------------------------------------
+
+
+def cache_folder(name: str, environ: Mapping[str, str] | None = None) -> str:
+    """``$XDG_CACHE_HOME/krm-merge/NAME`` (``~/.cache`` when unset): where krm-merge keeps what it may rebuild
+    (the git cache ``git``, the forges' pacing state ``forge``).  ``environ``: the process's environment."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "krm-merge", name)
+
+
+class locked:
+    """An exclusive ``flock`` on ``path`` for a ``with`` block (released by the kernel if the process dies);
+    the lock file is removed when the block ends.
+
+    Removing a lock file is safe only with this protocol: the holder unlinks
+    it before releasing the lock, and whoever acquires a lock checks that the
+    file it locked is still the one at ``path`` (else it was removed
+    meanwhile: it opens the new one and waits again).  So two processes never
+    both hold "the" lock on two different files, and a lock another process
+    holds is never removed (only its holder removes it).  The file is opened
+    without following a link.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+
+    def __enter__(self) -> None:
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+                         0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                if _same_file(fd, self.path):
+                    self._fd = fd
+                    return
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # removed by its holder while this process waited: lock the file there now
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            os.unlink(self.path)  # still holding the lock: nobody else can be using this file
+        except OSError:
+            pass
+        os.close(self._fd)
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 # --- writing ----------------------------------------------------------------------------

@@ -29,8 +29,6 @@ WRITING_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
 SCRATCH = {
     ("krm_merge.upstream.git", "_repo_dir"): "the git mirror cache: cloned aside and renamed in, under its flock",
     ("krm_merge.upstream.git", "_init_bare"): "the git cache: an empty repository, in _repo_dir's folder aside",
-    ("krm_merge.upstream.git", "__enter__"): "the git cache's lock file",
-    ("krm_merge.upstream.git", "__exit__"): "the git cache's lock file, removed by its holder before it lets go",
     ("krm_merge.upstream.gitread", "write_entries"): "a version read from the git cache, into a fresh temporary directory",
     ("krm_merge.upstream.gitread", "_write_blob"): "one file of that version, O_EXCL|O_NOFOLLOW, in that directory",
     ("krm_merge.merge3.textfile", "merge_texts"): "git merge-file's three inputs, in a temporary directory",

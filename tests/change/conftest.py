@@ -14,6 +14,13 @@ from tests.git_http import GitHttpServer
 TOKEN = "ghp_T0kenThatMustNeverBeSeen42"
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's own cache folder (the forges' pacing state, the git cache), in-process and in the worlds'
+    commands (a world copies the environment it is made in): no test shares another's request budget."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 @pytest.fixture()
 def world(tmp_path: Path) -> GitWorld:
     """A bare remote (over file://) and a clone holding apps/podinfo."""

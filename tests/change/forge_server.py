@@ -16,6 +16,16 @@ of pull requests with the forge's rules that matter here: one open pull request 
 and base (a second is refused as the forge refuses it), the head branch must exist on the
 git remote (``branch_exists``), labels and reviewers accumulate.
 
+``limits`` makes it enforce rate limits as GitHub documents them ("Rate limits for the
+REST API": :data:`GITHUB_LIMITS`, scaled down by :func:`scaled` for a test's time): a
+request past a content-creating (``writes``: POST, PATCH, PUT, DELETE) limit, counted
+over a sliding window, the strictest reading, is answered 403 with ``Retry-After`` as
+GitHub's secondary limit is; the requests of an ``all`` limit are counted in fixed
+windows announced on every answer (``X-RateLimit-Limit``, ``-Remaining``, ``-Reset``,
+``-Used``; GitLab's ``RateLimit-*``), and one past it is answered 403 with
+``X-RateLimit-Remaining: 0``.  Each such answer is recorded in :attr:`ForgeServer.tripped`:
+a client that paces itself never appears there.
+
 ``fail(...)`` makes the next matching requests answer an error (a 429 with
 ``Retry-After``, a 401, a 503) or drop the connection (the forge unreachable);
 ``fail_raw(...)`` answers them with bytes that need not be HTTP at all (a hostile or
@@ -27,10 +37,12 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 import ssl
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -50,6 +62,20 @@ PROSE_QUERY = {"bitbucket": {"page"}}
 # GitLab's grape-swagger output loses is_array: these operations answer a JSON array of the described schema.
 ARRAY_ANSWERS = {("gitlab", "get", "/api/v4/projects/{id}/merge_requests"), ("gitlab", "get", "/api/v4/users")}
 MASK = "<token>"
+GITHUB_LIMITS = (("all", 5000, 3600.0), ("writes", 80, 60.0), ("writes", 500, 3600.0))
+"""GitHub's documented limits per token ("Rate limits for the REST API"): 5,000 requests an hour (primary),
+80 content-generating requests a minute and 500 an hour (secondary)."""
+WRITES = {"post", "patch", "put", "delete"}
+
+
+def scaled(limits: Sequence[tuple[str, int, float]], factor: int) -> tuple[tuple[str, int, float], ...]:
+    """``limits`` ``factor`` times smaller and faster (GitHub's 80 a minute by 10: 8 every 6 s)."""
+    return tuple((kind, requests // factor, seconds / factor) for kind, requests, seconds in limits)
+
+
+def budget(limits: Sequence[tuple[str, int, float]]) -> str:
+    """``limits`` as ``KRM_MERGE_FORGE_BUDGET`` spells them: ``all:500/360s,writes:8/6s,...``."""
+    return ",".join(f"{kind}:{requests}/{seconds:g}s" for kind, requests, seconds in limits)
 
 
 class Failure:
@@ -71,7 +97,7 @@ class ForgeServer:
 
     def __init__(self, forge: str, token: str, *, repo: str = "acme/deploy", job_token: str | None = None,
                  branch_exists: Callable[[str], bool] | None = None, users: dict[str, int] | None = None,
-                 tls: ssl.SSLContext | None = None) -> None:
+                 tls: ssl.SSLContext | None = None, limits: Sequence[tuple[str, int, float]] = ()) -> None:
         self.forge = forge
         self.api_kind = "gitea" if forge == "forgejo" else forge
         self.token = token
@@ -87,6 +113,10 @@ class ForgeServer:
         self.violations: list[str] = []
         self.exchanges: list[dict[str, Any]] = []
         self.failures: list[Failure] = []
+        self.limits = tuple(limits)
+        self.tripped: list[str] = []  # each answer a limit gave: what it was, which request
+        self.arrivals: list[tuple[float, bool]] = []  # (time.monotonic(), content-creating) of each request let in
+        self.windows: dict[int, list[float]] = {}  # an ``all`` limit's fixed window: [start (epoch seconds), count]
         self.lock = threading.Lock()
         self.closing = threading.Event()  # ends a drip still running when the test is over
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -152,9 +182,56 @@ class ForgeServer:
             record["request"]["body"] = _json_or_text(body)
         with self.lock:
             self.exchanges.append(record)
-            status, answer_headers, answer = self._answer(method.lower(), split.path, split.query, headers, body)
+            limited = self._limited(method.lower(), f"{method.upper()} {split.path}")
+            if limited is not None:
+                status, answer_headers, answer = limited
+            else:
+                status, answer_headers, answer = self._answer(method.lower(), split.path, split.query, headers, body)
+                answer_headers = {**self._limit_headers(), **answer_headers}
             record["response"] = {"status": status, "body": answer}
         return status, answer_headers, answer
+
+    def _limited(self, method: str, what: str) -> tuple[int, dict[str, str], Any] | None:
+        """The answer of a request past a limit (recorded in :attr:`tripped`), or None: it is let in and counted."""
+        now, wall, writes = time.monotonic(), time.time(), method in WRITES
+        for index, (kind, requests, seconds) in enumerate(self.limits):
+            if kind == "writes" and writes:
+                inside = [t for t, w in self.arrivals if w and t > now - seconds]
+                if len(inside) >= requests:
+                    wait = math.ceil(min(inside) + seconds - now)
+                    self.tripped.append(f"{what}: over {requests} content-creating requests per {seconds:g} s")
+                    return 403, {"Retry-After": str(max(wait, 1))}, {
+                        "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you "
+                                   "try again.", "documentation_url": "https://docs.github.com/rest"}
+            elif kind == "all":
+                window = self._window(index, wall)
+                if window[1] >= requests:
+                    self.tripped.append(f"{what}: over {requests} requests in the window of {seconds:g} s")
+                    return 403, self._limit_headers(), {"message": "API rate limit exceeded"}
+        self.arrivals.append((now, writes))
+        for index, (kind, _, _) in enumerate(self.limits):
+            if kind == "all":
+                self._window(index, wall)[1] += 1
+        return None
+
+    def _window(self, index: int, wall: float) -> list[float]:
+        """An ``all`` limit's current fixed window (a new one once the last is over)."""
+        seconds = self.limits[index][2]
+        window = self.windows.get(index)
+        if window is None or wall >= window[0] + seconds:
+            window = self.windows[index] = [wall, 0]
+        return window
+
+    def _limit_headers(self) -> dict[str, str]:
+        """The first ``all`` limit's window, as GitHub (``X-RateLimit-*``) or GitLab (``RateLimit-*``) say it."""
+        found = [(i, requests, seconds) for i, (kind, requests, seconds) in enumerate(self.limits) if kind == "all"]
+        if not found:
+            return {}
+        index, requests, seconds = found[0]
+        start, used = self._window(index, time.time())
+        prefix = "RateLimit-" if self.api_kind == "gitlab" else "X-RateLimit-"
+        return {prefix + "Limit": str(requests), prefix + "Remaining": str(max(0, requests - int(used))),
+                prefix + "Reset": str(math.ceil(start + seconds)), prefix + "Used": str(int(used))}
 
     def _answer(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
                 ) -> tuple[int, dict[str, str], Any]:

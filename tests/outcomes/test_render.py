@@ -23,7 +23,7 @@ from krm_merge.krm.results import Field, File, ResourceRef, Result
 from krm_merge.outcomes import render, words
 from krm_merge.outcomes.kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
-    FileSkipped, FleetScope, FunctionResult, KeptReason, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message,
+    FileSkipped, FleetScope, ForgeRequests, FunctionResult, KeptReason, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message,
     Outcome, PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Region, Resolved, ResourceOutcome, SkipReason,
     UnrecordedMarker, Version,
 )
@@ -79,6 +79,8 @@ KINDS: dict[Kind, st.SearchStrategy[Outcome]] = {
         PackageUpdate, paths, st.sampled_from(PackageStatus), st.sampled_from([0, 1, 3]),
         st.none() | st.builds(Version, texts, texts), st.none() | st.builds(Version, texts, texts), texts, counts,
         counts, st.none() | st.just(render.report_document(Report("update", "pkg", State.WRITTEN)))),
+    Kind.FORGE_REQUESTS: st.builds(ForgeRequests, texts, texts, counts,
+                                   st.floats(0, 1e6, allow_nan=False).map(lambda s: round(s, 1))),
     Kind.RESULT: st.builds(FunctionResult, results),
 }
 messages = st.builds(Message, results)
@@ -172,11 +174,13 @@ def test_conflicts_output_json_lists_each_marker(found: list[MarkerOutcome]) -> 
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(KINDS[Kind.PACKAGE] | messages, max_size=5), st.builds(FleetScope, texts, texts, counts, st.integers(1, 64), st.just((0,))),
+@given(st.lists(KINDS[Kind.PACKAGE] | KINDS[Kind.PULL_REQUEST] | KINDS[Kind.FORGE_REQUESTS] | messages, max_size=5),
+       st.builds(FleetScope, texts, texts, counts, st.integers(1, 64), st.just((0,))),
        st.sampled_from([State.WRITTEN, State.DRY_RUN]))
 def test_a_fleet_report_renders_as_its_own_document(found: list[Outcome], scope: FleetScope, state: State) -> None:
-    """A fleet update's report: the FleetUpdateReport document (valid against the same schema), its totals and
-    exit code from its packages, a Markdown row per package, its totals as the last stderr line."""
+    """A fleet update's report: the FleetUpdateReport document (valid against the same schema: its pull requests
+    and what they asked of the forges among its messages), its totals and exit code from its packages, a Markdown
+    row per package, its totals as the last stderr line (with the forge requests and waits, summed)."""
     report = Report("update", "roots", state)
     report.fleet = scope
     report.extend(found)
@@ -188,3 +192,11 @@ def test_a_fleet_report_renders_as_its_own_document(found: list[Outcome], scope:
     assert document["exitCode"] == expected_exit_code(found) and document["dryRun"] is (state is State.DRY_RUN)
     assert render.report_markdown(report).count("\n| `") >= len(packages)
     assert render.lines(report)[-1] == f"{report.prog}: {render.fleet_totals(report)}"
+    asked = [o for o in found if isinstance(o, ForgeRequests)]
+    if asked:
+        assert (f"; {sum(o.requests for o in asked)} forge request(s), {sum(o.waited for o in asked):.1f} s waited "
+                "for the forge's request budget") in render.fleet_totals(report)
+        assert [m["requests"] for m in document["messages"] if m["kind"] == "forgeRequests"] == \
+            [o.requests for o in asked]
+    else:
+        assert "forge request" not in render.fleet_totals(report)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from krm_merge import files
 from krm_merge.commands import update
 from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
@@ -535,10 +536,10 @@ def test_no_lock_file_is_left_in_the_cache(world: World) -> None:
 HOLDER = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from krm_merge.upstream.git import _locked
+    from krm_merge.files import locked
     path, log, hold = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     for _ in range(int(sys.argv[4])):
-        with _locked(path):
+        with locked(path):
             with open(log, "a") as out:
                 out.write("in\\n")
             if hold.replace(".", "").isdigit():
@@ -597,12 +598,12 @@ def test_removing_lock_files_keeps_the_lock_exclusive(tmp_path: Path) -> None:
 
 def test_a_lock_on_a_removed_file_is_taken_again_on_the_new_one(tmp_path: Path) -> None:
     path = tmp_path / "x.lock"
-    with gitmod._locked(path):
+    with files.locked(path):
         assert path.exists()
     assert not path.exists()
-    with gitmod._locked(path):  # created again
+    with files.locked(path):  # created again
         assert path.exists()
     with pytest.raises(KrmError):
-        with gitmod._locked(path):
+        with files.locked(path):
             raise KrmError("inside")
     assert not path.exists()  # removed also when the block fails

@@ -24,6 +24,7 @@ from krm_merge.change.errors import ChangeError
 from krm_merge.change.forges import Target, default_api, detect, open_forge
 from krm_merge.change.forges.base import Forge, PullRequest, description
 from krm_merge.change.forges.http import limits_from
+from krm_merge.change.forges.pacing import Tally
 from krm_merge.change.push import push
 from krm_merge.change.redact import Redactor
 from krm_merge.change.remote import RemoteRefs, RepoLocation, fetch, ls_remote, parse_location, remote_url
@@ -40,7 +41,7 @@ class Request(Record):
     ``placeholders`` the values its ``{name}``s take (``{package}``, the package's path in the
     repository, is always there), ``pipeline`` the Pipeline's
     pull-request promotion when promoting by pipeline, ``client`` options for the HTTP
-    client (tests hand in a clock).
+    client (the run's :class:`Tally`; tests hand in a clock).
     """
 
     settings: Settings
@@ -330,4 +331,4 @@ def _mask_url_credentials(url: str, redactor: Redactor) -> None:
         redactor.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
 
 
-__all__ = ["Prepared", "Published", "Request", "Token", "commit", "forge_target", "prepare", "preview", "publish"]
+__all__ = ["Prepared", "Published", "Request", "Tally", "Token", "commit", "forge_target", "prepare", "preview", "publish"]

@@ -137,6 +137,8 @@ def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report,
     report.outcomes[:] = [o for o in report.outcomes if not isinstance(o, PackageUpdate)] + [d.outcome for d in finished]
     if requests is not None and not stopped:  # stopped: no commit, no push (the next run puts them up)
         requests.finish({d.outcome.path: (d.outcome, d.written) for d in finished}, dry_run=args.dry_run)
+    if requests is not None:
+        requests.account()
     return [f"==> {d.outcome.path} <==\n{d.diff}" for d in finished if d.diff], stopped
 
 

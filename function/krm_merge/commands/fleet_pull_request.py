@@ -24,7 +24,11 @@ workers, so no two processes ever touch one git repository's refs at once:
    markers, as with a single update.
 
 Each step's outcome (opened, updated, failed at which step) is a
-:class:`~krm_merge.outcomes.kinds.PullRequestOutcome` of the fleet report.
+:class:`~krm_merge.outcomes.kinds.PullRequestOutcome` of the fleet report.  Every
+step's forge requests are paced by one budget per API host and identity, shared with
+other processes (the shards) through the cache (:mod:`krm_merge.change.forges.pacing`);
+what they asked of each forge, in requests and seconds waited for its budget, is a
+:class:`~krm_merge.outcomes.kinds.ForgeRequests` of the report (:meth:`FleetPullRequests.account`).
 Unlike a single update, the commit is made after the packages' writes (it
 holds all of a repository's packages): a commit or push that fails then leaves
 the packages written, and says so in its outcome.
@@ -39,13 +43,14 @@ from typing import TYPE_CHECKING
 from krm_merge.change.redact import Redactor
 from krm_merge.change.settings import Settings
 from krm_merge.change.worktree import open_work_tree
-from krm_merge.commands.pull_request import ChangeText, PullRequestStep, change_text
+from krm_merge.commands.pull_request import ChangeText, PullRequestStep, change_text, new_tally
 from krm_merge.errors import KrmMergeError
-from krm_merge.outcomes.kinds import FleetScope, PackageUpdate
+from krm_merge.outcomes.kinds import FleetScope, ForgeRequests, PackageUpdate
 from krm_merge.outcomes.report import Report
 from krm_merge.records import Record
 
 if TYPE_CHECKING:
+    from krm_merge.change.forges.pacing import Tally
     from krm_merge.fleet.select import Package
 
 PER = ("repo", "package")
@@ -94,15 +99,17 @@ class FleetPullRequests:
         self.upstream = upstream
         self.ref = ref
         self.groups: list[_Group] = []
+        self.tally: Tally | None = None
 
     def prepare(self, packages: Sequence[Package], *, dry_run: bool) -> dict[str, str]:
         """Group the packages and check each group's pull request before anything is written; returns the
         packages a refused group holds, each with the refusal (they are not to be updated)."""
         self.groups = _grouped(packages, by_package=self.per == "package")
+        self.tally = new_tally()
         refused: dict[str, str] = {}
         for group in self.groups:
             step = PullRequestStep(self.report, self.settings, group.top, branch_template=self._template(),
-                                   placeholders=self._placeholders(group))
+                                   placeholders=self._placeholders(group), tally=self.tally)
             try:
                 step.prepare(list(group.prefixes.values()), dry_run=dry_run)
             except KrmMergeError as err:  # recorded in the report as the step's failed outcome
@@ -140,6 +147,12 @@ class FleetPullRequests:
                     group.step.publish()
             except KrmMergeError:
                 continue  # the report holds the step's failed outcome
+
+    def account(self) -> None:
+        """What the run's pull requests asked of each forge (requests, seconds waited for its budget): one
+        :class:`~krm_merge.outcomes.kinds.ForgeRequests` per API host in the report."""
+        for (forge, host), (requests, waited) in (self.tally.used if self.tally is not None else {}).items():
+            self.report.add(ForgeRequests(forge, host, int(requests), round(waited, 1)))
 
     def _template(self) -> str:
         return PACKAGE_BRANCH if self.per == "package" else REPO_BRANCH

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 from krm_merge.change.settings import PipelinePullRequest, Settings, SettingsError, branch_value, pipeline_pull_request
 from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes import render
-from krm_merge.outcomes.kinds import PullRequestAction, PullRequestOutcome
+from krm_merge.outcomes.kinds import PullRequestAction, PullRequestOutcome, message
 from krm_merge.outcomes.report import Report
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import PipelineRef, pull_request_promotion
 from krm_merge.records import Record
 
 if TYPE_CHECKING:
+    from krm_merge.change.forges.pacing import Tally
     from krm_merge.change.publish import Prepared, Published
     from krm_merge.promote.request import Resolved
 
@@ -111,15 +112,20 @@ class PullRequestStep:
     """The pull-request step of one command run: prepared before the write, published after it.
 
     What it did (or, failing, which step failed) joins the command's ``report`` as a
-    :class:`~krm_merge.outcomes.kinds.PullRequestOutcome`.
+    :class:`~krm_merge.outcomes.kinds.PullRequestOutcome`, and what pacing the forge's
+    requests warned of (a broken pacing state) as warnings.  ``tally`` counts the forge's
+    requests and the time waited for its budget (a fleet hands one to all its steps; by
+    default the step's own).
     """
 
     def __init__(self, report: Report, settings: Settings, package_dir: str, *,
                  branch_template: str, placeholders: Mapping[str, str], pipeline: PipelinePullRequest | None = None,
-                 secrets_dir: str | None = None, client: Mapping[str, Any] | None = None) -> None:
+                 secrets_dir: str | None = None, client: Mapping[str, Any] | None = None,
+                 tally: Tally | None = None) -> None:
         self.report = report
         self.request_args = (settings, package_dir, branch_template, dict(placeholders), pipeline, secrets_dir)
         self.client = client
+        self.tally = tally
         self.prepared: Prepared | None = None
         self.made: str | None = None
         self.text = ChangeText("", "")
@@ -140,7 +146,10 @@ class PullRequestStep:
         """Check the work tree, remote, base, branch and forge before the command writes ``package_paths``."""
         change = _change()
         settings, package_dir, template, values, pipeline, secrets_dir = self.request_args
-        request = change.Request(settings, package_dir, template, values, pipeline, secrets_dir, None, self.client)
+        if self.tally is None:
+            self.tally = change.Tally()
+        client = {**(self.client or {}), "tally": self.tally}
+        request = change.Request(settings, package_dir, template, values, pipeline, secrets_dir, None, client)
         self.prepared = self._recorded(lambda: change.prepare(request, list(package_paths), dry_run=dry_run))
 
     def make_commit(self, writes: Sequence[Any], text: ChangeText) -> None:
@@ -162,17 +171,26 @@ class PullRequestStep:
         try:
             return step()
         except KrmMergeError as err:
+            self._warnings()
             where = self.prepared
             self.report.add(PullRequestOutcome(
                 PullRequestAction.FAILED, branch=where.branch if where else "", base=where.base if where else "",
                 step=str((err.tags or {}).get("step", "")), error=err.message))
             raise
+        finally:
+            self._warnings()
+
+    def _warnings(self) -> None:
+        """What pacing the forge's requests warned of (a broken pacing state), in the report once."""
+        for text in self.tally.new_warnings() if self.tally is not None else ():
+            self.report.add(message(f"pull request: {text}"))
 
     def preview(self, package_paths: Sequence[str], text: ChangeText) -> None:
         """``--dry-run``: the branch, the commit message and the pull request it would open (the report's outcome)."""
         assert self.prepared is not None, "prepare() first"
-        published, message = _change().preview(self.prepared, list(package_paths), text.title, text.body)
-        self.report.add(_outcome(published, files=len(package_paths) if message else 0, message=message))
+        published, words = _change().preview(self.prepared, list(package_paths), text.title, text.body)
+        self._warnings()
+        self.report.add(_outcome(published, files=len(package_paths) if words else 0, message=words))
 
     @property
     def package_name(self) -> str:
@@ -186,6 +204,12 @@ def _outcome(published: Published, files: int = 0, message: str = "") -> PullReq
     return PullRequestOutcome(PullRequestAction(published.action), published.forge, published.repo,
                               published.branch, published.base, published.url, published.number, published.commit,
                               tuple(published.notes), files, message)
+
+
+def new_tally() -> Tally:
+    """A count of the forges' requests and waits to hand to several steps (a fleet's pull requests)."""
+    tally: Tally = _change().Tally()
+    return tally
 
 
 def _change() -> Any:

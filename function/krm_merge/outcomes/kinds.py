@@ -43,6 +43,7 @@ class Kind(Enum):
     CONFLICTS_LEFT = "conflictsLeft"  # conflicts left in the package to decide: exit code 3
     PULL_REQUEST = "pullRequest"  # what --pull-request did: opened, updated, a dry run's preview, the step that failed
     PACKAGE = "package"  # one package of a fleet update: updated, current, conflicted, failed (its own report inside)
+    FORGE_REQUESTS = "forgeRequests"  # what a fleet's pull requests asked of a forge: requests sent, time waited
     RESULT = "result"  # a KRM function's own result (run)
     ERROR = "error"  # the command's own messages, by severity
     WARNING = "warning"
@@ -569,6 +570,27 @@ class PackageUpdate(Record):
         return self._replace(path=f"{folder}/{self.path}")
 
 
+class ForgeRequests(Record):
+    """What a fleet update's pull requests asked of one forge's API host: the requests sent, and the seconds waited
+    for its request budget (docs/pull-requests.md, pacing)."""
+
+    forge: str
+    host: str
+    requests: int
+    waited: float
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.FORGE_REQUESTS
+
+    @property
+    def severity(self) -> str:
+        return "info"
+
+    def within(self, folder: str) -> "ForgeRequests":
+        return self
+
+
 class FleetScope(Record):
     """What a fleet update's report covers: the upstream and ref, how many packages the roots held that track it,
     and the shards (``count``) whose packages it reports (``reported``: their indices)."""
@@ -623,7 +645,7 @@ class FunctionResult(Record):
 
 Outcome = Union[ResourceOutcome, ConflictOutcome, FileChanged, FileMerged, FileKept, FileSkipped, LinkRefused,
                 MarkerShaped, FieldSet, MarkerOutcome, UnrecordedMarker, Resolved, ConflictsLeft, PullRequestOutcome,
-                PackageUpdate, Message, FunctionResult]
+                PackageUpdate, ForgeRequests, Message, FunctionResult]
 """Any typed outcome."""
 
 
@@ -634,7 +656,7 @@ def message(text: str, severity: str = "warning", file: Optional[str] = None) ->
 
 __all__ = [
     "Action", "ConflictOutcome", "ConflictsLeft", "Decision", "FieldSet", "FileAction", "FileChanged", "FileKept",
-    "FileMerged", "FileSkipped", "FleetScope", "FunctionResult", "KeptReason", "Kind", "LinkRefused", "MarkerOutcome",
+    "FileMerged", "FileSkipped", "FleetScope", "ForgeRequests", "FunctionResult", "KeptReason", "Kind", "LinkRefused", "MarkerOutcome",
     "MarkerShaped", "Message", "Outcome", "PREVIEW_ACTIONS", "PackageStatus", "PackageUpdate", "PullRequestAction", "PullRequestOutcome", "Reason",
     "RefusedEntry", "Region", "Resolved", "ResourceOutcome", "SkipReason", "UnrecordedMarker", "Version", "message",
 ]

@@ -37,14 +37,14 @@ from krm_merge.krm.results import ResourceRef, Result, Results, failure
 
 from .kinds import (
     PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, FieldSet, FileChanged, FileKept,
-    FileMerged, FileSkipped, FleetScope, FunctionResult, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
+    FileMerged, FileSkipped, FleetScope, ForgeRequests, FunctionResult, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
     PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Resolved, ResourceOutcome, UnrecordedMarker,
     Version,
 )
 from .report import Report, State, conflicts_found, files_changed, not_merged
 from .words import (
-    ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, SIDES, Said, marker_text,
-    said, text, value_text,
+    ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, SIDES, Said,
+    forge_requests_text, marker_text, said, text, value_text,
 )
 from .words import interrupted as words_interrupted
 
@@ -315,6 +315,8 @@ def _payload(o: Outcome) -> dict[str, Any]:
         return {"path": o.path, "status": o.status.value, "exitCode": o.code, "from": _version(o.before),
                 "to": _version(o.after), "filesChanged": o.files, "conflicts": o.conflicts, "error": o.error,
                 "update": o.report}
+    if isinstance(o, ForgeRequests):
+        return {"forge": o.forge, "host": o.host, "requests": o.requests, "waited": o.waited}
     return {"result": o.result.to_dict()}
 
 
@@ -379,10 +381,14 @@ def _totals(report: Report) -> dict[str, int]:
 
 
 def fleet_totals(report: Report) -> str:
-    """A fleet update's totals in one line (its last stderr line): ``6 package(s): 3 updated, 1 current, ...``."""
+    """A fleet update's totals in one line (its last stderr line): ``6 package(s): 3 updated, 1 current, ...``,
+    and what its pull requests asked of the forges: ``; 18 forge request(s), 6.2 s waited for ...``."""
     totals = _totals(report)
+    asked = [o for o in report.outcomes if isinstance(o, ForgeRequests)]
+    forges = (f"; {forge_requests_text(sum(o.requests for o in asked), sum(o.waited for o in asked))}"
+              if asked else "")
     return (f"{totals['packages']} package(s): " + ", ".join(f"{totals[s.value]} {s.value}" for s in PackageStatus)
-            + (" (dry run: nothing written)" if report.state is State.DRY_RUN else ""))
+            + forges + (" (dry run: nothing written)" if report.state is State.DRY_RUN else ""))
 
 
 def fleet_document(report: Report, scope: FleetScope) -> dict[str, Any]:
@@ -470,7 +476,7 @@ BULLETS: list[tuple[tuple[Kind, ...], str]] = [
     ((Kind.ERROR,), "Errors"),
     ((Kind.WARNING, Kind.FILE_SKIPPED, Kind.LINK_REFUSED, Kind.MARKER_SHAPED, Kind.UNRECORDED_MARKER), "Warnings"),
     ((Kind.RESULT,), "Results"),
-    ((Kind.INFO, Kind.CONFLICTS_LEFT), "Notes"),
+    ((Kind.INFO, Kind.CONFLICTS_LEFT, Kind.FORGE_REQUESTS), "Notes"),
     ((Kind.PULL_REQUEST,), "Pull request"),
 ]
 

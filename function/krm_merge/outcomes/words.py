@@ -21,7 +21,7 @@ from krm_merge.records import Record
 
 from .kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
-    FileSkipped, FunctionResult, KeptReason, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
+    FileSkipped, ForgeRequests, FunctionResult, KeptReason, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
     PREVIEW_ACTIONS, PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Resolved, ResourceOutcome, SkipReason,
     UnrecordedMarker,
 )
@@ -246,6 +246,16 @@ def _package_text(o: PackageUpdate) -> str:
     return f"{o.path}: failed: {o.error}"
 
 
+def forge_requests_text(requests: int, waited: float) -> str:
+    """``48 forge request(s), 12.4 s waited for the forge's request budget``: what a fleet asked of its forges."""
+    return f"{requests} forge request(s), {waited:.1f} s waited for the forge's request budget"
+
+
+def _forge_requests_text(o: ForgeRequests) -> str:
+    """``github at api.github.com: 48 request(s), 12.4 s waited for its request budget``."""
+    return f"{o.forge} at {o.host}: {o.requests} request(s), {o.waited:.1f} s waited for its request budget"
+
+
 def _result_text(o: FunctionResult) -> str:
     return o.result.display()
 
@@ -389,6 +399,10 @@ def _silent(o: Outcome) -> list[Said]:
     return []  # only the reports list it
 
 
+def _results_only(o: Outcome) -> list[Said]:
+    return [Said(None, Result(text(o), o.severity))]  # a result; the summary line says it on stderr
+
+
 class Words(Record):
     """A kind's words: its one-line text, and what it says to a person (each ``outcome -> ...``)."""
 
@@ -412,6 +426,7 @@ WORDS: dict[type, Words] = {
     ConflictsLeft: Words(_left_text, _left_says),
     PullRequestOutcome: Words(_pull_request_text, _pull_request_says),
     PackageUpdate: Words(_package_text, _package_says),
+    ForgeRequests: Words(_forge_requests_text, _results_only),
     FunctionResult: Words(_result_text, _result_says),
     Message: Words(_message_text, _message_says),
 }
@@ -440,5 +455,5 @@ def said(outcome: Outcome) -> list[Said]:
 __all__ = [
     "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
     "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SIDES", "SKIP_WORDS", "UNRECORDED", "Said", "WORDS", "Words",
-    "interrupted", "marker_text", "resource_ref", "said", "shown_path", "text", "value_text",
+    "forge_requests_text", "interrupted", "marker_text", "resource_ref", "said", "shown_path", "text", "value_text",
 ]

@@ -24,7 +24,6 @@ words (stderr, bounded, control characters escaped) are in the error.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import subprocess
@@ -107,8 +106,7 @@ def find_git() -> str:
 
 def cache_root() -> Path:
     """``$XDG_CACHE_HOME/krm-merge/git`` (``~/.cache`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "krm-merge" / "git"
+    return Path(files.cache_folder("git"))
 
 
 class GitCache:
@@ -191,7 +189,7 @@ class GitCache:
         if (path / "HEAD").is_file():
             return path
         self.root.mkdir(parents=True, exist_ok=True)
-        with _locked(self.root / (path.name + ".lock")):
+        with files.locked(self.root / (path.name + ".lock")):
             _remove_unfinished_clones(path)
             if not (path / "HEAD").is_file():
                 tmp = self.root / f"{path.name}{_CLONING}{os.getpid()}"  # under the lock, leftovers removed: unique
@@ -235,7 +233,7 @@ class GitCache:
             c for c in dict.fromkeys(commits) if not self._has(path, c)]
         if not missing:
             return path
-        with _locked(self.root / (path.name + ".lock")):
+        with files.locked(self.root / (path.name + ".lock")):
             if path not in self._created:
                 missing = [c for c in missing if not self._has(path, c)]  # another run may have fetched them
             if not missing:
@@ -265,7 +263,7 @@ class GitCache:
     def _fetch_blobs(self, repo: str, path: Path, blobs: list[str]) -> None:
         """Fetch ``blobs`` by id into the partial repository ``path``: the request git's own lazy fetch makes, made
         once for every blob an update reads (git makes it once per process)."""
-        with _locked(self.root / (path.name + ".lock")):
+        with files.locked(self.root / (path.name + ".lock")):
             self._fetch(["-c", "fetch.negotiationAlgorithm=noop", "-c", f"core.bigFileThreshold={BIG_FILE_THRESHOLD}",
                          "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
                          "--filter=blob:none", "--stdin", "origin"],
@@ -327,7 +325,7 @@ class GitCache:
             return self._fetched[repo]
         path = self._repo_dir(repo)
         # One fetch of a mirror at a time: two updates sharing the cache wait for each other.
-        with _locked(self.root / (path.name + ".lock")):
+        with files.locked(self.root / (path.name + ".lock")):
             self._fetch(["fetch", "--quiet", "--prune", "--force", "origin", "+refs/heads/*:refs/heads/*",
                          "+refs/tags/*:refs/tags/*"], f"fetching {repo}", repo, path)
         self._fetched[repo] = path
@@ -420,7 +418,7 @@ class GitCache:
         for name in names:
             probe = _PROBE + name[len("refs/"):]
             specs += [f"+{name}*:{probe}*", *(f"^{name}{byte}*" for byte in _NAME_BYTES)]
-        with _locked(self.root / (path.name + ".lock")):
+        with files.locked(self.root / (path.name + ".lock")):
             try:
                 self._fetch_trees(repo, path, specs, f"fetching {', '.join(names)} of {repo}", during)
             except _TimedOut:
@@ -572,43 +570,6 @@ class _TimedOut(KrmError):
 _CLONING = ".cloning."
 
 
-class _locked:
-    """An exclusive ``flock`` on ``path`` for a ``with`` block (released by the kernel if the process dies);
-    the lock file is removed when the block ends.
-
-    Removing a lock file is safe only with this protocol: the holder unlinks
-    it before releasing the lock, and whoever acquires a lock checks that the
-    file it locked is still the one at ``path`` (else it was removed
-    meanwhile: it opens the new one and waits again).  So two processes never
-    both hold "the" lock on two different files, and a lock another process
-    holds is never removed (only its holder removes it).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> None:
-        while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
-                         0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                if _same_file(fd, self.path):
-                    self._fd = fd
-                    return
-            except BaseException:
-                os.close(fd)
-                raise
-            os.close(fd)  # removed by its holder while this process waited: lock the file there now
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            os.unlink(self.path)  # still holding the lock: nobody else can be using this file
-        except OSError:
-            pass
-        os.close(self._fd)
-
-
 def _hand_over(proc: subprocess.Popen[bytes], data: bytes) -> None:
     """Write ``data`` to ``proc``'s stdin and close it (a git that stopped reading fails on its own)."""
     stdin, proc.stdin = proc.stdin, None  # communicate() then only reads
@@ -621,14 +582,6 @@ def _hand_over(proc: subprocess.Popen[bytes], data: bytes) -> None:
             stdin.close()  # type: ignore[union-attr]
         except BrokenPipeError:
             pass
-
-
-def _same_file(fd: int, path: Path) -> bool:
-    try:
-        here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
-    except OSError:
-        return False
-    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _partial(path: Path) -> bool:

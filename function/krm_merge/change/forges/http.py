@@ -16,11 +16,21 @@ package's lock) for ever.  So every read and write of the connection is given th
 the request has left (:class:`_DeadlineSocket`), and the answer is read in chunks with the
 deadline checked between them.
 
+Pacing: before it is sent, every request takes its place in the forge's request budget
+(:mod:`.pacing`: the forge's documented limits, or ``KRM_MERGE_FORGE_BUDGET``; shared by
+every process of the same API host and identity through a state file), waiting until there
+is one, so a fleet keeps under the forge's limits instead of running into them.  The wait
+is part of the run's time: one the run's budget cannot afford is an error saying how long
+the forge's budget needs.
+
 Rate limits: a 429, a 503, or a 403 that says it is a rate limit (``Retry-After``,
 ``X-RateLimit-Remaining: 0``) is retried after the wait the forge asks for
 (``Retry-After`` seconds or date, else ``X-RateLimit-Reset``, else 1, 2, 4 s), at most
 :data:`ATTEMPTS` times and never waiting longer than :data:`MAX_WAIT` at once, nor longer
-than the run's budget has left: a longer wait is an error saying how long.  Redirects are
+than the run's budget has left: a longer wait is an error saying how long.  The wait is
+written to the pacing state, so every process of the identity waits it too, and what the
+headers of any answer say is left until the reset (``X-RateLimit-Remaining``/``-Reset``,
+GitLab's ``RateLimit-Remaining``/``-Reset``) is kept there as well.  Redirects are
 not followed (the token would go to wherever they point); the token travels only in the
 header the forge documents.
 
@@ -47,11 +57,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Optional
 from urllib.parse import urlencode, urlsplit
 
-from krm_merge import __version__
+from krm_merge import __version__, files
 from krm_merge.change.errors import ChangeError
+from krm_merge.change.forges.pacing import WRITES, Pacer, Rate, Tally, budget_from, default_budget
 from krm_merge.change.redact import Redactor
 from krm_merge.krm.display import escape_controls
 from krm_merge.records import Record
@@ -86,19 +97,25 @@ class HttpError(ChangeError):
 
 
 class Limits(Record):
-    """How long one request may take in all, and all the requests and retry waits of one run (seconds)."""
+    """How long one request may take in all, and all the requests and retry waits of one run (seconds); the
+    request budget (None: the forge's documented one) and the folder of the pacing state ('': the cache's)."""
 
     request: float = REQUEST_TIMEOUT
     run: float = RUN_TIMEOUT
+    budget: Optional[tuple[Rate, ...]] = None
+    state: str = ""
 
 
 def limits_from(environ: Mapping[str, str]) -> Limits:
-    """The time limits, from ``KRM_MERGE_FORGE_REQUEST_TIMEOUT`` and ``KRM_MERGE_FORGE_RUN_TIMEOUT`` when set.
+    """The limits, from ``KRM_MERGE_FORGE_REQUEST_TIMEOUT``, ``KRM_MERGE_FORGE_RUN_TIMEOUT`` and
+    ``KRM_MERGE_FORGE_BUDGET`` when set; the pacing state under ``environ``'s cache folder.
 
-    A value that is not a positive number of seconds is a ``pull request`` error naming the variable.
+    A value that is not a positive number of seconds, or not a budget, is a ``pull request`` error naming the
+    variable.
     """
     return Limits(_seconds(environ, REQUEST_TIMEOUT_ENV, REQUEST_TIMEOUT),
-                  _seconds(environ, RUN_TIMEOUT_ENV, RUN_TIMEOUT))
+                  _seconds(environ, RUN_TIMEOUT_ENV, RUN_TIMEOUT), budget_from(environ),
+                  files.cache_folder("forge", environ))
 
 
 def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
@@ -137,15 +154,20 @@ class _Unreadable(Exception):
 class JsonClient:
     """JSON requests to one forge API (``base_url``), with its auth headers and the run's redactor.
 
-    ``headers`` are sent with every request (an API version, an ``Accept`` type); ``sleep``
-    and ``clock`` are the waits and the time (a test may hand in its own); ``forge`` names
-    the forge in messages; ``limits`` are the deadlines (default: :func:`limits_from` the
-    process's environment).  The run's budget is this client's: one per pull request.
+    ``headers`` are sent with every request (an API version, an ``Accept`` type); ``sleep``,
+    ``clock`` and ``wall`` are the waits, the time and the wall clock the pacing state
+    shares with other processes (a test may hand in its own); ``forge`` names the forge in
+    messages and picks its documented budget; ``limits`` are the deadlines and budget
+    (default: :func:`limits_from` the process's environment); ``tally`` counts the requests
+    sent and the time waited for the budget (a fleet hands one to all its clients).  The
+    run's time is this client's: one per pull request; the request budget is the API
+    host's and identity's, whoever sends.
     """
 
     def __init__(self, base_url: str, auth_headers: Mapping[str, str], redactor: Redactor, *, forge: str,
                  headers: Mapping[str, str] | None = None, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic, limits: Limits | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, limits: Limits | None = None,
+                 wall: Callable[[], float] = time.time, tally: Tally | None = None) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ChangeError("pull request", f"the forge API URL must be http(s)://HOST/..., got "
@@ -160,6 +182,12 @@ class JsonClient:
         self.clock = clock
         self.limits = limits or limits_from(os.environ)
         self.left = self.limits.run  # seconds of the run's budget not yet spent
+        self.wall = wall
+        self.tally = tally if tally is not None else Tally()
+        identity = "\n".join(f"{name.lower()}: {value}" for name, value in sorted(self.auth_headers.items()))
+        self.pacer = Pacer(self.limits.state or files.cache_folder("forge"), self.host, identity,
+                           default_budget(forge) if self.limits.budget is None else self.limits.budget,
+                           wall=wall, warn=self.tally.warn)
 
     def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
              what: str) -> Response:
@@ -172,6 +200,7 @@ class JsonClient:
             wait = self._rate_limit_wait(status, answer_headers, attempt)
             if wait is None:
                 break
+            self.pacer.block(self.wall() + wait)  # every process of this identity waits too, this one included
             if wait > MAX_WAIT:
                 raise HttpError(f"{what}: {self.forge} is rate limiting (HTTP {status}) and asks to wait "
                                 f"{wait:.0f} s (more than {MAX_WAIT:.0f}); retry later", status)
@@ -182,8 +211,6 @@ class JsonClient:
                 raise HttpError(f"{what}: {self.forge} is rate limiting (HTTP {status}) and asks to wait "
                                 f"{wait:.0f} s, more than this run's {self.limits.run:g} s for the forge have left "
                                 f"({RUN_TIMEOUT_ENV}); retry later", status)
-            self.sleep(wait)
-            self.left -= wait
         if status >= 300 or status < 200:
             raise HttpError(f"{what}: {self._describe(status, raw)}", status)
         try:
@@ -198,12 +225,44 @@ class JsonClient:
                   what: str) -> tuple[int, dict[str, str], bytes]:
         """Send one request and read its whole answer: the one place the forge is spoken to.
 
-        Within the request's deadline (the smaller of :attr:`Limits.request` and what the run's
-        budget has left), whatever the server sends; the time it took is taken from the budget.
+        First its place in the forge's request budget (:meth:`_paced`), then, within the
+        request's deadline (the smaller of :attr:`Limits.request` and what the run's budget has
+        left), whatever the server sends; the time it took is taken from the run's budget, and
+        the place is settled with what the answer's headers say is left.
         """
-        if self.left <= 0:
-            raise HttpError(f"{what}: the requests to {self.forge} took this run's {self.limits.run:g} s "
-                            f"({RUN_TIMEOUT_ENV}); retry later", 0)
+        ticket = self._paced(method.upper() in WRITES, what)
+        answer_headers: dict[str, str] = {}
+        try:
+            status, answer_headers, raw = self._send(method, url, data, headers, what)
+        finally:
+            self.pacer.settle(ticket, _remaining(answer_headers, self.wall()))
+        return status, answer_headers, raw
+
+    def _paced(self, writes: bool, what: str) -> str:
+        """Wait for a place in the forge's request budget (``writes``: a content-creating request) and take it.
+
+        The waits are the run's time: one longer than the run's budget has left is an error
+        saying how long the forge's budget needs, and no request is sent.
+        """
+        while True:
+            if self.left <= 0:
+                raise HttpError(f"{what}: the requests to {self.forge} took this run's {self.limits.run:g} s "
+                                f"({RUN_TIMEOUT_ENV}); retry later", 0)
+            ticket, wait, why = self.pacer.reserve(writes, min(self.left, self.limits.request))
+            if ticket is not None:
+                self.tally.sent(self.forge, self.host)
+                return ticket
+            if wait >= self.left:
+                raise self._error(f"{what}: {self.forge} at {self.host}: its request budget ({why}) needs "
+                                  f"{_duration(wait)} more, longer than the {self.left:.3g} s left of this run's "
+                                  f"{self.limits.run:g} s for the forge ({RUN_TIMEOUT_ENV}); retry later")
+            self.sleep(wait)
+            self.left -= wait
+            self.tally.waited(self.forge, self.host, wait)
+
+    def _send(self, method: str, url: str, data: bytes | None, headers: Mapping[str, str],
+              what: str) -> tuple[int, dict[str, str], bytes]:
+        """The request on the wire and its whole answer, within the request's deadline."""
         by_run = self.left < self.limits.request
         seconds = self.left if by_run else self.limits.request
         deadline = _Deadline(seconds, self.clock)
@@ -265,7 +324,7 @@ class JsonClient:
                 return seconds
         reset = (headers.get("x-ratelimit-reset") or "").strip()
         if _SECONDS.fullmatch(reset):
-            return max(0.0, float(reset) - time.time())
+            return max(0.0, float(reset) - self.wall())
         return float(2 ** (attempt - 1))
 
     def _describe(self, status: int, raw: bytes) -> str:
@@ -433,6 +492,24 @@ def _shown(text: str) -> str:
 
 def _headers(headers: Any) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in headers.items()} if headers is not None else {}
+
+
+def _remaining(headers: Mapping[str, str], now: float) -> tuple[int, float] | None:
+    """What an answer's rate-limit headers say is left until when (requests, epoch seconds), ASCII digits only:
+    GitHub's and Gitea's ``X-RateLimit-Remaining`` and ``X-RateLimit-Reset``, GitLab's ``RateLimit-*``."""
+    for prefix in ("x-ratelimit-", "ratelimit-"):
+        left = (headers.get(prefix + "remaining") or "").strip()
+        reset = (headers.get(prefix + "reset") or "").strip()
+        if _SECONDS.fullmatch(left) and _SECONDS.fullmatch(reset) and float(reset) > now:
+            return int(left), float(reset)
+    return None
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``17 min``, ``1.5 h``: how long a budget needs, for a person."""
+    if seconds < 120:
+        return f"{math.ceil(seconds)} s"
+    return f"{math.ceil(seconds / 60)} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def _retry_after_seconds(value: str) -> float | None:
