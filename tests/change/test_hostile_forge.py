@@ -151,13 +151,13 @@ def test_a_forge_dripping_its_body_after_the_push_is_cut_off_at_the_runs_deadlin
     assert "is pushed to origin" in error and world.remote_branch(BRANCH) is not None
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf", "1e3", "1_0", "\u0661\u0662"])
 def test_a_deadline_that_is_not_a_positive_number_of_seconds_is_refused_before_anything(
         world: GitWorld, github: ForgeServer, value: str) -> None:
     before = snapshot(world)
     result = promote(world, github, "6.3.0", env={"KRM_MERGE_FORGE_RUN_TIMEOUT": value})
     assert result.returncode == 1
-    assert f"error: pull request: KRM_MERGE_FORGE_RUN_TIMEOUT must be a number of seconds above 0, got '{value}'" \
+    assert f"error: pull request: KRM_MERGE_FORGE_RUN_TIMEOUT must be a number of seconds above 0, got {value!r}" \
         in result.stderr
     assert snapshot(world) == before and github.exchanges == []
 

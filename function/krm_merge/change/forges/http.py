@@ -60,7 +60,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Optional
 from urllib.parse import urlencode, urlsplit
 
-from krm_merge import __version__, files
+from krm_merge import __version__, files, numbers
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.forges.pacing import WRITES, Pacer, Rate, Tally, budget_from, default_budget
 from krm_merge.change.redact import Redactor
@@ -122,12 +122,13 @@ def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
     raw = environ.get(name, "").strip()
     if not raw:
         return default
+    # numbers.decimal, not float(): float() takes '1e3', '1_0' and Arabic-Indic digits
     try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ChangeError("pull request", f"{name} must be a number of seconds above 0, got {raw[:40]!r}")
+        value = numbers.decimal(raw, name)
+    except numbers.NumberError:
+        value = 0.0
+    if value <= 0:
+        raise ChangeError("pull request", f"{name} must be a number of seconds above 0, got {numbers.shown(raw)}")
     return value
 
 
