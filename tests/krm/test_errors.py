@@ -17,6 +17,9 @@ INTERNAL = {
     "krm_merge.merge3.walker._KindMismatch", "krm_merge.promote.fastpath._GiveUp",
     "krm_merge.interrupts.Interrupted",  # a termination signal turned into exit status 128+signal, not an error
     "krm_merge.txn._Edited",  # an edit found during the swaps: the transaction rolls back, then raises its error
+    # A forge's unreadable answer and a broken pacing state file: caught in their own
+    # module and turned into the client's HttpError or a warning.
+    "krm_merge.change.forges.http._Unreadable", "krm_merge.change.forges.pacing._Broken",
 }
 # Still on their own base (strict: the mark fails once fixed); none left.
 PENDING: dict[str, str] = {}

@@ -118,3 +118,34 @@ def test_results_and_exit_code_are_written() -> None:
         }
     ]
     assert rl.results.exit_code() == 1
+
+
+_HEAD = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
+
+
+@pytest.mark.parametrize("value", [
+    '"a\non: v1 b"',                      # found by the fuzzer: a column-0 line read as a top-level key
+    '"a\nresults:\n  b"',                 # a line shaped as the section the function replaces
+    "'a\n- b'",                           # a line shaped as the next item
+    '[a,\nfunctionConfig: {}]',           # a flow collection's lines
+    '{a: "b",\n"c": d}',
+])
+def test_a_scalar_running_over_column_0_lines_is_read_whole(value: str) -> None:
+    """libyaml does not ask a quoted scalar's or flow collection's lines to be indented, so a
+    column-0 line inside one belongs to it: the item keeps it, and no line is lost on output."""
+    import yaml
+
+    text = _HEAD + "  metadata:\n    name: web\n  data:\n    k: " + value + "\n"
+    expected = yaml.safe_load(text)["items"][0]
+    rl = read_resource_list(text)
+    assert len(rl.items) == 1 and rl.items[0].data == expected
+    assert yaml.safe_load(write_resource_list(rl))["items"] == [expected]
+
+
+@pytest.mark.parametrize("line", ['k: "a" # it\'s', "k: it's", "k: ['a', \"b\", {c: d}]", "k: 'it''s'",
+                                  'k: "say \\"hi\\""', "k: a#[b"])
+def test_closed_quotes_and_brackets_keep_the_fast_reader(line: str) -> None:
+    from krm_merge.krm import resourcelist
+
+    text = _HEAD + "  metadata:\n    name: web\n  data:\n    " + line + "\n"
+    assert resourcelist._read_fast(text) is not None

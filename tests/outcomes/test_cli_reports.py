@@ -56,9 +56,10 @@ def test_a_mark_update_that_wrote_its_files_reports_written(tmp_path: Path) -> N
     assert "# krm-merge:conflict" in (tmp_path / "md" / "local" / "both.yaml").read_text()
     local = tmp_path / "md" / "local"
     # the title (a pull request's) names the package and counts (nine files: the eight, and the conflict ledger
-    # recording the marker, .krm-merge.conflicts); under it only what the title does not say (issue 48)
+    # recording the marker, .krm-merge.conflicts); under it only what the title does not say (issue 48); the
+    # locked Kptfile the ledger is bound to counts as a resource kept local
     assert (tmp_path / "r.md").read_text().startswith(
-        f"## krm-merge update {local}: 9 file(s) changed, 1 conflict(s)\n\nresources: 1 merged; ")
+        f"## krm-merge update {local}: 9 file(s) changed, 1 conflict(s)\n\nresources: 1 kept local; 1 merged; ")
     argv = eight_files_one_conflict(tmp_path / "json")
     (tmp_path / "json" / "local" / "Kptfile").write_text(locked_kptfile())
     done = cli(*argv, "--conflicts", "mark", "--report", "json", str(tmp_path / "r.json"))

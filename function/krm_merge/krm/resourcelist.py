@@ -102,8 +102,86 @@ def _item_start() -> re.Pattern[str]:
     return re.compile(r"^-(?: |$)", re.M)
 
 
+# libyaml does not ask the lines of a quoted scalar or flow collection to be
+# indented, so a line of one may start at column 0, where the fast reader cuts
+# items and sections.  Each block it cuts must therefore close everything it
+# opens.  Lines of the common closed shapes (a quoted scalar or flat flow
+# collection as the whole value; no quote or bracket where a node starts) are
+# told by a regular expression; the others are scanned by :func:`_scan_line`.
+_QUOTED = r"""(?:"[^"\\\n]*"|'[^'\n]*')"""
+_FLOW_ITEM = rf"(?:{_QUOTED}|[\w./=@+-]+)"
+_FLOW_ENTRY = rf"(?:(?:[\w./-]+:[ ]+)?{_FLOW_ITEM})"
+_FLOW = (rf"(?:\[[ ]*(?:{_FLOW_ITEM}(?:[ ]*,[ ]*{_FLOW_ITEM})*)?[ ]*\]"
+         rf"|\{{[ ]*(?:{_FLOW_ENTRY}(?:[ ]*,[ ]*{_FLOW_ENTRY})*)?[ ]*\}})")
+
+
+@functools.cache
+def _closed_value() -> re.Pattern[str]:
+    return re.compile(rf"[ ]*(?:- )*(?:[\w./-]+:[ ]+)?(?:{_QUOTED}|{_FLOW})(?:[ ]+#.*)?[ ]*$")
+
+
+@functools.cache
+def _node_opener() -> re.Pattern[str]:
+    return re.compile(r"(?:^|[ \t\[{,:])[\"'\[{]")
+
+
+_OPENS_AFTER = frozenset(" \t[{,:")
+
+
+def _scan_line(line: str, quote: str, depth: int) -> tuple[str, int]:
+    """The (open quote, flow depth) after ``line``, starting from those before it.
+
+    Conservative: a quote or bracket after a space counts as opening one even in a
+    plain scalar (``say "hi``), so a doubt sends the text to the general reader.
+    """
+    prev, i, n = " ", 0, len(line)
+    while i < n:
+        c = line[i]
+        if quote == '"':
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                quote = ""
+        elif quote == "'":
+            if c == "'":
+                if line.startswith("'", i + 1):
+                    i += 2
+                    continue
+                quote = ""
+        elif c == "#" and prev in " \t":
+            break
+        elif c in "\"'" and prev in _OPENS_AFTER:
+            quote = c
+        elif c in "[{" and prev in _OPENS_AFTER:
+            depth += 1
+        elif c in "]}" and depth:
+            depth -= 1
+        prev = c
+        i += 1
+    return quote, depth
+
+
+def _left_open(lines: list[str]) -> bool:
+    """Whether ``lines`` (one cut block) end inside a quoted scalar or flow collection they opened."""
+    quote, depth = "", 0
+    closed, opener = _closed_value().match, _node_opener().search
+    for line in lines:
+        if not (quote or depth):
+            if '"' not in line and "'" not in line and "[" not in line and "{" not in line:
+                continue
+            if closed(line) is not None or opener(line) is None:
+                continue
+        quote, depth = _scan_line(line, quote, depth)
+    return bool(quote or depth)
+
+
 def _read_fast(text: str) -> ResourceList | None:
-    """Split kyaml-shaped text into item blocks; None if the shape is different."""
+    """Split kyaml-shaped text into item blocks; None if the shape is different.
+
+    A scalar or collection running over lines (``"a`` then ``b: c"`` at column 0)
+    is a different shape: its column-0 lines are not keys nor items.
+    """
     if "\r" in text or "\t" in text[:1]:
         return None
     sections: dict[str, tuple[int, int]] = {}  # key -> character range of its block
@@ -126,7 +204,7 @@ def _read_fast(text: str) -> ResourceList | None:
         if current is not None:
             sections[current] = (start, at)
         key, value = km.group(1), km.group(2)
-        if key in sections or key in scalars:
+        if key in sections or key in scalars or _left_open([value]):
             return None
         if value:
             if key in ("items", "functionConfig", "results"):
@@ -145,6 +223,8 @@ def _read_fast(text: str) -> ResourceList | None:
         current, start = key, m.end() + 1
     if current is not None:
         sections[current] = (start, len(text))
+    if any(_left_open(text[a:b].split("\n")) for key, (a, b) in sections.items() if key != "items"):
+        return None
     api_version = _unquote(scalars.get("apiVersion", ""))
     kind = _unquote(scalars.get("kind", ""))
     if not _is_list_kind(api_version, kind):
@@ -185,6 +265,8 @@ def _split_items(text: str, start: int, end: int) -> list[tuple[str | None, str]
         chunk = text[a:b].split("\n")
         while len(chunk) > 1 and chunk[-1] == "":
             chunk.pop()
+        if _left_open(chunk):
+            return None
         block = "\n".join(chunk) + "\n"
         first = chunk[0][2:] if len(chunk[0]) > 1 else ""
         body = _dedent_block(chunk[1:])
