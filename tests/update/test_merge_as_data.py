@@ -149,3 +149,54 @@ def test_what_plain_data_cannot_carry_goes_through_the_round_trip_merge(tmp_path
     assert seen == [reason]
     data = yaml.safe_load((local / "a.yaml").read_text())
     assert data["data"]["a"] == ("3" if extra else "2")
+
+
+def crd(group: str, kind: str) -> str:
+    """A CRD of ``group`` whose ``spec.items`` is a list keyed by ``id`` (x-kubernetes-list-map-keys)."""
+    return (f"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {kind.lower()}s.{group}\n"
+            f"spec:\n  group: {group}\n  names:\n    kind: {kind}\n    plural: {kind.lower()}s\n  scope: Namespaced\n"
+            "  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n"
+            "        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n"
+            "              items:\n                type: array\n                x-kubernetes-list-type: map\n"
+            "                x-kubernetes-list-map-keys: [id]\n                items:\n                  type: object\n")
+
+
+def widget(items: str, replicas: int = 1) -> str:
+    return (f"apiVersion: a.example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  replicas: {replicas}\n"
+            f"  items:\n{items}")
+
+
+DEPLOY = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n"
+          "      containers:\n      - name: app\n        image: app:{tag}\n")
+
+
+def test_a_merge_reads_only_the_crds_of_the_kind_it_merges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Deployment changed on both sides reads none of the package's CRDs; a custom resource reads its own
+    group's only, and its CRD's list keys still decide how its list merges (both sides' elements kept)."""
+    base, up, local = (tmp_path / d for d in ("origin", "upstream", "local"))
+    crds = {"crd-a.yaml": crd("a.example.com", "Widget"), "crd-b.yaml": crd("b.example.com", "Gadget")}
+    versions = {
+        base: (widget("  - id: x\n    v: 1\n"), DEPLOY.format(replicas=1, tag="v1")),
+        up: (widget("  - id: x\n    v: 2\n  - id: up\n", replicas=2), DEPLOY.format(replicas=1, tag="v2")),
+        local: (widget("  - id: x\n    v: 1\n  - id: mine\n", replicas=3), DEPLOY.format(replicas=3, tag="v1-pinned")),
+    }
+    for root, (w, d) in versions.items():
+        root.mkdir()
+        for name, text in {**crds, "w.yaml": w, "d.yaml": d}.items():
+            (root / name).write_text(text)
+    from krm_merge.schema import registry
+
+    read: list[list[str]] = []
+    real_init = registry.SchemaRegistry.__init__
+
+    def spy(self: Any, crds: Any = (), declared: Any = ()) -> None:
+        crds = list(crds)
+        read.append(sorted({c["spec"]["group"] for c in crds}))
+        real_init(self, crds, declared)
+
+    monkeypatch.setattr(registry.SchemaRegistry, "__init__", spy)
+    update_plan.apply_plan(local, planner.plan_update(local, base, up))
+    assert sorted(read) == [[], ["a.example.com"]]  # apps: no CRD read; a.example.com: its own
+    assert yaml.safe_load((local / "w.yaml").read_text())["spec"] == {
+        "replicas": 2, "items": [{"id": "x", "v": 2}, {"id": "mine"}, {"id": "up"}]}
+    assert yaml.safe_load((local / "d.yaml").read_text())["spec"]["template"]["spec"]["containers"][0]["image"] == "app:v2"

@@ -11,6 +11,8 @@ data cannot carry the answer (:meth:`MergeContext.round_trip_reason`).
 from __future__ import annotations
 
 import copy
+import functools
+import re
 from collections import Counter
 from typing import Any, Callable
 
@@ -47,7 +49,8 @@ class MergeContext:
         self.root_dir = root_dir  # "" or the subpackage this merger handles on its own
         self.rel_path = rel_path
         self.other_files_changed = other_files_changed
-        self._registry: Any = None
+        self._registries: dict[str, Any] = {}  # API group -> its schema registry (SchemaRegistry), built on first use
+        self._crds_read: dict[str, Any] = {}  # a CRD's text -> its data
         self._crd_sources: list[KubeObject] = []
         self._package_dirs: set[str] = set()
         self._own_rules: dict[int, list[FieldRule]] = {}  # id(local item) -> its annotation's rules
@@ -387,21 +390,42 @@ class MergeContext:
         obj.set_text(yamlio.dump_like(merged, obj.text, unedited, _change(base, up, conflicts)))
 
     def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:
-        """The schema of a kind (CRDs of the three copies included), built on first use."""
-        if self._registry is None:
+        """The schema of a kind (CRDs of the three copies included), built on first use for its API group."""
+        group = api_version.rpartition("/")[0]
+        registry = self._registries.get(group)
+        if registry is None:
             # Only a resource changed on both sides asks for a schema: an update that merges
             # none never loads the registry and the built-in table's reader (issue 24).
             from krm_merge.schema.registry import SchemaRegistry
 
-            # A CRD upstream did not change is the same text in origin and upstream: read once.
-            read: dict[str, Any] = {}
-            crds = [read[o.text] if o.text in read else read.setdefault(o.text, o.data) for o in self._crd_sources]
+            # Only the CRDs that may define the group are read (issue 45: a Deployment merged in a package of
+            # CRDs read them all, ~40 ms for porch's); a CRD upstream did not change is read once.
+            crds = [self._crd_data(o) for o in self._crd_sources if _may_define(o.text, group)]
             try:
-                self._registry = SchemaRegistry(crds=crds)
+                registry = self._registries[group] = SchemaRegistry(crds=crds)
             except Exception as err:  # an invalid CRD must not stop the merge of other kinds
-                self._registry = SchemaRegistry()
+                self._registries[group] = SchemaRegistry()
                 raise KrmError(f"cannot use CRD schemas: {err}") from None
-        return SchemaNodeAdapter(self._registry.for_object(api_version, kind))
+        return SchemaNodeAdapter(registry.for_object(api_version, kind))
+
+    def _crd_data(self, crd: KubeObject) -> Any:
+        """A CRD's data, read once per text (origin's and upstream's copies of a CRD upstream left alone are one)."""
+        data = self._crds_read.get(crd.text)
+        if data is None:
+            data = self._crds_read[crd.text] = crd.data
+        return data
+
+
+def _may_define(text: str, group: str) -> bool:
+    """Whether a CRD's text may define kinds of API ``group``: its ``spec.group`` is written in it, so a text
+    without the group's name (or, for the core group, without an empty ``group:``) cannot."""
+    return group in text if group else _empty_group().search(text) is not None
+
+
+@functools.cache
+def _empty_group() -> re.Pattern[str]:
+    """A ``group`` key holding nothing, an empty string or null (the core group), in block or flow style."""
+    return re.compile(r"""group['"]?[ \t]*:[ \t]*(?:''|""|null|Null|NULL|~)?[ \t]*(?:$|[,}#])""", re.M)
 
 
 def _took_upstream_kptfile_change(obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
