@@ -41,6 +41,7 @@ WRAPPERS: dict[tuple[str, str], str] = {
     ("merge3/conflicts.py", "split_path"): "parse_path",  # a rule's path: the one grammar, strict, with wildcards
     ("promote/strategies.py", "parse_field_path"): "parse_path",  # fieldPath errors as PromoteError
     ("merge3/nodes.py", "same"): "same",  # ruamel nodes to plain data, then the one equality
+    ("merge3/plain.py", "_same"): "same",  # plain data's: absence first, then the one equality
 }
 
 # (module, function) -> why it is not the concept its name suggests.
@@ -48,6 +49,7 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("promote/edit.py", "_same"): "compares libyaml node trees (tags, and the spliced scalars' text), not data",
     ("promote/edit.py", "verify"): "promote's node-level check of a byte splice; kept beside _same (see docs/internals.md)",
     ("krm/yamlio.py", "_tail_slot"): "the home module's own helper",
+    ("merge3/visit.py", "same"): "the Representation protocol's declaration (each representation's is a wrapper)",
 }
 
 # Calls that read or print YAML with a library, and where each may appear.

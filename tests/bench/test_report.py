@@ -126,3 +126,29 @@ def test_the_cold_fetch_run_judges_cold_on_every_row_and_warm_in_sum_per_transpo
     assert "Targets **missed**." in report.render_cold_fetch({"cold_fetch": slow_cold})
     other = dict(small, transport="http")  # a transport's own sum: 0.4 there
     assert "Targets **missed**." in report.render_cold_fetch({"cold_fetch": dict(cold, rows=[row, other])})
+
+
+def test_issue_45_judges_every_package_and_the_users_edits() -> None:
+    """Issue 45: warm ≤ 0.3 on every package of more than 20 resources and cold ≤ 0.5 on every package, for the
+    annotation edits and the user's edits (written back by YAML tools) alike; the no-op ≤ 60 ms on the small ones."""
+    report = load_report()
+    edited = {"files": ["a.yaml"], "wrong": [], "kpt": 1.0, "ours": 0.2, "kpt_cpu": 1.0, "ours_cpu": 0.2,
+              "kpt_cold": 2.0, "ours_cold": 0.5}
+    big = {"package": "big", "resources": 30, "kpt": 1.0, "ours": 0.2, "kpt_cpu": 1.0, "ours_cpu": 0.2, "noop": 0.1,
+           "noop_cpu": 0.1, "wrong": [], "written": 2, "identical": 1, "kpt_cold": 2.0, "ours_cold": 0.5,
+           "upstream_lines": 100, "kpt_lines": 120, "ours_lines": 100, "edited": edited}
+    small = dict(big, package="small", resources=20, kpt=0.25, ours=0.1, noop=0.05,  # warm 0.4: not judged there
+                 edited=dict(edited, kpt=0.25, ours=0.1))
+    real = {"date": "d", "runs": 3, "rows": [big, small],
+            "machine": {"cpus": 2, "python": "3", "kpt": "k", "load_average_start": 1, "load_average_end": 1},
+            "targets": {"wall_ratio": 0.5, "noop_seconds": 0.15, "cold_ratio": 0.5, "warm_ratio": 0.3, "diff_ratio": 1.05,
+                        "small_package": 20, "noop_small_seconds": 0.06}}
+    table = report.render_real_update({"real_update": real})
+    assert "Targets met." in table and "more than 20 resources: met." in table
+    assert "| 1.25 s | 0.30 s | **0.24** | 4.00 s | 1.00 s | **0.25** |" in table  # the user's edits, summed
+    for rows, missing in (([dict(big, edited=dict(edited, ours=0.35)), small], "big"),  # warm, the user's edits
+                          ([big, dict(small, noop=0.07)], "small"),  # the no-op of a small package
+                          ([big, dict(small, edited=dict(edited, ours_cold=1.1))], "small"),  # cold, the user's edits
+                          ([big, dict(small, edited=dict(edited, wrong=["a.yaml"]))], "small")):
+        table = report.render_real_update({"real_update": dict(real, rows=rows)})
+        assert "Targets **missed**." in table and f"**missed** on 1 of " in table and f"({missing})" in table

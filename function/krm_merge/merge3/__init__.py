@@ -6,7 +6,9 @@ Public API::
 
 ``local``/``origin``/``upstream`` are ruamel round-trip trees (or plain
 dicts/lists) of one document, or MISSING.  ``local`` is edited in place and
-``upstream``'s nodes may be moved into it; pass fresh trees.
+``upstream``'s nodes may be moved into it; pass fresh trees.  ``Merger(...,
+representation=PLAIN_DATA)`` merges plain data without ruamel.yaml (no
+comments, so no conflict markers).
 
 Layout (as kyaml's ``walk`` + ``merge3``): :mod:`.walker` owns all
 traversal, :mod:`.visit` is the visitor contract, :mod:`.visitor` holds
@@ -24,9 +26,10 @@ from krm_merge.records import Record
 
 if TYPE_CHECKING:
     from .conflicts import Conflict, ConflictPolicy
-    from .nodes import MISSING
+    from .nodes import MISSING, ROUND_TRIP
+    from .plain import PLAIN_DATA
     from .rules import FALLBACK_KEYS, NO_SCHEMA, ListRule, ListStrategy, MergeSchema, SchemaNodeAdapter
-    from .visit import Action, Decision, Sources, Visitor
+    from .visit import Action, Decision, Representation, Sources, Visitor
     from .visitor import Merge3Error, Merge3Visitor
     from .walker import MergeOptions, Merger, Walker
 
@@ -35,7 +38,8 @@ if TYPE_CHECKING:
 # update whose resources need no round-trip merge (most of a kpt-fetched package's) only
 # needs the package rules and never pays for it.
 _HOMES = {
-    "Conflict": ".conflicts", "ConflictPolicy": ".conflicts", "MISSING": ".nodes",
+    "Conflict": ".conflicts", "ConflictPolicy": ".conflicts", "MISSING": ".nodes", "ROUND_TRIP": ".nodes",
+    "PLAIN_DATA": ".plain", "Representation": ".visit",
     "FALLBACK_KEYS": ".rules", "NO_SCHEMA": ".rules", "ListRule": ".rules", "ListStrategy": ".rules",
     "MergeSchema": ".rules", "SchemaNodeAdapter": ".rules",
     "Action": ".visit", "Decision": ".visit", "Sources": ".visit", "Visitor": ".visit",
@@ -74,6 +78,8 @@ __all__ = [
     "FALLBACK_KEYS",
     "MISSING",
     "NO_SCHEMA",
+    "PLAIN_DATA",
+    "ROUND_TRIP",
     "Action",
     "Conflict",
     "ConflictPolicy",
@@ -86,6 +92,7 @@ __all__ = [
     "MergeOutcome",
     "MergeSchema",
     "Merger",
+    "Representation",
     "SchemaNodeAdapter",
     "Sources",
     "Visitor",

@@ -1,7 +1,8 @@
 """Associative lists: element identity, matching and the rebuilt order.
 
 Pure helpers for :meth:`.walker.Walker.walk_associative_list` (the walker
-does the traversal; nothing here walks or merges).  Result order: local's
+does the traversal and writes the list through its representation; nothing
+here walks, merges or writes).  Result order: local's
 order is kept, local-only elements stay where they are, elements of
 origin/upstream that local lacks are appended in the order origin, then
 upstream (so upstream additions come last, in upstream order).
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 import copy
 from typing import Any
-
-from ruamel.yaml.comments import CommentedSeq
 
 from krm_merge.krm.values import Label
 
@@ -76,8 +75,8 @@ def ordered_keys(*indexes: dict[Key, Any]) -> list[Key]:
     return list(seen)
 
 
-def rebuild(seq: CommentedSeq, local_keys: list[Key | None], merged: dict[Key, Any]) -> None:
-    """Write the merged elements back into local's ``seq`` keeping local order."""
+def rebuilt(seq: list[Any], local_keys: list[Key | None], merged: dict[Key, Any]) -> tuple[list[Any], list[int | None]]:
+    """The merged elements in local's order, and for each the index it had in local's ``seq`` (None: new or replaced)."""
     out: list[Any] = []
     origins: list[int | None] = []
     placed: set[Key] = set()
@@ -97,15 +96,4 @@ def rebuild(seq: CommentedSeq, local_keys: list[Key | None], merged: dict[Key, A
         if k not in placed and result is not MISSING:
             out.append(result)
             origins.append(None)
-    _replace_items(seq, out, origins)
-
-
-def _replace_items(seq: CommentedSeq, items: list[Any], origins: list[int | None]) -> None:
-    """Replace the elements keeping each surviving element's own comments."""
-    old_comments = dict(seq.ca.items) if hasattr(seq, "ca") else {}
-    seq[:] = items
-    if hasattr(seq, "ca"):
-        seq.ca.items.clear()
-        for new_i, old_i in enumerate(origins):
-            if old_i is not None and old_i in old_comments:
-                seq.ca.items[new_i] = old_comments[old_i]
+    return out, origins

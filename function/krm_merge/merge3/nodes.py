@@ -1,28 +1,50 @@
 """Node helpers for the 3-way merge: absence, node kinds, comments, equality as data.
 
-The engine works on ruamel.yaml round-trip trees (``CommentedMap`` /
-``CommentedSeq`` / scalars).  ``None`` is an explicit YAML null (``key:``,
-``null``, ``~``); :data:`MISSING` means "the field is not there at all".
+The engine's default trees are ruamel.yaml round-trip trees (``CommentedMap``
+/ ``CommentedSeq`` / scalars): :data:`ROUND_TRIP` is their
+:class:`~.visit.Representation`, the node operations the walker and the
+visitor ask for (:mod:`.plain` is the other one, plain data).  ``None`` is an
+explicit YAML null (``key:``, ``null``, ``~``); :data:`MISSING` means "the
+field is not there at all".
+
+ruamel.yaml is reached through its one door (:func:`krm_merge.yaml.load.ruamel`)
+when a round-trip node is first met, never at import: the update's merge of
+plain data (issue 45) imports this module for :data:`MISSING` and the node
+kinds, and must not pay for ruamel.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from enum import Enum
+from types import SimpleNamespace
 from typing import Any
-
-from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
-from ruamel.yaml.scalarbool import ScalarBoolean
-from ruamel.yaml.scalarstring import (
-    DoubleQuotedScalarString,
-    FoldedScalarString,
-    LiteralScalarString,
-    SingleQuotedScalarString,
-)
 
 from krm_merge.krm.rtedit import literal_can_hold
 from krm_merge.krm.values import render_value
 from krm_merge.krm.values import same as values_same
+from krm_merge.yaml import load
+
+
+@functools.cache
+def _rt() -> SimpleNamespace:
+    """ruamel.yaml's node classes, looked up once (through the one door to ruamel)."""
+    ry = load.ruamel()
+    strings = ry.scalarstring
+    return SimpleNamespace(
+        CommentedBase=ry.comments.CommentedBase, CommentedMap=ry.comments.CommentedMap,
+        CommentedSeq=ry.comments.CommentedSeq, ScalarBoolean=ry.scalarbool.ScalarBoolean,
+        Literal=strings.LiteralScalarString, Folded=strings.FoldedScalarString,
+        SingleQuoted=strings.SingleQuotedScalarString,
+        styles=(strings.SingleQuotedScalarString, strings.DoubleQuotedScalarString, strings.LiteralScalarString,
+                strings.FoldedScalarString),
+    )
+
+
+def _commented(node: Any) -> bool:
+    """Whether ``node`` is a round-trip container (plain dicts and lists never load ruamel to say no)."""
+    return type(node) not in (dict, list) and isinstance(node, _rt().CommentedBase)
 
 
 class _Missing:
@@ -96,12 +118,12 @@ def key_comment(container: Any, key: Any) -> Any:
     parent's ``ca.items[key]``; a container value also carries it as its own
     ``ca.comment``.  Both are part of the signature so either place counts.
     """
-    if not isinstance(container, CommentedBase):
+    if not _commented(container):
         return None
     entry = container.ca.items.get(key)
     own = None
     value = _value(container, key) if _has(container, key) else None
-    if isinstance(value, CommentedBase) and value.ca.comment:
+    if _commented(value) and value.ca.comment:
         own = _token_text(value.ca.comment[0])
     return (_token_text(entry) if entry else None, own)
 
@@ -119,33 +141,33 @@ def _has(container: Any, key: Any) -> bool:
 
 def copy_key_comment(dst: Any, dst_key: Any, src: Any, src_key: Any) -> None:
     """Make ``dst[dst_key]`` carry the comments ``src[src_key]`` has."""
-    if not isinstance(dst, CommentedBase):
+    if not _commented(dst):
         return
-    entry = src.ca.items.get(src_key) if isinstance(src, CommentedBase) else None
+    entry = src.ca.items.get(src_key) if _commented(src) else None
     if entry:
         dst.ca.items[dst_key] = copy.copy(entry)
     else:
         dst.ca.items.pop(dst_key, None)
     dval = _value(dst, dst_key) if _has(dst, dst_key) else None
     sval = src[src_key] if isinstance(src, (dict, list)) and _has(src, src_key) else None
-    if isinstance(dval, CommentedBase):
-        first = sval.ca.comment[0] if isinstance(sval, CommentedBase) and sval.ca.comment else None
+    if _commented(dval):
+        first = sval.ca.comment[0] if _commented(sval) and sval.ca.comment else None
         _set_own_comment(dval, first)
 
 
 def save_key_comment(container: Any, key: Any) -> tuple[Any, Any]:
     """Snapshot of a key's comments (parent entry, value's own first comment)."""
-    if not isinstance(container, CommentedBase) or not _has(container, key):
+    if not _commented(container) or not _has(container, key):
         return (None, None)
     entry = container.ca.items.get(key)
     value = _value(container, key)
-    own = value.ca.comment[0] if isinstance(value, CommentedBase) and value.ca.comment else None
+    own = value.ca.comment[0] if _commented(value) and value.ca.comment else None
     return (copy.copy(entry) if entry else None, own)
 
 
 def restore_key_comment(container: Any, key: Any, saved: tuple[Any, Any]) -> None:
     """Put a snapshot from :func:`save_key_comment` back on ``container[key]``."""
-    if not isinstance(container, CommentedBase):
+    if not _commented(container):
         return
     entry, own = saved
     if entry:
@@ -153,11 +175,11 @@ def restore_key_comment(container: Any, key: Any, saved: tuple[Any, Any]) -> Non
     else:
         container.ca.items.pop(key, None)
     value = _value(container, key)
-    if isinstance(value, CommentedBase):
+    if _commented(value):
         _set_own_comment(value, own)
 
 
-def _set_own_comment(value: CommentedBase, token: Any) -> None:
+def _set_own_comment(value: Any, token: Any) -> None:
     """Set a container's own key comment; an all-empty comment slot must be None for ruamel."""
     if token is None:
         if value.ca.comment and not any(value.ca.comment[1:]):
@@ -179,11 +201,11 @@ def add_line_comment(container: Any, key: Any, text: str, replacing: str | None 
     whose value is a block map or list gets it on the key's line, where
     ruamel keeps it.
     """
-    if not isinstance(container, CommentedBase):
+    if not _commented(container):
         return
     entry = container.ca.items.get(key)
     value = _value(container, key) if _has(container, key) else None
-    if isinstance(value, (LiteralScalarString, FoldedScalarString)):
+    if isinstance(value, (_rt().Literal, _rt().Folded)):
         # After the value the comment would be read as part of the text: it goes after `|` / `>`.
         own = _cut(getattr(value, "comment", None) or "", replacing).rstrip()
         value.comment = f"{own} {text}"
@@ -210,7 +232,7 @@ def _cut(comment: str, replacing: str | None) -> str:
 
 def drop_key_comment(container: Any, key: Any) -> None:
     """Forget the comments of a key that is being removed."""
-    if isinstance(container, CommentedBase):
+    if _commented(container):
         container.ca.items.pop(key, None)
 
 
@@ -242,32 +264,30 @@ def same(a: Any, b: Any) -> bool:
     return values_same(to_plain_data(a), to_plain_data(b))
 
 
-_STR_STYLES = (SingleQuotedScalarString, DoubleQuotedScalarString, LiteralScalarString, FoldedScalarString)
-
-
 def restyle(new: Any, old: Any) -> Any:
     """Give an incoming string the quoting style of the local value it replaces."""
-    if not isinstance(new, str) or not isinstance(old, str):
+    if not isinstance(new, str) or not isinstance(old, str) or type(old) is str:
         return new
-    for style in _STR_STYLES:
+    rt = _rt()
+    for style in rt.styles:
         if isinstance(old, style):
-            if style in (LiteralScalarString, FoldedScalarString):
+            if style in (rt.Literal, rt.Folded):
                 if "\n" not in new or not literal_can_hold(new):
                     return new
-            elif style is SingleQuotedScalarString and not new.isprintable():
+            elif style is rt.SingleQuoted and not new.isprintable():
                 return new  # control characters need double quotes' escapes
             return style(str(new))
     return new
 
 
-def new_map() -> CommentedMap:
+def new_map() -> Any:
     """An empty round-trip map (keys added later are appended)."""
-    return CommentedMap()
+    return _rt().CommentedMap()
 
 
-def new_seq(items: list[Any] | None = None) -> CommentedSeq:
+def new_seq(items: list[Any] | None = None) -> Any:
     """A round-trip sequence holding ``items``."""
-    seq = CommentedSeq()
+    seq = _rt().CommentedSeq()
     if items:
         seq.extend(items)
     return seq
@@ -324,12 +344,47 @@ def to_plain_data(node: Any) -> Any:
 def _plain_scalar(node: Any) -> Any:
     if isinstance(node, bool) or node is None:
         return node
-    if isinstance(node, ScalarBoolean):  # an anchored boolean: an int subclass in ruamel
-        return bool(node)
     if isinstance(node, str):
         return str(node)
     if isinstance(node, int):
-        return int(node)
+        if type(node) is int:
+            return node
+        # a subclass only ruamel makes: an anchored boolean is one (ScalarBoolean), else a styled int
+        return bool(node) if isinstance(node, _rt().ScalarBoolean) else int(node)
     if isinstance(node, float):
         return float(node)
     return node
+
+
+def replace_items(seq: Any, items: list[Any], origins: list[int | None]) -> None:
+    """Replace the elements of ``seq``, keeping each surviving element's own comments (``origins``: its old index)."""
+    old_comments = dict(seq.ca.items) if hasattr(seq, "ca") else {}
+    seq[:] = items
+    if hasattr(seq, "ca"):
+        seq.ca.items.clear()
+        for new_i, old_i in enumerate(origins):
+            if old_i is not None and old_i in old_comments:
+                seq.ca.items[new_i] = old_comments[old_i]
+
+
+class RoundTrip:
+    """ruamel.yaml's round-trip trees as a :class:`~.visit.Representation`: comments kept and merged."""
+
+    comments = True
+    key_comment = staticmethod(key_comment)
+    save_key_comment = staticmethod(save_key_comment)
+    restore_key_comment = staticmethod(restore_key_comment)
+    copy_key_comment = staticmethod(copy_key_comment)
+    drop_key_comment = staticmethod(drop_key_comment)
+    add_line_comment = staticmethod(add_line_comment)
+    new_map = staticmethod(new_map)
+    new_seq = staticmethod(new_seq)
+    same = staticmethod(same)
+    restyle = staticmethod(restyle)
+    render = staticmethod(render)
+    to_plain_data = staticmethod(to_plain_data)
+    replace_items = staticmethod(replace_items)
+
+
+ROUND_TRIP = RoundTrip()
+"""The engine's default representation (every merge but the update's merge of plain data)."""

@@ -9,10 +9,13 @@ the decision.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from .conflicts import Conflict
-from .nodes import MISSING, render, restyle, same
+from .nodes import MISSING, ROUND_TRIP
+
+if TYPE_CHECKING:
+    from .visit import Representation
 
 Take = Literal["local", "upstream", "delete"]
 
@@ -30,7 +33,7 @@ TAKE_UPSTREAM = Verdict("upstream")
 DELETE = Verdict("delete")
 
 
-def decide_scalar(l: Any, o: Any, u: Any) -> Verdict:
+def decide_scalar(l: Any, o: Any, u: Any, same: Callable[[Any, Any], bool] = ROUND_TRIP.same) -> Verdict:
     """kyaml's scalar rule.
 
     1. explicit null locally or upstream deletes the field;
@@ -40,6 +43,8 @@ def decide_scalar(l: Any, o: Any, u: Any) -> Verdict:
     3. in neither: local's;
     4/5. upstream changed it: upstream's (a conflict if local changed it too,
        differently); 6. otherwise local's.
+
+    ``same``: the representation's equality as data.
     """
     if u is None or l is None:
         return DELETE
@@ -54,13 +59,13 @@ def decide_scalar(l: Any, o: Any, u: Any) -> Verdict:
     return Verdict("upstream", both_changed)
 
 
-def restyled(u: Any, l: Any) -> Any:
+def restyled(u: Any, l: Any, rep: Representation = ROUND_TRIP) -> Any:
     """Upstream's value, written in local's quoting style when it replaces one."""
     if l is MISSING or l is None:
         return u
-    return restyle(u, l)
+    return rep.restyle(u, l)
 
 
-def conflict_record(path: str, l: Any, o: Any, u: Any, winner: str) -> Conflict:
+def conflict_record(path: str, l: Any, o: Any, u: Any, winner: str, rep: Representation = ROUND_TRIP) -> Conflict:
     """Conflict entry with short renderings of the three values."""
-    return Conflict(path=path, origin=render(o), local=render(l), upstream=render(u), winner=winner)
+    return Conflict(path=path, origin=rep.render(o), local=rep.render(l), upstream=rep.render(u), winner=winner)

@@ -11,7 +11,11 @@ to do with it.  The visitor never walks; it answers with a :class:`Decision`:
   list's elements) with ``sources.local`` as the destination container.
 
 A new merge policy is a new visitor (e.g. the Kptfile pipeline rules in
-:mod:`krm_merge.kptfile.merge`), not an edit of the walker.
+:mod:`krm_merge.kptfile.merge`), not an edit of the walker.  A new node
+representation is a new :class:`Representation` (the node operations both
+ask for): ruamel's round-trip trees (:data:`.nodes.ROUND_TRIP`, comments
+kept) or plain data (:data:`.plain.PLAIN_DATA`, the update's merge of what the
+fast reader read).
 """
 
 from __future__ import annotations
@@ -81,6 +85,69 @@ def replace_with(node: Any) -> Decision:
 def descend(sources: Sources, *, drop_if_empty: bool = False) -> Decision:
     """Walk into ``sources`` (``sources.local`` is the destination)."""
     return Decision(Action.DESCEND, sources=sources, drop_if_empty=drop_if_empty)
+
+
+class Representation(Protocol):
+    """How the trees of one merge hold their nodes: what the walker and the visitor ask of a node beyond its data.
+
+    ``comments``: whether the nodes carry comments at all; when False the
+    walker neither asks :meth:`Visitor.visit_key` nor calls the comment
+    operations, and no conflict can be marked (a marker is a comment).
+    """
+
+    comments: bool
+
+    def key_comment(self, container: Any, key: Any) -> Any:
+        """Comparable text of the comments of ``container[key]``."""
+        ...
+
+    def save_key_comment(self, container: Any, key: Any) -> Any:
+        """A snapshot of a key's comments, for :meth:`restore_key_comment`."""
+        ...
+
+    def restore_key_comment(self, container: Any, key: Any, saved: Any) -> None:
+        """Put a snapshot back on ``container[key]``."""
+        ...
+
+    def copy_key_comment(self, dst: Any, dst_key: Any, src: Any, src_key: Any) -> None:
+        """Make ``dst[dst_key]`` carry the comments ``src[src_key]`` has."""
+        ...
+
+    def drop_key_comment(self, container: Any, key: Any) -> None:
+        """Forget the comments of a key being removed."""
+        ...
+
+    def add_line_comment(self, container: Any, key: Any, text: str, replacing: str | None = None) -> None:
+        """End the line of ``container[key]`` with ``text``."""
+        ...
+
+    def new_map(self) -> Any:
+        """An empty map of this representation."""
+        ...
+
+    def new_seq(self, items: list[Any] | None = None) -> Any:
+        """A sequence of this representation holding ``items``."""
+        ...
+
+    def same(self, a: Any, b: Any) -> bool:
+        """Equal as data (either may be MISSING): the project's one equality."""
+        ...
+
+    def restyle(self, new: Any, old: Any) -> Any:
+        """An incoming scalar in the style of the local value it replaces."""
+        ...
+
+    def render(self, node: Any) -> str:
+        """A node shown in a message (bounded)."""
+        ...
+
+    def to_plain_data(self, node: Any) -> Any:
+        """The node as plain data."""
+        ...
+
+    def replace_items(self, seq: Any, items: list[Any], origins: list[int | None]) -> None:
+        """Make ``seq`` hold ``items``; ``origins[i]``: the old index of ``items[i]`` (its comments go with it), or None."""
+        ...
 
 
 class Visitor(Protocol):

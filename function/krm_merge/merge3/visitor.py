@@ -17,9 +17,9 @@ from typing import Any
 
 from . import scalars
 from .conflicts import Conflict, ConflictPolicy, FieldRules
-from .nodes import MISSING, kind_of, new_map, new_seq, same
+from .nodes import MISSING, ROUND_TRIP, kind_of
 from .rules import ListRule, ListStrategy, MergeSchema
-from .visit import DELETE, KEEP, Action, Decision, Sources, descend, replace_with
+from .visit import DELETE, KEEP, Action, Decision, Representation, Sources, descend, replace_with
 
 UPSTREAM_COMMENT = Decision(Action.REPLACE)
 """visit_key's answer for "take upstream's comments"."""
@@ -43,6 +43,7 @@ class Merge3Visitor:
     rules: FieldRules = field(default_factory=FieldRules)  # the package's rules, before ``policy``
     # An explicit null in all three versions stays (kyaml deletes it; ``krm-merge update`` keeps what nobody changed).
     keep_unchanged_nulls: bool = False
+    rep: Representation = ROUND_TRIP  # the trees' nodes (the walker's too)
 
     def visit_map(self, nodes: Sources, schema: MergeSchema | None) -> Decision:
         """Explicit null deletes; gone locally and upstream stays gone; else merge into local's map."""
@@ -52,24 +53,24 @@ class Merge3Visitor:
         if u is None or l is None or (l is MISSING and u is MISSING):
             return DELETE
         created = l is MISSING
-        dest = new_map() if created else l
-        return descend(nodes.with_local(dest), drop_if_empty=_drop_emptied(created, not created and not l, o, u))
+        dest = self.rep.new_map() if created else l
+        return descend(nodes.with_local(dest), drop_if_empty=_drop_emptied(created, not created and not l, o, u, self.rep))
 
     def visit_list(self, nodes: Sources, rule: ListRule, elements: MergeSchema | None) -> Decision:
         """Plain lists are atoms; associative ones are merged element by element into local's."""
         if rule.strategy is ListStrategy.PLAIN:
-            return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream), nodes)
+            return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream, self.rep.same), nodes)
         l, o, u = nodes.local, nodes.origin, nodes.upstream
         if (u is MISSING or u is None) and o is not MISSING and o is not None:
             return DELETE
         if u is MISSING and o is MISSING:
             return KEEP
-        dest = new_seq() if l is MISSING or l is None else l
+        dest = self.rep.new_seq() if l is MISSING or l is None else l
         return descend(nodes.with_local(dest))
 
     def visit_scalar(self, nodes: Sources) -> Decision:
         """kyaml's scalar rule (:func:`.scalars.decide_scalar`)."""
-        return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream), nodes)
+        return self._settle(scalars.decide_scalar(nodes.local, nodes.origin, nodes.upstream, self.rep.same), nodes)
 
     def visit_key(self, values: Sources, comments: Sources) -> Decision:
         """Comments follow the scalar rule, whatever happens to the value: upstream's change wins unless local edited it.
@@ -90,15 +91,15 @@ class Merge3Visitor:
         elif cl == co or cu == co:
             take = cl == co and co != cu
         else:
-            take = cl != cu and not isinstance(uv, (dict, list)) and not same(ov, uv)
+            take = cl != cu and not isinstance(uv, (dict, list)) and not self.rep.same(ov, uv)
         return UPSTREAM_COMMENT if take else KEEP
 
     def visit_kind_change(self, nodes: Sources) -> Decision:
         """A kind change on one side only is an ordinary change (kyaml errors on any)."""
         l, o, u = nodes.local, nodes.origin, nodes.upstream
-        if same(o, u):
+        if self.rep.same(o, u):
             return KEEP
-        if same(l, o):
+        if self.rep.same(l, o):
             return replace_with(u)
         first, other = _kinds(l, o, u)
         raise Merge3Error(f"wrong node kind: expected {first} but got {other}", format_path(nodes.path))
@@ -113,7 +114,7 @@ class Merge3Visitor:
             # mark: local's value stays; Merger writes the marker once the field is settled
             winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.MARK: "marked",
                       ConflictPolicy.FAIL: "none"}.get(policy, "upstream")
-            record = scalars.conflict_record(path, l, o, u, winner)
+            record = scalars.conflict_record(path, l, o, u, winner, self.rep)
             if rule is not None:
                 record = record._replace(rule=rule.text)
             self.conflicts.append(record)
@@ -122,7 +123,7 @@ class Merge3Visitor:
         if decision.take == "upstream":
             if u is MISSING or u is None:
                 return DELETE
-            return replace_with(scalars.restyled(u, l))
+            return replace_with(scalars.restyled(u, l, self.rep))
         if decision.take == "delete":
             return DELETE
         return KEEP
@@ -134,7 +135,7 @@ def _kinds(*nodes: Any) -> tuple[str, str]:
     return first, next(k for k in kinds[1:] if k != first)
 
 
-def _drop_emptied(created: bool, was_empty: bool, o: Any, u: Any) -> bool:
+def _drop_emptied(created: bool, was_empty: bool, o: Any, u: Any, rep: Representation) -> bool:
     """Whether a map the merge leaves empty disappears.
 
     kyaml keeps such maps as ``{}``; we drop them when local had deleted the
@@ -143,5 +144,5 @@ def _drop_emptied(created: bool, was_empty: bool, o: Any, u: Any) -> bool:
     already empty locally, or an empty map upstream added, stays.
     """
     if created:
-        return same(o, u)
+        return rep.same(o, u)
     return u is MISSING and (not was_empty or (isinstance(o, dict) and not o))

@@ -8,7 +8,10 @@ again.  What happens to a node is decided by a :class:`~.visit.Visitor`
 (:class:`~.visitor.Merge3Visitor` by default); the walker applies the
 decision.  Local is the destination: it is edited in place, so its untouched
 nodes keep their comments and formatting; nodes taken from upstream are moved
-over (upstream's tree is consumed, never copied).
+over (upstream's tree is consumed, never copied).  What a node is made of
+(ruamel's round-trip trees, or plain data) is the visitor's
+:class:`~.visit.Representation`: the walker asks it for comments, new
+containers and a rebuilt list, and leaves comments out where it has none.
 """
 
 from __future__ import annotations
@@ -18,26 +21,14 @@ from typing import Any, Callable
 
 from krm_merge.krm.values import format_path
 
-from .assoc import element_key, element_label, index_elements, ordered_keys, rebuild
+from .assoc import element_key, element_label, index_elements, ordered_keys, rebuilt
 from .conflicts import (
     ABSENT_VALUE, MARKER, Conflict, ConflictPolicy, FieldMark, FieldRules, Lookups, locator_of, marker_comment,
     recorded_value,
 )
-from .nodes import (
-    MISSING,
-    NodeKind,
-    add_line_comment,
-    child,
-    copy_key_comment,
-    drop_key_comment,
-    key_comment,
-    kind_of,
-    restore_key_comment,
-    save_key_comment,
-    to_plain_data,
-)
+from .nodes import MISSING, ROUND_TRIP, NodeKind, child, kind_of
 from .rules import FALLBACK_KEYS, INFER_LIST, ListRule, ListStrategy, MergeSchema, SchemaResolver, infer_keys
-from .visit import Action, Decision, Sources, Visitor
+from .visit import Action, Decision, Representation, Sources, Visitor
 from .visitor import Merge3Error, Merge3Visitor
 
 
@@ -78,6 +69,7 @@ class Walker:
     resolver: SchemaResolver | None = None
     # Called with (destination map, key, the three values) after each field is settled and still there.
     on_field: Callable[[Any, Any, Sources], None] | None = None
+    rep: Representation = ROUND_TRIP  # what the trees are made of (the visitor's own)
 
     def walk_document(self, local: Any, origin: Any, upstream: Any, schema: MergeSchema | None) -> Any:
         """Merge three documents; returns the merged local or MISSING."""
@@ -134,7 +126,7 @@ class Walker:
             if rule.keyed:
                 result = _complete_element(result, element, rule, key)
             merged[key] = result
-        rebuild(dest, local_keys, merged)
+        self.rep.replace_items(dest, *rebuilt(dest, local_keys, merged))
         if not dest and decision.drop_if_empty:
             return MISSING
         return dest
@@ -152,24 +144,27 @@ class Walker:
     def _walk_field(self, inner: Sources, key: Any, schema: MergeSchema | None) -> None:
         """Walk map field ``key`` and set (or remove) it on the destination, comments included."""
         l, o, u = inner.local, inner.origin, inner.upstream
+        rep = self.rep
         values = Sources(child(l, key), child(o, key), child(u, key), inner.path + (str(key),))
-        comments = Sources(key_comment(l, key), key_comment(o, key), key_comment(u, key), values.path)
-        take_comment = self.visitor.visit_key(values, comments).action is Action.REPLACE
-        saved = save_key_comment(l, key)
+        take_comment, saved = False, None
+        if rep.comments:
+            comments = Sources(rep.key_comment(l, key), rep.key_comment(o, key), rep.key_comment(u, key), values.path)
+            take_comment = self.visitor.visit_key(values, comments).action is Action.REPLACE
+            saved = rep.save_key_comment(l, key)
         result = self.walk(values, _Field(schema, str(key)))
         if result is MISSING:
             if key in l:
                 del l[key]
-                drop_key_comment(l, key)
+                rep.drop_key_comment(l, key)
             return
         if values.local is not result:
             l[key] = result
         # The key's comments follow their own rule (visit_key), also when the value is upstream's:
         # a comment local wrote on a line (a $promotion marker) stays when upstream changes the value.
         if take_comment:
-            copy_key_comment(l, key, u, key)
-        elif values.local is not result:
-            restore_key_comment(l, key, saved)
+            rep.copy_key_comment(l, key, u, key)
+        elif rep.comments and values.local is not result:
+            rep.restore_key_comment(l, key, saved)
         if self.on_field is not None:
             self.on_field(l, key, values)
 
@@ -243,17 +238,22 @@ class MergeOptions:
 
 @dataclass
 class Merger:
-    """One 3-way merge run: a :class:`Walker` with a visitor (kyaml's rules unless given)."""
+    """One 3-way merge run: a :class:`Walker` with a visitor (kyaml's rules unless given).
+
+    ``representation``: what the trees are made of (round-trip trees unless
+    given; :data:`.plain.PLAIN_DATA` for plain data, which cannot be marked).
+    """
 
     options: MergeOptions = field(default_factory=MergeOptions)
     visitor: Merge3Visitor | None = None
     # The markers the last merge_document wrote, for the update's conflict ledger.
     marked: list[FieldMark] = field(default_factory=list)
+    representation: Representation = ROUND_TRIP
 
     def __post_init__(self) -> None:
         if self.visitor is None:
             self.visitor = Merge3Visitor(self.options.conflicts, rules=self.options.rules,
-                                         keep_unchanged_nulls=self.options.keep_unchanged_nulls)
+                                         keep_unchanged_nulls=self.options.keep_unchanged_nulls, rep=self.representation)
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -273,13 +273,14 @@ class Merger:
         on_field = None
         if self.options.conflicts is ConflictPolicy.MARK or self.options.rules.marks:
             on_field = self._conflict_finder(marks)
-        walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver, on_field)
+        walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver, on_field, self.representation)
         merged = walker.walk_document(local, origin, upstream, schema)
+        rep = walker.rep
         for container, key, values in marks:
             # a marker an earlier update left on the field gives way to this one
-            add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin),
-                                                            to_plain_data), replacing=f"# {MARKER}")
-        self.marked = _field_marks(merged, marks) if marks else []
+            rep.add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin),
+                                                                rep.to_plain_data), replacing=f"# {MARKER}")
+        self.marked = _field_marks(merged, marks, rep.to_plain_data) if marks else []
         return merged
 
     def _conflict_finder(self, marks: list[tuple[Any, Any, Sources]]) -> Callable[[Any, Any, Sources], None]:
@@ -296,7 +297,7 @@ class Merger:
         return note
 
 
-def _field_marks(merged: Any, marks: list[tuple[Any, Any, Sources]]) -> list[FieldMark]:
+def _field_marks(merged: Any, marks: list[tuple[Any, Any, Sources]], to_plain_data: Callable[[Any], Any]) -> list[FieldMark]:
     """Each marked field where the merged document holds it (a field the merge then dropped is left out)."""
     paths = _container_paths(merged, {id(container) for container, _, _ in marks})
     out: list[FieldMark] = []

@@ -2,13 +2,17 @@
 
 kpt's strategies (:mod:`.updater`) share it: they decide what happens to
 each resource; the matching of the three copies by identity and the field
-by field merge of one resource (texts compared first, so only resources
-that really differ are parsed with ruamel) live here once.
+by field merge of one resource live here once.  Texts are compared first;
+a resource changed on both sides is merged on the plain data the fast
+reader read (issue 45), and on ruamel round-trip trees only where plain
+data cannot carry the answer (:meth:`MergeContext.round_trip_reason`).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
+import re
 from collections import Counter
 from typing import Any, Callable
 
@@ -21,7 +25,8 @@ from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.pkgio import folders_of
 from krm_merge.krm.results import KrmError
-from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldMark, FieldRule, FieldRules
+from krm_merge.krm.values import same
+from krm_merge.merge3.conflicts import RULES_ANNOTATION, ConflictPolicy, FieldMark, FieldRule, FieldRules
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 from krm_merge.outcomes.kinds import Action, Reason
 
@@ -30,7 +35,7 @@ from .resources import (
     drop_bookkeeping, is_crd, rules_of, same_content, take_disjoint_changes, take_upstream_change, upstream_change,
 )
 from .result import OtherFilesChanged, PackageMergeOptions, PackageMergeResult, RelPath
-from .unchanged import comments_of, same_as_fetched
+from .unchanged import comments_of, same_as_fetched, without_bookkeeping
 
 
 class MergeContext:
@@ -44,7 +49,8 @@ class MergeContext:
         self.root_dir = root_dir  # "" or the subpackage this merger handles on its own
         self.rel_path = rel_path
         self.other_files_changed = other_files_changed
-        self._registry: Any = None
+        self._registries: dict[str, Any] = {}  # API group -> its schema registry (SchemaRegistry), built on first use
+        self._crds_read: dict[str, Any] = {}  # a CRD's text -> its data
         self._crd_sources: list[KubeObject] = []
         self._package_dirs: set[str] = set()
         self._own_rules: dict[int, list[FieldRule]] = {}  # id(local item) -> its annotation's rules
@@ -251,9 +257,24 @@ class MergeContext:
                 # upstream changed comments where local's text is not origin's: the 3-way merge carries them
                 return self._full_merge(obj, base, up, result)
         result.outcomes.append((obj, Action.MERGED, Reason.CHANGED_ON_BOTH_SIDES, ""))
-        if base is not None and self._took_disjoint_changes(obj, base, up):
+        if base is not None and (self._took_reformatted(obj, base, up) or self._took_disjoint_changes(obj, base, up)):
             return True
         return self._full_merge(obj, base, up, result)
+
+    def _took_reformatted(self, obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
+        """A resource local only re-formatted (origin's data, key order and comments aside: an editor or a
+        formatter wrote it back) takes upstream's change in its own text, as one unchanged locally does
+        (issue 45).  No field changed on both sides, so no merge rule can decide one.  False when local's
+        data is not origin's, or when upstream's comment change cannot be carried onto the text (the merge
+        carries it)."""
+        try:
+            if not isinstance(obj.data, dict) or not same(without_bookkeeping(obj.data), without_bookkeeping(base.data)):
+                return False
+        except KrmError:
+            return False  # the merge reports it
+        if comments_of(base.text) != comments_of(up.text):
+            return take_upstream_change(obj, base, up, comments=True)
+        return take_disjoint_changes(obj, base, up)
 
     def _took_disjoint_changes(self, obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
         """Upstream's change applied as data where local changed other fields (issue 33: the 3-way merge reads
@@ -264,15 +285,71 @@ class MergeContext:
         return take_disjoint_changes(obj, base, up)
 
     def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+        """The 3-way merge of a resource changed on both sides; False when it deletes the resource."""
+        if self.round_trip_reason(obj, base, up) is None:
+            merged = self._merge_as_data(obj, base, up, result)
+            if merged is not None:
+                return merged
+        return self._merge_round_trip(obj, base, up, result)
+
+    def round_trip_reason(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> str | None:
+        """Why the 3-way merge of this resource needs ruamel.yaml's round-trip trees, or None (plain data will do).
+
+        Plain data has no comments: a merge that must write a conflict marker (``--conflicts mark``, a ``mark``
+        rule), or carry upstream's comment changes, needs the trees.  So does a document whose data is not a
+        tree of string keys: YAML anchors and aliases (one node in several places), keys that are not strings
+        (the trees' equality reads keys as text), a document that is not a mapping.
+        """
+        if self.options.conflicts is ConflictPolicy.MARK or self._rules_for(obj).marks:
+            return "conflict markers"
+        if comments_of(base.text if base is not None else "") != comments_of(up.text):
+            return "upstream changed comments"
+        try:
+            versions = [obj.data, up.data] + ([base.data] if base is not None else [])
+        except KrmError:
+            return "unreadable"  # the round-trip reader reports it
+        for data in versions:
+            reason = _not_a_plain_tree(data)
+            if reason is not None:
+                return reason
+        return None
+
+    def _merge_as_data(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool | None:
+        """The merge on plain data, written into local's text by the editing layer (issue 45): the walker and the
+        visitor of the round-trip merge, on what the fast reader read.  None (``obj`` untouched) when no editor
+        prints the answer faithfully: the round-trip merge then decides."""
+        MISSING, Merge3Error = merge3.MISSING, merge3.Merge3Error
+        local = obj.copy_data()  # tracked: local's list elements keep their bytes wherever they go
+        origin = without_bookkeeping(base.data) if base is not None else MISSING
+        upstream = without_bookkeeping(up.copy_data())  # its nodes are moved into local's (and completed): a copy
+        merger = merge3.Merger(self._merge_options(obj), representation=merge3.PLAIN_DATA)
+        try:
+            merged = merger.merge_document(local, origin, upstream, self._resolve(up.api_version, up.kind))
+        except Merge3Error as err:
+            raise KrmError(err.message, obj, err.path or None) from None
+        if merged is not MISSING:
+            before = obj.text
+            try:
+                obj.set_data(merged, change=_change(base, up, merger.conflicts))
+            except KrmError:
+                obj.set_text(before)  # drops a round-trip tree the failed print left edited
+                return None
+        result.conflicts.extend((obj, c) for c in merger.conflicts)
+        return merged is not MISSING
+
+    def _merge_options(self, obj: KubeObject) -> merge3.MergeOptions:
+        """The 3-way merge's options for ``obj`` (its conflict rules, the package's schemas)."""
+        return merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj),
+                                   keep_unchanged_nulls=True)  # a null nobody changed is no change (docs/merge.md)
+
+    def _merge_round_trip(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
         # merge3's names load the engine (and ruamel) on first use: only a resource changed on both sides pays.
         MISSING, Merge3Error = merge3.MISSING, merge3.Merge3Error
         l_tree = yamlio.load_rt(obj.text, obj.display())
         unedited = copy.deepcopy(l_tree)  # ~5x cheaper than reading local's text again to compare the result
         o_tree = strip_bookkeeping(yamlio.load_rt(base.text, base.display())) if base is not None else MISSING
         u_tree = strip_bookkeeping(yamlio.load_rt(up.text, up.display()))
-        options = merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj),
-                                      keep_unchanged_nulls=True)  # a null nobody changed is no change (docs/merge.md)
-        merger = merge3.Merger(options)
+        merger = merge3.Merger(self._merge_options(obj))
         try:
             merged = merger.merge_document(l_tree, o_tree, u_tree, self._resolve(up.api_version, up.kind))
         except Merge3Error as err:
@@ -313,21 +390,42 @@ class MergeContext:
         obj.set_text(yamlio.dump_like(merged, obj.text, unedited, _change(base, up, conflicts)))
 
     def _resolve(self, api_version: str, kind: str) -> MergeSchema | None:
-        """The schema of a kind (CRDs of the three copies included), built on first use."""
-        if self._registry is None:
+        """The schema of a kind (CRDs of the three copies included), built on first use for its API group."""
+        group = api_version.rpartition("/")[0]
+        registry = self._registries.get(group)
+        if registry is None:
             # Only a resource changed on both sides asks for a schema: an update that merges
             # none never loads the registry and the built-in table's reader (issue 24).
             from krm_merge.schema.registry import SchemaRegistry
 
-            # A CRD upstream did not change is the same text in origin and upstream: read once.
-            read: dict[str, Any] = {}
-            crds = [read[o.text] if o.text in read else read.setdefault(o.text, o.data) for o in self._crd_sources]
+            # Only the CRDs that may define the group are read (issue 45: a Deployment merged in a package of
+            # CRDs read them all, ~40 ms for porch's); a CRD upstream did not change is read once.
+            crds = [self._crd_data(o) for o in self._crd_sources if _may_define(o.text, group)]
             try:
-                self._registry = SchemaRegistry(crds=crds)
+                registry = self._registries[group] = SchemaRegistry(crds=crds)
             except Exception as err:  # an invalid CRD must not stop the merge of other kinds
-                self._registry = SchemaRegistry()
+                self._registries[group] = SchemaRegistry()
                 raise KrmError(f"cannot use CRD schemas: {err}") from None
-        return SchemaNodeAdapter(self._registry.for_object(api_version, kind))
+        return SchemaNodeAdapter(registry.for_object(api_version, kind))
+
+    def _crd_data(self, crd: KubeObject) -> Any:
+        """A CRD's data, read once per text (origin's and upstream's copies of a CRD upstream left alone are one)."""
+        data = self._crds_read.get(crd.text)
+        if data is None:
+            data = self._crds_read[crd.text] = crd.data
+        return data
+
+
+def _may_define(text: str, group: str) -> bool:
+    """Whether a CRD's text may define kinds of API ``group``: its ``spec.group`` is written in it, so a text
+    without the group's name (or, for the core group, without an empty ``group:``) cannot."""
+    return group in text if group else _empty_group().search(text) is not None
+
+
+@functools.cache
+def _empty_group() -> re.Pattern[str]:
+    """A ``group`` key holding nothing, an empty string or null (the core group), in block or flow style."""
+    return re.compile(r"""group['"]?[ \t]*:[ \t]*(?:''|""|null|Null|NULL|~)?[ \t]*(?:$|[,}#])""", re.M)
 
 
 def _took_upstream_kptfile_change(obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
@@ -353,6 +451,26 @@ def _took_upstream_kptfile_change(obj: KubeObject, base: KubeObject, up: KubeObj
         obj.set_text(before)  # drops a round-trip tree the failed print left edited
         return False
     return True
+
+
+def _not_a_plain_tree(data: Any) -> str | None:
+    """Why ``data`` cannot be merged as plain data (see :meth:`MergeContext.round_trip_reason`), or None."""
+    if not isinstance(data, dict):
+        return "not a mapping"
+    seen: set[int] = set()
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return "anchors and aliases"  # one node in two places: a copy would expand what the alias shares
+        seen.add(id(node))
+        if isinstance(node, dict):
+            if not all(type(key) is str for key in node):
+                return "keys that are not strings"
+            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        else:
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    return None
 
 
 def _change(base: KubeObject | None, up: KubeObject, conflicts: list[Any]) -> tuple[str, str] | None:

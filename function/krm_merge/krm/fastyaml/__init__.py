@@ -15,11 +15,13 @@ collections and literal block scalars.  For that subset this module
 
 Both give up (return None) on anything outside the subset or any edit they
 are not sure to print exactly as the ruamel.yaml path would (anchors, tags,
-multi-line double-quoted scalars, folded scalars, a changed literal block
-not written as the round-trip editor prints one (one written so is printed
-as it prints the new value), changed multi-line plain or single-quoted
-scalars (read, kept as written),
-containers that become empty, ...).  The caller then falls back to libyaml /
+folded scalars, a changed literal block not written as the round-trip editor
+prints one (one written so is printed as it prints the new value), changed
+multi-line plain or single-quoted scalars (read, kept as written), changed
+flow mappings, containers that become empty, ...).  What printers with a
+line width write is in the subset (a scalar on the line after its key,
+wrapped plain scalars, quoted strings wrapped inside a flow collection,
+issue 45).  The caller then falls back to libyaml /
 ruamel.yaml, so giving up is always safe.
 
 Comment ownership follows ruamel.yaml: a comment line belongs to the entry

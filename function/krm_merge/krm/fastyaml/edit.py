@@ -40,6 +40,42 @@ def edit(parsed: Parsed, old: Any, new: Any, match: Matcher, *, literal_blocks: 
     return text + "\n" if final_newline else text
 
 
+def _flow_items(text: str) -> list[str] | None:
+    """The elements of a one-line flow list of scalars (``[a, 'b', "c"]``) as written, or None for anything else."""
+    if not text.startswith("[") or not text.endswith("]"):
+        return None
+    items: list[str] = []
+    at, k, end = 1, 1, len(text) - 1
+    while k < end:
+        ch = text[k]
+        if ch == "'" or ch == '"':
+            close = scalars.closing_quote(text, k + 1, ch)
+            if close < 0:
+                return None
+            k = close + 1
+        elif ch in "[]{}":
+            return None
+        elif ch == ",":
+            items.append(text[at:k].strip(" "))
+            at = k = k + 1
+        else:
+            k += 1
+    last = text[at:end].strip(" ")
+    if last:
+        items.append(last)
+    return items if all(items) else None
+
+
+def _style_of(text: str) -> str:
+    """The quote style of a scalar as written."""
+    return "single" if text.startswith("'") else "double" if text.startswith('"') else "plain"
+
+
+def _FLOW_PLAIN(text: str) -> bool:
+    """A plain string the round-trip printer also writes plain inside a flow collection (no flow indicator)."""
+    return not any(ch in text for ch in ",?[]{}") and not text.endswith(":")
+
+
 def _splice(lines: list[str], lo: int, hi: int, edits: list[Edit]) -> list[str]:
     """Lines ``lo``..``hi`` with the (non-overlapping) edits applied."""
     out: list[str] = []
@@ -139,8 +175,15 @@ class _Editor:
                 raise Unsupported("list emptied")
             return self.edit_seq(pos, old, new)
         if isinstance(pos, ScalarPos):
+            if pos.line != entry.start:
+                return [self.replace_scalar_below(pos, new, entry)]
             if pos.style == "literal" and self.literal_blocks:
                 return [self.replace_literal(pos, old, new, entry, key_col)]
+            if self.lines[pos.line][pos.start : pos.start + 1] == '"' and isinstance(new, str) and (
+                    pos.style == "multiline" or self.literal_blocks and literal_block(new, "") is not None):
+                return [self.rewrite_quoted_string(pos, new, entry, key_col)]
+            if pos.style == "flow" and isinstance(old, list) and isinstance(new, list):
+                return [self.replace_flow_list(pos, old, new)]
             if pos.style in ("flow", "literal", "folded", "alias", "multiline"):
                 raise Unsupported("flow, block or multi-line scalar changed")
             if isinstance(new, (dict, list)):
@@ -172,6 +215,18 @@ class _Editor:
             new_line = prefix + line[pos.end :]
         return pos.line, pos.line + 1, [new_line]
 
+    def replace_scalar_below(self, pos: ScalarPos, new: Any, entry: Entry) -> Edit:
+        """A changed scalar written on the line after its key goes on the key's line, as the round-trip editor
+        prints it (two lines become one)."""
+        if pos.style not in ("plain", "single", "double") or isinstance(new, (dict, list)):
+            raise Unsupported("scalar below its key changed otherwise")
+        line = self.lines[entry.start]
+        head = line.rstrip(" ")
+        if not head.endswith(":"):
+            raise Unsupported("key line")
+        text = scalar_text(new, pos.style)
+        return entry.start, pos.line + 1, [f"{head} {text}" if text else line]  # (a null: the key's line as it was)
+
     def replace_literal(self, pos: ScalarPos, old: Any, new: Any, entry: Entry, key_col: int) -> Edit:
         """A map value's literal block rewritten for ``new``, when the round-trip editor prints exactly that.
 
@@ -200,6 +255,48 @@ class _Editor:
         else:
             raise Unsupported("chomping changed before a comment")
         return pos.line, entry.end, [head] + now[1:]
+
+    def rewrite_quoted_string(self, pos: ScalarPos, new: str, entry: Entry, key_col: int) -> Edit:
+        """A double-quoted string (on one line, or wrapped over several by a printer with a width) changed: printed
+        as the round-trip editor prints it, a literal block at the key's column plus the text's mapping indent when
+        one holds the new string (and ``literal_blocks``), else one double-quoted line (kpt prints a configuration
+        file with blanks ending its lines so; upstream's new file, issue 45)."""
+        lines = self.lines
+        line = lines[pos.line]
+        if line[key_col] == "-":
+            raise Unsupported("sequence element")  # a literal block there is indented by the sequence layout
+        last = lines[entry.end - 1].lstrip(" ") if pos.style == "multiline" else line[pos.start + 1 :]
+        close = scalars.closing_quote(last, 0, '"')
+        if pos.style not in ("double", "multiline") or close < 0 or last[close + 1 :].strip(" "):
+            raise Unsupported("a comment after the string")
+        block = literal_block(new, " " * (key_col + self.mapping_indent())) if self.literal_blocks else None
+        if block is None:
+            if literal_block(new, "") is not None:
+                raise Unsupported("literal block")  # (a caller with upstream's lines tries those first)
+            block = [scalar_text(new, "double")]
+        return pos.line, entry.end, [line[: pos.start] + block[0]] + block[1:]
+
+    def replace_flow_list(self, pos: ScalarPos, old: list, new: list) -> Edit:
+        """A one-line flow list of scalars changed: printed as the round-trip editor prints it, each element kept
+        as written where it is unchanged, a changed string in its old quote style, a new one plain where every
+        printer writes it plain (a container's ``args: ["-c", "/etc/app.yaml"]``, issue 45)."""
+        line = self.lines[pos.line]
+        texts = _flow_items(line[pos.start : pos.end])
+        if not texts or not new or pos.comment >= 0 or line[pos.end :].strip(" "):
+            raise Unsupported("flow collection changed")  # (``[]`` filled: the round-trip editor prints a block)
+        out = []
+        for value, k in zip(new, self.match(old, new)):
+            if isinstance(value, (dict, list, float)) or value is None:
+                raise Unsupported("flow element")
+            if k is not None and type(old[k]) is type(value) and deep_equal(old[k], value):
+                out.append(texts[k])
+                continue
+            like = _style_of(texts[k]) if k is not None and isinstance(old[k], str) else "plain"
+            text = scalar_text(value, like)
+            if isinstance(value, str) and like == "plain" and not _FLOW_PLAIN(text):
+                raise Unsupported("plain string a flow collection quotes")
+            out.append(text)
+        return pos.line, pos.line + 1, [line[: pos.start] + "[" + ", ".join(out) + "]" + line[pos.end :]]
 
     def mapping_indent(self) -> int:
         """The text's mapping indentation (what the round-trip editor prints with: :func:`layout_of`)."""

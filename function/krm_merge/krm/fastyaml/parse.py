@@ -358,10 +358,17 @@ class _Parser:
                 value, pos, nxt, inline = self.parse_value(i, inner, indent, False)
                 if isinstance(pos, MapPos) and pos.dash_line < 0:
                     pos.dash_line = i  # `- # comment` or a bare dash: ruamel ties the line to the first key
+            try:
+                info = _line_info(lines[nxt]) if nxt < n else _BLANK
+            except Unsupported:
+                if inner[0] != _SCALAR or inner[4] != "plain":
+                    raise
+                value, nxt = self.plain_lines(i, inner, indent)  # the line goes on a plain scalar (a printer's wrapping)
+                pos = ScalarPos(i, inner[2], len(lines[i]), "multiline", -1)
+                info = _line_info(lines[nxt]) if nxt < n else _BLANK
             entry = Entry(i, pos, inline, nxt if isinstance(pos, ScalarPos) else pos.end)
             data.append(value)
             node.items.append(entry)
-            info = _line_info(lines[nxt]) if nxt < n else _BLANK
             j = nxt
             if info is _BLANK:
                 j, info = self.next_content(nxt)
@@ -384,6 +391,10 @@ class _Parser:
         if kind == _SCALAR:
             return info[1], ScalarPos(i, info[2], info[3], info[4], info[5]), i + 1, True
         if kind == _EMPTY:
+            if in_map and info[1] < 0:
+                below = self.scalar_below(i, indent)
+                if below is not None:
+                    return below
             j, nxt = self.next_content(i + 1)
             if j < self.n:
                 ind = nxt[0]
@@ -420,6 +431,33 @@ class _Parser:
         if kind == _ALIAS:
             return self.alias(i, info)
         raise Unsupported("value")
+
+    def scalar_below(self, i: int, indent: int) -> tuple[Any, Node, int, bool] | None:
+        """A one-line scalar written on the line right after its key (``key:`` then ``    value``: how ruamel.yaml
+        and other printers write a value too long for their width), or None when line ``i + 1`` is not one.
+
+        A plain or quoted scalar, indented beyond the key, with no comment on either line; a plain one may go on
+        over the next, more indented lines (:meth:`plain_lines`: style ``multiline``, never edited in place).
+        """
+        lines, n = self.lines, self.n
+        if i + 1 >= n:
+            return None
+        line = lines[i + 1]
+        try:
+            _line_info(line)
+            return None  # a blank, comment, key, dash or flow line: the other value shapes
+        except Unsupported:
+            pass
+        col = _indent_of(line)
+        if col <= indent:
+            return None
+        info = _value_info(line, col)
+        if info[0] != _SCALAR or info[5] >= 0 or info[4] not in ("plain", "single", "double"):
+            raise Unsupported("not a scalar below its key")
+        if info[4] == "plain" and i + 2 < n and lines[i + 2].strip(" ") and _indent_of(lines[i + 2]) > indent:
+            value, nxt = self.plain_lines(i + 1, info, indent)
+            return value, ScalarPos(i + 1, col, len(line), "multiline", -1), nxt, False
+        return info[1], ScalarPos(i + 1, col, info[3], info[4], -1), i + 2, False
 
     def anchored(self, i: int, info: tuple, indent: int, in_map: bool) -> tuple[Any, Node, int, bool]:
         """``key: &name`` and its block collection: read like any block, remembered for aliases."""
@@ -470,7 +508,8 @@ class _Parser:
         """A plain scalar whose text (``info``, on line ``i``) goes on over the next, more indented lines
         (CRD descriptions): its value and the line after it.  Folded as YAML folds it: one space
         between lines.  Anything a plain scalar's line could end or mean otherwise (``: ``, `` #``,
-        an indicator first, a blank line inside) leaves the subset.
+        ``#`` first, a blank line inside) leaves the subset; an indicator first is text there
+        (``"delete" or``, a printer's wrapping of a CRD description).
         """
         if info[5] >= 0:
             raise Unsupported("a comment, then more lines")
@@ -483,9 +522,8 @@ class _Parser:
             if not stripped or len(text) - len(text.lstrip(" ")) <= indent:
                 break
             first = stripped[0]
-            if (": " in stripped or stripped.endswith(":") or " #" in stripped or first in _PLAIN_BAD_FIRST
-                    or (first in "-?:" and stripped[1:2] in ("", " "))):  # (indented, "---" is no document marker)
-                raise Unsupported("a plain scalar's line that could mean more")
+            if ": " in stripped or stripped.endswith(":") or " #" in stripped or first == "#":
+                raise Unsupported("a plain scalar's line that could mean more")  # (indented: "---" is no document marker)
             parts.append(stripped)
             j += 1
         if j == i + 1:
@@ -598,19 +636,28 @@ def _has_shared(value: Any, anchored: set[int]) -> bool:
 def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
     """The line and column after the bracket closing the flow collection opened at ``lines[i][col]``.
 
-    Quotes must close on their line; ``#`` after a space (or at a line's
-    start) outside quotes starts a comment that runs to the end of the line.
+    A quoted scalar may go on over lines (a printer's wrapping); ``#`` after
+    a space (or at a line's start) outside quotes starts a comment that runs
+    to the end of the line.  (The caller reads the text up to there with the
+    bounded loader: a wrong extent is refused there, never read otherwise.)
     """
     depth = 0
-    for n in range(i, len(lines)):
+    n, k = i, col
+    while n < len(lines):
         line = lines[n]
-        k = col if n == i else 0
         while k < len(line):
             ch = line[k]
             if ch == "#" and (k == 0 or line[k - 1] == " "):
                 break
             if ch == "'" or ch == '"':
-                k = _quoted(line, k)[1]
+                close = scalars.closing_quote(line, k + 1, ch)
+                while close < 0:  # closed on a later line
+                    n += 1
+                    if n >= len(lines):
+                        raise Unsupported("unclosed quoted scalar")
+                    line = lines[n]
+                    close = scalars.closing_quote(line, 0, ch)
+                k = close + 1
                 continue
             if ch in "[{":
                 depth += 1
@@ -619,6 +666,7 @@ def _flow_extent(lines: list[str], i: int, col: int) -> tuple[int, int]:
                 if depth == 0:
                     return n, k + 1
             k += 1
+        n, k = n + 1, 0
     raise Unsupported("unclosed flow collection")
 
 
