@@ -72,7 +72,7 @@ from typing import Any, Callable, Sequence
 
 from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
-from krm_merge.files import check_relative
+from krm_merge.files import check_relative, real_beneath
 from krm_merge.interrupts import Interrupted
 from krm_merge.records import Record
 
@@ -346,7 +346,7 @@ def _refuse_git_add(txn: str) -> None:
 def _check_path(root: str, rel: str, *, deleting: bool = False) -> None:
     check_relative(rel)
     target = os.path.join(root, rel)
-    real = os.path.realpath(os.path.dirname(target))
+    real = real_beneath(root, os.path.dirname(rel))
     if real != root and not real.startswith(root + os.sep):
         raise KrmMergeError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
     if rel.split("/", 1)[0] in RESERVED_NAMES:

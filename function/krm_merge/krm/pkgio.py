@@ -642,7 +642,9 @@ def write_target(root: str, rel: str) -> str:
     the package, or into ``.git`` or krm-merge's reserved names.
     """
     real = files.check_target(root, rel, through_links=True)
-    target = os.path.relpath(real, root).replace(os.sep, "/")
+    # Not a link: the path itself, normalised as relpath would (without relpath's cost, per file written)
+    target = os.path.normpath(rel) if real == os.path.join(root, rel) else os.path.relpath(real, root)
+    target = target.replace(os.sep, "/")
     if target != rel and target.split("/", 1)[0] in SKIPPED_NAMES:
         raise files.UnsafePathError(f"refusing to write {rel!r}: it is a symbolic link into {target.split('/', 1)[0]}",
                                     file=rel)
