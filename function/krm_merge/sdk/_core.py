@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback  # ~0.5 ms: its own imports are loaded already
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -177,6 +176,8 @@ def call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
     except Exception as err:  # the author's bug: report it, never crash the pipeline
         rl.results.append(Result(f"internal error in {name}: {type(err).__name__}: {err}{_where(err)}", "error"))
         if os.environ.get("KRM_FN_TRACEBACK") == "1":
+            import traceback  # start-up: only a crash with KRM_FN_TRACEBACK=1 loads it (and textwrap, tokenize)
+
             traceback.print_exc(file=sys.stderr)
 
 

@@ -37,11 +37,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from types import ModuleType
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import KrmMergeError
 from ..faces import lazy_names
+from ..records import Record
 from ..schema.base import OPEN_SCHEMA, SchemaLookupError, SchemaNode
 from ..schema.crd import is_crd
 from ..schema.registry import DeclaredKey, DeclaredKeyError, SchemaRegistry
@@ -71,8 +71,7 @@ class SchemaError(KrmMergeError, ValueError):
     """A :class:`Schema` could not be built: a malformed CRD or merge-key declaration."""
 
 
-@dataclass(frozen=True)
-class MergeKey:
+class MergeKey(Record):
     """A merge key declared for a list field of a kind that has no schema.
 
     ``path`` names the list by field names from the object root, through maps

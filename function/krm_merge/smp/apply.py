@@ -14,9 +14,9 @@ elements and replacing values; the patch is never mutated.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from ..records import Record
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from .errors import MissingMergeKeyError, SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, FieldMeta, lookup_list_field, lookup_map_field
@@ -47,8 +47,7 @@ from .values import (
 )
 
 
-@dataclass(frozen=True)
-class MergeOptions:
+class MergeOptions(Record):
     """``MergeOptions`` of apimachinery plus our layout choice.
 
     ``apply_mode`` true = server-side application (directives executed, nulls
