@@ -15,13 +15,15 @@ its own config record.
 
 from __future__ import annotations
 
-from typing import Any
-
 from krm_merge.errors import ConfigError
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item
 from krm_merge.records import Record
 from krm_merge.registry import API_GROUP, API_VERSION, API_VERSIONS, KINDS, MODES, Mode, ModeEntry, load_mode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "API_GROUP", "API_VERSION", "API_VERSIONS", "MODES", "ConfigError", "Invocation", "Route",

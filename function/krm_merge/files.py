@@ -29,10 +29,13 @@ import os
 import re
 import stat
 from types import ModuleType
-from typing import Iterable, Iterator, Sequence
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size, max_input_bytes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator, Sequence
 
 # No pathlib here (it pulls in urllib.parse and ipaddress: milliseconds every command would
 # pay at start-up, dry runs included): paths are strings.

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import collections
 import sys
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from typing import NamedTuple as Record
 else:
     # What the class body may not define (typing.NamedTuple refuses them too), and what it keeps for itself.
@@ -85,6 +86,9 @@ else:
         namespace = {"_tuple_new": _tuple_new, "__builtins__": {}, "__name__": f"namedtuple_{typename}"}
         __new__ = _function(_new_code(fields), namespace, "__new__", tuple(defaults) if defaults else None)
         __new__.__doc__ = f"Create new instance of {typename}({arg_list})"
+        # The record's module, not namedtuple's "namedtuple_<name>": its annotations (strings) are names of
+        # that module, where the API docs (pdoc) resolve them.
+        __new__.__module__ = module
 
         @classmethod  # type: ignore[misc]
         def _make(cls: Any, iterable: Any) -> Any:

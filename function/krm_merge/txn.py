@@ -68,13 +68,16 @@ import sys
 import threading
 import time
 import zlib
-from typing import Any, Callable, Sequence
 
 from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
 from krm_merge.files import check_relative, real_beneath
 from krm_merge.interrupts import Interrupted
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
 
 LOCK_NAME = ".krm-merge.lock"
 TXN_NAME = ".krm-merge.txn"

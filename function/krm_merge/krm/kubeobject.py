@@ -16,13 +16,16 @@ mode touched is written back byte for byte.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
 
 from krm_merge.krm import splice, yamlio
 from krm_merge.krm.itemviews import ItemViews, PendingReader
 from krm_merge.krm.results import KrmError, ResourceRef
 from krm_merge.krm.values import PathPart, format_path, get_path, parse_path
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence, TypeAlias
 
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
@@ -677,4 +680,4 @@ def _only_comment(rest: str) -> bool:
     return not rest or rest.startswith("#")
 
 
-Selector = Callable[[Item], bool]
+Selector: TypeAlias = "Callable[[Item], bool]"

@@ -29,12 +29,15 @@ import fnmatch
 import io
 import os
 import unicodedata
-from typing import Collection, Iterable, Iterator, Sequence
 
 from krm_merge import files, txn
 from krm_merge.krm.results import File, KrmError
 from krm_merge.records import Record
 from krm_merge.yaml.load import check_size, max_input_bytes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Collection, Iterable, Iterator, Sequence
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KPTFILE = "Kptfile"

@@ -7,10 +7,13 @@ The same shape as kustomize's patch ``target`` and kpt's Kptfile
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
 
 from krm_merge.errors import ConfigError
 from krm_merge.krm.kubeobject import KubeObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 
 class Selector:

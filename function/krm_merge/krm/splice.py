@@ -12,11 +12,14 @@ when the layout is not the simple one it knows, and the caller falls back to
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
 from krm_merge.yaml import scalars
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _TOP_METADATA = re.compile(r"^metadata:[ \t]*(#[^\n]*)?\n", re.M)
 

@@ -21,12 +21,15 @@ import contextlib
 import functools
 import io
 import re
-from typing import Any, Callable, Iterable, Iterator
 
 from krm_merge.krm.results import KrmError, Result
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load, scalars
 from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
 
 MAX_DEPTH = load.MAX_DEPTH
 

@@ -21,8 +21,6 @@ by kpt sees no repository and only says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from krm_merge.change.settings import Settings, SettingsError, settings_from_config
 from krm_merge.config import ConfigError, check_keys, parse_bool
 from krm_merge.krm import fastyaml, yamlio
@@ -40,7 +38,9 @@ from krm_merge.records import Record
 from krm_merge.registry import Mode
 from krm_merge.yaml.load import compose_marked, libyaml
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # a hint only: the function path (stdin) never loads the snapshot
+    from typing import Any
     from krm_merge.krm.snapshot import Snapshot
 
 KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions", "pullRequest")

@@ -10,7 +10,6 @@ With ``desired``, the mode does what ``kubectl apply`` does offline.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from krm_merge.config import ConfigError, check_keys, parse_bool, parse_choice
 from krm_merge.krm import yamlio
@@ -24,6 +23,10 @@ from krm_merge.registry import Mode
 from krm_merge.schema import DeclaredKey, DeclaredKeyError, InvalidCrdError, SchemaRegistry, is_crd
 from krm_merge.smp.apply import apply_patch
 from krm_merge.smp.errors import SmpError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SERVER_ONLY_CHOICES = ("interleave", "first")
 KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import resourcelist as _resourcelist
@@ -22,6 +21,10 @@ from krm_merge.krm.results import File, KrmError, Result, result_of
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.selectors import select as _select
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 class Results(_results.Results):

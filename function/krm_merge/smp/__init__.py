@@ -37,7 +37,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from types import ModuleType
-from typing import Any
 
 from ..errors import KrmMergeError
 from ..faces import lazy_names
@@ -48,6 +47,10 @@ from ..schema.registry import DeclaredKey, DeclaredKeyError, SchemaRegistry
 from .apply import apply_patch
 from .annotations import LAST_APPLIED_ANNOTATION as _LAST_APPLIED
 from .errors import ConflictError, MissingMergeKeyError, SmpError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "LAST_APPLIED_ANNOTATION",

@@ -14,7 +14,6 @@ elements and replacing values; the patch is never mutated.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..records import Record
 from ..schema.base import OPEN_SCHEMA, SchemaNode
@@ -45,6 +44,10 @@ from .values import (
     kind_of,
     remove_patch_directives,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class MergeOptions(Record):

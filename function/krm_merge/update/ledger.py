@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
@@ -51,6 +50,10 @@ from krm_merge.outcomes.kinds import MarkerShaped, message
 from krm_merge.records import Record
 
 from .plan import UpdatePlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Sequence
 
 LEDGER_NAME = pkgio.LEDGER_NAME
 API_VERSION = "krm-merge.dev/v1"

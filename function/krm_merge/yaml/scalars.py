@@ -30,7 +30,10 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any, Final
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # --- type resolution (YAML 1.1, Kubernetes' reading) -------------------------------
 
