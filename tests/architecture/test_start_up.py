@@ -223,18 +223,15 @@ FUNCTION = _EVERY_PATH + """
     krm_merge.smp.path krm_merge.smp.values
     _weakrefset copy weakref zlib
 """
-# The same in promote mode: its results are printed by PyYAML's dumper (~99M instructions to import; the
-# functionConfig's values are read by the fast reader).
+# The same in promote mode: its results are printed without PyYAML (krm/yamlio.dump_results; PyYAML costs ~99M
+# instructions to import), its functionConfig's values read as written by the fast reader.
 FUNCTION_PROMOTE = _EVERY_PATH + """
     krm_merge.change krm_merge.change.settings krm_merge.config krm_merge.krm.itemviews krm_merge.krm.kubeobject
     krm_merge.krm.resourcelist krm_merge.krm.selectors krm_merge.krm.splice krm_merge.modes krm_merge.modes.promote
     krm_merge.promote krm_merge.promote.changes krm_merge.promote.engine krm_merge.promote.errors
     krm_merge.promote.fastpath krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline
     krm_merge.promote.request krm_merge.promote.scalars krm_merge.promote.units krm_merge.runner krm_merge.sdk
-    krm_merge.sdk._core krm_merge.sdk._main krm_merge.yaml.libyaml
-    _cython_3_3_1 _datetime _struct base64 binascii cython_runtime datetime struct yaml yaml._yaml yaml.composer
-    yaml.constructor yaml.cyaml yaml.dumper yaml.emitter yaml.error yaml.events yaml.loader yaml.nodes yaml.parser
-    yaml.reader yaml.representer yaml.resolver yaml.scanner yaml.serializer yaml.tokens
+    krm_merge.sdk._core krm_merge.sdk._main
 """
 # What another interpreter version may load differently is not held to the lists above; these stay off
 # every path there too unless a list names them.
