@@ -220,6 +220,11 @@ _CONFIGS = [  # (a functionConfig, whether the fast reader reads it)
     ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  promotions:\n  - pipeline: a/b\n"
      "    value: 0123\n  - value: 'x'\n  - value: true\n", True),
     ("kind: Promote\n", True),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  promotions:\n  - value: 1.10\n"
+     "  - {pipeline: ns/app, value: 0123}\n", False),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec: {value: 1.10}\n", False),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  promotions: [{value: 1.10}]\n", False),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: {a: 1.10}\n", True),
     ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: 1.10\n    continued\n", False),
     ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: \"1.10\n    continued\"\n", False),
     ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  value: &v 1e3\n  other: *v\n", False),

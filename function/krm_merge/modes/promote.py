@@ -186,17 +186,20 @@ def _written_fast(text: str) -> list[list[str | None] | None] | None:
     lines = text.split("\n")
 
     def child(node: Any, key: str) -> Any:
+        if isinstance(node, ScalarPos) and node.style == "flow":
+            raise _NotAsWritten  # a flow collection (`spec: {value: 1.10}`): the composer reads inside it
         entry = node.entries.get(key) if isinstance(node, MapPos) else None
         return entry.value if entry is not None else None
 
     def plain(node: Any) -> str | None:
-        entry = node.entries.get("value") if isinstance(node, MapPos) else None
-        pos = entry.value if entry is not None else None
-        if isinstance(pos, ScalarPos) and (pos.style == "multiline"
-                                           or pos.style == "plain" and entry.end - entry.start != 1):
+        pos = child(node, "value")
+        if not isinstance(pos, ScalarPos):
+            return None  # no value, or a block collection: no plain text
+        entry = node.entries["value"]
+        if pos.style == "multiline" or pos.style == "plain" and entry.end - entry.start != 1:
             raise _NotAsWritten  # a scalar over several lines: the composer folds it
-        if not isinstance(pos, ScalarPos) or pos.style != "plain":
-            return None  # quoted, empty, a block scalar or a collection: no plain text
+        if pos.style != "plain":
+            return None  # quoted, empty, a block scalar or a flow collection: no plain text
         return lines[pos.line][pos.start:pos.end] or None
 
     found: list[list[str | None] | None] = []
@@ -207,6 +210,7 @@ def _written_fast(text: str) -> list[list[str | None] | None] | None:
                 found.append(None)
                 continue
             listed = child(holder, "promotions")
+            child(listed, "")  # a flow list of promotions: given up as a flow mapping is
             nodes = [entry.value for entry in listed.items] if isinstance(listed, SeqPos) else [holder]
             found.append([plain(node) for node in nodes])
     except _NotAsWritten:
