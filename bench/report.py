@@ -46,7 +46,7 @@ def _target(row: dict[str, Any]) -> str:
     t = row.get("target") or {}
     parts = ([f"time ≤ {t['time']:g}"] if t.get("time") is not None else []) + (
         [f"memory ≤ {t['memory']:g}"] if t.get("memory") is not None else [])
-    return ", ".join(parts) or "growth"
+    return ", ".join(parts) or t.get("note") or "growth"
 
 
 def provenance(results: dict[str, Any]) -> str:

@@ -13,9 +13,12 @@ import gc
 import os
 import sys
 from types import ModuleType
-from typing import NoReturn
 
 from krm_merge import __version__, interrupts, registry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 SUBCOMMANDS = registry.COMMANDS
 

@@ -10,18 +10,20 @@ Two forms are accepted, as in the kpt-functions-catalog:
 
 :func:`route` is the one routing of either form to a mode of the registry
 (:mod:`krm_merge.registry`); each mode's record then turns the values into
-its own dataclass.
+its own config record.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from krm_merge.errors import ConfigError
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item
+from krm_merge.records import Record
 from krm_merge.registry import API_GROUP, API_VERSION, API_VERSIONS, KINDS, MODES, Mode, ModeEntry, load_mode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "API_GROUP", "API_VERSION", "API_VERSIONS", "MODES", "ConfigError", "Invocation", "Route",
@@ -29,8 +31,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(Record):
     """Where a functionConfig goes: the mode and the values its parser reads.
 
     ``values`` is the ConfigMap's ``data`` as strings (``mode`` taken out)
@@ -42,8 +43,7 @@ class Route:
     values: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(Record):
     """The chosen mode and its parsed config."""
 
     mode: Mode[Any]

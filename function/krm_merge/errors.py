@@ -11,7 +11,9 @@ This module imports nothing of krm-merge, so every layer may raise from it.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class KrmMergeError(Exception):

@@ -33,11 +33,14 @@ import re
 import stat
 import unicodedata
 from types import ModuleType
-from typing import BinaryIO, Iterable, Iterator, Mapping, Sequence
 
 from krm_merge import numbers
 from krm_merge.errors import KrmMergeError
 from krm_merge.yaml.load import check_size, max_input_bytes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, Iterable, Iterator, Mapping, Sequence
 
 # No pathlib here (it pulls in urllib.parse and ipaddress: milliseconds every command would
 # pay at start-up, dry runs included): paths are strings.
@@ -159,9 +162,7 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
     check_relative(rel)
     root = os.fspath(root)
     target = os.path.join(root, rel)
-    parent = os.path.dirname(target)
-    if os.path.exists(parent):
-        parent = os.path.realpath(parent)
+    parent = real_beneath(root, os.path.dirname(rel))
     if not _inside(parent, root, or_equal=True):
         raise UnsafePathError(f"refusing to write {rel!r}: the path leaves the package", file=rel)
     if not os.path.islink(target):
@@ -177,6 +178,29 @@ def check_target(root: str | os.PathLike[str], rel: str, *, through_links: bool 
             file=rel,
         )
     return real
+
+
+def real_beneath(root: str, folder: str) -> str:
+    """``os.path.realpath`` of ``root``/``folder`` (one that does not exist: as written), for a resolved root.
+
+    ``folder`` is package-relative and holds no ``..`` (:func:`check_relative` refused it).
+    Only ``folder``'s own parts are looked at (one ``lstat`` each, up to the first that does not
+    exist), not every part of the absolute path again as ``os.path.realpath`` does: a dry run checks
+    each file it would write, and two realpaths a file were most of a large promote's check (issue 45).
+    A link on the way is resolved by ``os.path.realpath`` itself.
+    """
+    path = root
+    for part in folder.split("/"):
+        if part in ("", "."):
+            continue
+        path = os.path.join(path, part)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return os.path.join(root, folder)  # as written: nothing below a missing folder exists
+        if stat.S_ISLNK(mode):
+            return os.path.realpath(os.path.join(root, folder))
+    return path
 
 
 def _inside(path: str, root: str, *, or_equal: bool = False) -> bool:

@@ -34,7 +34,10 @@ from __future__ import annotations
 
 import _signal as signal  # the functions and constants of `signal`, without its enums (see above)
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAMES = {number: name for name in ("SIGTERM", "SIGINT", "SIGHUP") if (number := getattr(signal, name, None))}
 SIGNALS = tuple(NAMES)

@@ -19,21 +19,32 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from krm_merge.errors import ConfigError
 from krm_merge.records import Record
 
-if TYPE_CHECKING:  # types only: the command line's start-up must not load the krm core or argparse
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # types only: the command line's start-up must not load the krm core, argparse or typing
     import argparse
+    from typing import Any, Generic, Protocol, TypeVar
 
     from krm_merge.krm.resourcelist import ResourceList
+
+    C = TypeVar("C")
+else:  # only type checkers read the protocol and the generic base: plain classes at run time (issue 45)
+    Protocol = object
+
+    class Generic:
+        """``Mode[C]`` is read by type checkers only."""
+
+        def __class_getitem__(cls, params: object) -> type:
+            return cls
+
+    C = None
 
 API_GROUP = "fn.krm-merge.dev"
 API_VERSION = f"{API_GROUP}/v1alpha1"
 API_VERSIONS = (API_VERSION,)  # every typed-config version this release understands
-
-C = TypeVar("C")
 
 
 # The records below are not frozen dataclasses: every run of the command line and of the

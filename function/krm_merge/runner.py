@@ -11,14 +11,16 @@ and the duplicate-key warnings are the SDK's, so the modes get the SDK's
 
 from __future__ import annotations
 
-from typing import BinaryIO, TextIO
-
 from krm_merge import files
 from krm_merge.sdk._core import call_reporting_errors, run_resource_list, run_text_with_results
 from krm_merge.config import resolve
 from krm_merge.krm.resourcelist import ResourceList, resource_list_parts
 from krm_merge.krm.results import Results
 from krm_merge.outcomes.render import result_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, TextIO
 
 NAME = "krm-merge"
 

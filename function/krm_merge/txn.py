@@ -84,7 +84,6 @@ import sys
 import threading
 import time
 import zlib
-from typing import Any, Callable, Sequence
 
 try:  # CPython's own BLAKE2 and hmac's comparison: hashlib and hmac would load OpenSSL's binding (~4 ms of a write)
     from _blake2 import blake2b
@@ -99,6 +98,10 @@ from krm_merge.files import GIT_FOLDER, LOCK_NAME, TXN_NAME, check_relative, pro
 from krm_merge.interrupts import Interrupted
 from krm_merge.records import Record
 from krm_merge.yaml.load import max_input_bytes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
 
 # Names krm-merge keeps in a package root while it works (LOCK_NAME, TXN_NAME: files.py's, with the rule for
 # their other spellings, files.protected_name); no walker may read them.

@@ -166,7 +166,8 @@ def test_krm_error_becomes_one_error_result_and_exit_1() -> None:
     assert _items_text(out) == _items_text(INPUT)
 
 
-def test_a_crash_is_an_error_result_naming_the_function_not_a_traceback() -> None:
+def test_a_crash_is_an_error_result_naming_the_function_not_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     def buggy(rl: ResourceList) -> None:
         rl.items[0].set("spec.replicas", 9)
         {}["missing"]  # noqa: B018
@@ -176,7 +177,12 @@ def test_a_crash_is_an_error_result_naming_the_function_not_a_traceback() -> Non
     (result,) = yaml.safe_load(out)["results"]
     assert result["severity"] == "error"
     assert result["message"].startswith("internal error in buggy: KeyError: 'missing' (at test_sdk.py:")
-    assert "Traceback" not in out
+    assert "Traceback" not in out and not capsys.readouterr().err
+    monkeypatch.setenv("KRM_FN_TRACEBACK", "1")  # the author's traceback on stderr, the output unchanged
+    assert run_text(buggy, INPUT) == (out, 1)
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):\n") and ', in buggy\n' in err
+    assert err.endswith("KeyError: 'missing'\n")
 
 
 def test_error_results_reported_by_the_function_give_exit_1() -> None:

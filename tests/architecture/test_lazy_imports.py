@@ -93,6 +93,9 @@ ALLOWED: list[Lazy] = [
     Lazy("krm_merge.smp", "offline_apply", "krm_merge.smp.kubectl_apply",
          _START_UP + "a plain patch (the function path) never loads the kubectl apply engine"),
     Lazy("krm_merge.smp.go_yaml", "to_yaml", "yaml", _START_UP + "PyYAML only for the (rare) conflict message"),
+    Lazy("krm_merge.sdk._core", "call_reporting_errors", "traceback",
+         _START_UP + "only a function's crash with KRM_FN_TRACEBACK=1 prints a traceback: every function run loaded "
+         "traceback, textwrap, linecache and tokenize for it (~11M instructions, issue 45)"),
     Lazy("krm_merge.smp.values", "_go_float", "decimal", _START_UP + "the patch engine of the function path; decimal only for Go's float format"),
     # --- other branches' files (issue #23), to hoist there ------------------------------------------------
     Lazy("krm_merge.commands.diff", "pick_schema", "krm_merge.schema",

@@ -114,3 +114,28 @@ def test_every_record_class_of_krm_merge_is_a_record() -> None:
              if (names := _namedtuple_classes(p))}
     assert not found, f"classes on typing.NamedTuple (derive from krm_merge.records.Record): {found}"
     assert _namedtuple_classes(Path(__file__)) == ["TypedRef"]  # the scan sees one when there is one
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 7])
+def test_records_of_one_field_count_compile_one_constructor(count: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 45: collections.namedtuple compiles a ``__new__`` for every class (~0.2M instructions, ~55 classes on
+    an update's start-up); a Record compiles one a field count, renamed for each class's fields."""
+    import builtins
+    import collections
+
+    compiled: list[str] = []
+    real_eval = builtins.eval
+    monkeypatch.setattr(builtins, "eval", lambda source, *a: compiled.append(source) or real_eval(source, *a))
+    fields = [f"f{n}" for n in range(count)]
+    made = [type(Record)(f"R{n}", (Record,), {"__module__": __name__, "__annotations__": dict.fromkeys(fields, "int")})
+            for n in range(10)]
+    assert len(compiled) <= 1
+    monkeypatch.setattr(builtins, "eval", real_eval)
+    plain = collections.namedtuple("R0", fields)
+    for record in made:
+        values = list(range(count))
+        assert record(*values) == plain(*values) and record(**dict(zip(fields, values))) == tuple(values)
+        assert record._fields == plain._fields and repr(record(*values)).split("(", 1)[1] == repr(plain(*values)).split("(", 1)[1]
+        assert record(*values).__getnewargs__() == tuple(values) and record._make(values) == tuple(values)
+        with pytest.raises(TypeError):
+            record(*values, 99)

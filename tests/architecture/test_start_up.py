@@ -9,6 +9,7 @@ argparse, nor the help text, nor the schema registry, nor the modules only a no-
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -161,3 +162,129 @@ def test_a_no_op_update_loads_no_merge_no_archive_reader_and_no_hash(world: Worl
     # nor tempfile (random) and shutil (bz2, lzma): git's stderr is read through a pipe, git found without shutil
     assert not modules & {"krm_merge.update.planner", "tarfile", "hashlib", "tempfile", "random", "shutil",
                           *_NOT_ON_A_SMALL_UPDATE}
+
+
+# --- the start-up budgets (issue 45) ------------------------------------------------------------------------
+#
+# Every module a path loads beyond the interpreter's own start-up (what `python -c pass` has loaded), as
+# CPython 3.11 loads them, reviewed: a module added to one of these paths fails its test until it is listed
+# here with what it costs, and a module no longer loaded fails until its row goes.  What they cost is measured
+# by `python -X importtime` and valgrind's instruction counts; the time of each path against `python -c pass`
+# is bench/run.py's `startup` case (never asserted in a unit test).
+
+# Every path: the command line (registry, interrupts), the fast YAML reader, the scalar rules, the typed
+# outcomes and their renderer.  re (with enum, functools, collections) is the console script's own first
+# import; json (values' JSON-style keys, the renderer's --report json); math (YAML floats).
+_EVERY_PATH = """
+    krm_merge krm_merge.cli krm_merge.errors krm_merge.files krm_merge.interrupts krm_merge.records krm_merge.registry
+    krm_merge.krm krm_merge.krm.fastyaml krm_merge.krm.fastyaml.edit krm_merge.krm.fastyaml.nodes
+    krm_merge.krm.fastyaml.parse krm_merge.krm.fastyaml.render krm_merge.krm.results krm_merge.krm.values
+    krm_merge.krm.yamlio krm_merge.outcomes krm_merge.outcomes.kinds krm_merge.outcomes.render
+    krm_merge.outcomes.report krm_merge.outcomes.words krm_merge.yaml krm_merge.yaml.layout krm_merge.yaml.load
+    krm_merge.yaml.scalars
+    __future__ _bisect _collections _contextvars _functools _json _operator _sre bisect collections collections.abc
+    contextlib contextvars copyreg enum errno functools gc importlib importlib._bootstrap
+    importlib._bootstrap_external itertools json json.decoder json.encoder json.scanner keyword math operator re
+    re._casefix re._compiler re._constants re._parser reprlib types warnings
+"""
+# A no-op `update PKG@REF`: the Kptfile, the package lock (txn: fcntl, signal, threading, zlib), git's ls-remote
+# through subprocess (selectors, locale), the git cache's paths (pathlib: urllib.parse, ipaddress, ~17M
+# instructions), the ledger's conflict markers (merge3.conflicts, rules, diff3), the package reader.
+NO_OP_UPDATE = _EVERY_PATH + """
+    krm_merge.change krm_merge.change.settings krm_merge.commands krm_merge.commands.pull_request_options
+    krm_merge.commands.update krm_merge.faces krm_merge.kptfile krm_merge.kptfile.document krm_merge.kptfile.upstream
+    krm_merge.krm.display krm_merge.krm.itemviews krm_merge.krm.kubeobject krm_merge.krm.package krm_merge.krm.pkgio
+    krm_merge.krm.resourcelist krm_merge.krm.snapshot krm_merge.krm.splice krm_merge.merge3 krm_merge.merge3.conflicts
+    krm_merge.merge3.diff3 krm_merge.merge3.rules krm_merge.schema krm_merge.schema.base krm_merge.txn
+    krm_merge.update krm_merge.update.git krm_merge.update.ledger krm_merge.update.plan krm_merge.update.report
+    krm_merge.update.result krm_merge.update.tree krm_merge.upstream krm_merge.upstream.git krm_merge.upstream.gitread
+    _blake2 _locale _posixsubprocess _weakrefset fcntl fnmatch ipaddress locale ntpath pathlib select selectors signal
+    subprocess threading unicodedata urllib urllib.parse zlib
+"""
+# `promote DIR --set ... --dry-run` on a marked file: the command's parser (argparse, gettext, locale), the
+# package lock, the lister (pkgio: fnmatch, unicodedata), promote's fast path (no PyYAML).
+PROMOTE = _EVERY_PATH + """
+    krm_merge.change krm_merge.change.settings krm_merge.commands krm_merge.commands.base krm_merge.commands.promote
+    krm_merge.commands.pull_request krm_merge.commands.pull_request_options krm_merge.krm.display krm_merge.krm.pkgio
+    krm_merge.krm.snapshot krm_merge.promote krm_merge.promote.changes krm_merge.promote.engine
+    krm_merge.promote.errors krm_merge.promote.fastpath krm_merge.promote.filemode krm_merge.promote.files
+    krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline krm_merge.promote.report
+    krm_merge.promote.request krm_merge.promote.scalars krm_merge.promote.units krm_merge.txn
+    _locale _weakrefset argparse fcntl fnmatch gettext locale signal threading unicodedata zlib
+"""
+# A function run on stdin (kpt's call), reorder-merge with one patch: the runner and the SDK's core, the
+# routing, the mode, the patch engine and the built-in schemas (zlib: the schema table).
+FUNCTION = _EVERY_PATH + """
+    krm_merge.config krm_merge.faces krm_merge.krm.itemviews krm_merge.krm.kubeobject krm_merge.krm.resourcelist
+    krm_merge.krm.rtedit krm_merge.krm.selectors krm_merge.krm.splice krm_merge.modes krm_merge.modes.reorder_merge
+    krm_merge.runner krm_merge.schema krm_merge.schema.base krm_merge.schema.builtin krm_merge.schema.crd
+    krm_merge.schema.nodes krm_merge.schema.registry krm_merge.sdk krm_merge.sdk._core krm_merge.sdk._main krm_merge.smp
+    krm_merge.smp.annotations krm_merge.smp.apply krm_merge.smp.errors krm_merge.smp.meta krm_merge.smp.order
+    krm_merge.smp.path krm_merge.smp.values
+    _weakrefset copy weakref zlib
+"""
+# The same in promote mode: its results are printed without PyYAML (krm/yamlio.dump_results; PyYAML costs ~99M
+# instructions to import), its functionConfig's values read as written by the fast reader.
+FUNCTION_PROMOTE = _EVERY_PATH + """
+    krm_merge.change krm_merge.change.settings krm_merge.config krm_merge.krm.itemviews krm_merge.krm.kubeobject
+    krm_merge.krm.resourcelist krm_merge.krm.selectors krm_merge.krm.splice krm_merge.modes krm_merge.modes.promote
+    krm_merge.promote krm_merge.promote.changes krm_merge.promote.engine krm_merge.promote.errors
+    krm_merge.promote.fastpath krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline
+    krm_merge.promote.request krm_merge.promote.scalars krm_merge.promote.units krm_merge.runner krm_merge.sdk
+    krm_merge.sdk._core krm_merge.sdk._main
+"""
+# What another interpreter version may load differently is not held to the lists above; these stay off
+# every path there too unless a list names them.
+_HEAVY = {"typing", "dataclasses", "inspect", "ast", "dis", "tokenize", "traceback", "textwrap", "pathlib", "argparse",
+          "gettext", "subprocess", "tempfile", "shutil", "hashlib", "random", "difflib", "tarfile", "datetime", "decimal",
+          "urllib.request", "http.client", "ssl", "socket", "email", "logging", "multiprocessing", "concurrent.futures",
+          "yaml", "ruamel.yaml"}
+
+_BUDGET_PROBE = ("import sys\nbefore = set(sys.modules)\nfrom krm_merge.cli import main\ncode = main(sys.argv[1:])\n"
+                 "sys.stdout.flush()\nsys.stderr.write('\\nMODULES ' + repr([code, sorted(set(sys.modules) - before)]))\n")
+
+
+def _loaded_beyond_the_interpreter(args: list[str], cwd: Path, stdin: str = "", env: dict[str, str] | None = None,
+                                   ) -> set[str]:
+    """Every module a run of the command line loads that `python -c pass` has not (in a fresh process)."""
+    proc = subprocess.run([sys.executable, "-c", _BUDGET_PROBE, *args], input=stdin, cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert "MODULES " in proc.stderr, proc.stderr
+    code, modules = ast.literal_eval(proc.stderr.rpartition("MODULES ")[2])
+    assert code == 0, proc.stderr
+    return set(modules)
+
+
+def _check_budget(loaded: set[str], budget: str) -> None:
+    listed = set(budget.split())
+    ours = {m for m in loaded if m.startswith("krm_merge")}
+    listed_ours = {m for m in listed if m.startswith("krm_merge")}
+    if sys.version_info[:2] == (3, 11):
+        ours, listed_ours = loaded, listed
+    else:
+        assert not (loaded - listed) & _HEAVY, f"heavy modules on the path: {sorted((loaded - listed) & _HEAVY)}"
+    added, gone = sorted(ours - listed_ours), sorted(listed_ours - ours)
+    assert not added, f"modules added to the path (list each with its cost, or keep it off the path): {added}"
+    assert not gone, f"modules the path no longer loads (remove them from its list): {gone}"
+
+
+def test_a_no_op_update_loads_its_listed_modules(world: World) -> None:
+    assert _loaded_beyond_the_interpreter(["update", f"{world.our_pkg}@v2"], world.tmp, env=world.env)
+    _check_budget(_loaded_beyond_the_interpreter(["update", f"{world.our_pkg}@v2"], world.tmp, env=world.env),
+                  NO_OP_UPDATE)
+
+
+def test_a_promote_loads_its_listed_modules(tmp_path: Path) -> None:
+    marked = DEPLOYMENT.replace("replicas: 1", 'replicas: 1 # {"$promotion": "default:web:prod"}')
+    (tmp_path / "deploy.yaml").write_text(marked)
+    args = ["promote", str(tmp_path), "--set", "default:web:prod=3", "--dry-run"]
+    _check_budget(_loaded_beyond_the_interpreter(args, tmp_path), PROMOTE)
+
+
+def test_a_function_run_loads_its_listed_modules(tmp_path: Path) -> None:
+    resource_list = RESOURCE_LIST.split("functionConfig:")[0] + (
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fc\n  data:\n"
+        "    mode: reorder-merge\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata:\n"
+        "        name: a\n      data:\n        x: \"2\"\n")
+    _check_budget(_loaded_beyond_the_interpreter([], tmp_path, resource_list), FUNCTION)
+    _check_budget(_loaded_beyond_the_interpreter([], tmp_path, RESOURCE_LIST), FUNCTION_PROMOTE)

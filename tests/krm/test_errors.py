@@ -15,6 +15,8 @@ from krm_merge.krm.results import KrmError, result_of
 INTERNAL = {
     "krm_merge.krm.fastyaml.nodes.Unsupported", "krm_merge.yaml.scalars.UnsupportedScalar", "krm_merge.promote.markers._NotAMarker",
     "krm_merge.merge3.walker._KindMismatch", "krm_merge.promote.fastpath._GiveUp",
+    "krm_merge.modes.promote._NotAsWritten",  # the fast reader leaves a config's values to the composer
+    "krm_merge.krm.yamlio._NotPrintedHere",  # the results printer leaves a value to the dumper
     "krm_merge.interrupts.Interrupted",  # a termination signal turned into exit status 128+signal, not an error
     "krm_merge.txn._Edited",  # an edit found during the swaps: the transaction rolls back, then raises its error
     # A forge's unreadable answer and a broken pacing state file: caught in their own

@@ -36,6 +36,22 @@ def test_symlinks_are_refused(tmp_path: Path) -> None:
         files.check_target((tmp_path / "pkg").resolve(), "up/out.yaml")
 
 
+@pytest.mark.parametrize("folder", ["", ".", "a", "a/b", "a/./b/", "a//b", "in", "in/b", "out", "out/x", "broken",
+                                    "broken/x", "chain", "chain/b", "missing", "missing/deeper", "a/file.yaml",
+                                    "a/file.yaml/x", "self/a/self/a"])
+def test_real_beneath_a_resolved_root_is_its_realpath(tmp_path: Path, folder: str) -> None:
+    root = (tmp_path / "pkg").resolve()
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "file.yaml").write_text("a: 1\n")
+    (tmp_path / "elsewhere" / "x").mkdir(parents=True)
+    os.symlink("a", root / "in")  # links inside, out, broken, to a link, to the root itself
+    os.symlink(tmp_path / "elsewhere", root / "out")
+    os.symlink("nowhere", root / "broken")
+    os.symlink("in", root / "chain")
+    os.symlink(".", root / "self")
+    assert os.path.normpath(files.real_beneath(str(root), folder)) == os.path.realpath(root / folder)
+
+
 def test_atomic_writes_keep_mode_and_roll_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.write_text("old a")

@@ -254,6 +254,30 @@ def test_diff_is_a_unified_diff_with_notes_for_binary_files_and_folders(tmp_path
     assert len(changes) == 3 and changes and not pkgio.ChangeSet()
 
 
+def test_the_check_of_a_dry_run_stats_each_files_own_folders_not_the_roots_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 45: validate (every dry run's check) looked at every folder of the root's absolute path twice
+    a file (two os.path.realpath); it looks at the written file's folders below the root only."""
+    def stats_of(root: Path) -> int:
+        writes = [pkgio.Write(_write(root, f"team-{n}/app/deploy.yaml").relative_to(root).as_posix(),
+                              b"a: 1\n", b"a: 2\n") for n in range(20)]
+        calls = []
+        real_lstat, real_stat = os.lstat, os.stat
+        monkeypatch.setattr(os, "lstat", lambda *a, **k: calls.append(a) or real_lstat(*a, **k))
+        monkeypatch.setattr(os, "stat", lambda *a, **k: calls.append(a) or real_stat(*a, **k))
+        try:
+            assert len(pkgio.ChangeSet(writes).validate(root)) == 20
+        finally:
+            monkeypatch.setattr(os, "lstat", real_lstat)
+            monkeypatch.setattr(os, "stat", real_stat)
+        return len(calls)
+
+    shallow, deep = tmp_path / "a", tmp_path.joinpath(*[f"d{n}" for n in range(40)])
+    # the root itself is resolved once a check, whatever the number of files
+    assert stats_of(deep) - stats_of(shallow) <= len(deep.parts)
+    assert stats_of(shallow) <= 20 * 10
+
+
 def test_a_folder_that_cannot_be_read_is_an_error_naming_it_not_a_skip(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from krm_merge.krm import package

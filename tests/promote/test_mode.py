@@ -205,3 +205,39 @@ def test_unquoted_config_value_is_taken_as_written(written: str) -> None:
     out, code = run_function(typed)
     assert code == 0
     assert yaml.safe_load(read_resource_list(out).items[0].text)["spec"]["chart"]["spec"]["version"] == written
+
+
+_CONFIGS = [  # (a functionConfig, whether the fast reader reads it)
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  mode: promote\n  value: 1.10\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: 1.10 # pinned\n  other: x\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: '1.10'\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: \"1.10\"\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value:\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: ~\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: [1.10]\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: |\n    1.10\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  promotions: |\n    - value: 1.10\n", True),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  promotions:\n  - pipeline: a/b\n"
+     "    value: 0123\n  - value: 'x'\n  - value: true\n", True),
+    ("kind: Promote\n", True),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  promotions:\n  - value: 1.10\n"
+     "  - {pipeline: ns/app, value: 0123}\n", False),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec: {value: 1.10}\n", False),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  promotions: [{value: 1.10}]\n", False),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: {a: 1.10}\n", True),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: 1.10\n    continued\n", False),
+    ("apiVersion: v1\nkind: ConfigMap\ndata:\n  value: \"1.10\n    continued\"\n", False),
+    ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Promote\nspec:\n  value: &v 1e3\n  other: *v\n", False),
+    ("kind: Promote\nspec:\n  value: 1.10\n  value: 2.0\n", False),
+    ("- a\n", False),
+]
+
+
+@pytest.mark.parametrize(("text", "fast_reads"), _CONFIGS)
+def test_the_values_as_written_are_read_without_pyyaml_as_pyyaml_reads_them(text: str, fast_reads: bool) -> None:
+    """Issue 45: a promote function run read its functionConfig's values with PyYAML's composer (~100M
+    instructions to import); the fast reader reads them wherever it reads the text, as the composer does."""
+    fast = mode._written_fast(text)
+    assert (fast is not None) is fast_reads
+    if fast is not None:
+        assert fast == mode._written_composed(text)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FORGES = ("github", "gitlab", "gitea", "bitbucket")
 FORGE_ALIASES = {"forgejo": "gitea", "gitea": "gitea", "github": "github", "gitlab": "gitlab",

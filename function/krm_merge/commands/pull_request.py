@@ -16,7 +16,6 @@ pull request.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from krm_merge.change.settings import PipelinePullRequest, Settings, SettingsError, branch_value, pipeline_pull_request
 from krm_merge.errors import KrmMergeError
@@ -27,7 +26,9 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import PipelineRef, pull_request_promotion
 from krm_merge.records import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from krm_merge.change.forges.pacing import Tally
     from krm_merge.change.publish import Prepared, Published
     from krm_merge.promote.request import Resolved

@@ -8,11 +8,11 @@ step, the renderer's pull-request words or the promote pipeline's reader: a plai
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from krm_merge.change.settings import FORGES, Settings, SettingsError, forge_name
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     import argparse
 
 OPTION_DEFAULTS: dict[str, Any] = {

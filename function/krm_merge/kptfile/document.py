@@ -8,11 +8,14 @@ and the upstream/lock fields (:mod:`.upstream`).
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.values import same
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 ROOT_KPTFILE = "Kptfile"

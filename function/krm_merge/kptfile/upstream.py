@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from krm_merge import files
 from krm_merge.krm import yamlio
@@ -19,6 +18,10 @@ from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _COMMIT_ID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -166,7 +169,6 @@ def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: st
         return False
     lock = {"repo": upstream.repo, "directory": upstream.directory, "ref": lock_ref, "commit": commit}
     return deep_equal(data.get("upstreamLock"), {"type": "git", "git": lock})
-
 
 
 __all__ = ["GitLock", "GitUpstream", "check_fields", "locked_commit", "read_package_kptfile", "read_upstream",

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 
 @functools.cache

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Callable
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml.layout import COMPACT, Layout, layout_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 class _Unset:

@@ -15,14 +15,18 @@ mode touched is written back byte for byte.
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, Callable, Sequence
 
 from krm_merge.krm import splice, yamlio
 from krm_merge.krm.itemviews import ItemViews, PendingReader
 from krm_merge.krm.results import KrmError, ResourceRef
 from krm_merge.krm.values import PathPart, format_path, get_path, parse_path
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence, TypeAlias
 
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
@@ -544,10 +548,20 @@ def _str_map(value: Any) -> dict[str, str]:
 
 # --- the cheap header scan ---------------------------------------------------------
 
-_TOP_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9]*):(?:[ \t]+(.*))?$", re.M)
-_SIMPLE_KEY = r"[A-Za-z0-9_./-]+"
-_ENTRY = re.compile(r"^(\s*)(" + _SIMPLE_KEY + r"):(?:[ \t]+(.*?))?[ \t]*$")
-_PLAIN = re.compile(r"[A-Za-z0-9_./+=~$()@^%-][^#'\"]*?")
+# Compiled on first use (functools.cache), not at import: a run that scans no item's header (a no-op update) does not compile them (issue 45).
+@functools.cache
+def _top_line() -> re.Pattern[str]:
+    return re.compile(r"^([A-Za-z][A-Za-z0-9]*):(?:[ \t]+(.*))?$", re.M)
+
+
+@functools.cache
+def _entry() -> re.Pattern[str]:
+    return re.compile(r"^(\s*)([A-Za-z0-9_./-]+):(?:[ \t]+(.*?))?[ \t]*$")
+
+
+@functools.cache
+def _plain() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_./+=~$()@^%-][^#'\"]*?")
 
 
 def scan_header(text: str) -> Header | None:
@@ -559,10 +573,11 @@ def scan_header(text: str) -> Header | None:
     top: dict[str, str | None] = {}
     meta_start = -1
     lines = text.split("\n")
+    top_line = _top_line()
     for i, line in enumerate(lines):
         if not line or line[0] in " #" or line == "-" or line.startswith("- "):
             continue  # a value's lines (a compact sequence under a top-level key included: `rules:` / `- ...`)
-        m = _TOP_LINE.match(line)
+        m = top_line.match(line)
         if m is None:
             return None
         key, rest = m.group(1), m.group(2)
@@ -596,13 +611,14 @@ def _scan_metadata(lines: list[str], start: int) -> tuple[str, str, dict[str, st
     base = -1  # column of metadata's keys
     child = -1  # column of the entries of the current map (labels, annotations)
     other = False  # inside a metadata field the header does not need (finalizers, ...)
+    entry = _entry()
     for line in lines[start:]:
         stripped = line.lstrip()
         if not line.strip(" ") or stripped.startswith("#"):
             continue  # a blank line, spaces only included (upstream's own: a field removed by hand)
         if line[0] != " ":
             break
-        m = _ENTRY.match(line)
+        m = entry.match(line)
         if m is None:
             if other and len(line) - len(stripped) >= base and (stripped.startswith("- ") or stripped == "-"):
                 continue  # a list item of that field (compact style puts it at metadata's column)
@@ -655,7 +671,7 @@ def _simple_value(rest: str | None) -> str | None:
         return rest[1:end]
     value, _, comment = rest.partition(" #")
     value = value.rstrip()
-    if not value or not _PLAIN.fullmatch(value) or ": " in value:
+    if not value or not _plain().fullmatch(value) or ": " in value:
         return None
     return value
 
@@ -677,4 +693,4 @@ def _only_comment(rest: str) -> bool:
     return not rest or rest.startswith("#")
 
 
-Selector = Callable[[Item], bool]
+Selector: TypeAlias = "Callable[[Item], bool]"

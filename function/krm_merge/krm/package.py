@@ -43,11 +43,21 @@ from krm_merge.krm.results import File, KrmError
 
 YAML_SUFFIXES = pkgio.YAML_SUFFIXES
 META_FILES = (pkgio.KPTFILE,)
-_DOC_SEPARATOR = re.compile(r"^---[ \t]*(?:#[^\n]*)?$|^---[ \t]+(?=\S)", re.M)
-# Annotations kpt's reader adds and its writer removes.
-_READER_ANNOTATIONS = re.compile(
-    r"^(internal\.config\.kubernetes\.io/.*|config\.kubernetes\.io/(path|index)|config\.k8s\.io/id)$"
-)
+
+
+# The patterns below are compiled on first use (functools.cache), not at import: a no-op update reads no
+# package file (issue 45).
+@functools.cache
+def _doc_separator() -> re.Pattern[str]:
+    return re.compile(r"^---[ \t]*(?:#[^\n]*)?$|^---[ \t]+(?=\S)", re.M)
+
+
+@functools.cache
+def _reader_annotations() -> re.Pattern[str]:
+    """Annotations kpt's reader adds and its writer removes."""
+    return re.compile(r"^(internal\.config\.kubernetes\.io/.*|config\.kubernetes\.io/(path|index)|config\.k8s\.io/id)$")
+
+
 # The key kyaml's reader (kpt fn source) wraps a top-level sequence under.
 WRAPPING_KEY = "bareSeqNodeWrappingKey"
 
@@ -322,7 +332,9 @@ def reader_annotations(rel: str, index: int, doc: str) -> dict[str, str]:
 
 # From the newline before the line: the first line never counts (no key line above it), and a
 # literal first character lets the regex engine skip ahead fast.
-_SEQ_ELEMENT = re.compile(r"\n( *)- ")
+@functools.cache
+def _seq_element() -> re.Pattern[str]:
+    return re.compile(r"\n( *)- ")
 
 
 def seq_indent(doc: str) -> str:
@@ -334,7 +346,7 @@ def seq_indent(doc: str) -> str:
     two further in "wide"; any other line is passed over.  No such line:
     "compact".
     """
-    for m in _SEQ_ELEMENT.finditer(doc):
+    for m in _seq_element().finditer(doc):
         key = _key_line_above(doc, m.start() + 1)
         if key is None:
             continue
@@ -402,7 +414,7 @@ def split_documents(text: str) -> tuple[list[str], list[str]]:
     docs: list[str] = []
     pos = 0
     pending_sep = ""
-    for m in _DOC_SEPARATOR.finditer(text):
+    for m in _doc_separator().finditer(text):
         docs.append(text[pos : m.start()])
         separators.append(pending_sep)
         end = text.find("\n", m.start())
@@ -481,10 +493,11 @@ def _item_text(obj: Item, original: str | None = None) -> str:
         return original
     # The reader's own annotations are held beside the text and never written; these are
     # ones the text itself holds (an item kpt passed in, or one a mode created with a path).
-    if any(_READER_ANNOTATIONS.match(k) for k in obj.text_annotations):
+    reader_annotations = _reader_annotations()
+    if any(reader_annotations.match(k) for k in obj.text_annotations):
         data = obj.copy_data()
         ann = data.get("metadata", {}).get("annotations", {})
-        for key in [k for k in ann if _READER_ANNOTATIONS.match(k)]:
+        for key in [k for k in ann if reader_annotations.match(k)]:
             del ann[key]
         if not ann:
             del data["metadata"]["annotations"]

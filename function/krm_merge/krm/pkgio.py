@@ -29,12 +29,15 @@ import fnmatch
 import io
 import os
 import unicodedata
-from typing import Collection, Iterable, Iterator, Sequence
 
 from krm_merge import files, txn
 from krm_merge.krm.results import File, KrmError
 from krm_merge.records import Record
 from krm_merge.yaml.load import check_size, max_input_bytes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Collection, Iterable, Iterator, Sequence
 
 YAML_SUFFIXES = (".yaml", ".yml")
 KPTFILE = "Kptfile"
@@ -665,7 +668,9 @@ def write_target(root: str, rel: str) -> str:
     the package, or into ``.git`` or krm-merge's reserved names.
     """
     real = files.check_target(root, rel, through_links=True)
-    target = os.path.relpath(real, root).replace(os.sep, "/")
+    # Not a link: the path itself, normalised as relpath would (without relpath's cost, per file written)
+    target = os.path.normpath(rel) if real == os.path.join(root, rel) else os.path.relpath(real, root)
+    target = target.replace(os.sep, "/")
     if target != rel and files.protected_name(target.split("/", 1)[0]) is not None:
         raise files.UnsafePathError(f"refusing to write {rel!r}: it is a symbolic link into {target.split('/', 1)[0]}",
                                     file=rel)

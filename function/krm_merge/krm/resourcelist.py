@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Iterator
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item, scan_header
 from krm_merge.krm.results import KrmError, Results
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
 

@@ -5,14 +5,20 @@ as :class:`KrmError`, which the runner turns into one error result.  Results
 are emitted only in the v1 shape kpt and kustomize read.
 """
 
-# No ``from __future__ import annotations``: the NamedTuples' generated constructors keep their
-# annotations as written, and a string there (``'Any'``) cannot be resolved by the API docs.
+from __future__ import annotations
+
 from collections.abc import Callable
-from typing import Any, Protocol
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import resource_label
 from krm_merge.records import Record
+
+# typing's names for type checkers and the API docs (pdoc reads this block): not imported at start-up
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    Protocol = object  # protocols are for type checkers: plain base classes at run time (issue 45)
 
 
 class ResultSubject(Protocol):

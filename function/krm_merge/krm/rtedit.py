@@ -10,17 +10,20 @@ types by YAML 1.2 rules — guarantees that an untouched value keeps its bytes.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load, scalars
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeAlias
+
 # Keys that identify list elements when no identity is known (kpt's
 # documented fallback list plus the most common Kubernetes merge keys).
 IDENTITY_KEYS = ("name", "mountPath", "devicePath", "containerPort", "port", "ip", "key", "type", "topologyKey")
 
-Matcher = Callable[[list[Any], list[Any]], list[int | None]]
+Matcher: TypeAlias = "Callable[[list[Any], list[Any]], list[int | None]]"
 
 # merge3/nodes.py imports it from here; the rule itself lives with the other scalar rules.
 literal_can_hold = scalars.literal_can_hold

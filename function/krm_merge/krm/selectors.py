@@ -7,24 +7,58 @@ The same shape as kustomize's patch ``target`` and kpt's Kptfile
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
 
 from krm_merge.errors import ConfigError
 from krm_merge.krm.kubeobject import KubeObject
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
-@dataclass(frozen=True)
+
 class Selector:
-    """Which items an operation applies to."""
+    """Which items an operation applies to.
 
-    group: str | None = None
-    version: str | None = None
-    kind: str | None = None
-    name: str | None = None
-    namespace: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    annotations: dict[str, str] = field(default_factory=dict)
+    Immutable and compared by its fields, as the frozen dataclass it was: a plain class, because
+    ``dataclasses`` (with ``inspect`` behind it) was a fifth of a function run's start-up (issue 45).
+    """
+
+    __slots__ = ("group", "version", "kind", "name", "namespace", "labels", "annotations")
+    group: str | None
+    version: str | None
+    kind: str | None
+    name: str | None
+    namespace: str | None
+    labels: dict[str, str]
+    annotations: dict[str, str]
+
+    def __init__(self, group: str | None = None, version: str | None = None, kind: str | None = None,
+                 name: str | None = None, namespace: str | None = None, labels: dict[str, str] | None = None,
+                 annotations: dict[str, str] | None = None) -> None:
+        for key, value in (("group", group), ("version", version), ("kind", kind), ("name", name),
+                           ("namespace", namespace), ("labels", {} if labels is None else labels),
+                           ("annotations", {} if annotations is None else annotations)):
+            object.__setattr__(self, key, value)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, key) for key in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if type(other) is Selector else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # its labels are a dict, as the dataclass's were
+
+    def __repr__(self) -> str:
+        return "Selector(" + ", ".join(f"{key}={getattr(self, key)!r}" for key in self.__slots__) + ")"
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"cannot delete field {key!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Selector, self._fields()
 
     @classmethod
     def from_dict(cls, spec: dict[str, Any], where: str = "target") -> Selector:

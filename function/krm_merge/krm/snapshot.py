@@ -27,13 +27,16 @@ still a file to every step, and its read refuses it
 from __future__ import annotations
 
 import os
-from typing import Iterable
 
 from krm_merge import files
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.records import Record
 from krm_merge.yaml.load import check_size
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
 
 
 class Snapshot:

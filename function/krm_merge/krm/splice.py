@@ -11,14 +11,22 @@ when the layout is not the simple one it knows, and the caller falls back to
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
 
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import KrmError
 from krm_merge.yaml import scalars
 
-_TOP_METADATA = re.compile(r"^metadata:[ \t]*(#[^\n]*)?\n", re.M)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+# Compiled on first use (functools.cache), not at import: most runs add no annotation (issue 45).
+@functools.cache
+def _top_metadata() -> re.Pattern[str]:
+    return re.compile(r"^metadata:[ \t]*(#[^\n]*)?\n", re.M)
 
 
 def block_end(text: str, start: int, parent_indent: int) -> int:
@@ -42,7 +50,7 @@ def with_annotations(text: str, annotations: dict[str, str]) -> str | None:
     kyaml's rule, values single-quoted as kpt writes them.
     """
     lines = _annotation_lines(annotations)
-    m = _TOP_METADATA.search(text)
+    m = _top_metadata().search(text)
     if lines is None or m is None:
         return None
     start = m.end()

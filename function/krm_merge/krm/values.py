@@ -12,9 +12,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Callable, Iterator, Sequence
 
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, Sequence
 
 
 class Label(Record):

@@ -21,12 +21,15 @@ import contextlib
 import functools
 import io
 import re
-from typing import Any, Callable, Iterable, Iterator
 
 from krm_merge.krm.results import KrmError, Result
 from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import load, scalars
 from krm_merge.yaml.layout import COMPACT, WIDE, Layout, layout_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
 
 MAX_DEPTH = load.MAX_DEPTH
 
@@ -173,9 +176,79 @@ def dump_results(results: Iterable[Result]) -> str:
     """KRM results in kpt's results format: ``results:`` and the list (a ResourceList's, or ``--results FILE``).
 
     The one home of the wire format; the commands reach it through
-    :func:`krm_merge.outcomes.render.results_yaml`.
+    :func:`krm_merge.outcomes.render.results_yaml`.  Printed here, byte for byte as
+    :func:`dump_data` prints it, when every value is one this printer writes exactly so (the
+    results a mode reports: words, names, paths, numbers); else by :func:`dump_data`.  A
+    function run that reports results (promote's, every run) does not load PyYAML for them
+    (~99M instructions to import; issue 45).
     """
-    return dump_data({"results": [r.to_dict() for r in results]})
+    data = {"results": [r.to_dict() for r in results]}
+    out: list[str] = []
+    try:
+        _block_mapping(data, 0, "", out)
+    except _NotPrintedHere:
+        return dump_data(data)
+    return "".join(out)
+
+
+class _NotPrintedHere(Exception):
+    """A value :func:`dump_results` leaves to the dumper."""
+
+
+def _block_mapping(mapping: dict[Any, Any], indent: int, first: str, out: list[str]) -> None:
+    """The entries at column ``indent``, as the dumper writes a block mapping; the first line begins with
+    ``first`` instead of spaces (``"- "`` for a mapping that is a sequence's element)."""
+    pad = " " * indent
+    lead = first or pad
+    for key, value in mapping.items():
+        text = _scalar(key) if type(key) is str else ""
+        if not text or len(text) > 120 or any(c in key for c in "\r\x85\u2028\u2029"):
+            raise _NotPrintedHere  # the emitter writes a long key, or one holding a line break, as ``? key``
+        out.append(f"{lead}{text}:")
+        lead = pad
+        if type(value) is dict and value:
+            out.append("\n")
+            _block_mapping(value, indent + 2, "", out)
+        elif type(value) is list and value:
+            out.append("\n")
+            _block_sequence(value, indent, out)  # indentless, as libyaml writes a mapping's sequence
+        else:
+            out.append(f" {_empty_or_scalar(value)}\n")
+
+
+def _block_sequence(items: list[Any], indent: int, out: list[str]) -> None:
+    pad = " " * indent
+    for item in items:
+        if type(item) is dict and item:
+            _block_mapping(item, indent + 2, pad + "- ", out)
+        elif type(item) is list and item:
+            raise _NotPrintedHere  # a sequence in a sequence: left to the dumper
+        else:
+            out.append(f"{pad}- {_empty_or_scalar(item)}\n")
+
+
+def _empty_or_scalar(value: Any) -> str:
+    if type(value) is dict or type(value) is list:
+        return "{}" if type(value) is dict else "[]"  # only empty ones come here
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    """A scalar as the dumper writes it (its representers: kyaml's quoting of strings, then libyaml's styles)."""
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if kind is str and "\n" not in value:  # a text of lines is a literal block
+        if scalars.needs_double_quotes(value):
+            if not value or max(value) <= "\uffff":  # libyaml escapes what lies beyond U+FFFF
+                return scalars.double_quoted(value)
+        elif scalars.dumper_writes_plain(value):
+            return value
+    raise _NotPrintedHere
 
 
 # --- ruamel.yaml round trip -----------------------------------------------------

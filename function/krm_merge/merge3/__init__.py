@@ -19,12 +19,13 @@ visitor=...)``).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from krm_merge.faces import lazy_names
 from krm_merge.records import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from .conflicts import Conflict, ConflictPolicy
     from .nodes import MISSING, ROUND_TRIP
     from .plain import PLAIN_DATA

@@ -6,13 +6,16 @@ import json
 import functools
 import re
 from enum import Enum
-from typing import Any, Callable, Iterable, Sequence
 
 from krm_merge.krm.values import Label, PathPart, format_path, parse_path, value_json, value_size
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.records import Record
 
 from .rules import FALLBACK_KEYS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Sequence, TypeAlias
 
 
 class ConflictPolicy(Enum):
@@ -192,10 +195,10 @@ def parse_marker(line: str) -> tuple[Any, Any] | None:
 LOCATOR_KEYS = ("name", *(k for k in FALLBACK_KEYS if k != "name"))
 """The fields naming a list element in a :data:`Locator` (and in ``conflicts``' field paths), first present wins."""
 
-ElementKey = tuple[str, Any]
+ElementKey: TypeAlias = "tuple[str, Any]"
 """A list element named by one of its fields: (``name``, ``"app"``)."""
-LocatorPart = str | int | ElementKey
-Locator = tuple[LocatorPart, ...]
+LocatorPart: TypeAlias = "str | int | ElementKey"
+Locator: TypeAlias = "tuple[LocatorPart, ...]"
 """Where a field is in a document: map keys, and list elements by :data:`ElementKey` (by index when none
 names them).  Unlike a data path it still finds the field after lines or list elements were added around it."""
 
@@ -210,7 +213,7 @@ def element_key(element: Any, avoid: Any = None) -> ElementKey | None:
     return None
 
 
-Lookups = dict[tuple[int, Any], dict[Any, Any]]
+Lookups: TypeAlias = "dict[tuple[int, Any], dict[Any, Any]]"
 """Indexes built on first use by :func:`locator_of` and :func:`locate` over one unchanged tree: pass the same
 dict to every call on that tree, so that finding N fields of a list of N elements is N lookups, not N scans."""
 

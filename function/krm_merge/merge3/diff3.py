@@ -9,9 +9,11 @@ running ``git merge-file`` needs (an update that merges no text file).
 
 from __future__ import annotations
 
-from typing import Sequence
-
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
 
 # local = the user's copy (git's "ours"), origin = the version it was fetched from (the base),
 # upstream = the new version ("theirs"): the names the rest of update uses for the three copies.

@@ -10,12 +10,17 @@ declared keys); the Kptfile pipeline merge supplies its own schema.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Callable, Protocol
 
 from krm_merge.records import Record
 from krm_merge.schema.base import PatchMeta, SchemaLookupError, SchemaNode
 
-KeyFn = Callable[[Any], "tuple[str, ...] | None"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Protocol, TypeAlias
+else:
+    Protocol = object  # protocols are for type checkers: plain base classes at run time (issue 45)
+
+KeyFn: TypeAlias = "Callable[[Any], tuple[str, ...] | None]"
 
 
 class ListStrategy(Enum):
@@ -128,7 +133,7 @@ class NoSchema:
 
 NO_SCHEMA = NoSchema()
 
-SchemaResolver = Callable[[str, str], "MergeSchema | None"]
+SchemaResolver: TypeAlias = "Callable[[str, str], MergeSchema | None]"
 """Looks up the schema of an object by (apiVersion, kind); used for embedded objects."""
 
 

@@ -21,14 +21,10 @@ by kpt sees no repository and only says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-import yaml
-
 from krm_merge.change.settings import Settings, SettingsError, settings_from_config
 from krm_merge.config import ConfigError, check_keys, parse_bool
-from krm_merge.krm import yamlio
+from krm_merge.krm import fastyaml, yamlio
+from krm_merge.krm.fastyaml import MapPos, ScalarPos, SeqPos
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
@@ -38,18 +34,20 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.pipeline import find_pipeline
 from krm_merge.promote.request import KEYS as PROMOTION_KEYS
 from krm_merge.promote.request import Promotion, RequestError, no_match_messages, promotion_from_spec, resolve
+from krm_merge.records import Record
 from krm_merge.registry import Mode
-from krm_merge.yaml.load import compose_marked
+from krm_merge.yaml.load import compose_marked, libyaml
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # a hint only: the function path (stdin) never loads the snapshot
+    from typing import Any
     from krm_merge.krm.snapshot import Snapshot
 
 KEYS = (*PROMOTION_KEYS, "allowNoMatch", "promotions", "pullRequest")
 RUN_ONLY = "krm-merge run DIR"
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Record):
     """The promote functionConfig: one or more promotions applied in one run."""
 
     promotions: tuple[Promotion, ...]
@@ -161,37 +159,101 @@ def _values_as_written(function_config: Item | None, config: Config) -> Config:
     """
     if function_config is None:
         return config
-    try:
-        roots = compose_marked(function_config.text)  # PyYAML's resolver and marks, as yaml.compose
-    except yaml.YAMLError:
-        return config
-    root = roots[0] if len(roots) == 1 else None  # yaml.compose: None for no document, an error for two
-    for section in ("data", "spec"):
-        holder = _child(root, section)
-        if holder is None:
-            continue
-        listed = _child(holder, "promotions")
-        nodes = listed.value if isinstance(listed, yaml.SequenceNode) else [holder]
-        written = [_plain(_child(node, "value")) for node in nodes]
-        if len(written) == len(config.promotions):
-            return replace(config, promotions=tuple(
+    sections = _written_fast(function_config.text)
+    if sections is None:
+        sections = _written_composed(function_config.text)
+    for written in sections:
+        if written is not None and len(written) == len(config.promotions):
+            return config._replace(promotions=tuple(
                 p._replace(value=w) if w is not None else p for p, w in zip(config.promotions, written)))
     return config
 
 
-def _plain(node: Any) -> str | None:
-    if isinstance(node, yaml.ScalarNode) and not node.style and node.value:
-        return str(node.value)
-    return None
+# Each of the two readers below gives, for ``data`` then ``spec``: None without that section, else the
+# plain ``value`` of each entry of its ``promotions`` list (a YAML list), or of the section itself.
 
 
-def _child(node: Any, key: str) -> Any:
-    if not isinstance(node, yaml.MappingNode):
+def _written_fast(text: str) -> list[list[str | None] | None] | None:
+    """The ``value`` scalars as written, read by the fast reader; None when it does not read the text.
+
+    A function run reads its functionConfig with the fast reader already: PyYAML (~100M instructions
+    to import, most of a promote function run's start-up) is loaded only for what the fast reader
+    does not read (issue 45).
+    """
+    parsed = fastyaml.parse(text)
+    if parsed is None or parsed.aliases or parsed.anchor_lines:
         return None
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == key:
-            return v
-    return None
+    lines = text.split("\n")
+
+    def child(node: Any, key: str) -> Any:
+        if isinstance(node, ScalarPos) and node.style == "flow":
+            raise _NotAsWritten  # a flow collection (`spec: {value: 1.10}`): the composer reads inside it
+        entry = node.entries.get(key) if isinstance(node, MapPos) else None
+        return entry.value if entry is not None else None
+
+    def plain(node: Any) -> str | None:
+        pos = child(node, "value")
+        if not isinstance(pos, ScalarPos):
+            return None  # no value, or a block collection: no plain text
+        entry = node.entries["value"]
+        if pos.style == "multiline" or pos.style == "plain" and entry.end - entry.start != 1:
+            raise _NotAsWritten  # a scalar over several lines: the composer folds it
+        if pos.style != "plain":
+            return None  # quoted, empty, a block scalar or a flow collection: no plain text
+        return lines[pos.line][pos.start:pos.end] or None
+
+    found: list[list[str | None] | None] = []
+    try:
+        for section in ("data", "spec"):
+            holder = child(parsed.root, section)
+            if holder is None:
+                found.append(None)
+                continue
+            listed = child(holder, "promotions")
+            child(listed, "")  # a flow list of promotions: given up as a flow mapping is
+            nodes = [entry.value for entry in listed.items] if isinstance(listed, SeqPos) else [holder]
+            found.append([plain(node) for node in nodes])
+    except _NotAsWritten:
+        return None
+    return found
+
+
+class _NotAsWritten(Exception):
+    """A ``value`` the fast reader reads, but not as the composer gives its text."""
+
+
+def _written_composed(text: str) -> list[list[str | None] | None]:
+    """:func:`_written_fast` read by PyYAML's composer (its resolver and marks, as ``yaml.compose``)."""
+    yaml = libyaml().yaml
+    try:
+        roots = compose_marked(text)
+    except yaml.YAMLError:
+        return []
+    root = roots[0] if len(roots) == 1 else None  # yaml.compose: None for no document, an error for two
+
+    def child(node: Any, key: str) -> Any:
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                return v
+        return None
+
+    def plain(node: Any) -> str | None:
+        if isinstance(node, yaml.ScalarNode) and not node.style and node.value:
+            return str(node.value)
+        return None
+
+    found: list[list[str | None] | None] = []
+    for section in ("data", "spec"):
+        holder = child(root, section)
+        if holder is None:
+            found.append(None)
+            continue
+        listed = child(holder, "promotions")
+        nodes = listed.value if isinstance(listed, yaml.SequenceNode) else [holder]
+        found.append([plain(child(node, "value")) for node in nodes])
+    return found
 
 
 def _report_change(rl: ResourceList, obj: Item, change: Change) -> None:

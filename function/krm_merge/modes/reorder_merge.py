@@ -10,8 +10,6 @@ With ``desired``, the mode does what ``kubectl apply`` does offline.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
 
 from krm_merge.config import ConfigError, check_keys, parse_bool, parse_choice
 from krm_merge.krm import yamlio
@@ -20,10 +18,15 @@ from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.selectors import ItemIndex, Selector
 from krm_merge.krm.values import format_path
+from krm_merge.records import Record
 from krm_merge.registry import Mode
 from krm_merge.schema import DeclaredKey, DeclaredKeyError, InvalidCrdError, SchemaRegistry, is_crd
 from krm_merge.smp.apply import apply_patch
 from krm_merge.smp.errors import SmpError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SERVER_ONLY_CHOICES = ("interleave", "first")
 KEYS = ("patch", "patches", "serverOnlyItems", "desired", "mergeKeys")
@@ -32,8 +35,7 @@ _CONFIGMAP_KEYS = tuple(key for key in KEYS if key != "patches")
 PATCH_KEYS = ("patch", "target", "optional")
 
 
-@dataclass(frozen=True)
-class Patch:
+class Patch(Record):
     """One strategic merge patch and what it applies to."""
 
     body: dict[str, Any]
@@ -42,8 +44,7 @@ class Patch:
     label: str = "patch 1"
 
 
-@dataclass(frozen=True)
-class MergeKey:
+class MergeKey(Record):
     """A user-declared merge key for a list field of a kind."""
 
     kind: str
@@ -53,14 +54,13 @@ class MergeKey:
     group: str | None = None
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Record):
     """The reorder-merge functionConfig."""
 
     patches: tuple[Patch, ...] = ()
     desired: tuple[dict[str, Any], ...] = ()
     server_only_items: str = "interleave"
-    merge_keys: tuple[MergeKey, ...] = field(default=())
+    merge_keys: tuple[MergeKey, ...] = ()
 
 
 def config_from_configmap(data: dict[str, str]) -> Config:

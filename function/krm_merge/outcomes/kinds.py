@@ -16,13 +16,16 @@ NamedTuples, not dataclasses: ``update`` loads this module on every run, and
 creating dataclasses cost its start-up several milliseconds (issue 24).
 """
 
-# No ``from __future__ import annotations``: the NamedTuples' generated constructors keep their
-# annotations as written (see krm/results.py).
+from __future__ import annotations
+
 from enum import Enum
-from typing import Any, Optional, Union
 
 from krm_merge.krm.results import File, Result, ResourceRef
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 
 class Kind(Enum):
@@ -643,9 +646,9 @@ class FunctionResult(Record):
         return self
 
 
-Outcome = Union[ResourceOutcome, ConflictOutcome, FileChanged, FileMerged, FileKept, FileSkipped, LinkRefused,
-                MarkerShaped, FieldSet, MarkerOutcome, UnrecordedMarker, Resolved, ConflictsLeft, PullRequestOutcome,
-                PackageUpdate, ForgeRequests, Message, FunctionResult]
+Outcome = (ResourceOutcome | ConflictOutcome | FileChanged | FileMerged | FileKept | FileSkipped | LinkRefused
+           | MarkerShaped | FieldSet | MarkerOutcome | UnrecordedMarker | Resolved | ConflictsLeft | PullRequestOutcome
+           | PackageUpdate | ForgeRequests | Message | FunctionResult)
 """Any typed outcome."""
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from typing import Any, Callable, Iterable, TextIO
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
@@ -47,6 +46,10 @@ from .words import (
     forge_requests_text, marker_text, said, text, value_text,
 )
 from .words import interrupted as words_interrupted
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, TextIO, TypeAlias
 
 REPORT_API_VERSION = "report.krm-merge.dev/v1"
 """The JSON report's ``apiVersion`` (its schema: ``docs/report.schema.json``); a new version for any change a reader could trip on."""
@@ -432,7 +435,7 @@ def _label(resource: ResourceRef | None, file: str | None = None) -> str:
     return _cell(resource.display())
 
 
-Row = Callable[[Any], list[str]]
+Row: TypeAlias = "Callable[[Any], list[str]]"
 
 PACKAGE_COLUMNS = ("package", "status", "from", "to", "files changed", "conflicts")
 

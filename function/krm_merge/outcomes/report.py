@@ -11,22 +11,24 @@ their words.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.interrupts import Interrupted
 from krm_merge.krm.results import failure
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the SDK's function path builds no report: it must not load the package writer
+    from typing import Callable, Iterable, TypeVar
+
     from krm_merge.krm.pkgio import ChangeSet
+
+    T = TypeVar("T")
 
 from .kinds import (
     ConflictOutcome, ConflictsLeft, Decision, FileAction, FileChanged, FileMerged, FleetScope, Kind, Message, Outcome,
     PackageStatus, PackageUpdate,
 )
 from .words import interrupted
-
-T = TypeVar("T")
 
 CONFLICTS_LEFT = 3
 """Exit code while conflicts are left in the package for a person (``update --conflicts mark``, ``conflicts``, ``resolve``)."""

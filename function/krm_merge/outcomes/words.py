@@ -10,7 +10,6 @@ nothing reads a word back.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
 
 from krm_merge import files
 from krm_merge.interrupts import NAMES as SIGNAL_NAMES
@@ -25,6 +24,10 @@ from .kinds import (
     PREVIEW_ACTIONS, PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Resolved, ResourceOutcome, SkipReason,
     UnrecordedMarker,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 # --- the words of enum values ----------------------------------------------------------------
 

@@ -12,7 +12,6 @@ markers on one-line scalars of block YAML, no YAML library) when it can, else th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from krm_merge.promote import fastpath
 from krm_merge.promote.changes import Change, split_stream
@@ -20,7 +19,9 @@ from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.request import Resolved
 from krm_merge.promote.units import Outcome, Setter, TextOutcome, Unit, UnitResult
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from krm_merge.promote.locate import MalformedMarker
 
 __all__ = ["Outcome", "TextOutcome", "Unit", "UnitResult", "promote_text", "promote_units"]

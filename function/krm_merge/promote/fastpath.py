@@ -21,7 +21,6 @@ node that ends last before it on its line, which is the one-line scalar value th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import fastyaml
@@ -33,6 +32,10 @@ from krm_merge.promote.scalars import render_inline
 from krm_merge.promote.units import Setter
 from krm_merge.records import Record
 from krm_merge.yaml import load
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The fast reader's one-line scalar styles, as libyaml's node styles (what the renderer keeps).
 _STYLES = {"plain": "", "single": "'", "double": '"'}

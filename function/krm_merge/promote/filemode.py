@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio
@@ -34,7 +33,9 @@ from krm_merge.promote.request import Promotion, Resolved, is_kustomization_in, 
 from krm_merge.promote.units import Unit, empty_outcome
 from krm_merge.yaml.load import collecting_duplicate_keys, load_all_data
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from krm_merge.promote.units import Outcome
 
 

@@ -9,7 +9,6 @@ over a large repository costs little more than ``grep -rl``.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator, TypeVar
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
@@ -18,9 +17,14 @@ from krm_merge.krm.snapshot import Snapshot, is_hidden
 from krm_merge.promote.errors import PromoteError
 from krm_merge.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, TypeVar
+
+    T = TypeVar("T")
+
 YAML_SUFFIXES = pkgio.YAML_SUFFIXES
 EXTRA_NAMES = ("Kustomization",)  # kustomize's extension-less file name, as Flux reads it
-T = TypeVar("T")
 
 
 class ScreenedFile(Record):

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 PROMOTION_KEY: Final = "$promotion"
 IMAGEPOLICY_KEY: Final = "$imagepolicy"

@@ -6,10 +6,13 @@ Error texts are pipeline-controller's, so users and alerts keep recognising them
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from krm_merge.promote.errors import PromoteError
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PIPELINE_GROUP = "pipelines.weave.works"
 PIPELINE_KIND = "Pipeline"

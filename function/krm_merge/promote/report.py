@@ -9,12 +9,12 @@ usable as a commit message (:func:`krm_merge.outcomes.render.title`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from krm_merge.krm.results import Result
 from krm_merge.outcomes.kinds import FieldSet
 from krm_merge.outcomes.words import resource_ref
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the report is built on every run; the YAML code only loads when a file is edited
     from krm_merge.promote.changes import Change
     from krm_merge.promote.request import Promotion

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef, image_policy_setters, normalize_policy
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PipelineRef, resolve_target
 from krm_merge.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 

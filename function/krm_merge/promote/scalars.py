@@ -10,8 +10,6 @@ tag is ever written.
 
 from __future__ import annotations
 
-from typing import Final
-
 from krm_merge.yaml.scalars import (
     can_be_plain,
     double_quoted,
@@ -20,6 +18,10 @@ from krm_merge.yaml.scalars import (
     resolves_as_string,
     single_quoted,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "DOUBLE", "FOLDED", "LITERAL", "PLAIN", "SINGLE", "can_be_plain", "double_quoted", "is_one_line_printable",

@@ -6,11 +6,11 @@ parsing; a run that finds nothing to parse never imports the engine or the YAML 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from krm_merge.records import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from krm_merge.promote.changes import Change
     from krm_merge.promote.errors import PromoteError
     from krm_merge.promote.locate import MalformedMarker

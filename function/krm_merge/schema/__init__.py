@@ -5,10 +5,9 @@ The built-in table is read on first use only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from krm_merge.faces import lazy_names
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
     from .builtin import builtin_kubernetes_version, builtin_schema

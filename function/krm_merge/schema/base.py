@@ -13,7 +13,11 @@ from __future__ import annotations
 from krm_merge.errors import KrmMergeError
 from krm_merge.records import Record
 
-from typing import Protocol
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # protocols are for type checkers: plain base classes at run time (issue 45)
 
 
 class SchemaLookupError(KrmMergeError):

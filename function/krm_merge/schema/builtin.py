@@ -23,12 +23,15 @@ import functools
 import json
 import os
 import zlib
-from typing import Any
 
 from krm_merge.records import Record
 
 from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
 from .nodes import LIST_NODE, PRIMITIVE_NODE, patch_meta
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 TABLE_RESOURCE = "k8s_patchmeta.json.gz"
 SUPPORTED_FORMAT = 1
@@ -38,7 +41,7 @@ _ARBITRARY = 1
 
 # A field spec of the table: 0 (primitive), 1 (arbitrary), a definition name,
 # or a dict (see tools/gen_schema.py).
-Spec = Any
+Spec: TypeAlias = "Any"
 
 
 # A NamedTuple, not a dataclass: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).

@@ -26,11 +26,14 @@ A CRD's ``openAPIV3Schema`` (per version) becomes a :class:`SchemaNode`:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
 from .builtin import builtin_definition
 from .nodes import LIST_NODE, PRIMITIVE_NODE, patch_meta
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean"})

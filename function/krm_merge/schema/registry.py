@@ -16,12 +16,15 @@ from krm_merge.records import Record
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from .base import NO_META, OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
 from .builtin import builtin_api_versions, builtin_schema
 from .crd import crd_schemas
 from .nodes import patch_meta
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The `kpt pkg update` reference says lists whose elements carry one of these
 # fields are "automatically recognized" as associative.  kyaml removed that

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback  # ~0.5 ms: its own imports are loaded already
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import resourcelist as _resourcelist
@@ -23,6 +21,10 @@ from krm_merge.krm.results import File, KrmError, Result, result_of
 from krm_merge.krm.selectors import Selector
 from krm_merge.krm.selectors import select as _select
 from krm_merge.yaml.load import DuplicateKey, check_size, collecting_duplicate_keys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 
 class Results(_results.Results):
@@ -177,6 +179,8 @@ def call_reporting_errors(fn: FunctionFn, rl: ResourceList, name: str) -> None:
     except Exception as err:  # the author's bug: report it, never crash the pipeline
         rl.results.append(Result(f"internal error in {name}: {type(err).__name__}: {err}{_where(err)}", "error"))
         if os.environ.get("KRM_FN_TRACEBACK") == "1":
+            import traceback  # start-up: only a crash with KRM_FN_TRACEBACK=1 loads it (and textwrap, tokenize)
+
             traceback.print_exc(file=sys.stderr)
 
 

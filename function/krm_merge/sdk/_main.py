@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from krm_merge import files
 from krm_merge.sdk._core import FunctionFn, name_of, run_resource_list, write_resource_list
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def run(fn: FunctionFn, argv: Sequence[str] | None = None, *, name: str | None = None) -> NoReturn:

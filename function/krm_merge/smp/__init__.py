@@ -37,17 +37,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from types import ModuleType
-from dataclasses import dataclass
-from typing import Any
 
 from ..errors import KrmMergeError
 from ..faces import lazy_names
+from ..records import Record
 from ..schema.base import OPEN_SCHEMA, SchemaLookupError, SchemaNode
 from ..schema.crd import is_crd
 from ..schema.registry import DeclaredKey, DeclaredKeyError, SchemaRegistry
 from .apply import apply_patch
 from .annotations import LAST_APPLIED_ANNOTATION as _LAST_APPLIED
 from .errors import ConflictError, MissingMergeKeyError, SmpError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "LAST_APPLIED_ANNOTATION",
@@ -71,8 +74,7 @@ class SchemaError(KrmMergeError, ValueError):
     """A :class:`Schema` could not be built: a malformed CRD or merge-key declaration."""
 
 
-@dataclass(frozen=True)
-class MergeKey:
+class MergeKey(Record):
     """A merge key declared for a list field of a kind that has no schema.
 
     ``path`` names the list by field names from the object root, through maps

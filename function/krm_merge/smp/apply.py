@@ -14,9 +14,8 @@ elements and replacing values; the patch is never mutated.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
+from ..records import Record
 from ..schema.base import OPEN_SCHEMA, SchemaNode
 from .errors import MissingMergeKeyError, SmpError
 from .meta import MERGE_STRATEGY, REPLACE_STRATEGY, FieldMeta, lookup_list_field, lookup_map_field
@@ -46,9 +45,12 @@ from .values import (
     remove_patch_directives,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True)
-class MergeOptions:
+
+class MergeOptions(Record):
     """``MergeOptions`` of apimachinery plus our layout choice.
 
     ``apply_mode`` true = server-side application (directives executed, nulls

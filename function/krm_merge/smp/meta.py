@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ..records import Record
 from ..schema.base import OPEN_SCHEMA, PatchMeta, SchemaLookupError, SchemaNode
 from .errors import SmpError
 from .path import Path, render
@@ -13,8 +13,7 @@ MERGE_STRATEGY = "merge"
 REPLACE_STRATEGY = "replace"
 
 
-@dataclass(frozen=True)
-class FieldMeta:
+class FieldMeta(Record):
     """What the engine needs to know about one field.
 
     ``schema`` is the schema of the field's value (of its elements for lists),

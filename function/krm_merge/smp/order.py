@@ -11,13 +11,15 @@ there.  Index lookups use dictionaries (first occurrence wins, as Go's linear
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Literal, cast
-
 from .errors import SmpError
 from .path import Path, render
 from .values import DIRECTIVE_MARKER, go_str, go_type_name, identity
 
-ServerOnlyPlacement = Literal["interleave", "first"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Hashable, Literal, TypeAlias
+
+ServerOnlyPlacement: TypeAlias = 'Literal["interleave", "first"]'
 
 
 def missing_merge_key_error(item: Any, merge_key: str, path: Path) -> SmpError:
@@ -95,7 +97,7 @@ def sort_by_order(
         if None in keys:
             to_sort = _go_stable_sort(to_sort, keys)
         else:
-            present = cast(list[int], keys)
+            present: list[int] = keys  # type: ignore[assignment]  # no None: checked above
             to_sort = [to_sort[i] for i in sorted(range(len(to_sort)), key=present.__getitem__)]
     return to_sort + to_delete if to_delete else list(to_sort)
 

@@ -8,13 +8,15 @@ project's one path formatter, :func:`krm_merge.krm.values.format_path`.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
-
 from krm_merge.krm.values import Label, PathPart, format_path
 
 from .values import go_str
 
-Path = Optional[Tuple["Path", PathPart]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional, Tuple, TypeAlias
+
+Path: TypeAlias = "Optional[Tuple[Path, PathPart]]"
 
 ROOT: Path = None
 

@@ -10,10 +10,12 @@ sorting), and the cleaning of newly added content.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable
-
 # SMP's public equality is the project's one; re-exported for smp's modules and its API.
 from krm_merge.krm.values import deep_equal as deep_equal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Hashable
 
 MAP = "map"
 LIST = "list"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
@@ -29,7 +28,9 @@ from .plan import UpdatePlan
 from .report import refused
 from .tree import diff_trees, remote_subpackages
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the ledger (and the merge it reads) is loaded only by an update that plans a merge
+    from typing import Any, Callable, Iterator
     from .ledger import Entry
 
 

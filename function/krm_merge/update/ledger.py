@@ -44,7 +44,6 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
@@ -62,6 +61,10 @@ from krm_merge.outcomes.kinds import MarkerShaped, message
 from krm_merge.records import Record
 
 from .plan import UpdatePlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping, Sequence
 
 LEDGER_NAME = pkgio.LEDGER_NAME
 API_VERSION = "krm-merge.dev/v1"

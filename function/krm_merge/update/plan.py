@@ -11,10 +11,13 @@ in one list, rendered by :mod:`krm_merge.outcomes.render`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from krm_merge.krm import pkgio
 from krm_merge.outcomes.kinds import Outcome
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMAND = "krm-merge update"
 

@@ -8,7 +8,6 @@ them has to import another to name what it returns.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Callable
 
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import KubeObject
@@ -18,12 +17,16 @@ from krm_merge.merge3.rules import FALLBACK_KEYS
 from krm_merge.outcomes.kinds import Action, Reason
 from krm_merge.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, TypeAlias
 
-RelPath = Callable[[KubeObject], str]
+
+RelPath: TypeAlias = "Callable[[KubeObject], str]"
 # Whether the files of a subpackage directory other than its KRM resources
 # (READMEs, scripts) differ between local and origin; the ResourceList mode
 # has none, the update command looks at the disk.
-OtherFilesChanged = Callable[[str], bool]
+OtherFilesChanged: TypeAlias = "Callable[[str], bool]"
 
 
 class Subpackage(Enum):

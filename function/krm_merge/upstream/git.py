@@ -29,7 +29,6 @@ import re
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any, Callable, TypeVar
 
 try:  # CPython's own BLAKE2: hashlib would load OpenSSL's binding, ~4 ms of every update that fetches (issue 33)
     from _blake2 import blake2b
@@ -42,6 +41,12 @@ from krm_merge.krm.results import KrmError
 from krm_merge.records import Record
 
 from . import gitread
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+
+    _T = TypeVar("_T")
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 # Maybe an abbreviated commit id: resolved by the whole mirror, which a shallow fetch before it would cut short.
@@ -558,9 +563,6 @@ class GitCache:
         if lost:
             raise KrmError(f"the git cache lacks {len(lost)} file(s) the server was asked for (first {lost[0]})")
         return sizes
-
-
-_T = TypeVar("_T")
 
 
 class _TimedOut(KrmError):

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import IO, Iterator
 
 from krm_merge import files
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.records import Record
 from krm_merge.yaml.load import check_size
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Iterator
 
 TREE, LINK, GITLINK = "40000", "120000", "160000"
 EXECUTABLE = "100755"

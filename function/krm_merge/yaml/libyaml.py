@@ -7,11 +7,13 @@ it bounds what it reads.
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 from krm_merge.yaml import scalars
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Dumper", "Loader", "StringLoader", "yaml"]
 

@@ -34,14 +34,15 @@ import contextvars
 import functools
 import re
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from krm_merge import numbers
 from krm_merge.errors import KrmMergeError
 from krm_merge.records import Record
 from krm_merge.yaml import scalars
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, TypeAlias
     import yaml
 
 MAX_ALIAS_EXPANSION = 1_000_000
@@ -51,7 +52,7 @@ MAX_INPUT_ENV = "KRM_MERGE_MAX_INPUT_MB"
 DEFAULT_MAX_ALIAS_MB = 16
 MAX_ALIAS_ENV = "KRM_MERGE_MAX_ALIAS_MB"
 
-FastReader = Callable[[str], "list[Any] | None"]
+FastReader: TypeAlias = "Callable[[str], list[Any] | None]"
 
 
 class YamlError(KrmMergeError):

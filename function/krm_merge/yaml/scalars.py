@@ -30,7 +30,10 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any, Final
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # --- type resolution (YAML 1.1, Kubernetes' reading) -------------------------------
 
@@ -297,6 +300,19 @@ def can_be_plain(value: str, *, in_flow: bool) -> bool:
     if value in ("---", "...") or value.startswith(("--- ", "... ")):
         return False
     return resolves_as_string(value)
+
+
+def dumper_writes_plain(value: str) -> bool:
+    """True when the libyaml dumper (:class:`krm_merge.yaml.libyaml.Dumper`) writes ``value`` as a plain scalar.
+
+    The dumper double-quotes what :func:`needs_double_quotes` says; of the rest, this accepts
+    what every reader reads plain as itself (:func:`can_be_plain`) and starts with no document
+    marker (libyaml quotes ``---x``) and no character beyond U+FFFF (libyaml's printable test
+    stops at three UTF-8 bytes: it double-quotes and escapes an emoji).  Stricter than the
+    emitter: a string it would still write plain may be refused here, never the other way round.
+    """
+    return (not needs_double_quotes(value) and can_be_plain(value, in_flow=False)
+            and not value.startswith(("---", "...")) and (value.isascii() or max(value) <= "\uffff"))
 
 
 def literal_can_hold(value: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
 
 from krm_merge.krm.fastyaml.nodes import Entry, MapPos, Node, Nothing, Parsed, ScalarPos, SeqPos, Unsupported
 from krm_merge.krm.fastyaml.render import literal_block, render_block, render_entry, render_item, scalar_text
@@ -10,9 +9,12 @@ from krm_merge.krm.values import deep_equal
 from krm_merge.yaml import scalars
 from krm_merge.yaml.layout import layout_of
 
-Matcher = Callable[[list[Any], list[Any]], list[int | None]]
-Edit = tuple[int, int, list[str]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeAlias
 
+Matcher: TypeAlias = "Callable[[list[Any], list[Any]], list[int | None]]"
+Edit = tuple[int, int, list[str]]
 
 
 def edit(parsed: Parsed, old: Any, new: Any, match: Matcher, *, literal_blocks: bool = True) -> str | None:

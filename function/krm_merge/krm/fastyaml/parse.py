@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Callable
 
 from krm_merge.krm.fastyaml.nodes import NOTHING, Entry, MapPos, Node, Parsed, ScalarPos, SeqPos, Unsupported
 from krm_merge.yaml import load, scalars
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 # --- scalar resolution: the rules live in krm_merge.yaml.scalars ---------------------
 
@@ -83,7 +86,6 @@ def parse(text: str) -> Parsed | None:
     return Parsed(data, root, text, tuple(parser.anchor_lines), parser.alias_nodes > 0)
 
 
-
 def reread_scalar_line(old_line: str, new_line: str) -> Any:
     """The value ``new_line`` holds if it reads exactly as ``old_line`` but for a one-line scalar.
 
@@ -116,8 +118,6 @@ def reread_scalar_line(old_line: str, new_line: str) -> Any:
     if not same_key or old_value[0] != _SCALAR or new_value[0] != _SCALAR:
         return NOTHING
     return new_value[1]
-
-
 
 
 # Line kinds (the second field of a line's info) and value kinds.  A _FLOW_LINE holds only a flow

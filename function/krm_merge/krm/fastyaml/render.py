@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from krm_merge.krm.fastyaml.nodes import Unsupported
 from krm_merge.yaml import scalars
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # New plain keys and values the editor writes itself; anything else goes to the fallback.
 _SAFE_NEW_PLAIN = scalars.SIMPLE_PLAIN_VALUE
