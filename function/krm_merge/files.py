@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import bisect
 import errno
-import fcntl
 import functools
 import os
 import re
 import stat
-import unicodedata
 from types import ModuleType
 
 from krm_merge import numbers
@@ -282,6 +280,8 @@ def _fold_name(name: str) -> str:
     if name.isascii():
         folded = name.lower()
     else:
+        import unicodedata  # here, not at import: every path loads files, few names are not ASCII
+
         plain = name.translate(_HFS_IGNORED)
         folded = unicodedata.normalize("NFD", unicodedata.normalize("NFD", plain).casefold())
     return folded.partition(":")[0].rstrip(". ")
@@ -659,6 +659,8 @@ class locked:
         self.path = os.fspath(path)
 
     def __enter__(self) -> None:
+        import fcntl  # here, not at import: every path loads files, few take a lock
+
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
                          0o644)

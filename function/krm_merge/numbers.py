@@ -17,9 +17,12 @@ layer may read its numbers through it (the YAML loader reads its size limits her
 from __future__ import annotations
 
 import os
-from typing import Mapping
 
 from krm_merge.errors import KrmMergeError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping
 
 MAX_DIGITS = 9
 """Digits a number may have (below a billion: every count and size krm-merge takes fits, a typo does not)."""

@@ -42,6 +42,10 @@ class Lazy(NamedTuple):
 _START_UP = "start-up: "
 ALLOWED: list[Lazy] = [
     # --- kept: start-up time needs them ---------------------------------------------------------------
+    Lazy("krm_merge.files", "__enter__", "fcntl",
+         _START_UP + "every path loads files; only the runs that take a lock (an update, the forge's pacing) need it"),
+    Lazy("krm_merge.files", "_fold_name", "unicodedata",
+         _START_UP + "every path loads files; only a name that is not ASCII is folded through Unicode's tables"),
     Lazy("krm_merge.update.context", "_merge_kptfile", "krm_merge.kptfile.merge",
          _START_UP + "the Kptfile merge loads the 3-way engine; an update or package merge that merges no Kptfile skips it"),
     Lazy("krm_merge.update.context", "_resolve", "krm_merge.schema.registry",

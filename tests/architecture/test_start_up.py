@@ -174,9 +174,11 @@ def test_a_no_op_update_loads_no_merge_no_archive_reader_and_no_hash(world: Worl
 
 # Every path: the command line (registry, interrupts), the fast YAML reader, the scalar rules, the typed
 # outcomes and their renderer.  re (with enum, functools, collections) is the console script's own first
-# import; json (values' JSON-style keys, the renderer's --report json); math (YAML floats).
+# import; json (values' JSON-style keys, the renderer's --report json); math (YAML floats); numbers (the
+# bounds the user may set, read strictly), display (names escaped in words).
 _EVERY_PATH = """
     krm_merge krm_merge.cli krm_merge.errors krm_merge.files krm_merge.interrupts krm_merge.records krm_merge.registry
+    krm_merge.numbers krm_merge.krm.display
     krm_merge.krm krm_merge.krm.fastyaml krm_merge.krm.fastyaml.edit krm_merge.krm.fastyaml.nodes
     krm_merge.krm.fastyaml.parse krm_merge.krm.fastyaml.render krm_merge.krm.results krm_merge.krm.values
     krm_merge.krm.yamlio krm_merge.outcomes krm_merge.outcomes.kinds krm_merge.outcomes.render
@@ -202,7 +204,8 @@ NO_OP_UPDATE = _EVERY_PATH + """
     subprocess threading unicodedata urllib urllib.parse zlib
 """
 # `promote DIR --set ... --dry-run` on a marked file: the command's parser (argparse, gettext, locale), the
-# package lock, the lister (pkgio: fnmatch, unicodedata), promote's fast path (no PyYAML).
+# package lock (txn: _blake2 seals its journal), the lister (pkgio: fnmatch, unicodedata), promote's fast path
+# (no PyYAML).
 PROMOTE = _EVERY_PATH + """
     krm_merge.change krm_merge.change.settings krm_merge.commands krm_merge.commands.base krm_merge.commands.promote
     krm_merge.commands.pull_request krm_merge.commands.pull_request_options krm_merge.krm.display krm_merge.krm.pkgio
@@ -210,7 +213,7 @@ PROMOTE = _EVERY_PATH + """
     krm_merge.promote.errors krm_merge.promote.fastpath krm_merge.promote.filemode krm_merge.promote.files
     krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline krm_merge.promote.report
     krm_merge.promote.request krm_merge.promote.scalars krm_merge.promote.units krm_merge.txn
-    _locale _weakrefset argparse fcntl fnmatch gettext locale signal threading unicodedata zlib
+    _blake2 _locale _weakrefset argparse fcntl fnmatch gettext locale signal threading unicodedata zlib
 """
 # A function run on stdin (kpt's call), reorder-merge with one patch: the runner and the SDK's core, the
 # routing, the mode, the patch engine and the built-in schemas (zlib: the schema table).
