@@ -210,9 +210,9 @@ PROMOTE = _EVERY_PATH + """
     krm_merge.change krm_merge.change.settings krm_merge.commands krm_merge.commands.base krm_merge.commands.promote
     krm_merge.commands.pull_request krm_merge.commands.pull_request_options krm_merge.krm.display krm_merge.krm.pkgio
     krm_merge.krm.snapshot krm_merge.promote krm_merge.promote.changes krm_merge.promote.engine
-    krm_merge.promote.errors krm_merge.promote.fastpath krm_merge.promote.filemode krm_merge.promote.files
-    krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline krm_merge.promote.report
-    krm_merge.promote.request krm_merge.promote.scalars krm_merge.promote.units krm_merge.txn
+    krm_merge.promote.errors krm_merge.promote.event krm_merge.promote.fastpath krm_merge.promote.filemode
+    krm_merge.promote.files krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline
+    krm_merge.promote.report krm_merge.promote.request krm_merge.promote.scalars krm_merge.promote.units krm_merge.txn
     _blake2 _locale _weakrefset argparse fcntl fnmatch gettext locale signal threading unicodedata zlib
 """
 # A function run on stdin (kpt's call), reorder-merge with one patch: the runner and the SDK's core, the

@@ -8,6 +8,7 @@ makes it); the forge comes from the Pipeline's ``type``, the base from its ``bas
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -93,6 +94,55 @@ def test_the_pipelines_pull_request_promotion_opens_the_pull_request(
     assert world.remote_git("rev-parse", f"{BRANCH}^") == world.remote_branch("release")
     assert {e["request"]["auth"] for e in forge.exchanges} == {"authorization: Bearer <token>"}
     assert forge.violations == [] and SECRET_TOKEN not in result.stdout + result.stderr
+
+
+def _event(tmp: Path, namespace: str = "dev") -> str:
+    """A repository_dispatch body (the githubdispatch provider's): podinfo upgraded to 6.3.0 in ``namespace``."""
+    event = {"involvedObject": {"kind": "HelmRelease", "namespace": namespace, "name": "podinfo",
+                                "apiVersion": "helm.toolkit.fluxcd.io/v2"},
+             "severity": "info", "reason": "UpgradeSucceeded", "message": "Helm upgrade succeeded",
+             "metadata": {"revision": "6.3.0"}, "reportingController": "helm-controller"}
+    path = tmp / "event.json"
+    path.write_text(json.dumps({"event_type": "HelmRelease/podinfo.dev", "client_payload": event}))
+    return str(path)
+
+
+def test_an_event_opens_the_pull_request_the_pipeline_asks_for(
+        route: tuple[GitWorld, GitHttpServer, ForgeServer, Path]) -> None:
+    """No --pull-request: the Pipeline's pull-request promotion is what opens it (pipeline-controller's strategy)."""
+    world, server, forge, secrets = route
+    _commit_pipeline(world, _pipeline_with(RELEASED_API.format(url=server.url("acme/deploy"))))
+    result = krm_merge(world, "promote", str(world.package), "--pipeline", "flux-system/podinfo",
+                       "--event", _event(world.tmp), "--secrets-dir", str(secrets), "--forge-api", forge.api)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "https://forge.example/acme/deploy/pull/1"
+    [pull] = forge.pulls
+    assert (pull["head"], pull["base"]) == (BRANCH, "release")
+    assert "6.3.0" in world.remote_git("show", f"{BRANCH}:apps/podinfo/release.yaml")
+    assert forge.violations == [] and SECRET_TOKEN not in result.stdout + result.stderr
+
+
+def test_an_event_without_a_pull_request_promotion_writes_in_place(
+        route: tuple[GitWorld, GitHttpServer, ForgeServer, Path]) -> None:
+    world, server, forge, secrets = route
+    result = krm_merge(world, "promote", str(world.package), "--pipeline", "flux-system/podinfo",
+                       "--event", _event(world.tmp), "--forge-api", forge.api)
+    assert result.returncode == 0, result.stderr
+    assert forge.pulls == [] and forge.exchanges == [] and result.stdout == ""
+    assert "6.3.0" in (world.package / "release.yaml").read_text()
+    assert world.remote_branch(BRANCH) is None
+
+
+def test_an_event_with_nothing_to_promote_opens_nothing(
+        route: tuple[GitWorld, GitHttpServer, ForgeServer, Path]) -> None:
+    world, server, forge, secrets = route
+    _commit_pipeline(world, _pipeline_with(RELEASED_API.format(url=server.url("acme/deploy"))))
+    result = krm_merge(world, "promote", str(world.package), "--pipeline", "flux-system/podinfo",
+                       "--event", _event(world.tmp, "prod"), "--secrets-dir", str(secrets), "--forge-api", forge.api)
+    assert result.returncode == 0, result.stderr
+    assert "nothing to promote: prod is the last environment of Pipeline flux-system/podinfo" in result.stderr
+    assert forge.exchanges == [] and world.remote_branch(BRANCH) is None
+    assert world.git("status", "--porcelain") == ""
 
 
 def test_the_secrets_folder_may_come_from_the_environment(route: tuple[GitWorld, GitHttpServer, ForgeServer, Path]) -> None:

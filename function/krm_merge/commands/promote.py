@@ -7,6 +7,7 @@
                                           [--forge-repo O/N] [--label L]... [--reviewer U]... [--secrets-dir DIR]]
     krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V
     krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST]
+    krm-merge promote DIR --event FILE|- (--pipeline NS/NAME | --pipeline-file FILE) [--pull-request ...]
 
 The command turns its options into promotions and hands them to promote's file-mode
 engine (:mod:`krm_merge.promote.filemode`): only files whose bytes contain a marker key (or
@@ -18,15 +19,17 @@ did is one report of typed outcomes (each field set, each file skipped, each err
 by :mod:`krm_merge.outcomes.render`: lines on stderr, ``--results``, ``--report``.
 With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.commands.pull_request`):
 checked and committed before the write, pushed and opened as a pull request after it.
+With ``--event`` the promotion is the one a Flux event asks of its Pipeline
+(:mod:`krm_merge.promote.event`); an event with nothing to promote is one line and exit code 0.
 Exit code 0 when fields were set (or already current, or nothing matched with
-``--allow-no-match``), 1 on any error, 2 on bad usage.
+``--allow-no-match``, or an event had nothing to promote), 1 on any error, 2 on bad usage.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from krm_merge import txn
 from krm_merge.change.settings import SettingsError
@@ -38,11 +41,19 @@ from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import message
 from krm_merge.outcomes.report import Report
 from krm_merge.promote.errors import PromoteError
+from krm_merge.promote.event import Nothing, promotion_from_event
 from krm_merge.promote.filemode import FileRun, run_files
+from krm_merge.promote.pipeline import PipelineRef
 from krm_merge.promote.request import (
     Promotion, RequestError, parse_image_policy, parse_kustomize_image, parse_set, promotion_from_spec)
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 PROG = "krm-merge promote"
+
+Finder = Callable[[PipelineRef], "dict[str, Any] | None"]
 
 
 class UsageError(PromoteError):
@@ -58,10 +69,15 @@ def parser() -> argparse.ArgumentParser:
 EXAMPLES = ("krm-merge promote clusters/ --image-policy flux-system:app=ghcr.io/org/app:1.2",
             "krm-merge promote . --set default:podinfo:prod=6.2.1 --dry-run",
             "krm-merge promote . --pipeline default/podinfo --from-environment staging \\\n"
-            "      --value 6.2.1 --pull-request")
+            "      --value 6.2.1 --pull-request",
+            'krm-merge promote . --pipeline flux-system/podinfo \\\n      --event "$GITHUB_EVENT_PATH"')
+
+EXIT_STATUS = ("exit status: 0 fields set, already current, or nothing to promote (--event: an event that is not a "
+               "successful upgrade, an object no Pipeline tracks, the last environment); 1 an error; 2 bad usage")
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = EXIT_STATUS
     p.add_argument("dir", help="the directory to search (recursively) for marked YAML files")
     p.add_argument("--set", action="append", default=[], metavar="NS:PIPELINE:ENV=VALUE",
                    help='set {"$promotion": "NS:PIPELINE:ENV"} markers (repeatable)')
@@ -76,6 +92,11 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     env.add_argument("--from-environment", metavar="ENV",
                      help="the environment promoted from; the target is the next one in the Pipeline")
     p.add_argument("--value", help="the new value of a single --pipeline or --image-policy promotion")
+    p.add_argument("--event", metavar="FILE|-",
+                   help="a Flux event (the generic webhook's body, a repository_dispatch body, $GITHUB_EVENT_PATH): "
+                        "promote its revision from its environment to the next one of the Pipeline")
+    p.add_argument("--pipeline-file", metavar="FILE",
+                   help="with --event: read the Pipeline from FILE (default: --pipeline, found under DIR)")
     p.add_argument("--report", nargs=2, metavar=("FORMAT", "FILE"), help=render.REPORT_HELP)
     # A report is output the caller asked for (a pull request body), not a change to the
     # repository: a dry run still writes it, so a CI job can preview a release with its report.
@@ -98,6 +119,7 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in render.FORMATS:
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
+    _check_event_options(arg_parser, args)
     try:
         args.pull_request_settings = settings_from_args(args)
     except SettingsError as err:
@@ -126,6 +148,28 @@ def _locked_main(args: argparse.Namespace, report: Report) -> Iterator[str]:
     with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
         report.extend(message(text, "warning", args.dir) for text in lock.messages)
         return _main(args, report)
+
+
+def _check_event_options(arg_parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--event brings its own promotion: the options that make one do not go with it.
+
+    Its pull request is the Pipeline's to ask for (pipeline-controller's pull-request strategy):
+    without ``--pull-request`` the pull-request options are read, and used when the
+    Pipeline's promotion for the target environment is a pull request.
+    """
+    args.pull_request_from_pipeline = False
+    if args.event is None:
+        if args.pipeline_file is not None:
+            arg_parser.error("--pipeline-file: goes with --event")
+        return
+    for option in ("set", "image_policy", "kustomize_image", "environment", "from_environment", "value"):
+        if getattr(args, option):
+            arg_parser.error(f"--{option.replace('_', '-')}: does not go with --event (the event names the "
+                             "environment and the value)")
+    if args.pipeline is None and args.pipeline_file is None:
+        arg_parser.error("--event: give --pipeline NS/NAME or --pipeline-file FILE")
+    args.pull_request_from_pipeline = not args.pull_request
+    args.pull_request = True
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
@@ -168,14 +212,26 @@ def _main(args: argparse.Namespace, report: Report) -> Iterator[str]:
     root = args.dir
     if not os.path.isdir(root):
         raise PromoteError(f"{root} is not a directory")
-    promotions = promotions_from_args(args)
+    find_pipeline: Callable[[Finder], Finder] | None = None  # the event's Pipeline, read before the tree's
+    if args.event is None:
+        promotions = promotions_from_args(args)
+    else:
+        event = promotion_from_event(args.event, root, pipeline=args.pipeline, pipeline_file=args.pipeline_file)
+        if isinstance(event, Nothing):
+            report.add(message(f"nothing to promote: {event.reason}", "info"))
+            return iter(())
+        promotions = [event.promotion]
+        if args.pull_request_from_pipeline and not event.pull_request:
+            args.pull_request_settings = None  # the Pipeline's promotion is not a pull request
+        find_pipeline = event.find_pipeline
     if args.pull_request_settings is None:
         return run_files(root, promotions, report, skip_unreadable=args.skip_unreadable,
                          allow_no_match=args.allow_no_match, dry_run=args.dry_run)
     steps: list[PullRequestStep] = []  # the --pull-request step, once the writes are planned
 
     def before_write(run: FileRun) -> None:
-        step = promote_step(report, args.pull_request_settings, root, run.resolved, run.find_pipeline,
+        find = find_pipeline(run.find_pipeline) if find_pipeline is not None else run.find_pipeline
+        step = promote_step(report, args.pull_request_settings, root, run.resolved, find,
                             secrets_dir=args.secrets_dir)
         steps.append(step)
         step.before_write(run.writes.writes, report.as_written, dry_run=args.dry_run)

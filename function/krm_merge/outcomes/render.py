@@ -175,6 +175,8 @@ def _promote_summary(report: Report) -> list[str]:
         return []
     if report.state is State.NOT_WRITTEN:
         return ["nothing written"]
+    if not report.subject:
+        return []  # no promotion was asked for (an event with nothing to promote): its own line says why
     done = _promoted(report)
     return [f"dry run: {done}; nothing written" if report.state is State.DRY_RUN else done]
 

@@ -207,6 +207,14 @@ def _with_kustomizations(root: str, files: list[ScreenedFile], rels: set[str]) -
     return sorted(files + extra, key=lambda f: f.rel)
 
 
+def pipeline_finder(root: str) -> Callable[[PipelineRef], dict[str, Any] | None]:
+    """Look Pipelines up in the tree under ``root`` before any promotion is known (``promote --event``).
+
+    One more listing of the tree than :func:`plan` makes: the event's promotion needs the Pipeline first.
+    """
+    return _pipeline_finder(screen(list_tree(root), (PIPELINE_GROUP.encode(),)).files)
+
+
 def _pipeline_finder(files: list[ScreenedFile]) -> Callable[[PipelineRef], dict[str, Any] | None]:
     """Look Pipelines up among the files that may hold one; each such file is read once."""
     group = PIPELINE_GROUP.encode()
