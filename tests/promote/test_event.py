@@ -147,6 +147,22 @@ def test_the_pipeline_may_come_from_a_file_outside_the_tree(tmp_path: Path) -> N
     assert b'version: "6.5.4"' in paths["production"].read_bytes()
 
 
+def test_a_pipeline_file_without_the_pipeline_or_its_namespace_is_an_error(tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    tree(root, pipeline=None)
+    before = snapshot(root)
+    other = tmp_path / "p.yaml"
+    other.write_text(PIPELINE.replace("  namespace: flux-system\n", ""))
+    event_file = str(EVENTS / "flux-webhook.json")
+    done = promote(root, "--pipeline-file", str(other), "--pipeline", "a/b", "--event", event_file)
+    assert done.returncode == 1 and done.stderr.splitlines() == [f"krm-merge promote: error: {other}: no Pipeline a/b in it"]
+    done = promote(root, "--pipeline-file", str(other), "--event", event_file)
+    assert done.returncode == 1 and "needs metadata.name and metadata.namespace" in done.stderr
+    done = promote(root, "--pipeline-file", str(other), "--pipeline", "flux-system/podinfo", "--event", event_file)
+    assert done.returncode == 0, done.stderr  # --pipeline names what the file leaves out
+    assert snapshot(root) != before
+
+
 def test_a_cluster_named_by_the_event_picks_the_environment(tmp_path: Path) -> None:
     """The same namespace in two clusters: the Alert's eventMetadata.cluster tells the environments apart."""
     root = tmp_path / "fleet"

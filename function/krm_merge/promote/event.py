@@ -192,10 +192,10 @@ def pipelines_in_file(path: str, ref: PipelineRef | None) -> list[dict[str, Any]
     try:
         text = read_bytes(path).decode("utf-8")
     except UnicodeDecodeError as err:
-        raise PromoteError(f"{path}: not UTF-8 text (byte {err.start})", file=path) from None
+        raise PromoteError(f"{path}: not UTF-8 text (byte {err.start})") from None
     found = [doc for doc in load_all_data(text, path) if is_pipeline(doc) and (ref is None or matches(doc, ref))]
     if not found:
-        raise PromoteError(f"{path}: no Pipeline" + (f" {ref}" if ref is not None else "") + " in it", file=path)
+        raise PromoteError(f"{path}: no Pipeline" + (f" {ref}" if ref is not None else "") + " in it")
     return found
 
 
