@@ -158,3 +158,23 @@ def test_a_report_that_is_no_regular_file_is_refused_by_name(tmp_path: Path, nam
                           timeout=60, preexec_fn=_ceiling, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1, proc.stderr
     assert f"krm-merge report: error: {words}" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+EDIT = ConflictOutcome(ResourceRef("v1", "ConfigMap", "settings"), "settings.yaml", 0, "data.level", "north", "3", "1",
+                       Decision.UPSTREAM)
+
+
+@pytest.mark.parametrize(("edits", "words"), [
+    ("not a list", "localEdits is a list of conflicts"),
+    ([{"file": 3}], "localEdits[0]: expected a conflict with file, field, local, upstream and origin"),
+    ([{"decision": "local"}], "localEdits[0]: decision must be upstream or marked"),
+    ([{"decision": "upstream", "resource": "ConfigMap/x"}], "localEdits[0]: resource is apiVersion, kind, name"),
+])
+def test_a_shard_report_s_local_edits_are_read_back_or_refused(tmp_path: Path, edits: Any, words: str) -> None:
+    shard = shard_report(0, 1, entry("mono/a", "updated", edits=(EDIT,)), selected=1)
+    proc = merge(tmp_path, shard, args=("shard-0.json", "--report", "json", "-"))
+    assert proc.returncode == 3, proc.stderr  # a local edit lost to upstream: as the fleet exited
+    assert json.loads(proc.stdout)["packages"][0]["localEdits"] == shard["packages"][0]["localEdits"]
+    shard["packages"][0]["localEdits"] = edits
+    proc = merge(tmp_path, shard)
+    assert proc.returncode == 1 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

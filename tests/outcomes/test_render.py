@@ -19,15 +19,16 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from krm_merge.fleet.report import shard_of
 from krm_merge.krm.results import Field, File, ResourceRef, Result
 from krm_merge.outcomes import render, words
 from krm_merge.outcomes.kinds import (
     Action, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileAction, FileChanged, FileKept, FileMerged,
     FileSkipped, FleetScope, ForgeRequests, FunctionResult, KeptReason, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message,
     Outcome, PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Reason, RefusedEntry, Region, Resolved, ResourceOutcome, SkipReason,
-    UnrecordedMarker, Version,
+    LOCAL_EDIT_DECISIONS, UnrecordedMarker, Version,
 )
-from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
+from krm_merge.outcomes.report import CONFLICTS_LEFT, NOTHING_SELECTED, Report, State
 
 from .schema_check import errors, load_schema
 
@@ -78,7 +79,10 @@ KINDS: dict[Kind, st.SearchStrategy[Outcome]] = {
     Kind.PACKAGE: st.builds(
         PackageUpdate, paths, st.sampled_from(PackageStatus), st.sampled_from([0, 1, 3]),
         st.none() | st.builds(Version, texts, texts), st.none() | st.builds(Version, texts, texts), texts, counts,
-        counts, st.none() | st.just(render.report_document(Report("update", "pkg", State.WRITTEN)))),
+        counts, st.none() | st.just(render.report_document(Report("update", "pkg", State.WRITTEN))),
+        st.lists(st.builds(ConflictOutcome, maybe_refs, paths, st.just(0), texts, texts, texts, texts,
+                           st.sampled_from(sorted(LOCAL_EDIT_DECISIONS, key=lambda d: d.value)), texts),
+                 max_size=3).map(tuple)),
     Kind.FORGE_REQUESTS: st.builds(ForgeRequests, texts, texts, counts,
                                    st.floats(0, 1e6, allow_nan=False).map(lambda s: round(s, 1))),
     Kind.RESULT: st.builds(FunctionResult, results),
@@ -106,7 +110,8 @@ def expected_exit_code(found: list[Outcome]) -> int:
     if any(o.severity == "error" for o in found):
         return 1
     left = any(isinstance(o, ConflictsLeft) and o.count or isinstance(o, PackageUpdate)
-               and o.status is PackageStatus.CONFLICTED for o in found)  # a fleet's package conflicted
+               and (o.status is PackageStatus.CONFLICTED  # a fleet's package conflicted, or lost a local edit
+                    or any(e.decision is Decision.UPSTREAM for e in o.edits)) for o in found)
     return CONFLICTS_LEFT if left else 0
 
 
@@ -189,9 +194,19 @@ def test_a_fleet_report_renders_as_its_own_document(found: list[Outcome], scope:
     packages = [o for o in found if isinstance(o, PackageUpdate)]
     assert [p["path"] for p in document["packages"]] == [p.path for p in packages]
     assert document["totals"]["packages"] == len(packages) == sum(document["totals"][s.value] for s in PackageStatus)
-    assert document["exitCode"] == expected_exit_code(found) and document["dryRun"] is (state is State.DRY_RUN)
-    assert render.report_markdown(report).count("\n| `") >= len(packages)
+    expected = NOTHING_SELECTED if scope.selected == 0 else expected_exit_code(found)  # a run that selected nothing
+    assert document["exitCode"] == expected and document["dryRun"] is (state is State.DRY_RUN)
+    edits = [e for p in packages for e in p.edits]
+    assert render.report_markdown(report).count("\n| `") >= len(packages) + len(edits)
     assert render.lines(report)[-1] == f"{report.prog}: {render.fleet_totals(report)}"
+    # every local edit lost to upstream or left marked: in the JSON (read back by report merge as it was), and on
+    # stderr, the first LOCAL_EDITS_SHOWN of them
+    assert [p.edits for p in shard_of("r.json", document).packages] == [p.edits for p in packages]
+    named = render.fleet_local_edits(report)
+    assert named[1:1 + render.LOCAL_EDITS_SHOWN] == [words.local_edit_text(p.path, e) for p in packages
+                                                      for e in p.edits][:render.LOCAL_EDITS_SHOWN]
+    assert len(named) == (0 if not edits else 1 + min(len(edits), render.LOCAL_EDITS_SHOWN)
+                          + (len(edits) > render.LOCAL_EDITS_SHOWN))
     asked = [o for o in found if isinstance(o, ForgeRequests)]
     if asked:
         assert (f"; {sum(o.requests for o in asked)} forge request(s), {sum(o.waited for o in asked):.1f} s waited "

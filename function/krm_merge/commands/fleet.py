@@ -11,7 +11,7 @@ package's update is one outcome of the run's report (:mod:`krm_merge.fleet.repor
 its line said on stderr as that package ends, the totals last; ``--report``
 writes the fleet report (the package's own update report in each entry),
 ``--results`` a result per package.  Exit code: 0 all clean, 3 some package
-conflicted, 1 some failed; 2 for a usage error.
+conflicted or lost a local edit to upstream's value, 1 some failed, 4 no package selected; 2 for a usage error.
 
 With ``--pull-request`` (:mod:`krm_merge.commands.fleet_pull_request`) each
 consumers' repository (``--pull-request-per package``: each package) gets one
@@ -36,9 +36,9 @@ from krm_merge.commands.fleet_pull_request import FleetPullRequests, Written
 from krm_merge.commands.pull_request_options import settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.fleet import shard
-from krm_merge.fleet.report import status_of
+from krm_merge.fleet.report import local_edits, status_of
 from krm_merge.fleet.run import default_jobs, run_all
-from krm_merge.fleet.select import Package, select
+from krm_merge.fleet.select import Package, nothing_selected, select
 from krm_merge.fleet.versions import Shared, prepare
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import FleetScope, PackageStatus, PackageUpdate, Version, message
@@ -108,8 +108,8 @@ def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report,
     index, count = tuple(which) if which is not None else (0, 1)
     report.fleet = FleetScope(args.upstream, args.ref, len(packages), count, (index,))
     report.state = State.DRY_RUN if args.dry_run else State.WRITTEN  # each package: its own transaction
-    if not packages:
-        report.add(message(f"no package under {', '.join(roots)} tracks {args.upstream}"))
+    if not packages:  # an error of its own exit code (outcomes.report.NOTHING_SELECTED): a job that did nothing
+        report.add(message(nothing_selected(roots, args.upstream, args.match), "error"))
     requests = None if settings is None else FleetPullRequests(report, settings, args.pull_request_per,
                                                                    args.upstream, args.ref)
     refused = requests.prepare(mine, dry_run=args.dry_run) if requests is not None else {}
@@ -164,7 +164,8 @@ def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requ
     errors = "; ".join(r.message for r in render.results(report) if r.severity == "error")
     outcome = PackageUpdate(package.path, status, code, _before(package), _after(args, shared, package),
                             errors if status is PackageStatus.FAILED else "", files_changed(report.outcomes),
-                            conflicts_found(report.outcomes), render.report_document(report))
+                            conflicts_found(report.outcomes), render.report_document(report),
+                            local_edits(report.outcomes))
     return Done(outcome, "".join(done.diff) if args.dry_run and done is not None else "", written, tuple(recovered))
 
 

@@ -6,8 +6,9 @@ this reads them (a folder: its ``*.json`` files) back as typed outcomes and
 writes one report for the whole fleet (:func:`krm_merge.fleet.report.merge`):
 JSON on stdout unless ``--report FORMAT FILE`` (repeatable) says otherwise.
 The totals go to stderr.  Exit code: the merged fleet's (0 all clean, 3 some
-conflicted, 1 some failed), and 1 when a shard's report is missing or the
-reports do not belong to one fleet update.
+conflicted or lost a local edit to upstream's value, 1 some failed, 4 no package
+selected), and 1 when a shard's report is missing or the reports do not belong
+to one fleet update.
 """
 
 from __future__ import annotations

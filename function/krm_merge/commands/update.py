@@ -98,7 +98,9 @@ def _arguments(p: argparse.ArgumentParser, number: Callable[[int, int | None], C
                         "(and package directory) whose consumers a fleet update moves")
     fleet = p.add_argument_group(
         "fleet update", "update ROOT... --upstream REPO[/DIRECTORY] --ref REF: every package under the roots whose "
-        "Kptfile's upstream.git names that repository (and directory), each in its own transaction (docs/fleet.md)")
+        "Kptfile's upstream.git names that repository (and directory), each in its own transaction (docs/fleet.md); "
+        "every local edit overwritten by upstream or left marked is named; exit 0 all clean, 3 a local edit "
+        "overwritten or conflicts left, 1 a package failed, 4 no package selected")
     fleet.add_argument("--ref", metavar="REF", help="the branch, tag or commit to move every selected package to")
     fleet.add_argument("--match", metavar="GLOB", help="only packages whose path below its root matches GLOB")
     fleet.add_argument("--jobs", metavar="N", type=number(1, MAX_JOBS),

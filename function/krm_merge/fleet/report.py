@@ -24,7 +24,10 @@ from typing import Any, Sequence
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
-from krm_merge.outcomes.kinds import FleetScope, PackageStatus, PackageUpdate, Version
+from krm_merge.krm.results import ResourceRef
+from krm_merge.outcomes.kinds import (
+    LOCAL_EDIT_DECISIONS, ConflictOutcome, Decision, FleetScope, Outcome, PackageStatus, PackageUpdate, Version,
+)
 from krm_merge.outcomes.render import FLEET_KIND, REPORT_API_VERSION
 from krm_merge.records import Record
 
@@ -43,6 +46,12 @@ def status_of(code: int, *, changed: bool, refused: int) -> PackageStatus:
     if code != 0:
         return PackageStatus.FAILED
     return PackageStatus.UPDATED if changed else PackageStatus.CURRENT
+
+
+def local_edits(outcomes: Sequence[Outcome]) -> tuple[ConflictOutcome, ...]:
+    """The local edits a package's update replaced with upstream's value or left marked, from its outcomes: what a
+    fleet names apart (stderr, every report format) so that none is lost in silence."""
+    return tuple(o for o in outcomes if isinstance(o, ConflictOutcome) and o.decision in LOCAL_EDIT_DECISIONS)
 
 
 class Shard(Record):
@@ -104,8 +113,35 @@ def _package(name: str, index: int, data: Any) -> PackageUpdate:
     if not all(_count(n) for n in counts) or not isinstance(data.get("error", ""), str) \
             or not isinstance(update, (dict, type(None))):
         raise ReportError(f"{where}: filesChanged, conflicts, error or update is not what a fleet report holds")
+    edits = data.get("localEdits", [])  # absent from a report of a krm-merge before #46
+    if not isinstance(edits, list):
+        raise ReportError(f"{where}: localEdits is a list of conflicts")
     return PackageUpdate(data["path"], status, data["exitCode"], _version(where, data.get("from")),
-                         _version(where, data.get("to")), data.get("error", ""), counts[0], counts[1], update)
+                         _version(where, data.get("to")), data.get("error", ""), counts[0], counts[1], update,
+                         tuple(_edit(f"{where}.localEdits[{n}]", e) for n, e in enumerate(edits)))
+
+
+_EDIT_TEXTS = ("file", "field", "local", "upstream", "origin", "rule")
+
+
+def _edit(where: str, data: Any) -> ConflictOutcome:
+    """One ``localEdits`` entry as the conflict it is (what the renderer wrote: ``outcome_document``)."""
+    if not isinstance(data, dict) or not all(isinstance(data.get(k, ""), str) for k in _EDIT_TEXTS):
+        raise ReportError(f"{where}: expected a conflict with file, field, local, upstream and origin")
+    try:
+        decision = Decision(data.get("decision"))
+    except ValueError:
+        decision = None
+    if decision is None or decision not in LOCAL_EDIT_DECISIONS:
+        raise ReportError(f"{where}: decision must be upstream or marked")
+    resource = data.get("resource")
+    if resource is not None and not (isinstance(resource, dict) and all(
+            isinstance(resource.get(k, ""), str) for k in ("apiVersion", "kind", "name", "namespace"))):
+        raise ReportError(f"{where}: resource is apiVersion, kind, name and namespace")
+    ref = None if resource is None else ResourceRef(resource.get("apiVersion", ""), resource.get("kind", ""),
+                                                    resource.get("name", ""), resource.get("namespace", ""))
+    return ConflictOutcome(ref, data.get("file", ""), 0, data.get("field", ""), data.get("local", ""),
+                           data.get("upstream", ""), data.get("origin", ""), decision, data.get("rule", ""))
 
 
 def _version(where: str, data: Any) -> Version | None:
@@ -156,4 +192,4 @@ def missing(shard: Shard) -> list[str]:
     return gaps
 
 
-__all__ = ["ReportError", "Shard", "merge", "missing", "read", "shard_of", "status_of"]
+__all__ = ["ReportError", "Shard", "local_edits", "merge", "missing", "read", "shard_of", "status_of"]

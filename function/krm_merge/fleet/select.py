@@ -2,8 +2,9 @@
 
 A package is selected when its Kptfile's ``upstream.git`` names the
 repository of ``--upstream REPO[/DIRECTORY]`` (and that directory, when one is
-given), at any depth below a root.  The repository is compared as the
-Kptfile spells it, without a trailing ``/`` or ``.git``; kpt's own form
+given), at any depth below a root.  The repository is compared by host and
+path (:func:`names`: a path or ``file://``, ``https://`` or ``git@host:``,
+``.git`` or not, a trailing ``/`` or not, the host in any case); kpt's own form
 ``REPO.git/DIRECTORY`` says where the repository ends, and without ``.git``
 whatever follows a Kptfile's repository is its directory.  Folders below a
 selected package are not searched: its remote subpackages are updated by its
@@ -19,6 +20,7 @@ and hidden folders (``.git`` among them) are not entered: the one lister's rules
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import posixpath
@@ -26,6 +28,7 @@ import re
 from typing import Any, Sequence
 
 from krm_merge import files
+from krm_merge.change.remote import RepoLocation, parse_location
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_upstream
 from krm_merge.krm import pkgio, yamlio
@@ -53,19 +56,76 @@ class Package(Record):
 
 
 def names(spec: str, repo: str, directory: str) -> bool:
-    """Whether ``--upstream spec`` names a Kptfile's ``upstream.git`` repository ``repo`` (and ``directory``)."""
-    theirs = _bare(repo)
+    """Whether ``--upstream spec`` names a Kptfile's ``upstream.git`` repository ``repo`` (and ``directory``).
+
+    The repositories are compared by the one reading of a repository's spelling,
+    :func:`krm_merge.change.remote.parse_location` and
+    :meth:`~krm_merge.change.remote.RepoLocation.same_repository`: host and
+    path, so a path and ``file://``, ``https://host/o/r`` and ``git@host:o/r``,
+    with or without ``.git`` or a trailing ``/``, the host in any case, are one
+    repository.
+    """
+    theirs = parse_location(repo)
     spec_repo, dot_git, spec_dir = spec.partition(".git/")
-    if dot_git:
-        return _bare(spec_repo) == theirs and clean_directory(spec_dir) == clean_directory(directory)
-    ours = _bare(spec)
-    if ours == theirs:
+    if dot_git and spec_dir.strip("/"):
+        return _location(spec_repo).same_repository(theirs) and clean_directory(spec_dir) == clean_directory(directory)
+    ours = _location(spec_repo if dot_git else spec)
+    if ours.same_repository(theirs):
         return True
-    return ours.startswith(theirs + "/") and clean_directory(ours[len(theirs):]) == clean_directory(directory)
+    # without .git, whatever follows the Kptfile's repository is its directory
+    head, rest = ours.path[:len(theirs.path)], ours.path[len(theirs.path):]
+    return (rest.startswith("/") and ours._replace(path=head).same_repository(theirs)
+            and clean_directory(rest) == clean_directory(directory))
 
 
-def _bare(url: str) -> str:
-    return url.rstrip("/").removesuffix(".git")
+def _location(spec: str) -> RepoLocation:
+    """``--upstream``'s repository: a local path is read from where the command runs, as git reads it."""
+    found = parse_location(spec)
+    if found.host or "://" in spec:
+        return found
+    return parse_location(os.path.abspath(spec))
+
+
+def _spelling(repo: str, directory: str) -> str:
+    """A Kptfile's upstream as ``--upstream`` takes it: kpt's ``REPO.git/DIRECTORY`` (the repository alone for
+    its root)."""
+    bare = repo.rstrip("/").removesuffix(".git")
+    folder = clean_directory(directory).strip("/")
+    return f"{bare}.git/{folder}" if folder else repo
+
+
+def nothing_selected(roots: Sequence[str], spec: str, match: str | None = None, shown: int = 3) -> str:
+    """Why no package under ``roots`` was selected, as an error: the ``--match`` that kept none of the packages
+    tracking ``spec``, or the upstreams the roots' Kptfiles do track, the ``shown`` closest to ``spec`` first."""
+    where = ", ".join(roots)
+    tracking = select(roots, spec) if match is not None else []
+    if tracking:
+        paths = ", ".join(p.rel for p in tracking[:shown]) + (", ..." if len(tracking) > shown else "")
+        return (f"no package under {where} tracks {spec} and matches --match {match}: {len(tracking)} package(s) "
+                f"track it ({paths}; --match is matched against the path below the root)")
+    spellings = sorted(set(_tracked(roots)))
+    if not spellings:
+        return f"no package under {where} tracks {spec}: no Kptfile there names a git upstream"
+    closest = difflib.get_close_matches(spec, spellings, n=shown, cutoff=0.0)
+    return (f"no package under {where} tracks {spec}: the Kptfiles there track {len(spellings)} other upstream(s), "
+            f"the closest: {', '.join(closest)}")
+
+
+def _tracked(roots: Sequence[str]) -> list[str]:
+    """The upstream of every package under ``roots`` whose Kptfile names a git upstream, as ``--upstream`` takes it."""
+    found: list[str] = []
+    for root in roots:
+        listing = pkgio.list_package(root, names=("Kptfile",), krmignore=False)
+        for kptfile in listing.files:
+            if kptfile.is_link:
+                continue
+            try:
+                git = _git_upstream(yamlio.load_data(files.read_text(kptfile.path), kptfile.path))
+            except (OSError, UnicodeDecodeError, KrmMergeError):
+                continue
+            if git is not None and isinstance(git.get("repo"), str):
+                found.append(_spelling(git["repo"], str(git.get("directory") or "/")))
+    return found
 
 
 def select(roots: Sequence[str], spec: str, match: str | None = None) -> list[Package]:
@@ -145,4 +205,4 @@ def _git_upstream(data: Any) -> dict[str, Any] | None:
     return git if isinstance(git, dict) else None
 
 
-__all__ = ["Package", "names", "select"]
+__all__ = ["Package", "names", "nothing_selected", "select"]

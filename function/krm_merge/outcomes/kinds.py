@@ -523,6 +523,11 @@ class PullRequestOutcome(Record):
 # --- a fleet update (update ROOT... --upstream REPO --ref REF) --------------------------------
 
 
+LOCAL_EDIT_DECISIONS = frozenset({Decision.UPSTREAM, Decision.MARKED})
+"""The conflicts a fleet update names as local edits: replaced by upstream's value, or left marked for a person
+(local's value kept, ``local-wins``, loses nothing of the package's own; ``fail`` wrote nothing)."""
+
+
 class PackageStatus(Enum):
     """What a fleet update did to one package."""
 
@@ -546,7 +551,9 @@ class PackageUpdate(Record):
     was locked at and the one it moves to; ``files``/``conflicts``: the files
     it changed and the conflicts it found; ``report``: its own JSON report
     (:func:`krm_merge.outcomes.render.report_document`: every outcome of its
-    update; None when no update ran).
+    update; None when no update ran); ``edits``: its local edits that
+    upstream's value replaced or that are left marked (:data:`LOCAL_EDIT_DECISIONS`),
+    named apart so that a fleet never overwrites one in silence (#46).
     """
 
     path: str
@@ -558,16 +565,22 @@ class PackageUpdate(Record):
     files: int = 0
     conflicts: int = 0
     report: Optional[dict[str, Any]] = None
+    edits: tuple[ConflictOutcome, ...] = ()
 
     @property
     def kind(self) -> Kind:
         return Kind.PACKAGE
 
     @property
+    def overwritten(self) -> int:
+        """How many of its local edits upstream's value replaced (the fleet's exit code is then 3)."""
+        return sum(1 for e in self.edits if e.decision is Decision.UPSTREAM)
+
+    @property
     def severity(self) -> str:
         if self.status is PackageStatus.FAILED:
             return "error"
-        return "warning" if self.status is PackageStatus.CONFLICTED else "info"
+        return "warning" if self.status is PackageStatus.CONFLICTED or self.overwritten else "info"
 
     def within(self, folder: str) -> "PackageUpdate":
         return self._replace(path=f"{folder}/{self.path}")
@@ -660,6 +673,7 @@ def message(text: str, severity: str = "warning", file: Optional[str] = None) ->
 __all__ = [
     "Action", "ConflictOutcome", "ConflictsLeft", "Decision", "FieldSet", "FileAction", "FileChanged", "FileKept",
     "FileMerged", "FileSkipped", "FleetScope", "ForgeRequests", "FunctionResult", "KeptReason", "Kind", "LinkRefused", "MarkerOutcome",
+    "LOCAL_EDIT_DECISIONS",
     "MarkerShaped", "Message", "Outcome", "PREVIEW_ACTIONS", "PackageStatus", "PackageUpdate", "PullRequestAction", "PullRequestOutcome", "Reason",
     "RefusedEntry", "Region", "Resolved", "ResourceOutcome", "SkipReason", "UnrecordedMarker", "Version", "message",
 ]

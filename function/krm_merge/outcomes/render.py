@@ -35,15 +35,15 @@ from krm_merge.krm import yamlio
 from krm_merge.krm.results import ResourceRef, Result, Results, failure
 
 from .kinds import (
-    PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, FieldSet, FileChanged, FileKept,
+    PREVIEW_ACTIONS, ConflictOutcome, ConflictsLeft, Decision, FieldSet, FileChanged, FileKept,
     FileMerged, FileSkipped, FleetScope, ForgeRequests, FunctionResult, Kind, LinkRefused, MarkerOutcome, MarkerShaped, Message, Outcome,
     PackageStatus, PackageUpdate, PullRequestAction, PullRequestOutcome, Resolved, ResourceOutcome, UnrecordedMarker,
     Version,
 )
 from .report import Report, State, conflicts_found, files_changed, not_merged
 from .words import (
-    ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, SIDES, Said,
-    forge_requests_text, marker_text, said, text, value_text,
+    ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, LOCAL_EDIT_WORDS, REASON_WORDS, SIDES,
+    Said, forge_requests_text, local_edit_text, marker_text, said, text, value_text,
 )
 from .words import interrupted as words_interrupted
 
@@ -230,7 +230,7 @@ SUMMARIES: dict[str, Callable[[Report], list[str]]] = {
 def summary_lines(report: Report) -> list[str]:
     """The lines that end a command's stderr: what it did, in numbers."""
     if report.fleet is not None:
-        return [fleet_totals(report)]
+        return [*fleet_local_edits(report), fleet_totals(report)]
     summarize = SUMMARIES.get(report.command)
     return summarize(report) if summarize is not None else []
 
@@ -319,7 +319,7 @@ def _payload(o: Outcome) -> dict[str, Any]:
     if isinstance(o, PackageUpdate):
         return {"path": o.path, "status": o.status.value, "exitCode": o.code, "from": _version(o.before),
                 "to": _version(o.after), "filesChanged": o.files, "conflicts": o.conflicts, "error": o.error,
-                "update": o.report}
+                "localEdits": [outcome_document(e) for e in o.edits], "update": o.report}
     if isinstance(o, ForgeRequests):
         return {"forge": o.forge, "host": o.host, "requests": o.requests, "waited": o.waited}
     return {"result": o.result.to_dict()}
@@ -396,6 +396,23 @@ def fleet_totals(report: Report) -> str:
             + forges + (" (dry run: nothing written)" if report.state is State.DRY_RUN else ""))
 
 
+LOCAL_EDITS_SHOWN = 20
+"""The local edits a fleet update names on stderr (the report names every one)."""
+
+
+def fleet_local_edits(report: Report) -> list[str]:
+    """The stderr lines naming the local edits a fleet update's packages lost to upstream or left marked: a count,
+    the first :data:`LOCAL_EDITS_SHOWN` with their three values, then how many more (none when there are none)."""
+    edits = [(p.path, e) for p in _packages(report) for e in p.edits]
+    if not edits:
+        return []
+    over = sum(1 for _, e in edits if e.decision is Decision.UPSTREAM)
+    head = f"{over} local edit(s) overwritten by upstream, {len(edits) - over} left marked:"
+    more = len(edits) - LOCAL_EDITS_SHOWN
+    rest = [f"... and {more} more local edit(s): the report lists every one"] if more > 0 else []
+    return [head, *(local_edit_text(path, e) for path, e in edits[:LOCAL_EDITS_SHOWN]), *rest]
+
+
 def fleet_document(report: Report, scope: FleetScope) -> dict[str, Any]:
     """A fleet update's JSON report (``FleetUpdateReport`` in ``docs/report.schema.json``): its scope, totals and
     exit code, one entry per package (with that package's own report), and the run's own messages."""
@@ -440,6 +457,9 @@ def _label(resource: ResourceRef | None, file: str | None = None) -> str:
 Row: TypeAlias = "Callable[[Any], list[str]]"
 
 PACKAGE_COLUMNS = ("package", "status", "from", "to", "files changed", "conflicts")
+
+
+LOCAL_EDIT_COLUMNS = ("package", "resource", "file", "field", "origin", "local", "upstream", "decided")
 
 
 def _package_row(p: PackageUpdate) -> list[str]:
@@ -496,6 +516,11 @@ def fleet_markdown(report: Report, scope: FleetScope) -> str:
     packages = _packages(report)
     if packages:
         out += _table(PACKAGE_COLUMNS, [_package_row(p) for p in packages])
+    edits = [(p, e) for p in packages for e in p.edits]
+    if edits:
+        out += ["### Local edits overwritten or left marked", "", *_table(LOCAL_EDIT_COLUMNS, [
+            [_code(p.path), _label(e.resource, e.file), _code(e.file), _code(e.field), _code(e.origin), _code(e.local),
+             _code(e.upstream), LOCAL_EDIT_WORDS[e.decision]] for p, e in edits])]
     for p in packages:
         if p.status is PackageStatus.CONFLICTED and p.report is not None:
             said_there = [o.get("message", "") for o in p.report.get("outcomes", []) if o.get("kind") == "conflict"]
@@ -640,7 +665,8 @@ def usage_error(prog: str, message: str) -> int:
 __all__ = [
     "BULLETS", "FORMATS", "QUIET_HELP", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
     "emit", "finish", "function_results", "interrupted", "line", "lines", "marker_lines", "marker_list", "outcome_document",
-    "pull_request_entry", "pull_request_lines", "FLEET_KIND", "fleet_document", "fleet_markdown", "fleet_totals",
+    "pull_request_entry", "pull_request_lines", "FLEET_KIND", "LOCAL_EDITS_SHOWN", "fleet_document",
+    "fleet_local_edits", "fleet_markdown", "fleet_totals",
     "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "say_now",
     "summary_lines", "title", "usage_error", "write_report", "write_results",
 ]

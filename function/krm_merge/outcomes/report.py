@@ -31,7 +31,11 @@ from .kinds import (
 from .words import interrupted
 
 CONFLICTS_LEFT = 3
-"""Exit code while conflicts are left in the package for a person (``update --conflicts mark``, ``conflicts``, ``resolve``)."""
+"""Exit code while conflicts are left in the package for a person (``update --conflicts mark``, ``conflicts``,
+``resolve``); a fleet update's too when upstream's value replaced a package's local edit."""
+NOTHING_SELECTED = 4
+"""Exit code of a fleet update (or merged report) whose roots hold no package tracking its upstream: a job that did
+nothing is not a success."""
 
 
 class State(Enum):
@@ -134,7 +138,11 @@ class Report:
     @property
     def exit_code(self) -> int:
         """:func:`exit_code` of the outcomes; 128+signal when a termination signal stopped the run."""
-        return 128 + self.signal if self.signal is not None else exit_code(self.outcomes)
+        if self.signal is not None:
+            return 128 + self.signal
+        if self.fleet is not None and self.fleet.selected == 0:
+            return NOTHING_SELECTED
+        return exit_code(self.outcomes)
 
 
 def changed_files(changes: ChangeSet) -> list[Outcome]:
@@ -149,12 +157,13 @@ def changed_files(changes: ChangeSet) -> list[Outcome]:
 
 def exit_code(outcomes: Iterable[Outcome]) -> int:
     """1 when any outcome is an error; :data:`CONFLICTS_LEFT` (3) when conflicts are left to decide (a fleet
-    update: a package conflicted); else 0."""
+    update: a package conflicted, or upstream's value replaced a package's local edit); else 0."""
     found = list(outcomes)
     if any(o.severity == "error" for o in found):
         return 1
     if any(isinstance(o, ConflictsLeft) and o.count
-           or isinstance(o, PackageUpdate) and o.status is PackageStatus.CONFLICTED for o in found):
+           or isinstance(o, PackageUpdate) and (o.status is PackageStatus.CONFLICTED or o.overwritten)
+           for o in found):
         return CONFLICTS_LEFT
     return 0
 
@@ -178,5 +187,5 @@ def not_merged(outcomes: Iterable[Outcome]) -> int:
     return fields + sum(len(o.regions) for o in found if isinstance(o, FileMerged) and o.decision is Decision.NOT_MERGED)
 
 
-__all__ = ["CONFLICTS_LEFT", "Report", "State", "changed_files", "conflicts_found", "exit_code", "files_changed",
-           "not_merged"]
+__all__ = ["CONFLICTS_LEFT", "NOTHING_SELECTED", "Report", "State", "changed_files", "conflicts_found", "exit_code",
+           "files_changed", "not_merged"]

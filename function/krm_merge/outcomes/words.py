@@ -239,7 +239,8 @@ def _package_text(o: PackageUpdate) -> str:
     """A fleet update's line for one package: ``clusters/east: updated to v3 (1a2b3c4d5e6f): 2 file(s) changed``."""
     to = f" to {o.after.ref} ({o.after.commit[:12]})" if o.after is not None else ""
     if o.status is PackageStatus.UPDATED:
-        return f"{o.path}: updated{to}: {o.files} file(s) changed"
+        lost = f", {o.overwritten} local edit(s) overwritten by upstream" if o.overwritten else ""
+        return f"{o.path}: updated{to}: {o.files} file(s) changed{lost}"
     if o.status is PackageStatus.CURRENT:
         return f"{o.path}: current{to}"
     if o.status is PackageStatus.CONFLICTED:
@@ -247,6 +248,17 @@ def _package_text(o: PackageUpdate) -> str:
                else "nothing written")
         return f"{o.path}: conflicted{to}: {o.conflicts} conflict(s), {how}"
     return f"{o.path}: failed: {o.error}"
+
+
+LOCAL_EDIT_WORDS = {Decision.UPSTREAM: "overwritten by upstream", Decision.MARKED: "left marked"}
+"""What became of a package's local edit that a fleet update names (:data:`~.kinds.LOCAL_EDIT_DECISIONS`)."""
+
+
+def local_edit_text(package: str, edit: ConflictOutcome) -> str:
+    """``PKG/FILE: Kind/name FIELD: local edit overwritten by upstream: origin=... local=... upstream=...``."""
+    on = " ".join(part for part in (edit.resource.display() if edit.resource else "", edit.field) if part)
+    return (f"{shown_path(package, edit.file)}: {on}: local edit {LOCAL_EDIT_WORDS[edit.decision]}: "
+            f"origin={edit.origin} local={edit.local} upstream={edit.upstream}")
 
 
 def forge_requests_text(requests: int, waited: float) -> str:
@@ -370,8 +382,11 @@ def _pull_request_says(o: PullRequestOutcome) -> list[Said]:
 
 
 def _package_says(o: PackageUpdate) -> list[Said]:
-    # the status is in the words: no label (its severity still fails or conflicts the fleet)
-    return [Said("", Result(_package_text(o), o.severity, file=File(o.path)))]
+    # the status is in the words: no label (its severity still fails or conflicts the fleet); each local edit named
+    # is a result of its own, and on stderr a line of the fleet's summary (bounded there: a fleet has thousands)
+    return [Said("", Result(_package_text(o), o.severity, file=File(o.path))),
+            *(Said(None, Result(local_edit_text(o.path, e), "warning", file=File(shown_path(o.path, e.file))))
+              for e in o.edits)]
 
 
 def _result_says(o: FunctionResult) -> list[Said]:
@@ -458,5 +473,6 @@ def said(outcome: Outcome) -> list[Said]:
 __all__ = [
     "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
     "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SIDES", "SKIP_WORDS", "UNRECORDED", "Said", "WORDS", "Words",
-    "forge_requests_text", "interrupted", "marker_text", "resource_ref", "said", "shown_path", "text", "value_text",
+    "LOCAL_EDIT_WORDS", "forge_requests_text", "interrupted", "local_edit_text", "marker_text", "resource_ref", "said",
+    "shown_path", "text", "value_text",
 ]
