@@ -134,3 +134,19 @@ def test_a_promotion_put_up_for_review_leaves_the_checkout_clean_and_pulls_after
     world.git("pull", "--quiet", "--no-rebase", "origin", "main")
     assert "6.3.0 #" in (world.package / "release.yaml").read_text()
     _clean(world)
+
+
+def test_resolve_never_builds_on_someone_elses_commit_on_the_pull_requests_branch(world: GitWorld) -> None:
+    _upstream(world)
+    forge, options, env = _forge(world)
+    try:
+        assert krm_merge(world, "update", "apps/pkg@v2", "--conflicts", "mark", *options, env=env).returncode == 3
+        theirs = world.push_from_elsewhere(BRANCH)  # a reviewer's commit, without krm-merge's trailer
+        body = forge.pulls[0]["body"]
+        result = krm_merge(world, "resolve", "apps/pkg", "--take", "upstream", *options, env=env)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert f"origin's branch {BRANCH} ends in a commit krm-merge did not make ({theirs[:12]})" in result.stderr
+        assert world.remote_branch(BRANCH) == theirs and forge.pulls[0]["body"] == body  # nothing of theirs lost
+        _clean(world)
+    finally:
+        forge.close()
