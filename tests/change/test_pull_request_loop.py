@@ -47,6 +47,8 @@ def test_an_update_with_conflicts_is_resolved_on_its_pull_request_merged_and_pul
         assert opened.returncode == 3, opened.stderr  # the merge request opened with the marker
         [pull] = forge.pulls
         assert "| ConfigMap/a | `a.yaml` | `data.a` | `mine` | `2` | `1` | local's value, marked" in pull["body"]
+        assert "left in apps/pkg on the pull request's branch: decide with krm-merge resolve apps/pkg --take " \
+            "local\\|upstream --pull-request" in pull["body"]  # how the conflicts are decided: on the branch
         assert "krm-merge:conflict" in world.remote_file(BRANCH, "apps/pkg/a.yaml")
         assert world.remote_file(BRANCH, LEDGER)
         _clean(world)  # the user's checkout: as it was
@@ -95,6 +97,7 @@ def test_resolve_on_a_pull_request_takes_local_for_one_conflict_and_says_what_is
         one = krm_merge(world, "resolve", "apps/pkg", "--take", "local", "ConfigMap/a", *options, env=env)
         assert one.returncode == 3, one.stderr  # one conflict left
         assert forge.pulls[0]["body"].startswith("**1 conflict(s) left**")
+        assert "on the pull request's branch: decide with krm-merge resolve apps/pkg" in one.stderr
         assert "a: mine" in world.remote_file(BRANCH, "apps/pkg/a.yaml").replace('"', "")
         assert "krm-merge:conflict" in world.remote_file(BRANCH, "apps/pkg/b.yaml")
         ledger = json.loads(world.remote_file(BRANCH, LEDGER))

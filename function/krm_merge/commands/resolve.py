@@ -118,13 +118,14 @@ def _chosen(args: argparse.Namespace, root: Path, report: Report) -> tuple[Found
     return found, chosen
 
 
-def _decided(args: argparse.Namespace, report: Report, found: Found, chosen: list[Marker]) -> None:
+def _decided(args: argparse.Namespace, report: Report, found: Found, chosen: list[Marker], *,
+             on_branch: bool = False) -> None:
     """Each decided marker in the report, with its resource, field and file; then what is left."""
     report.extend(Resolved(m.outcome(), args.take) for m in chosen)
     decided = {id(m) for m in chosen}
     rest = [m for m in found.recorded if id(m) not in decided]
     if rest:
-        report.add(left(args.package, rest))
+        report.add(left(args.package, rest)._replace(on_branch=on_branch))
 
 
 def _on_pull_request(args: argparse.Namespace, report: Report, settings: Settings) -> None:
@@ -135,7 +136,7 @@ def _on_pull_request(args: argparse.Namespace, report: Report, settings: Setting
         root = Path(package)
         found, chosen = _chosen(args, root, report)
         changes = planned(root, found, chosen, args.take)
-        _decided(args, report, found, chosen)
+        _decided(args, report, found, chosen, on_branch=True)
         return [(w.path, w.data) for w in changes.writes], _resolution_text(report, len(chosen))
 
     step.resolve_on_branch(decide, args.take)

@@ -256,7 +256,8 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
     # What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none), the
     # diff3 regions --files merge left (with or without mark), an earlier update's still there.
     regions = sum(1 for entry in plan.marks if entry.kind == ledger.TEXT)
-    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks))] if recorded else []
+    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks), on_branch=step is not None)
+            ] if recorded else []
     if step is not None:
         ref = _package_ref(args)[1]
 
