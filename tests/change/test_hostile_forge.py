@@ -114,7 +114,9 @@ def test_a_hostile_answer_before_or_after_the_push_is_one_clear_error(
     pushed = world.remote_branch(BRANCH)
     assert pushed is not None and "opening the pull request" in error
     assert f"the commit {pushed[:12]} stays on the local branch {BRANCH} and is pushed to origin; rerun" in error
-    assert "6.3.0 #" in (world.package / "release.yaml").read_text()
+    assert "6.3.0 #" in world.remote_file(BRANCH, "apps/podinfo/release.yaml")
+    checkout = ("files", "status", "HEAD")  # the change is on the branch; the checkout stays as it was
+    assert {k: v for k, v in _written(world).items() if k in checkout} == {k: before[k] for k in checkout}
 
 
 def test_rate_limit_headers_that_are_not_ascii_digits_fall_back_to_backing_off(

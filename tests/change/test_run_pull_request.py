@@ -39,6 +39,9 @@ def test_krm_merge_run_opens_the_pull_request_its_config_asks_for(world: GitWorl
     assert "| release.yaml | - | HelmRelease/prod/podinfo | `spec.chart.spec.version` | `6.2.0` | `6.3.0` |" \
         in pull["body"]
     assert world.changed_files(BRANCH) == ["apps/podinfo/release.yaml"] and github.violations == []
+    # the change is on the branch, not in the checkout (docs/pull-requests.md): git status is as clean as before
+    assert world.git("status", "--porcelain", "--untracked-files=all") == ""
+    assert "6.3.0 #" in world.remote_file(BRANCH, "apps/podinfo/release.yaml")
 
 
 def test_krm_merge_run_refuses_before_writing_when_the_file_has_uncommitted_changes(

@@ -26,32 +26,40 @@ from krm_merge.change.worktree import WorkTree, blobs
 from krm_merge.records import Record
 
 TRAILER = "Krm-Merge-Branch"
+RESOLVE_TRAILER = "Krm-Merge-Resolve"
+"""Marks a ``resolve --pull-request`` commit: conflicts of the pull request decided on its branch, above the update's
+commit (its value is the side taken)."""
 ZERO = "0" * 40
 
 
 class Message(Record):
-    """A commit message read back: its title (subject), body and the branch its trailer names (or None)."""
+    """A commit message read back: its title (subject), body, the branch its trailer names (or None) and, for a
+    ``resolve --pull-request`` commit, the side it took (:data:`RESOLVE_TRAILER`)."""
 
     title: str
     body: str
     branch: str | None
+    resolution: str | None = None
 
 
-def commit_message(title: str, body: str, branch: str) -> str:
-    """Title, blank line, body (the report as it is), blank line, the trailer naming ``branch``."""
+def commit_message(title: str, body: str, branch: str, resolution: str | None = None) -> str:
+    """Title, blank line, body (the report as it is), blank line, the trailers (the last names ``branch``)."""
     title, body = title.strip(), body.strip()
-    return f"{title}\n\n{body}\n\n{TRAILER}: {branch}\n" if body else f"{title}\n\n{TRAILER}: {branch}\n"
+    trailers = (f"{RESOLVE_TRAILER}: {resolution}\n" if resolution else "") + f"{TRAILER}: {branch}\n"
+    return f"{title}\n\n{body}\n\n{trailers}" if body else f"{title}\n\n{trailers}"
 
 
 def read_message(tree: WorkTree, commit: str) -> Message:
     """The message of ``commit`` split back into title, body and trailer branch."""
     text = tree.git.run(["log", "-1", "--format=%B", commit, "--"], "branch", f"reading commit {commit[:12]}")
     title, _, rest = text.strip().partition("\n")
-    branch = None
+    branch = resolution = None
     lines = rest.strip().split("\n")
     if lines and lines[-1].startswith(f"{TRAILER}: "):
         branch = lines.pop()[len(TRAILER) + 2:].strip()
-    return Message(title.strip(), "\n".join(lines).strip(), branch)
+        if lines and lines[-1].startswith(f"{RESOLVE_TRAILER}: "):
+            resolution = lines.pop()[len(RESOLVE_TRAILER) + 2:].strip()
+    return Message(title.strip(), "\n".join(lines).strip(), branch, resolution)
 
 
 def made_for(tree: WorkTree, commit: str, branch: str) -> bool:

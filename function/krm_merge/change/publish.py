@@ -16,9 +16,11 @@ nothing, locally or remotely.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from typing import Any
 
+from krm_merge import files
 from krm_merge.change import commit as commits
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.forges import Target, default_api, detect, open_forge
@@ -76,7 +78,7 @@ class Prepared:
     """What :func:`prepare` found, for :func:`publish` or :func:`preview`."""
 
     __slots__ = ("tree", "redactor", "remote", "target", "forge", "branch", "base", "base_sha", "remote_sha",
-                 "local_sha", "open_pr", "paths", "settings")
+                 "local_sha", "open_pr", "paths", "settings", "words")
 
     def __init__(self, tree: WorkTree, redactor: Redactor, settings: Settings, target: Target,
                  forge: Forge | None, branch: str, base: str, refs: RemoteRefs, local_sha: str | None,
@@ -94,6 +96,7 @@ class Prepared:
         self.local_sha = local_sha
         self.open_pr: PullRequest | None = None
         self.paths = paths
+        self.words: tuple[str, str] | None = None  # the pull request's title and body when the branch words them
 
     def published(self, action: str, commit: str | None = None, pr: PullRequest | None = None) -> Published:
         """The outcome record for ``action``."""
@@ -104,6 +107,29 @@ class Prepared:
 
 def prepare(request: Request, package_paths: list[str], *, dry_run: bool) -> Prepared:
     """Check everything that can be checked before the command writes ``package_paths`` (relative to the package)."""
+    prepared = _prepared(request, package_paths, dry_run=dry_run)
+    _check_branches_are_ours(prepared)
+    _check_work_tree(prepared)
+    if prepared.forge is not None:
+        prepared.open_pr = prepared.forge.find_open(prepared.branch, prepared.base)
+    return prepared
+
+
+def prepare_resolution(request: Request) -> Prepared:
+    """``resolve --pull-request``: the pull request's branch (fetched; it must exist and be krm-merge's) and its
+    open pull request.  The user's files are not read: the conflicts are the branch's."""
+    prepared = _prepared(request, [], dry_run=False)
+    if prepared.remote_sha is None:
+        raise ChangeError("branch", f"{prepared.remote} has no branch {prepared.branch}: no pull request to resolve "
+                          "(an update opens it: krm-merge update PKG@REF --conflicts mark --pull-request)")
+    _check_branches_are_ours(prepared)
+    if prepared.forge is not None:
+        prepared.open_pr = prepared.forge.find_open(prepared.branch, prepared.base)
+    return prepared
+
+
+def _prepared(request: Request, package_paths: list[str], *, dry_run: bool) -> Prepared:
+    """The work tree, remote, forge, token, branch and base a run's pull request is about (the branches fetched)."""
     environ = os.environ if request.environ is None else request.environ
     redactor = Redactor()
     settings = request.settings
@@ -118,13 +144,8 @@ def prepare(request: Request, package_paths: list[str], *, dry_run: bool) -> Pre
     if not dry_run:
         fetch(tree.git, settings.remote, [base, *([branch] if branch in refs.heads else [])])
     forge = open_forge(target, token, redactor, limits=limits, **(request.client or {})) if token is not None else None
-    prepared = Prepared(tree, redactor, settings, target, forge, branch, base, refs,
-                        commits.local_branch(tree, branch), [tree.repo_path(p) for p in package_paths])
-    _check_branches_are_ours(prepared)
-    _check_work_tree(prepared)
-    if forge is not None:
-        prepared.open_pr = forge.find_open(branch, base)
-    return prepared
+    return Prepared(tree, redactor, settings, target, forge, branch, base, refs, commits.local_branch(tree, branch),
+                    [tree.repo_path(p) for p in package_paths])
 
 
 def _token(request: Request, target: Target, environ: Mapping[str, str], redactor: Redactor,
@@ -189,9 +210,11 @@ def forge_target(settings: Settings, pipeline: PipelinePullRequest | None, locat
 def commit(prepared: Prepared, files: list[tuple[str, bytes | None]], title: str, body: str) -> str | None:
     """Make the commit of the command's planned ``files`` (package path, new bytes or None) on the base's tip.
 
-    Before the write: the local branch is moved to it (only from where it was read).  The
-    remote branch's own commit is kept when it is the same change on the same base in the
-    same words (nothing to push then).  None when there is nothing to commit.
+    In place of the command's write (the files stay as they are): the local branch is moved to it
+    (only from where it was read).  The remote branch's own commit is kept when it is the same
+    change on the same base in the same words (nothing to push then), also with resolutions above
+    it (``resolve --pull-request``: the pull request then keeps its words); else the local
+    branch's, when an earlier run's push failed.  None when there is nothing to commit.
     """
     p = prepared
     if not files:
@@ -199,9 +222,14 @@ def commit(prepared: Prepared, files: list[tuple[str, bytes | None]], title: str
     message = commits.commit_message(title, body, p.branch)
     made, tree = commits.build_commit(p.tree, p.base_sha, [(p.tree.repo_path(path), data) for path, data in files],
                                       message)
-    if p.remote_sha is not None and commits.tree_and_parents(p.tree, p.remote_sha) == (tree, [p.base_sha]) \
-            and commits.read_message(p.tree, p.remote_sha) == commits.read_message(p.tree, made):
-        made = p.remote_sha  # already pushed: same files, same base, same words
+    under = _below_resolutions(p, p.remote_sha) if p.remote_sha is not None else None
+    if p.remote_sha is not None and under is not None and _same_change(p, under, tree, made):
+        # Already pushed, or pushed with conflicts decided above it (resolve --pull-request): a rerun of the
+        # same update keeps the decisions.
+        p.words = branch_words(p, p.remote_sha) if under != p.remote_sha else None
+        made = p.remote_sha
+    elif p.local_sha is not None and _same_change(p, p.local_sha, tree, made):
+        made = p.local_sha  # an earlier run's commit, kept after its push failed: the rerun continues from it
     if made != p.local_sha:
         commits.move_branch(p.tree, p.branch, made, p.local_sha)
         p.local_sha = made
@@ -222,6 +250,8 @@ def publish(prepared: Prepared, made: str | None, title: str, body: str) -> Publ
             return p.published("nothing to change")
         message = commits.read_message(p.tree, made)
         title, body = message.title, message.body
+    if p.words is not None:
+        title, body = p.words
     kept = f"the commit {made[:12]} stays on the local branch {p.branch}"
     try:
         if made != p.remote_sha:
@@ -244,6 +274,87 @@ def preview(prepared: Prepared, package_paths: list[str], title: str, body: str)
     else:
         action = "would update" if p.open_pr is not None else "would open"
     return p.published(action, pr=p.open_pr), commits.commit_message(title, body, p.branch)
+
+
+# --- resolve --pull-request: conflicts decided on the pull request's branch ------------------
+
+
+def scratch_folder() -> tempfile.TemporaryDirectory[str]:
+    """A private folder for :func:`branch_package`, removed when the ``with`` block ends."""
+    return tempfile.TemporaryDirectory(prefix="krm-merge-resolve-")
+
+
+def branch_package(prepared: Prepared, scratch: str) -> str:
+    """The package as the pull request's branch holds it, under ``scratch`` at its path in the repository, with
+    the Kptfile of each folder above it (a ledger is bound to them); the package's folder.
+
+    Read from git's objects through a private index (git's filters apply, as for a checkout): the user's
+    files, index and HEAD are not touched.
+    """
+    p = prepared
+    sha, prefix = p.remote_sha or "", p.tree.prefix
+    if p.tree.git.attempt(["cat-file", "-e", f"{sha}:{prefix}" if prefix else f"{sha}^{{tree}}"]).code != 0:
+        raise ChangeError("branch", f"{p.remote}'s branch {p.branch} has no folder {prefix}: no package to resolve")
+    top = os.path.join(scratch, "repo")
+    package = os.path.join(top, *prefix.split("/")) if prefix else top
+    env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+    what = f"reading {prefix or 'the package'} from {p.branch}"
+    p.tree.git.run(["read-tree", f"{sha}:{prefix}" if prefix else sha], "branch", what, env=env)
+    p.tree.git.run(["checkout-index", "--all", "--force", f"--prefix={package}{os.sep}"], "branch", what, env=env)
+    os.makedirs(package, exist_ok=True)
+    folders = prefix.split("/")[:-1] if prefix else []
+    for depth in range(len(folders) + 1):  # the folders above the package, up to the repository's top
+        rel = "/".join([*folders[:depth], "Kptfile"])
+        found = p.tree.git.attempt(["cat-file", "blob", f"{sha}:{rel}"])
+        if found.code == 0:
+            target = os.path.join(top, *rel.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            files.write_files_atomic([(target, found.out.encode("utf-8"))])
+    return package
+
+
+def commit_resolution(prepared: Prepared, package_files: list[tuple[str, bytes | None]], title: str, body: str,
+                      taken: str) -> str:
+    """One commit on the pull request's branch (above its tip) of ``package_files`` (package path, new bytes or
+    None) as ``resolve`` decided them; the local branch follows (only from where it was read).  The pull request
+    is then worded by the branch (:func:`branch_words`)."""
+    p = prepared
+    paths = [(f"{p.tree.prefix}/{rel}" if p.tree.prefix else rel, data) for rel, data in package_files]
+    made, _ = commits.build_commit(p.tree, p.remote_sha or "", paths,
+                                   commits.commit_message(title, body, p.branch, taken))
+    commits.move_branch(p.tree, p.branch, made, p.local_sha)
+    p.local_sha = made
+    p.words = branch_words(p, made)
+    return made
+
+
+def branch_words(prepared: Prepared, tip: str) -> tuple[str, str]:
+    """The pull request's title and body for a branch ending in ``resolve`` commits: the update's title; the
+    body each resolution's report (the newest, saying what is left, first), then the update's report."""
+    p = prepared
+    said: list[str] = []
+    at = tip
+    while (message := commits.read_message(p.tree, at)).resolution is not None:
+        said.append(message.body)
+        at = commits.tree_and_parents(p.tree, at)[1][0]
+    return message.title, "\n\n".join([*said, "---", message.body] if said else [message.body])
+
+
+def _same_change(p: Prepared, commit: str, tree: str, made: str) -> bool:
+    """``commit`` is the same files on the same base in the same words as the commit ``made`` (of ``tree``)."""
+    return commits.tree_and_parents(p.tree, commit) == (tree, [p.base_sha]) \
+        and commits.read_message(p.tree, commit) == commits.read_message(p.tree, made)
+
+
+def _below_resolutions(p: Prepared, tip: str) -> str:
+    """The commit under the ``resolve --pull-request`` commits that end the branch at ``tip`` (``tip`` if none)."""
+    at = tip
+    while True:
+        message = commits.read_message(p.tree, at)
+        parents = commits.tree_and_parents(p.tree, at)[1]
+        if message.resolution is None or message.branch != p.branch or len(parents) != 1:
+            return at
+        at = parents[0]
 
 
 # --- the steps ---------------------------------------------------------------------
@@ -331,4 +442,5 @@ def _mask_url_credentials(url: str, redactor: Redactor) -> None:
         redactor.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
 
 
-__all__ = ["Prepared", "Published", "Request", "Tally", "Token", "commit", "forge_target", "prepare", "preview", "publish"]
+__all__ = ["Prepared", "Published", "Request", "Tally", "Token", "branch_package", "branch_words", "commit",
+           "commit_resolution", "forge_target", "scratch_folder", "prepare", "prepare_resolution", "preview", "publish"]

@@ -229,12 +229,12 @@ def _main(args: argparse.Namespace, report: Report) -> Iterator[str]:
                          allow_no_match=args.allow_no_match, dry_run=args.dry_run)
     steps: list[PullRequestStep] = []  # the --pull-request step, once the writes are planned
 
-    def before_write(run: FileRun) -> None:
+    def before_write(run: FileRun) -> bool:
         find = find_pipeline(run.find_pipeline) if find_pipeline is not None else run.find_pipeline
         step = promote_step(report, args.pull_request_settings, root, run.resolved, find,
                             secrets_dir=args.secrets_dir)
         steps.append(step)
-        step.before_write(run.writes.writes, report.as_written, dry_run=args.dry_run)
+        return step.before_write(run.writes.writes, report.as_written, dry_run=args.dry_run)
 
     def after_write(run: FileRun) -> None:
         for step in steps:

@@ -131,17 +131,22 @@ class PullRequestStep:
         self.made: str | None = None
         self.text = ChangeText("", "")
 
-    def before_write(self, writes: Sequence[Any], written: Callable[[], Report], *, dry_run: bool) -> None:
+    def before_write(self, writes: Sequence[Any], written: Callable[[], Report], *, dry_run: bool) -> bool:
         """All of the step that comes before the command's write: the checks, then the commit of the planned
-        ``writes`` (a dry run: its preview), worded by ``written()``, the command's report as the write will
-        leave it (:func:`change_text`).  What it refuses leaves every file as it was."""
+        ``writes`` (a dry run: its preview), worded by ``written()``, the command's report as the write would
+        leave it (:func:`change_text`).  What it refuses leaves every file as it was.
+
+        True when the change is committed on the pull request's branch: the command then leaves the files as
+        they are (the user's checkout never holds the change uncommitted, so pulling the merged pull request
+        needs no manual step)."""
         paths = [w.path for w in writes]
         self.prepare(paths, dry_run=dry_run)
         text = change_text(written())
         if dry_run:
             self.preview(paths, text)
-        else:
-            self.make_commit(writes, text)
+            return False
+        self.make_commit(writes, text)
+        return True
 
     def prepare(self, package_paths: Sequence[str], *, dry_run: bool) -> None:
         """Check the work tree, remote, base, branch and forge before the command writes ``package_paths``."""
@@ -192,6 +197,30 @@ class PullRequestStep:
         published, words = _change().preview(self.prepared, list(package_paths), text.title, text.body)
         self._warnings()
         self.report.add(_outcome(published, files=len(package_paths) if words else 0, message=words))
+
+    def resolve_on_branch(self, decide: Callable[[str], tuple[list[tuple[str, bytes | None]], ChangeText]],
+                          taken: str) -> None:
+        """``resolve --pull-request``: ``decide(package folder)`` decides the conflicts of the package as the pull
+        request's branch holds it (read into a scratch folder), returning the files it changes (package path,
+        new bytes or None) and the words of its commit; that commit goes on the branch, pushed with a lease,
+        and the pull request says what is left.  The user's files, index and HEAD stay as they are."""
+        change = _change()
+        settings, package_dir, template, values, _, _ = self.request_args
+        if self.tally is None:
+            self.tally = change.Tally()
+        request = change.Request(settings, package_dir, template, values, None, None, None,
+                                 {**(self.client or {}), "tally": self.tally})
+        self.prepared = self._recorded(lambda: change.prepare_resolution(request))
+        with change.scratch_folder() as scratch:
+            package = self._recorded(lambda: change.branch_package(self.prepared, scratch))
+            planned, self.text = decide(package)
+        if planned:
+            self.made = self._recorded(lambda: change.commit_resolution(self.prepared, planned, self.text.title,
+                                                                        self.text.body, taken))
+        else:  # nothing decided: the branch stays as it is, and words the pull request
+            self.made = self.prepared.remote_sha
+            self.prepared.words = self._recorded(lambda: change.branch_words(self.prepared, self.made))
+        self.publish()
 
     @property
     def package_name(self) -> str:

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from typing import Any
     import argparse
 
+UPDATE_BRANCH = "krm-merge/update/{package}"
+"""An update's branch (``update --pull-request``), where ``resolve --pull-request`` decides its conflicts."""
+
 OPTION_DEFAULTS: dict[str, Any] = {
     "pull_request": False, "branch": None, "base": None, "remote": None, "forge": None, "forge_api": None,
     "forge_repo": None, "label": None, "reviewer": None,

@@ -22,6 +22,13 @@ Each marker is decided by the resolver of its kind
 edit; the files and the ledger (without the entries decided; deleted with
 the last) are written at once, or none: one transaction of
 :mod:`krm_merge.txn`, under the package lock from the read to the write.
+
+With ``--pull-request`` the conflicts are those of the pull request an
+``update --conflicts mark --pull-request`` opened: the package is read as its
+branch holds it, the decision is one commit on that branch, pushed with a
+lease, and the pull request's body says what is left
+(:meth:`~krm_merge.commands.pull_request.PullRequestStep.resolve_on_branch`);
+the user's files stay as they are (docs/pull-requests.md).
 """
 
 from __future__ import annotations
@@ -31,12 +38,15 @@ import os
 from pathlib import Path
 
 from krm_merge import files, txn
+from krm_merge.change.settings import Settings, SettingsError
 from krm_merge.commands.base import command_parser
+from krm_merge.commands.pull_request import ChangeText, PullRequestStep
+from krm_merge.commands.pull_request_options import UPDATE_BRANCH, add_options, settings_from_args
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import parse_path
 from krm_merge.outcomes import render
-from krm_merge.outcomes.kinds import Resolved, message
+from krm_merge.outcomes.kinds import ConflictsLeft, Resolved, message
 from krm_merge.outcomes.report import Report, State
 from krm_merge.update.ledger import ledger_write
 
@@ -52,7 +62,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 EXAMPLES = ("krm-merge resolve apps/podinfo --take upstream",
-            "krm-merge resolve apps/podinfo --take local Deployment/app:spec.replicas")
+            "krm-merge resolve apps/podinfo --take local Deployment/app:spec.replicas",
+            "krm-merge resolve apps/podinfo --take upstream --pull-request")
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -61,14 +72,22 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="local: keep the value in the file; upstream: write upstream's value, as the update recorded it")
     p.add_argument("select", metavar="SELECTION", nargs="*",
                    help="Kind/[namespace/]name[:FIELD], FILE, FILE:LINE or FILE:FIELD (default: every conflict)")
+    add_options(p, default_branch=UPDATE_BRANCH)
 
 
 def main(argv: list[str]) -> int:
     """Entry point; 0 when no conflict is left, 3 when some are (not selected), 1 on error."""
     args = parser().parse_intermixed_args(argv)  # PKG, the selections and --take in any order
+    try:
+        settings = settings_from_args(args)
+    except SettingsError as err:
+        return render.usage_error(PROG, str(err))
     report = Report("resolve", args.package)
     report.subject = args.take
-    report.guard(lambda: _locked_main(args, report))
+    if settings is not None:
+        report.guard(lambda: _on_pull_request(args, report, settings))
+    else:
+        report.guard(lambda: _locked_main(args, report))
     return render.finish(report, results_file=args.results, quiet=args.quiet)
 
 
@@ -80,22 +99,59 @@ def _locked_main(args: argparse.Namespace, report: Report) -> None:
 
 
 def _main(args: argparse.Namespace, root: Path, report: Report) -> None:
-    found = scan_reporting(root, report)
-    recorded = found.recorded
-    args.select = [package_relative(selection, root) for selection in args.select]
-    chosen = [m for m in recorded if not args.select or any(selects(s, m) for s in args.select)]
-    for selection in args.select:
-        if not any(selects(selection, m) for m in recorded):
-            raise KrmError(f"no conflict marker matches {selection!r}{_hint(selection, found)} (list them with "
-                           f"krm-merge conflicts {root})")
+    found, chosen = _chosen(args, root, report)
     write(root, found, chosen, args.take)
     report.state = State.WRITTEN
-    # Each decided marker, with its resource, field and file; then what is left.
+    _decided(args, report, found, chosen)
+
+
+def _chosen(args: argparse.Namespace, root: Path, report: Report) -> tuple[Found, list[Marker]]:
+    """The package's conflicts (``root``: where it is read) and those the selections choose."""
+    found = scan_reporting(root, report)
+    recorded = found.recorded
+    selections = [package_relative(selection, Path(args.package)) for selection in args.select]
+    chosen = [m for m in recorded if not selections or any(selects(s, m) for s in selections)]
+    for selection in selections:
+        if not any(selects(selection, m) for m in recorded):
+            raise KrmError(f"no conflict marker matches {selection!r}{_hint(selection, found)} (list them with "
+                           f"krm-merge conflicts {args.package})")
+    return found, chosen
+
+
+def _decided(args: argparse.Namespace, report: Report, found: Found, chosen: list[Marker], *,
+             on_branch: bool = False) -> None:
+    """Each decided marker in the report, with its resource, field and file; then what is left."""
     report.extend(Resolved(m.outcome(), args.take) for m in chosen)
     decided = {id(m) for m in chosen}
-    rest = [m for m in recorded if id(m) not in decided]
+    rest = [m for m in found.recorded if id(m) not in decided]
     if rest:
-        report.add(left(args.package, rest))
+        report.add(left(args.package, rest)._replace(on_branch=on_branch))
+
+
+def _on_pull_request(args: argparse.Namespace, report: Report, settings: Settings) -> None:
+    """``--pull-request``: decide the conflicts of the update's pull request on its branch; the files stay."""
+    step = PullRequestStep(report, settings, args.package, branch_template=UPDATE_BRANCH, placeholders={})
+
+    def decide(package: str) -> tuple[list[tuple[str, bytes | None]], ChangeText]:
+        root = Path(package)
+        found, chosen = _chosen(args, root, report)
+        changes = planned(root, found, chosen, args.take)
+        _decided(args, report, found, chosen, on_branch=True)
+        return [(w.path, w.data) for w in changes.writes], _resolution_text(report, len(chosen))
+
+    step.resolve_on_branch(decide, args.take)
+    report.state = State.WRITTEN  # committed on the branch and published (a failure before: the error says)
+
+
+def _resolution_text(report: Report, decided: int) -> ChangeText:
+    """A resolution commit's words: what was decided, and first in its body (the pull request's) what is left."""
+    rest = sum(o.count for o in report.outcomes if isinstance(o, ConflictsLeft))
+    taken = report.subject
+    status = ("**No conflict is left**: every conflict of this update is decided." if not rest else
+              f"**{rest} conflict(s) left**: decide them with `krm-merge resolve {report.target} --take "
+              "local|upstream --pull-request`.")
+    title = f"resolve: {decided} conflict(s) of {report.target} decided (took {taken}), {rest} left"
+    return ChangeText(title, f"{status}\n\n{render.report_markdown(report.as_written())}")
 
 
 def package_relative(selection: str, root: Path) -> str:
@@ -151,7 +207,13 @@ def _below(marker: Marker, field: str) -> bool:
 
 
 def write(root: Path, found: Found, chosen: list[Marker], take: str) -> None:
-    """Apply ``take`` to the ``chosen`` conflicts file by file and drop their ledger entries, all in one write.
+    """Apply ``take`` to the ``chosen`` conflicts file by file and drop their ledger entries, all in one write
+    (:func:`planned`, written as one transaction)."""
+    planned(root, found, chosen, take).apply(root, command=PROG)
+
+
+def planned(root: Path, found: Found, chosen: list[Marker], take: str) -> pkgio.ChangeSet:
+    """The writes that apply ``take`` to the ``chosen`` conflicts file by file and drop their ledger entries.
 
     Entries whose marker is gone or whose value was edited (decided by hand)
     are dropped too; a ledger left empty is deleted, each other one written
@@ -177,7 +239,7 @@ def write(root: Path, found: Found, chosen: list[Marker], take: str) -> None:
         change = ledger_write(ledger, [e for e in ledger.entries if id(e) in left])
         if change is not None:
             changes.writes.append(change)
-    changes.apply(root, command=PROG)
+    return changes
 
 
-__all__ = ["main", "package_relative", "parser", "selects", "write"]
+__all__ = ["main", "package_relative", "parser", "planned", "selects", "write"]

@@ -83,14 +83,14 @@ def _run(root: str, fn_config: str | None, pairs: list[str], dry_run: bool, resu
             for message, rel in unread_file_warnings(snapshot, pkg.skipped):
                 rl.results.warning(message, file=File(rel))
 
-    def before_write(rl: ResourceList, changes: ChangeSet, report: Report) -> None:
+    def before_write(rl: ResourceList, changes: ChangeSet, report: Report) -> bool:
         # The mode ran without an error: its config is valid (a wrong one is an error result naming it).
         config = resolve(rl.function_config).config if _is_promote(rl.function_config) else None
         if config is None or config.pull_request is None:
-            return
+            return False
         step = _promote_step(report, root, rl, config)
         steps.append(step)
-        step.before_write(changes.writes, lambda: _promotion_report(root, rl, config, changes), dry_run=dry_run)
+        return step.before_write(changes.writes, lambda: _promotion_report(root, rl, config, changes), dry_run=dry_run)
 
     def after_write(rl: ResourceList, changes: ChangeSet, report: Report) -> None:
         for step in steps:

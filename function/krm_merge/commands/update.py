@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse 
 
 from krm_merge import registry, txn
 from krm_merge.change.settings import Settings, SettingsError
-from krm_merge.commands.pull_request_options import OPTION_DEFAULTS, add_options, settings_from_args
+from krm_merge.commands.pull_request_options import OPTION_DEFAULTS, UPDATE_BRANCH, add_options, settings_from_args
 from krm_merge.kptfile.document import STRATEGIES
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import ConflictsLeft, message
@@ -57,7 +57,7 @@ FILE_POLICIES = ("keep-local", "merge")
 
 MAX_JOBS = 1024
 """The most packages a fleet update updates at once (``--jobs``): each is a worker process."""
-DEFAULT_BRANCH = "krm-merge/update/{package}"
+DEFAULT_BRANCH = UPDATE_BRANCH
 """The pull request's branch (``{package}``: the package's path in the repository; ``{ref}``: the upstream ref)."""
 DEFAULTS: dict[str, Any] = {
     "origin": None, "upstream": None, "strategy": None, "conflicts": "upstream-wins", "files": "keep-local",
@@ -243,9 +243,9 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
     checked first as the write checks it (:meth:`ChangeSet.validate`): a dry run
     refuses what the write would, and returns its diff (made file by file as it
     is printed).  With ``--pull-request`` the step checks everything and makes
-    its commit (of the planned bytes, worded by the report as the write will
-    leave it) before the write, a refusal leaving the package as it was, and
-    publishes it after the write.
+    its commit (of the planned bytes, worded by the report as the write would
+    leave it) in place of the write, then publishes it: the package's files stay
+    as they are (docs/pull-requests.md).
     """
     if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
         report.state = State.NOT_WRITTEN
@@ -258,7 +258,8 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
     # What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none), the
     # diff3 regions --files merge left (with or without mark), an earlier update's still there.
     regions = sum(1 for entry in plan.marks if entry.kind == ledger.TEXT)
-    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks))] if recorded else []
+    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks), on_branch=step is not None)
+            ] if recorded else []
     if step is not None:
         ref = _package_ref(args)[1]
 
@@ -270,7 +271,8 @@ def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNames
     if args.dry_run:
         report.state = State.DRY_RUN
         return diff
-    apply_plan(local, plan)
+    if step is None:  # with --pull-request the change is committed on the branch: the files stay as they are
+        apply_plan(local, plan)
     report.state = State.WRITTEN
     report.extend(left)
     if step is not None:

@@ -450,6 +450,7 @@ class ConflictsLeft(Record):
     count: int
     regions: int = 0  # of ``count``: diff3 regions in merged files
     earlier: int = 0  # of ``count``: left by an earlier update (still in its conflict ledger)
+    on_branch: bool = False  # left on a pull request's branch (--pull-request), not in the checkout
 
     @property
     def kind(self) -> Kind:

@@ -203,6 +203,10 @@ def _left_text(o: ConflictsLeft) -> str:
     marked = o.count - o.regions - o.earlier
     regions = f" and {o.regions} diff3 region(s)" if o.regions else ""
     earlier = f", and {o.earlier} conflict(s) left by an earlier update" if o.earlier else ""
+    if o.on_branch:  # the markers are on the pull request's branch: decided there, not in the checkout
+        return (f"{marked} conflict(s) marked '# krm-merge:conflict'{regions} left in {o.package}{earlier} on the "
+                f"pull request's branch: decide with krm-merge resolve {o.package} --take local|upstream "
+                "--pull-request")
     return (f"{marked} conflict(s) marked '# krm-merge:conflict'{regions} left in {o.package}{earlier}: list them with krm-merge conflicts {o.package}, decide "
             f"with krm-merge resolve {o.package} --take local|upstream (or edit the value and delete the marker)")
 

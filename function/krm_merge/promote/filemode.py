@@ -39,7 +39,9 @@ if TYPE_CHECKING:
     from krm_merge.promote.units import Outcome
 
 
-WriteHook = Callable[["FileRun"], None]
+WriteHook = Callable[["FileRun"], "bool | None"]
+"""A hook around the write; ``before_write`` returns True when it committed the change elsewhere (``--pull-request``:
+on the pull request's branch) and the files are to stay as they are."""
 
 
 def run_files(root: str, promotions: list[Promotion], report: Report, *, skip_unreadable: bool = False,
@@ -51,8 +53,9 @@ def run_files(root: str, promotions: list[Promotion], report: Report, *, skip_un
     return value is a dry run's unified diff (empty otherwise).
     ``before_write(run)`` runs once the writes are planned and checked as the
     write checks them, before they are written (or shown, with ``dry_run``):
-    what it raises stops the run with nothing written; ``after_write(run)``
-    runs after the write (``--pull-request`` commits and publishes there).
+    what it raises stops the run with nothing written, and when it returns True
+    (``--pull-request`` committed the change on its branch) the files stay as they
+    are; ``after_write(run)`` runs after the write (``--pull-request`` publishes there).
     """
     run = plan(root, promotions, skip_unreadable=skip_unreadable)
     report.subject = subject([r.rendered for r in run.resolved])
@@ -79,12 +82,12 @@ def run_files(root: str, promotions: list[Promotion], report: Report, *, skip_un
         diff = diff_all(root, run.writes)
     elif before_write is not None:
         check_all(root, run.writes)
-    if before_write is not None:
-        before_write(run)
+    kept = before_write(run) if before_write is not None else False
     if dry_run:
         report.state = State.DRY_RUN
         return diff
-    write_all(root, run.writes)
+    if not kept:
+        write_all(root, run.writes)
     report.state = State.WRITTEN
     if after_write is not None:
         after_write(run)

@@ -65,7 +65,7 @@ def standalone(fn: FunctionFn, argv: list[str], label: str) -> int:
 
 
 ReadHook = Callable[[ResourceList, Any, Snapshot], None]  # (the run's ResourceList, its krm.package.Package, the one listing)
-WriteHook = Callable[[ResourceList, Any, Report], None]  # (the run's ResourceList, its krm.pkgio.ChangeSet, its Report)
+WriteHook = Callable[[ResourceList, Any, Report], "bool | None"]  # (the run's ResourceList, its krm.pkgio.ChangeSet, its Report)
 
 
 def run_directory(
@@ -100,7 +100,8 @@ def run_directory(
     ``summary`` adds one line on stderr after a successful run (files and items
     changed, warnings), so a run that changed nothing says so.  ``before_write(rl,
     changes, report)`` runs once the changes are planned and before they are written (or
-    shown, with ``dry_run``): what it raises stops the run with nothing written;
+    shown, with ``dry_run``): what it raises stops the run with nothing written, and when it
+    returns True (it committed the change on a pull request's branch) the files stay as they are;
     ``after_write`` runs after the write (not in a dry run); both may add outcomes to the
     run's report (``krm-merge run`` opens a promote run's pull request there).
     """
@@ -153,12 +154,12 @@ def _run_locked_directory(
         diff = changes.diff(root)
     elif before_write is not None:
         changes.validate(root)
-    if before_write is not None:
-        before_write(rl, changes, report)
+    kept = before_write(rl, changes, report) if before_write is not None else False
     if dry_run:
         report.state = State.DRY_RUN
         return diff
-    package.apply_writes(root, changes)
+    if not kept:  # True: the hook committed the change on a pull request's branch, the files stay as they are
+        package.apply_writes(root, changes)
     report.state = State.WRITTEN
     if after_write is not None:
         after_write(rl, changes, report)
