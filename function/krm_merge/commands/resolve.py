@@ -68,6 +68,9 @@ def main(argv: list[str]) -> int:
     args = parser().parse_intermixed_args(argv)  # PKG, the selections and --take in any order
     report = Report("resolve", args.package)
     report.subject = args.take
+    refused = render.refuse_destinations(report, args.results, None, quiet=args.quiet)
+    if refused is not None:
+        return refused
     report.guard(lambda: _locked_main(args, report))
     return render.finish(report, results_file=args.results, quiet=args.quiet)
 

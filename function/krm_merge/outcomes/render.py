@@ -26,12 +26,14 @@ report (``tests/architecture/test_one_renderer.py``).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import yamlio
+from krm_merge.krm.display import escape_name
 from krm_merge.krm.results import ResourceRef, Result, Results, failure
 
 from .kinds import (
@@ -49,7 +51,7 @@ from .words import interrupted as words_interrupted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, TextIO, TypeAlias
+    from typing import Any, Callable, Iterable, Sequence, TextIO, TypeAlias
 
 REPORT_API_VERSION = "report.krm-merge.dev/v1"
 """The JSON report's ``apiVersion`` (its schema: ``docs/report.schema.json``); a new version for any change a reader could trip on."""
@@ -563,10 +565,67 @@ def results_yaml(found: Iterable[Result]) -> str:
     return yamlio.dump_results(found)
 
 
+class DestinationError(KrmMergeError):
+    """A ``--results`` or ``--report`` file cannot be written: named as the user typed it."""
+
+
+def _destinations(results_file: str | None, report_to: Sequence[str] | None) -> list[tuple[str, str]]:
+    """The option and the path of each file the command's results and report go to (not stdout)."""
+    found = [("--results", results_file)] if results_file else []
+    if report_to and report_to[1] != "-":
+        found.append(("--report", report_to[1]))
+    return found
+
+
+def check_destination(option: str, path: str) -> None:
+    """Refuse a ``--results``/``--report`` file that cannot be written, before the command writes anything.
+
+    Its folder must exist (krm-merge creates none: a mistyped path is an error, not a new folder) and be
+    writable, and the path must not be a folder:
+    a DestinationError naming the path as typed, ending in "nothing written".
+    """
+    shown = escape_name(path)
+    folder = os.path.dirname(path) or "."
+    why = None
+    if os.path.isdir(path):
+        why = "it is a folder"
+    elif not os.path.exists(folder):
+        why = f"the folder {escape_name(folder)} does not exist (krm-merge creates none)"
+    elif not os.path.isdir(folder):
+        why = f"{escape_name(folder)} is not a folder"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        why = f"the folder {escape_name(folder)} is not writable"
+    if why is not None:
+        raise DestinationError(f"cannot write {option} {shown}: {why}; nothing written")
+
+
+def refuse_destinations(report: Report, results_file: str | None, report_to: Sequence[str] | None,
+                        stderr: TextIO | None = None, quiet: bool = False) -> int | None:
+    """Check every ``--results``/``--report`` file (:func:`check_destination`) before a command writes anything,
+    dry runs alike: on a refusal, its one error line said and exit code 1; None when all can be written."""
+    for option, path in _destinations(results_file, report_to):
+        try:
+            check_destination(option, path)
+        except DestinationError as err:
+            report.add(Message(failure(err)))
+            report.state = State.FAILED
+            emit(report, stderr, quiet)
+            return report.exit_code
+    return None
+
+
+def _write_file(option: str, path: str, data: str) -> None:
+    """Write a results or report file in one piece; a failure names ``path`` as typed (never the temporary file)."""
+    try:
+        files.write_file_atomic(path, data)  # a reader of the report never sees half of it
+    except OSError as err:
+        raise DestinationError(f"cannot write {option} {escape_name(path)}: {err.strerror or err}") from None
+
+
 def write_results(path: str | None, report: Report) -> None:
     """Write the report's results to ``path`` in kpt's results format (nothing when ``path`` is empty)."""
     if path:
-        files.write_file_atomic(path, results_yaml(results(report)))
+        _write_file("--results", path, results_yaml(results(report)))
 
 
 def write_report(fmt: str, path: str, report: Report, stdout: TextIO | None = None) -> None:
@@ -575,7 +634,7 @@ def write_report(fmt: str, path: str, report: Report, stdout: TextIO | None = No
     if path == "-":
         (stdout or sys.stdout).write(data)
         return
-    files.write_file_atomic(path, data)  # a reader of the report never sees half of it
+    _write_file("--report", path, data)
 
 
 def say_now(report: Report, stderr: TextIO | None = None, quiet: bool = False) -> None:
@@ -636,7 +695,7 @@ def usage_error(prog: str, message: str) -> int:
 
 
 __all__ = [
-    "BULLETS", "FORMATS", "QUIET_HELP", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
+    "BULLETS", "DestinationError", "check_destination", "refuse_destinations", "FORMATS", "QUIET_HELP", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
     "emit", "finish", "function_results", "interrupted", "line", "lines", "marker_lines", "marker_list", "outcome_document",
     "pull_request_entry", "pull_request_lines", "FLEET_KIND", "fleet_document", "fleet_markdown", "fleet_totals",
     "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "say_now",
