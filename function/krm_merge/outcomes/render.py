@@ -84,7 +84,7 @@ def lines(report: Report, quiet: bool = False) -> list[str]:
     ``quiet`` (every command's ``--quiet``) keeps only what :func:`_shown` keeps, and the summary only of a run
     that refused to write.  Outcomes already said as they happened (:func:`say_now`) are not said again.
     """
-    out = [line(report.prog, item) for o in report.outcomes[report.said:] if not _undone(report, o)
+    out = [line(report.prog, item) for o in report.outcomes[report.said:] if not undone(report, o)
            for item in said(o) if _shown(o, item, quiet)]
     if quiet and report.state is not State.NOT_WRITTEN:  # a refusal to write is said, quiet or not
         return out
@@ -99,10 +99,15 @@ def _shown(outcome: Outcome, item: Said, quiet: bool) -> bool:
     return not quiet or item.result.severity != "info" or isinstance(outcome, FunctionResult)
 
 
-def _undone(report: Report, outcome: Outcome) -> bool:
-    """Whether ``outcome`` is a change a signal stopped before the commit point: not said as if it were made
-    (``run``'s function results, ``promote``'s field sets; the interruption's line says nothing was written)."""
-    return report.signal is not None and report.state is State.FAILED and isinstance(outcome, (FunctionResult, FieldSet))
+def undone(report: Report, outcome: Outcome) -> bool:
+    """Whether ``outcome`` is a change the run stopped before its write (an error, a refused pull request, a
+    signal): not said as if it were made (``promote``'s field sets, ``run``'s function results: its errors and
+    warnings still are, unless a signal stopped it; the error or the interruption's line says nothing was written)."""
+    if report.state is not State.FAILED:
+        return False
+    if isinstance(outcome, FunctionResult):
+        return report.signal is not None or outcome.severity == "info"
+    return isinstance(outcome, FieldSet)
 
 
 def results(report: Report) -> Results:
@@ -699,5 +704,5 @@ __all__ = [
     "emit", "finish", "function_results", "interrupted", "line", "lines", "marker_lines", "marker_list", "outcome_document",
     "pull_request_entry", "pull_request_lines", "FLEET_KIND", "fleet_document", "fleet_markdown", "fleet_totals",
     "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "say_now",
-    "summary_lines", "title", "usage_error", "write_report", "write_results",
+    "summary_lines", "title", "undone", "usage_error", "write_report", "write_results",
 ]
