@@ -48,3 +48,13 @@ def test_a_refused_update_says_no_file_changed(world: GitWorld) -> None:
         assert done.stderr.endswith("krm-merge update: error: pull request: missing a gitlab token: set "
                                     "KRM_MERGE_FORGE_TOKEN or GITLAB_TOKEN or CI_JOB_TOKEN; nothing written\n"), done.stderr
     assert snapshot(world) == before
+
+
+def test_a_rerun_that_opens_the_pull_request_says_so_not_nothing_to_change(world: GitWorld, github: ForgeServer) -> None:
+    github.fail(401, method="post", body={"message": "Bad credentials"})  # the forge fails after the push
+    assert promote(world, github, "6.3.0").returncode == 1
+    rerun = promote(world, github, "6.3.0")  # the files hold 6.3.0 already: the kept commit is published
+    assert rerun.returncode == 0, rerun.stderr
+    last = rerun.stderr.splitlines()[-1]
+    assert last == "krm-merge promote: flux-system/podinfo after dev=6.3.0: no field left to set; pull request #1 opened"
+    assert "nothing to change" not in rerun.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fleet.world import Fleet
-from tests.helpers import read_tree, locked_kptfile
+from tests.helpers import locked_kptfile, read_tree
 
 KRM_MERGE = str(Path(sys.executable).parent / "krm-merge")
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: "{k}"\n'

@@ -45,7 +45,7 @@ from .kinds import (
 from .report import Report, State, conflicts_found, files_changed, not_merged
 from .words import (
     ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, REASON_WORDS, SIDES, Said,
-    forge_requests_text, marker_text, said, text, value_text,
+    current_text, forge_requests_text, marker_text, published_text, said, text, value_text,
 )
 from .words import interrupted as words_interrupted
 
@@ -151,6 +151,9 @@ def _update_summary(report: Report) -> list[str]:
     changed = files_changed(report.outcomes)
     merged = [o for o in report.outcomes if isinstance(o, FileMerged)]
     files_merged = _files_merged(merged)
+    if report.state is State.WRITTEN and not changed and not merged:  # already at the ref: nothing to write
+        return [current_text(report.target, report.subject or report.target) + _published(report),
+                *_resources_line(report)]
     if report.state is State.WRITTEN:
         return [f"updated {report.target}: {changed} file(s) changed{files_merged}", *_resources_line(report)]
     if report.state is State.DRY_RUN:
@@ -171,10 +174,20 @@ def _files_merged(merged: list[FileMerged]) -> str:
 def _promoted(report: Report) -> str:
     """What a promotion run did, in words: the promotions and how many fields in how many files."""
     fields = [o for o in report.outcomes if isinstance(o, FieldSet)]
+    if not fields and _published(report):  # a rerun publishing the commit an earlier run kept: its files hold it
+        return f"{report.subject}: no field left to set{_published(report)}"
     if not fields:
         return f"nothing to change ({report.subject})"
     changed = len({o.file for o in fields})
     return f"{report.subject} ({_count(len(fields), 'field')} in {_count(changed, 'file')})"
+
+
+def _published(report: Report) -> str:
+    """``; pull request #2 opened`` when the run opened or updated one (else nothing): a summary saying nothing
+    changed locally still says what the run did."""
+    done = [o for o in report.outcomes if isinstance(o, PullRequestOutcome)
+            and o.action in (PullRequestAction.OPENED, PullRequestAction.UPDATED)]
+    return "".join(f"; {published_text(o)}" for o in done)
 
 
 def _promote_summary(report: Report) -> list[str]:
