@@ -42,7 +42,7 @@ def test_promote_results_name_the_resource_field_and_file_of_each_change(tmp_pat
     assert results == [{
         "message": "a.yaml:12: data.prod: '1.0' -> '2.0' (set by {\"$promotion\": \"default:app:prod\"})",
         "severity": "info",
-        "resourceRef": {"apiVersion": "", "kind": "ConfigMap", "name": "a", "namespace": "ns"},
+        "resourceRef": {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "namespace": "ns"},
         "field": {"path": "data.prod", "currentValue": "1.0", "proposedValue": "2.0"},
         "file": {"path": "a.yaml", "index": 1}, "tags": {"kind": "fieldSet"},
     }]

@@ -121,7 +121,9 @@ def test_every_outcome_renders_in_every_format(report: Report) -> None:
     # stderr: one line per thing said, in order, each naming the program and carrying the result's words
     said = [item for o in report.outcomes for item in words.said(o)]
     lines = render.lines(report)
-    shown = [item for item in said if item.label is not None]
+    # a change the run stopped before its write (a failed run's field sets) is not said as made
+    shown = [item for o in report.outcomes if not render.undone(report, o) for item in words.said(o)
+             if item.label is not None]
     assert len(lines) == len(shown) + len(render.summary_lines(report))
     for text, item in zip(lines, shown):
         assert text.startswith(f"{report.prog}: ")

@@ -52,7 +52,7 @@ def test_release_byte_exact_then_idempotent(tmp_path: Path, capsys: pytest.Captu
     by_field = {c["field"]: c for c in changes}
     assert by_field["spec.chart.spec.version"]["line"] == 13
     assert by_field["spec.chart.spec.version"]["resource"] == {
-        "apiVersion": "", "kind": "HelmRelease", "name": "podinfo", "namespace": "prod"}
+        "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "podinfo", "namespace": "prod"}
     assert by_field["spec.chart.spec.version"]["source"] == '{"$promotion": "default:podinfo:prod"}'
     assert by_field["images[0].digest"]["source"] == '{"$imagepolicy": "default:backend:digest"}'.replace(
         "default", "flux-system")

@@ -125,6 +125,9 @@ CASES = [
         _pkg({"pipeline.yaml": PIPELINE}))),
     Case("update: not a package", "commands/update", lambda: _cmd(
         "update", lambda t: [str(t / "l"), "--origin", str(t / "o"), "--upstream", str(t / "u")], _pkg({}))),
+    Case("update: report folder missing", "outcomes/render", lambda: _cmd(
+        "update", lambda t: [str(t / "l"), "--origin", str(t / "o"), "--upstream", str(t / "u"),
+                             "--report", "json", str(t / "missing" / "r.json")], _pkg({}))),
 ]
 
 

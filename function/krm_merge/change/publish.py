@@ -136,8 +136,7 @@ def _prepared(request: Request, package_paths: list[str], *, dry_run: bool) -> P
     tree = open_work_tree(request.package_dir, redactor, environ)
     url = remote_url(tree.git, settings.remote)
     _mask_url_credentials(url, redactor)
-    target = forge_target(settings, request.pipeline, parse_location(url), settings.remote, redactor)
-    token = _token(request, target, environ, redactor, dry_run)
+    target, token = _target_and_token(request, parse_location(url), environ, redactor)
     limits = limits_from(environ)  # a wrong deadline is refused before the fetch, as a wrong token is
     branch = _branch_name(tree, request, settings)
     base, refs = _base(tree, settings, request.pipeline, branch)
@@ -148,19 +147,33 @@ def _prepared(request: Request, package_paths: list[str], *, dry_run: bool) -> P
                     [tree.repo_path(p) for p in package_paths])
 
 
-def _token(request: Request, target: Target, environ: Mapping[str, str], redactor: Redactor,
-           dry_run: bool) -> Token | None:
-    """The forge token (masked from now on); a ``pull request`` error when there is none and one is needed."""
+def _target_and_token(request: Request, location: RepoLocation, environ: Mapping[str, str],
+                      redactor: Redactor) -> tuple[Target, Token | None]:
+    """Which forge, API and repository (:func:`forge_target`) and the forge token (masked from now on).
+
+    Every setting the run lacks is said in one ``pull request`` error, a dry run's as
+    the real run's: the forge, the repository on it, the API of a remote that is a
+    local path, the token.  The token is needed by a dry run too: what it shows is
+    what the real run does with the same settings.
+    """
+    settings, remote = request.settings, request.settings.remote
+    missing: list[str] = []
+    target = forge_target(settings, request.pipeline, location, remote, redactor, missing)
     secret = request.pipeline.secret if request.pipeline else None
-    token = find_token(target.forge, environ, secret, request.secrets_dir)
+    token = find_token(target.forge, environ, secret, request.secrets_dir) if target.forge else None
     if token is not None:
         redactor.add(token.value)
-        if not target.api:
-            raise ChangeError("pull request", f"{request.settings.remote} is a local path: give --forge-api URL")
-    elif not dry_run:
-        raise ChangeError("pull request", f"no {target.forge} token: set {' or '.join(token_sources(target.forge))}"
-                          + (f", or give --secrets-dir holding {secret}" if secret else ""))
-    return token
+    elif not target.forge and any(environ.get(name, "").strip() for name in token_sources()):
+        pass  # a token is there for some forge: which one is said by the missing --forge
+    else:
+        sources = " or ".join(token_sources(target.forge or None))
+        missing.append(f"a {target.forge or 'forge'} token: set {sources}"
+                       + (f", or give --secrets-dir holding {secret}" if secret else ""))
+    if not location.host and not settings.forge_api:
+        missing.append(f"--forge-api URL ({remote} is a local path)")
+    if missing:
+        raise ChangeError("pull request", "missing " + "; ".join(missing))
+    return target, token
 
 
 def _base(tree: WorkTree, settings: Settings, pipeline: PipelinePullRequest | None,
@@ -182,22 +195,25 @@ def _base(tree: WorkTree, settings: Settings, pipeline: PipelinePullRequest | No
 
 
 def forge_target(settings: Settings, pipeline: PipelinePullRequest | None, location: RepoLocation, remote: str,
-                 redactor: Redactor) -> Target:
+                 redactor: Redactor, missing: list[str]) -> Target:
     """Which forge, API and repository: the options, else the Pipeline's type, else the remote's host.
 
     The API and the token's destination come from the options or the remote's URL (the
     user's own configuration), never from the Pipeline, which is repository content: its
-    ``url`` must name the same repository as the remote.
+    ``url`` must name the same repository as the remote.  What cannot be told joins
+    ``missing`` (the option to give; its forge or repository is then empty).
     """
     forge = settings.forge or (pipeline.forge if pipeline else None) or detect(location)
     shown = redactor.redact(location.host or "a local path")
     if forge is None:
-        raise ChangeError("pull request", f"cannot tell which forge {remote} ({shown}) is on: give --forge "
-                          "github|gitlab|gitea|bitbucket (and --forge-api for a self-hosted one)")
+        missing.append(f"--forge github|gitlab|gitea|bitbucket (the forge {remote} is on: {shown} does not say"
+                       + ("; and --forge-api URL for a self-hosted one)" if location.host else ")"))
     repo = (settings.forge_repo or location.path).strip("/")
     if not repo or "/" not in repo or not location.host and not settings.forge_repo:
-        raise ChangeError("pull request", f"cannot tell the repository on {forge} from {remote}'s URL: give "
-                          "--forge-repo OWNER/NAME")
+        missing.append(f"--forge-repo OWNER/NAME (the repository on the forge: {remote}'s URL does not say)")
+        return Target(forge or "", "", "")
+    if forge is None:
+        return Target("", "", repo)
     if pipeline is not None and pipeline.url:
         named = parse_location(pipeline.url)
         if named.path.lower() != repo.lower() or (location.host and named.host.lower() != location.host.lower()):

@@ -47,8 +47,10 @@ class Token(Record):
     source: str
 
 
-def token_sources(forge: str) -> tuple[str, ...]:
-    """The environment variables read for ``forge``, in order."""
+def token_sources(forge: str | None = None) -> tuple[str, ...]:
+    """The environment variables read for ``forge``, in order (no forge: every forge's)."""
+    if forge is None:
+        return (GENERIC_ENV, *(name for names in FORGE_ENV.values() for name in names))
     return (GENERIC_ENV, *FORGE_ENV[forge])
 
 

@@ -81,6 +81,9 @@ def main(argv: list[str]) -> int:
     except (_UsageError, SettingsError, shard.ShardError) as err:
         return render.usage_error(PROG, str(err))
     report = Report("update", ", ".join([args.package, *args.roots]))
+    refused = render.refuse_destinations(report, args.results, args.report, quiet=args.quiet)
+    if refused is not None:  # before the first package is fetched or written
+        return refused
     diffs, stopped = report.guard(lambda: _fleet(args, which, report, settings)) or ([], 0)
     code = render.finish(report, results_file=args.results, report_to=args.report, document=diffs, quiet=args.quiet)
     return 128 + stopped if stopped else code

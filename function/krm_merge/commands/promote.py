@@ -127,6 +127,9 @@ def main(argv: list[str]) -> int:
     if args.secrets_dir and not args.pull_request:
         arg_parser.error("--secrets-dir: goes with --pull-request")
     report = Report("promote", args.dir)
+    refused = render.refuse_destinations(report, args.results, args.report, quiet=args.quiet)
+    if refused is not None:  # before anything is read or written, dry runs alike
+        return refused
 
     def body() -> Iterator[str]:
         try:

@@ -134,18 +134,21 @@ class PullRequestStep:
     def before_write(self, writes: Sequence[Any], written: Callable[[], Report], *, dry_run: bool) -> bool:
         """All of the step that comes before the command's write: the checks, then the commit of the planned
         ``writes`` (a dry run: its preview), worded by ``written()``, the command's report as the write would
-        leave it (:func:`change_text`).  What it refuses leaves every file as it was.
+        leave it (:func:`change_text`).  What it refuses leaves every file as it was, and its error says so.
 
         True when the change is committed on the pull request's branch: the command then leaves the files as
         they are (the user's checkout never holds the change uncommitted, so pulling the merged pull request
         needs no manual step)."""
         paths = [w.path for w in writes]
-        self.prepare(paths, dry_run=dry_run)
-        text = change_text(written())
-        if dry_run:
-            self.preview(paths, text)
-            return False
-        self.make_commit(writes, text)
+        try:
+            self.prepare(paths, dry_run=dry_run)
+            text = change_text(written())
+            if dry_run:
+                self.preview(paths, text)
+                return False
+            self.make_commit(writes, text)
+        except KrmMergeError as err:
+            raise _nothing_written(err) from None
         return True
 
     def prepare(self, package_paths: Sequence[str], *, dry_run: bool) -> None:
@@ -227,6 +230,14 @@ class PullRequestStep:
         """The package's path in the repository (the repository's folder name for a package at its top)."""
         assert self.prepared is not None, "prepare() first"
         return str(self.prepared.tree.package_name)
+
+
+def _nothing_written(err: KrmMergeError) -> KrmMergeError:
+    """A refusal before the command's write, its message ending as every such refusal ends: nothing written."""
+    if "nothing written" in err.message or "nothing was sent, written" in err.message:
+        return err
+    return KrmMergeError(f"{err.message}; nothing written", resource=err.resource, field=err.field, file=err.file,
+                         tags=err.tags)
 
 
 def _outcome(published: Published, files: int = 0, message: str = "") -> PullRequestOutcome:

@@ -84,6 +84,9 @@ def main(argv: list[str]) -> int:
         return render.usage_error(PROG, str(err))
     report = Report("resolve", args.package)
     report.subject = args.take
+    refused = render.refuse_destinations(report, args.results, None, quiet=args.quiet)
+    if refused is not None:
+        return refused
     if settings is not None:
         report.guard(lambda: _on_pull_request(args, report, settings))
     else:

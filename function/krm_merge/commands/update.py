@@ -172,6 +172,9 @@ def main(argv: list[str]) -> int:
     except SettingsError as err:
         return render.usage_error(PROG, str(err))
     report = Report("update", args.package)
+    refused = render.refuse_destinations(report, args.results, args.report, quiet=args.quiet)
+    if refused is not None:  # before the package is read or written, dry runs alike
+        return refused
     done = update_package(args, report, settings=settings)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
     return render.finish(report, results_file=args.results, report_to=args.report, quiet=args.quiet,

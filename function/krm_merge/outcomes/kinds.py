@@ -84,6 +84,7 @@ class Reason(Enum):
     DELETED_BY_MERGE = "deletedByMerge"
     KPTFILE = "kptfile"  # a Kptfile merged by the pipeline-aware merge
     UNCHANGED_UPSTREAM = "unchangedUpstream"  # a Kptfile upstream did not change
+    LOCK_RECORDED = "lockRecorded"  # a Kptfile upstream did not change: local's, with the new upstream lock
     REPLACED_BY_STRATEGY = "replacedByStrategy"  # detail: the strategy
     ROOT_KPTFILE = "rootKptfile"  # the root Kptfile kept by a replacing strategy, as kpt keeps it (detail: the strategy)
     NOT_UPSTREAM = "notUpstream"  # removed by a replacing strategy (detail: the strategy)

@@ -26,12 +26,14 @@ report (``tests/architecture/test_one_renderer.py``).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 
 from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm import yamlio
+from krm_merge.krm.display import escape_name
 from krm_merge.krm.results import ResourceRef, Result, Results, failure
 
 from .kinds import (
@@ -43,13 +45,13 @@ from .kinds import (
 from .report import Report, State, conflicts_found, files_changed, not_merged
 from .words import (
     ACTION_WORDS, DECISION_WORDS, FILE_ACTION_WORDS, KEPT_HINTS, KEPT_WORDS, LOCAL_EDIT_WORDS, REASON_WORDS, SIDES,
-    Said, forge_requests_text, local_edit_text, marker_text, said, text, value_text,
+    Said, current_text, forge_requests_text, local_edit_text, marker_text, published_text, said, text, value_text,
 )
 from .words import interrupted as words_interrupted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, TextIO, TypeAlias
+    from typing import Any, Callable, Iterable, Sequence, TextIO, TypeAlias
 
 REPORT_API_VERSION = "report.krm-merge.dev/v1"
 """The JSON report's ``apiVersion`` (its schema: ``docs/report.schema.json``); a new version for any change a reader could trip on."""
@@ -82,7 +84,7 @@ def lines(report: Report, quiet: bool = False) -> list[str]:
     ``quiet`` (every command's ``--quiet``) keeps only what :func:`_shown` keeps, and the summary only of a run
     that refused to write.  Outcomes already said as they happened (:func:`say_now`) are not said again.
     """
-    out = [line(report.prog, item) for o in report.outcomes[report.said:] if not _undone(report, o)
+    out = [line(report.prog, item) for o in report.outcomes[report.said:] if not undone(report, o)
            for item in said(o) if _shown(o, item, quiet)]
     if quiet and report.state is not State.NOT_WRITTEN:  # a refusal to write is said, quiet or not
         return out
@@ -97,10 +99,15 @@ def _shown(outcome: Outcome, item: Said, quiet: bool) -> bool:
     return not quiet or item.result.severity != "info" or isinstance(outcome, FunctionResult)
 
 
-def _undone(report: Report, outcome: Outcome) -> bool:
-    """Whether ``outcome`` is a change a signal stopped before the commit point: not said as if it were made
-    (``run``'s function results, ``promote``'s field sets; the interruption's line says nothing was written)."""
-    return report.signal is not None and report.state is State.FAILED and isinstance(outcome, (FunctionResult, FieldSet))
+def undone(report: Report, outcome: Outcome) -> bool:
+    """Whether ``outcome`` is a change the run stopped before its write (an error, a refused pull request, a
+    signal): not said as if it were made (``promote``'s field sets, ``run``'s function results: its errors and
+    warnings still are, unless a signal stopped it; the error or the interruption's line says nothing was written)."""
+    if report.state is not State.FAILED:
+        return False
+    if isinstance(outcome, FunctionResult):
+        return report.signal is not None or outcome.severity == "info"
+    return isinstance(outcome, FieldSet)
 
 
 def results(report: Report) -> Results:
@@ -144,6 +151,9 @@ def _update_summary(report: Report) -> list[str]:
     changed = files_changed(report.outcomes)
     merged = [o for o in report.outcomes if isinstance(o, FileMerged)]
     files_merged = _files_merged(merged)
+    if report.state is State.WRITTEN and not changed and not merged:  # already at the ref: nothing to write
+        return [current_text(report.target, report.subject or report.target) + _published(report),
+                *_resources_line(report)]
     if report.state is State.WRITTEN:
         return [f"updated {report.target}: {changed} file(s) changed{files_merged}", *_resources_line(report)]
     if report.state is State.DRY_RUN:
@@ -164,10 +174,20 @@ def _files_merged(merged: list[FileMerged]) -> str:
 def _promoted(report: Report) -> str:
     """What a promotion run did, in words: the promotions and how many fields in how many files."""
     fields = [o for o in report.outcomes if isinstance(o, FieldSet)]
+    if not fields and _published(report):  # a rerun publishing the commit an earlier run kept: its files hold it
+        return f"{report.subject}: no field left to set{_published(report)}"
     if not fields:
         return f"nothing to change ({report.subject})"
     changed = len({o.file for o in fields})
     return f"{report.subject} ({_count(len(fields), 'field')} in {_count(changed, 'file')})"
+
+
+def _published(report: Report) -> str:
+    """``; pull request #2 opened`` when the run opened or updated one (else nothing): a summary saying nothing
+    changed locally still says what the run did."""
+    done = [o for o in report.outcomes if isinstance(o, PullRequestOutcome)
+            and o.action in (PullRequestAction.OPENED, PullRequestAction.UPDATED)]
+    return "".join(f"; {published_text(o)}" for o in done)
 
 
 def _promote_summary(report: Report) -> list[str]:
@@ -590,10 +610,67 @@ def results_yaml(found: Iterable[Result]) -> str:
     return yamlio.dump_results(found)
 
 
+class DestinationError(KrmMergeError):
+    """A ``--results`` or ``--report`` file cannot be written: named as the user typed it."""
+
+
+def _destinations(results_file: str | None, report_to: Sequence[str] | None) -> list[tuple[str, str]]:
+    """The option and the path of each file the command's results and report go to (not stdout)."""
+    found = [("--results", results_file)] if results_file else []
+    if report_to and report_to[1] != "-":
+        found.append(("--report", report_to[1]))
+    return found
+
+
+def check_destination(option: str, path: str) -> None:
+    """Refuse a ``--results``/``--report`` file that cannot be written, before the command writes anything.
+
+    Its folder must exist (krm-merge creates none: a mistyped path is an error, not a new folder) and be
+    writable, and the path must not be a folder:
+    a DestinationError naming the path as typed, ending in "nothing written".
+    """
+    shown = escape_name(path)
+    folder = os.path.dirname(path) or "."
+    why = None
+    if os.path.isdir(path):
+        why = "it is a folder"
+    elif not os.path.exists(folder):
+        why = f"the folder {escape_name(folder)} does not exist (krm-merge creates none)"
+    elif not os.path.isdir(folder):
+        why = f"{escape_name(folder)} is not a folder"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        why = f"the folder {escape_name(folder)} is not writable"
+    if why is not None:
+        raise DestinationError(f"cannot write {option} {shown}: {why}; nothing written")
+
+
+def refuse_destinations(report: Report, results_file: str | None, report_to: Sequence[str] | None,
+                        stderr: TextIO | None = None, quiet: bool = False) -> int | None:
+    """Check every ``--results``/``--report`` file (:func:`check_destination`) before a command writes anything,
+    dry runs alike: on a refusal, its one error line said and exit code 1; None when all can be written."""
+    for option, path in _destinations(results_file, report_to):
+        try:
+            check_destination(option, path)
+        except DestinationError as err:
+            report.add(Message(failure(err)))
+            report.state = State.FAILED
+            emit(report, stderr, quiet)
+            return report.exit_code
+    return None
+
+
+def _write_file(option: str, path: str, data: str) -> None:
+    """Write a results or report file in one piece; a failure names ``path`` as typed (never the temporary file)."""
+    try:
+        files.write_file_atomic(path, data)  # a reader of the report never sees half of it
+    except OSError as err:
+        raise DestinationError(f"cannot write {option} {escape_name(path)}: {err.strerror or err}") from None
+
+
 def write_results(path: str | None, report: Report) -> None:
     """Write the report's results to ``path`` in kpt's results format (nothing when ``path`` is empty)."""
     if path:
-        files.write_file_atomic(path, results_yaml(results(report)))
+        _write_file("--results", path, results_yaml(results(report)))
 
 
 def write_report(fmt: str, path: str, report: Report, stdout: TextIO | None = None) -> None:
@@ -602,7 +679,7 @@ def write_report(fmt: str, path: str, report: Report, stdout: TextIO | None = No
     if path == "-":
         (stdout or sys.stdout).write(data)
         return
-    files.write_file_atomic(path, data)  # a reader of the report never sees half of it
+    _write_file("--report", path, data)
 
 
 def say_now(report: Report, stderr: TextIO | None = None, quiet: bool = False) -> None:
@@ -663,10 +740,10 @@ def usage_error(prog: str, message: str) -> int:
 
 
 __all__ = [
-    "BULLETS", "FORMATS", "QUIET_HELP", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
+    "BULLETS", "DestinationError", "check_destination", "refuse_destinations", "FORMATS", "QUIET_HELP", "REPORT_API_VERSION", "REPORT_HELP", "REPORT_KIND", "RESULTS_HELP", "SUMMARIES", "TABLES",
     "emit", "finish", "function_results", "interrupted", "line", "lines", "marker_lines", "marker_list", "outcome_document",
     "pull_request_entry", "pull_request_lines", "FLEET_KIND", "LOCAL_EDITS_SHOWN", "fleet_document",
     "fleet_local_edits", "fleet_markdown", "fleet_totals",
     "report_document", "report_json", "report_markdown", "result_lines", "results", "results_yaml", "say_now",
-    "summary_lines", "title", "usage_error", "write_report", "write_results",
+    "summary_lines", "title", "undone", "usage_error", "write_report", "write_results",
 ]

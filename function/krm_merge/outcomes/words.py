@@ -50,6 +50,7 @@ REASON_WORDS = {
     Reason.DELETED_BY_MERGE: "deleted by the merge",
     Reason.KPTFILE: "Kptfile merged with its pipeline",
     Reason.UNCHANGED_UPSTREAM: "unchanged upstream",
+    Reason.LOCK_RECORDED: "unchanged upstream; the new upstream lock recorded",
     Reason.REPLACED_BY_STRATEGY: "replaced by upstream's ({detail})",
     Reason.ROOT_KPTFILE: "the root Kptfile stays local's ({detail}, as kpt)",
     Reason.NOT_UPSTREAM: "not upstream ({detail})",
@@ -235,8 +236,19 @@ def _pull_request_text(o: PullRequestOutcome) -> str:
         which = f" #{o.number} ({o.url})" if o.url else ""
         return (f"pull request (dry run): {o.action.value} a pull request{which} on {o.forge} {o.repo}: "
                 f"branch {o.branch} into {o.base}, {o.files} file(s)")
+    return f"{published_text(o)}: {o.branch} into {o.base} (commit {str(o.commit)[:12]})"
+
+
+def published_text(o: PullRequestOutcome) -> str:
+    """``pull request #2 opened`` (``updated``, ``already up to date``; GitLab's ``merge request !2``)."""
     noun = f"merge request !{o.number}" if o.forge == "gitlab" else f"pull request #{o.number}"
-    return f"{noun} {PULL_REQUEST_VERBS[o.action]}: {o.branch} into {o.base} (commit {str(o.commit)[:12]})"
+    return f"{noun} {PULL_REQUEST_VERBS[o.action]}"
+
+
+def current_text(package: str, subject: str) -> str:
+    """A package already at the ref asked for, as a fleet update says it: ``apps/shop: current to v2``
+    (``subject``: what the update was asked, ``apps/shop to v2``, or ``apps/shop`` without a ref)."""
+    return f"{package}: current{subject.removeprefix(package)}" if subject.startswith(package) else f"{subject}: current"
 
 
 def _package_text(o: PackageUpdate) -> str:
@@ -292,8 +304,8 @@ class Said(Record):
     shown: str = ""
 
 
-def resource_ref(label: str) -> ResourceRef | None:
-    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion is empty (a label does not carry one).
+def resource_ref(label: str, api_version: str = "") -> ResourceRef | None:
+    """A ``Kind/[namespace/]name`` label as a reference; its apiVersion ``api_version`` (a label does not carry one).
 
     A part the label shows as ``?`` (a kustomization without a name) is empty in the reference, not a name "?".
     """
@@ -301,7 +313,7 @@ def resource_ref(label: str) -> ResourceRef | None:
     if not (len(parts) in (2, 3) and parts[0] and parts[-1]):
         return None
     kind, name = ("" if part == "?" else part for part in (parts[0], parts[-1]))
-    return ResourceRef("", kind, name, parts[1] if len(parts) == 3 else "")
+    return ResourceRef(api_version, kind, name, parts[1] if len(parts) == 3 else "")
 
 
 SAID_REASONS = {
@@ -477,6 +489,6 @@ def said(outcome: Outcome) -> list[Said]:
 __all__ = [
     "ACTION_WORDS", "DECISION_WORDS", "FILE_ACTION_WORDS", "KEPT_HINTS", "KEPT_WORDS", "PULL_REQUEST_VERBS",
     "INTERRUPTED", "REASON_WORDS", "SAID_REASONS", "SIDES", "SKIP_WORDS", "UNRECORDED", "Said", "WORDS", "Words",
-    "LOCAL_EDIT_WORDS", "forge_requests_text", "interrupted", "local_edit_text", "marker_text", "resource_ref", "said",
-    "shown_path", "text", "value_text",
+    "LOCAL_EDIT_WORDS", "current_text", "forge_requests_text", "interrupted", "local_edit_text", "marker_text",
+    "published_text", "resource_ref", "said", "shown_path", "text", "value_text",
 ]

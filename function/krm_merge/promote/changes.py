@@ -25,6 +25,7 @@ class Change(Record):
     marker: str | None = None
     source: str = ""  # what set it: the marker or strategy (for reports)
     resource: str = ""  # kind/name of the document, e.g. "HelmRelease/podinfo"
+    api_version: str = ""  # the document's apiVersion (a report's resource reference carries it)
 
 
 def lines_holding(text: str, keys: Sequence[str]) -> list[int]:

@@ -208,7 +208,8 @@ def set_scalars(doc: Document, targets: Sequence[tuple[Entry, str, str | None]])
 def with_sources(doc: Document, targets: Sequence[Any], changes: list[Change]) -> list[Change]:
     """Fill in what set each change and the resource it is in (for reports)."""
     sources = {(t.entry.doc, format_path(t.entry.path)): t.source for t in targets}
-    return [c._replace(source=sources.get((c.doc, c.path), ""), resource=resource_name(doc, c.doc))
+    return [c._replace(source=sources.get((c.doc, c.path), ""), resource=resource_name(doc, c.doc),
+                       api_version=api_version(doc, c.doc))
             for c in changes]
 
 
@@ -218,6 +219,13 @@ def _child(node: Any, key: str) -> Any:
             if isinstance(k, ScalarNode) and k.value == key:
                 return v
     return None
+
+
+def api_version(doc: Document, index: int) -> str:
+    """The ``apiVersion`` of a document (empty when it has none, or not as text), for reports."""
+    root = doc.roots[index] if index < len(doc.roots) else None
+    node = _child(root, "apiVersion")
+    return node.value if isinstance(node, ScalarNode) and isinstance(node.value, str) else ""
 
 
 def resource_name(doc: Document, index: int) -> str:

@@ -143,6 +143,8 @@ def _apply(parsed: fastyaml.Parsed, text: str, lines: list[str],
     changes: list[Change] = []
     new_lines: dict[int, str] = {}
     resource = _resource_name(parsed.data)
+    api_version = parsed.data.get("apiVersion") if isinstance(parsed.data, dict) else None
+    api_version = api_version if isinstance(api_version, str) else ""
     for scalar, key, marker, (value, _, _) in targets:
         assert value is not None
         pos = scalar.pos
@@ -164,7 +166,7 @@ def _apply(parsed: fastyaml.Parsed, text: str, lines: list[str],
             raise _GiveUp
         new_lines[pos.line] = new_line
         changes.append(Change(0, format_path(scalar.path), pos.line + 1, raw, value, marker,
-                              f'{{"{key}": "{marker}"}}', resource))
+                              f'{{"{key}": "{marker}"}}', resource, api_version))
     matches = [setter[1] for _, _, _, setter in targets]
     if not new_lines:
         return FastChunk(text, [], matches)

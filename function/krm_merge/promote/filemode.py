@@ -74,7 +74,7 @@ def run_files(root: str, promotions: list[Promotion], report: Report, *, skip_un
             return iter(())
     matched = sum(run.outcome.matched)
     if not run.changes and matched:
-        report.add(message(f"{matched} field(s) already at the promoted value(s); nothing to change", "info"))
+        report.add(message(f"{matched} field(s) already at the promoted value(s): none to set", "info"))
     report.add_changes(run.writes)
     # Checked as the write checks it: a dry run refuses what the write would, a refused write gets no commit.
     diff: Iterator[str] = iter(())

@@ -21,7 +21,7 @@ from krm_merge.krm.values import PathPart, format_path
 from krm_merge.promote import scalars
 from krm_merge.promote.changes import Change
 from krm_merge.promote.document import Document, Entry
-from krm_merge.promote.edit import Splice, plan_scalar_edit, resource_name, splice, with_sources
+from krm_merge.promote.edit import Splice, api_version, plan_scalar_edit, resource_name, splice, with_sources
 from krm_merge.promote.errors import PromoteError
 from krm_merge.promote.imagepolicy import ImageRef
 from krm_merge.promote.request import Resolved, is_kustomization_in
@@ -263,7 +263,7 @@ def apply(doc: Document, targets: Sequence[Any], inserts: list[ImageEdit]) -> tu
         splices.append(Splice(edit.pos, edit.pos, edit.text))
         edit.update(expected[edit.doc])
         changes.append(Change(edit.doc, format_path(edit.path), doc.line_of(edit.pos) + 2, None, edit.new,
-                              None, edit.source, _resource(doc, edit.doc)))
+                              None, edit.source, _resource(doc, edit.doc), api_version(doc, edit.doc)))
     if not splices:
         return doc.text, []
     new_text = splice(doc.text, splices)

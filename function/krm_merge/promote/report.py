@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the report is built on every run; the YAML code only loads 
 
 def field_sets(changes: Sequence[tuple[str, Change]]) -> list[FieldSet]:
     """One outcome per (file, change) pair, in file and line order."""
-    found = [FieldSet(file, c.line, c.doc, resource_ref(c.resource), c.path, c.old, c.new, c.source)
+    found = [FieldSet(file, c.line, c.doc, resource_ref(c.resource, c.api_version), c.path, c.old, c.new, c.source)
              for file, c in changes]
     return sorted(found, key=lambda o: (o.file, o.line))
 

@@ -106,6 +106,9 @@ def run_directory(
     run's report (``krm-merge run`` opens a promote run's pull request there).
     """
     report = Report("run", str(root), prog=label)
+    refused = render.refuse_destinations(report, results_file, None, quiet=not summary)
+    if refused is not None:  # a results file that cannot be written is refused before the package is read
+        return refused
 
     def locked() -> Iterator[str]:
         # Held from the read to the write: a second writer is refused, not silently overwritten.

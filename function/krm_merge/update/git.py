@@ -19,7 +19,7 @@ from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfil
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
-from krm_merge.outcomes.kinds import Message, Outcome, message
+from krm_merge.outcomes.kinds import Action, Message, Outcome, Reason, ResourceOutcome, message
 from krm_merge.records import Record
 from krm_merge.upstream import gitread
 from krm_merge.upstream.git import GitCache, Version, package_tags
@@ -432,6 +432,15 @@ def _at_commit(lock: GitLock | None, target: GitUpstream, commit: str) -> bool:
             and clean_directory(lock.directory) == clean_directory(target.directory))
 
 
+def lock_recorded(outcome: Outcome) -> Outcome:
+    """The root Kptfile's outcome once the update records its new lock in it: no longer "kept local (unchanged
+    upstream)", since the file changes; any other outcome as it is."""
+    if (isinstance(outcome, ResourceOutcome) and outcome.file == "Kptfile" and outcome.action is Action.KEPT
+            and outcome.reason is Reason.UNCHANGED_UPSTREAM):
+        return outcome._replace(action=Action.MERGED, reason=Reason.LOCK_RECORDED)
+    return outcome
+
+
 def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[str], str]) -> None:
     """Record the lock in the plan's Kptfile write (the root Kptfile as merged, else as it is)."""
     for write in plan.writes:
@@ -441,6 +450,7 @@ def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[
     new = record(kptfile_text)
     if new != kptfile_text:
         plan.writes.append(pkgio.Write("Kptfile", kptfile_text.encode("utf-8"), new.encode("utf-8")))
+        plan.outcomes[:] = [lock_recorded(o) for o in plan.outcomes]  # its row says the file changes, as the files'
 
 
 __all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "GitVersions", "Recursion", "Trees", "clean_directory",
