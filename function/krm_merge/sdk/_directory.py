@@ -129,7 +129,8 @@ def _run_locked_directory(
             raise KrmError(f"{os.path.normpath(root)} is not a directory")
         snapshot = Snapshot.local(root)  # the package's one listing: the read and after_read filter it
         pkg, inner = package.read_package(root, skip_undecodable=skip, snapshot=snapshot)
-        rl = ResourceList(items=inner.items, results=inner.results)
+        # the internal Items: the KubeObjects the SDK names
+        rl = ResourceList(items=inner.items, results=inner.results)  # type: ignore[arg-type]
         for message in recovered:
             rl.results.warning(message)
         rl.function_config = config
