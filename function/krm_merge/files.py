@@ -811,7 +811,8 @@ def _file_diff(before: str, after: str, fromfile: str, tofile: str) -> list[str]
             lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
         else:  # difflib's matching could take minutes: matched on the lines unique to both instead
             matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-            matcher.matching_blocks = _anchored_blocks(old, new)  # difflib's own cache: it is not matched again
+            # difflib's own cache (not in its stubs): it is not matched again
+            matcher.matching_blocks = _anchored_blocks(old, new)  # type: ignore[attr-defined]
             lines = _grouped_diff(matcher.get_grouped_opcodes(_CONTEXT), old, new, fromfile, tofile)
     if first_line:
         lines = [_shift_hunk(line, first_line) if line.startswith("@@ ") else line for line in lines]

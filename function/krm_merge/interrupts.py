@@ -32,12 +32,15 @@ path and ``--version`` do not otherwise pay (tests/architecture/test_start_up.py
 
 from __future__ import annotations
 
-import _signal as signal  # the functions and constants of `signal`, without its enums (see above)
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    # typeshed types `signal`, not the C module behind it; the functions are the same
+    import signal
     from typing import Any
+else:
+    import _signal as signal  # the functions and constants of `signal`, without its enums (see above)
 
 NAMES = {number: name for name in ("SIGTERM", "SIGINT", "SIGHUP") if (number := getattr(signal, name, None))}
 SIGNALS = tuple(NAMES)

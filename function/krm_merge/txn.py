@@ -90,7 +90,7 @@ try:  # CPython's own BLAKE2 and hmac's comparison: hashlib and hmac would load 
     from _operator import _compare_digest as compare_digest
 except ImportError:  # an interpreter without them
     from hashlib import blake2b
-    from hmac import compare_digest
+    from hmac import compare_digest  # type: ignore[no-redef]  # the same function; typeshed types the two apart
 
 from krm_merge import interrupts
 from krm_merge.errors import KrmMergeError
@@ -1276,7 +1276,7 @@ def _check_ops(root: str, ops: Any) -> str | None:
         for field, suffix in _STEPS[op["op"]].items():
             name = op.get(field)
             stem, dot, ending = name.partition(".") if isinstance(name, str) else ("", "", "")
-            if not (stem.isascii() and stem.isdigit() and dot and ending == suffix) or name in used:
+            if not (isinstance(name, str) and stem.isascii() and stem.isdigit() and dot and ending == suffix) or name in used:
                 return f"names {name!r} as the {field} file of {op.get('path')!r} (step {n}), not a file it staged"
             used.add(name)
         if op["op"] == "write" and not (type(op.get("ino")) is int and _fingerprint_or_none(op.get("before"))

@@ -86,6 +86,15 @@ def test_a_device_or_a_folder_where_a_file_is_read_is_refused_by_name(files: Pat
     assert f"error: {kind}: {KINDS[kind]}; not read" in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
+def test_a_function_config_that_is_not_utf8_is_refused_by_name(files: Path) -> None:
+    """Its error named the file as a bare string where a File belongs: the error line's rendering raised."""
+    (files / "latin1.yaml").write_bytes(b"data:\n  x: caf\xe9\n")
+    done = krm_merge("run", "pkg", "--fn-config", "latin1.yaml", cwd=files)
+    assert done.returncode == 1, done.stderr
+    assert "error: latin1.yaml is not UTF-8 text (byte 14)" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 def test_standard_input_is_read_no_further_than_the_input_limit(files: Path) -> None:
     """The function's ResourceList on standard input: ``krm-merge < /dev/zero`` is one error result, bounded."""
     with open("/dev/zero", "rb") as zero:

@@ -224,7 +224,8 @@ def _field_lines(tree: Any) -> dict[int, tuple[DataPath, tuple[Any, ...]]]:
             for key, value in node.items():
                 here, shown = (*path, key), (*label, str(key))
                 try:
-                    line = node.lc.key(key)[0]
+                    # a round-trip map (ruamel's CommentedMap) has .lc; a plain dict's AttributeError is caught
+                    line = node.lc.key(key)[0]  # type: ignore[attr-defined]
                     if len(out.get(line, ((),))[0]) <= len(here):
                         out[line] = (here, shown)
                 except (AttributeError, KeyError, TypeError):

@@ -89,7 +89,7 @@ def main(argv: list[str]) -> int:
     return 128 + stopped if stopped else code
 
 
-def _check_usage(args: argparse.Namespace) -> None:
+def _check_usage(args: argparse.Namespace | SimpleNamespace) -> None:
     if args.upstream is None:
         raise _UsageError("a fleet update (--ref) needs --upstream REPO[/DIRECTORY]: the upstream whose consumers move")
     if args.origin is not None:
@@ -100,7 +100,7 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise _UsageError("--pull-request-per goes with --pull-request")
 
 
-def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report,
+def _fleet(args: argparse.Namespace | SimpleNamespace, which: shard.Shard | None, report: Report,
            settings: Settings | None) -> tuple[list[str], int]:
     """Select, take this shard's share, update each package in a worker: each package's outcome joins ``report``
     (its line said as it ends); with ``settings`` (``--pull-request``), the pull requests around the workers.
@@ -145,8 +145,8 @@ def _fleet(args: argparse.Namespace, which: shard.Shard | None, report: Report,
     return [f"==> {d.outcome.path} <==\n{d.diff}" for d in finished if d.diff], stopped
 
 
-def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requests: FleetPullRequests | None,
-                refused: dict[str, str]) -> Done:
+def _update_one(args: argparse.Namespace | SimpleNamespace, shared: Shared, package: Package,
+                requests: FleetPullRequests | None, refused: dict[str, str]) -> Done:
     """In a worker: ``krm-merge update PATH@REF`` with the fleet's options; its report kept in the package's entry.
 
     With ``requests`` (``--pull-request``) the planned files and the package's words come back for its pull
@@ -172,7 +172,7 @@ def _update_one(args: argparse.Namespace, shared: Shared, package: Package, requ
     return Done(outcome, "".join(done.diff) if args.dry_run and done is not None else "", written, tuple(recovered))
 
 
-def _lost(args: argparse.Namespace, shared: Shared, package: Package, why: str) -> Done:
+def _lost(args: argparse.Namespace | SimpleNamespace, shared: Shared, package: Package, why: str) -> Done:
     """The result of a package whose worker ended without one."""
     return Done(PackageUpdate(package.path, PackageStatus.FAILED, 1, _before(package), _after(args, shared, package),
                               why), "")
@@ -183,7 +183,7 @@ def _before(package: Package) -> Version | None:
     return Version(lock.ref, lock.commit) if lock is not None else None
 
 
-def _after(args: argparse.Namespace, shared: Shared, package: Package) -> Version | None:
+def _after(args: argparse.Namespace | SimpleNamespace, shared: Shared, package: Package) -> Version | None:
     found = shared.target(package, args.ref)
     return Version(*found) if found is not None else None
 

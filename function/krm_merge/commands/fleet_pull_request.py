@@ -167,7 +167,7 @@ class FleetPullRequests:
         """A repository's pull request's report: the fleet report of its packages alone."""
         scope = self.report.fleet
         sub = Report("update", group.top, self.report.state)
-        sub.fleet = FleetScope(self.upstream, self.ref, len(outcomes), *(tuple(scope)[3:] if scope else ()))
+        sub.fleet = FleetScope(self.upstream, self.ref, len(outcomes), *(scope[3:] if scope else ()))
         sub.outcomes = list(outcomes)
         return sub
 

@@ -35,8 +35,8 @@ class ShardError(KrmMergeError):
 class Shard(Record):
     """Share ``index`` (0 … ``count`` - 1) of ``count``."""
 
-    index: int
-    count: int
+    index: int  # type: ignore[assignment]  # a field named as a tuple method: the record's attribute wins
+    count: int  # type: ignore[assignment]  # a field named as a tuple method: the record's attribute wins
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"

@@ -223,7 +223,7 @@ class ItemViews:
         assert reader is not None
         meta = new.get("metadata") if isinstance(new, dict) else None
         ann = meta.get("annotations") if isinstance(meta, dict) else None
-        if not isinstance(ann, dict) or not any(key in ann for key in reader):
+        if not isinstance(meta, dict) or not isinstance(ann, dict) or not any(key in ann for key in reader):
             return new
         moved = {key: str(ann[key]) for key in reader if key in ann and str(ann[key]) != reader[key]}
         if moved:

@@ -51,7 +51,7 @@ class ResourceList:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self._values() == other._values()
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
 
@@ -283,7 +283,7 @@ def _split_items(text: str, start: int, end: int) -> list[tuple[str | None, str]
 
 def _dedent_block(lines: list[str]) -> str | None:
     """Remove two spaces of indentation; None when a line has less."""
-    out = []
+    out: list[str] = []
     for line in lines:
         if not line:
             out.append(line)

@@ -83,7 +83,7 @@ class File(Record):
     """The file (relative to the package) and document index a result is about."""
 
     path: str
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # a field named as a tuple method: the record's attribute wins
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path}

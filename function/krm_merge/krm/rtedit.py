@@ -116,7 +116,7 @@ class _Edit:
             rt = self._own(rt)
             self._apply_seq(rt, old, new)
             return rt
-        if isinstance(new, str) and not isinstance(new, bool):
+        if isinstance(new, str):
             return _rt_string(new, rt)
         return to_rt(new)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from krm_merge.errors import ConfigError
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item, KubeObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -130,17 +130,17 @@ class ItemIndex:
     filtered out by ``matches``), so a refresh costs O(the item's keys).
     """
 
-    def __init__(self, items: Iterable[KubeObject]) -> None:
+    def __init__(self, items: Iterable[Item]) -> None:
         self._items = list(items)
         self._tables: dict[str, dict[Any, Any]] = {}
         self._position: dict[int, int] | None = None  # built once an edit re-files an item
 
     @staticmethod
-    def identity(obj: KubeObject) -> tuple[Any, ...]:
+    def identity(obj: Item) -> tuple[Any, ...]:
         """What the tables file ``obj`` under; pass it to :meth:`refresh` after editing ``obj``."""
         return obj.kind, obj.name, obj.labels, obj.annotations
 
-    def refresh(self, obj: KubeObject, before: tuple[Any, ...]) -> None:
+    def refresh(self, obj: Item, before: tuple[Any, ...]) -> None:
         """File ``obj`` under the keys it gained by an edit (``before`` from :meth:`identity`)."""
         after = self.identity(obj)
         if after == before:
@@ -155,24 +155,24 @@ class ItemIndex:
         if refiled and self._position is None:
             self._position = {id(o): n for n, o in enumerate(self._items)}
 
-    def named(self, kind: str, name: str) -> list[KubeObject]:
+    def named(self, kind: str, name: str) -> list[Item]:
         """Items of exactly this kind and name (any namespace/apiVersion), in item order."""
         return [o for o in self._ordered(self._bucket("kind+name", (kind, name))) if o.kind == kind and o.name == name]
 
-    def sharing(self, kind: str | None, name: str | None) -> list[KubeObject]:
+    def sharing(self, kind: str | None, name: str | None) -> list[Item]:
         """Items with this kind or this name, in item order (near misses for messages)."""
         found = (self._bucket("kind", kind) if kind else []) + (self._bucket("name", name) if name else [])
         return [o for o in self._ordered(found) if (kind and o.kind == kind) or (name and o.name == name)]
 
-    def select(self, selector: Selector, *, include_local_config: bool = False) -> list[KubeObject]:
+    def select(self, selector: Selector, *, include_local_config: bool = False) -> list[Item]:
         """Same answer as :func:`select` over all items, from the narrowest candidate list."""
         return [
             obj for obj in self._candidates(selector)
             if (include_local_config or not obj.is_local_config) and selector.matches(obj)
         ]
 
-    def _candidates(self, selector: Selector) -> list[KubeObject]:
-        options: list[list[KubeObject]] = []
+    def _candidates(self, selector: Selector) -> list[Item]:
+        options: list[list[Item]] = []
         literal_name = selector.name is not None and not _is_pattern(selector.name)
         if selector.kind is not None and literal_name:
             options.append(self._bucket("kind+name", (selector.kind, selector.name)))
@@ -186,7 +186,7 @@ class ItemIndex:
             return self._items
         return self._ordered(min(options, key=len))
 
-    def _bucket(self, table: str, key: Any) -> list[KubeObject]:
+    def _bucket(self, table: str, key: Any) -> list[Item]:
         buckets = self._tables.get(table)
         if buckets is None:
             buckets = self._tables[table] = {}
@@ -201,7 +201,7 @@ class ItemIndex:
         found = buckets.get(key)
         return [] if found is None else found if isinstance(found, list) else [found]
 
-    def _ordered(self, objs: list[KubeObject]) -> list[KubeObject]:
+    def _ordered(self, objs: list[Item]) -> list[Item]:
         """Item order without repeats (only re-filed items can be out of order or repeated)."""
         position = self._position
         if position is None or len(objs) < 2:
@@ -210,7 +210,7 @@ class ItemIndex:
         return sorted(unique.values(), key=lambda o: position[id(o)])
 
 
-def _put(buckets: dict[Any, Any], key: Any, obj: KubeObject) -> None:
+def _put(buckets: dict[Any, Any], key: Any, obj: Item) -> None:
     found = buckets.get(key)
     if found is None:
         buckets[key] = obj

@@ -136,6 +136,7 @@ def read_back_error(text: str, expected: Any, *, documents: bool = False) -> str
         docs = load.load_all_data(text, "the edited text", _load_all_fast, note_duplicates=False)
     except load.YamlError as err:
         return f"does not parse ({err.message})"
+    got: Any  # the stream's documents, or the one document
     if documents:
         got = [doc for doc in docs if doc is not None]
     elif len(docs) > 1:

@@ -21,6 +21,10 @@ from enum import Enum
 from types import SimpleNamespace
 from typing import Any
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
 from krm_merge.krm.rtedit import literal_can_hold
 from krm_merge.krm.values import render_value
 from krm_merge.krm.values import same as values_same
@@ -42,7 +46,7 @@ def _rt() -> SimpleNamespace:
     )
 
 
-def _commented(node: Any) -> bool:
+def _commented(node: Any) -> TypeGuard[Any]:
     """Whether ``node`` is a round-trip container (plain dicts and lists never load ruamel to say no)."""
     return type(node) not in (dict, list) and isinstance(node, _rt().CommentedBase)
 

@@ -60,7 +60,7 @@ class PlainData:
     copy_key_comment = staticmethod(_no_comment)
     drop_key_comment = staticmethod(_no_comment)
     add_line_comment = staticmethod(_unmarkable)
-    new_map = staticmethod(dict)
+    new_map: staticmethod[[], dict[Any, Any]] = staticmethod(dict)
     new_seq = staticmethod(_new_seq)
     same = staticmethod(_same)
     restyle = staticmethod(lambda new, old: new)

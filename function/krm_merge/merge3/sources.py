@@ -56,7 +56,8 @@ def prefixes_from(values: Mapping[str, Any]) -> SourcePrefixes:
     if len(set(given)) != 3:
         raise PrefixError("localPrefix", "localPrefix, originPrefix and upstreamPrefix must differ")
     configured = frozenset(key for key in PREFIX_KEYS if values.get(key))
-    return SourcePrefixes(*given, configured=configured)
+    local, origin, upstream = given
+    return SourcePrefixes(local, origin, upstream, configured=configured)
 
 
 @dataclass

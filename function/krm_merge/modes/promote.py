@@ -127,8 +127,8 @@ def run(rl: ResourceList, config: Config) -> None:
         raise KrmError(err.message, field=err.field) from None
     units = [Unit(obj.text, obj.path, obj, obj.what) for obj in rl.items]
     outcome = promote_units(units, resolved)
-    for unit, err in outcome.errors:
-        _report_error(rl, unit.handle, err)
+    for unit, error in outcome.errors:
+        _report_error(rl, unit.handle, error)
     for result in outcome.results:
         for bad in result.malformed:
             rl.results.warning(f"comment mentions a marker key but {bad.reason}: {bad.comment.strip()}",

@@ -70,7 +70,7 @@ def config_from_configmap(data: dict[str, str]) -> Config:
     desired = _objects_from_text(data.get("desired", ""), "data.desired")
     merge_keys = _merge_keys(_load_yaml(data.get("mergeKeys", ""), "data.mergeKeys") or [], "data.mergeKeys")
     server_only = parse_choice(data.get("serverOnlyItems", "interleave"), "data.serverOnlyItems", SERVER_ONLY_CHOICES)
-    return _validated(Config(patches, desired, server_only, merge_keys))
+    return _validated(Config(tuple(patches), desired, server_only, merge_keys))
 
 
 def config_from_typed(spec: dict[str, Any]) -> Config:
@@ -229,7 +229,8 @@ def _targets(index: ItemIndex, patch: Patch) -> list[Item]:
         explicit_kind = patch.target.kind is not None
         return index.select(patch.target, include_local_config=explicit_kind)
     body = patch.body
-    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    meta = body.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     kind, name = body.get("kind"), meta.get("name")
     if not kind or not name:
         raise KrmError(
@@ -242,7 +243,8 @@ def _targets(index: ItemIndex, patch: Patch) -> list[Item]:
 
 def _items_named_by(index: ItemIndex, body: dict[str, Any], *, api_version_optional: bool) -> list[Item]:
     """Items with the kind, name (and apiVersion, namespace when given) of ``body``."""
-    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    meta = body.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
     api_version, kind, name, namespace = body.get("apiVersion"), body.get("kind"), meta.get("name"), meta.get("namespace")
     if not isinstance(kind, str) or not isinstance(name, str):
         return []  # items' kinds and names are strings: `kind: 1` names nothing
@@ -295,7 +297,9 @@ def _apply_one(obj: Item, patch: Patch, registry: Any, config: Config, rl: Resou
     replaced: list[str] = []
     before = index.identity(obj)
     try:
-        result = apply_patch(obj.copy_data(), patch.body, schema, server_only_items=config.server_only_items,
+        # server_only_items is one of SERVER_ONLY_CHOICES (parse_choice), the placements apply_patch names
+        result = apply_patch(obj.copy_data(), patch.body, schema,
+                             server_only_items=config.server_only_items,  # type: ignore[arg-type]
                              on_schemaless_replace=replaced.append)
     except SmpError as err:
         raise KrmError(
@@ -353,7 +357,8 @@ def _apply_desired(rl: ResourceList, config: Config, registry: Any, index: ItemI
     from krm_merge.smp.kubectl_apply import apply_desired
 
     for n, desired in enumerate(config.desired):
-        meta = desired.get("metadata") if isinstance(desired.get("metadata"), dict) else {}
+        meta = desired.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
         kind, name = desired.get("kind"), meta.get("name")
         live = _items_named_by(index, desired, api_version_optional=False)
         if not live:

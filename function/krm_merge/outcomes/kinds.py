@@ -155,7 +155,7 @@ class ConflictOutcome(Record):
 
     resource: Optional[ResourceRef]
     file: str
-    index: int
+    index: int  # type: ignore[assignment]  # a field named as a tuple method: the record's attribute wins
     field: str
     local: str
     upstream: str
@@ -356,7 +356,7 @@ class FieldSet(Record):
 
     file: str
     line: int
-    index: int  # the document's index in its file
+    index: int  # type: ignore[assignment]  # shadows tuple.index (the field wins): the document's index in its file
     resource: Optional[ResourceRef]
     field: str
     old: Optional[str]
@@ -448,7 +448,7 @@ class ConflictsLeft(Record):
     """Conflicts left in the package for a person to decide (field markers and diff3 regions): exit code 3."""
 
     package: str
-    count: int
+    count: int  # type: ignore[assignment]  # a field named as a tuple method: the record's attribute wins
     regions: int = 0  # of ``count``: diff3 regions in merged files
     earlier: int = 0  # of ``count``: left by an earlier update (still in its conflict ledger)
     on_branch: bool = False  # left on a pull request's branch (--pull-request), not in the checkout
@@ -616,7 +616,7 @@ class FleetScope(Record):
     upstream: str
     ref: str
     selected: int
-    count: int = 1
+    count: int = 1  # type: ignore[assignment]  # a field named as a tuple method: the record's attribute wins
     reported: tuple[int, ...] = (0,)
 
 

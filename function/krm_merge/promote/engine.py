@@ -52,7 +52,8 @@ def promote_units(units: Sequence[Unit], resolved: Sequence[Resolved]) -> Outcom
     marker_keys = sorted({r.marker_key for r in resolved if r.marker_key})
     by_path = [r for r in resolved if r.marker_key is None and r.promotion.strategy in ("path", "kustomize-image")]
     by_labels = [r for r in resolved if r.promotion.strategy == "labels"]
-    strategies = kustomize_images = None
+    strategies: Any = None  # the modules, when a run needs them
+    kustomize_images: Any = None
     if by_path or any(r.scope for r in resolved):
         from krm_merge.promote import kustomize_images, strategies  # only runs with templates need them
     # Without path-scoped marker promotions every unit gets the same setters: build them once.
@@ -120,6 +121,7 @@ def _promote_unit(unit: Unit, keys: list[str], setters: _Setters, others: list[R
             doc_index += _count_documents_cheaply(chunk)
             continue
         touched = True
+        doc_malformed: list[MalformedMarker]
         line_offset = text.count("\n", 0, start)
         fast = None if others else fastpath.promote_chunk(chunk, keys, setters)
         if fast is not None:

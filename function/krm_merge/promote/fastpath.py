@@ -82,17 +82,19 @@ def _promote(parsed: fastyaml.Parsed, text: str, keys: list[str],
     lines = text.split("\n")
     marked = lines_holding(text, keys)
     scalars = _one_line_scalars(parsed, marked)
+    on_line: dict[int, _Scalar] = {}  # each marked line's scalar, checked
     for number in marked:
         found = scalars.get(number)
         if found is None or found.pos.style not in _STYLES or found.pos.comment < 0:
             raise _GiveUp  # a head comment, a flow or block value, a key in the text ...
         if any(k in lines[number][: found.pos.comment] for k in keys):
             raise _GiveUp
+        on_line[number] = found
     # Key by key, line by line: the order the full path reports changes in.
     targets: list[tuple[_Scalar, str, str, Setter]] = []  # scalar, marker key, marker, setter
     for key in keys:
         for number in marked:
-            found = scalars[number]
+            found = on_line[number]
             comment = lines[number][found.pos.comment :]
             if key not in comment:
                 continue

@@ -147,15 +147,15 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
         outcome = empty_outcome(len(resolved))
     run = FileRun(resolved, outcome, finder)
     run.outcomes.extend(found)
-    for unit, err in outcome.errors:
+    for unit, error in outcome.errors:
         rel = unit.path or ""
-        if isinstance(err, UnreadableYaml) and skip_unreadable:
-            run.outcomes.append(FileSkipped(rel, SkipReason.INVALID_YAML, _where(err)))
-        elif isinstance(err, UnreadableYaml):
-            where = rel + (f":{err.line}" if err.line else "")
-            run.outcomes.append(message(f"{where}: {err.message} (use --skip-unreadable to skip it)", "error", rel))
+        if isinstance(error, UnreadableYaml) and skip_unreadable:
+            run.outcomes.append(FileSkipped(rel, SkipReason.INVALID_YAML, _where(error)))
+        elif isinstance(error, UnreadableYaml):
+            where = rel + (f":{error.line}" if error.line else "")
+            run.outcomes.append(message(f"{where}: {error.message} (use --skip-unreadable to skip it)", "error", rel))
         else:
-            run.outcomes.append(_error(err.located(file=rel)))
+            run.outcomes.append(_error(error.located(file=rel)))
     for result in outcome.results:
         screened, bom = result.unit.handle
         for bad in result.malformed:

@@ -210,7 +210,7 @@ def parse_kustomize_image(text: str, environment: str | None) -> Promotion:
 class Resolved(Record):
     """A promotion ready to apply: its marker setters or its selection, templates rendered."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # a field named as a tuple method: the record's attribute wins
     promotion: Promotion
     target: str | None  # the environment promoted to (None for image policies)
     marker_key: str | None

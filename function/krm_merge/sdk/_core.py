@@ -37,21 +37,21 @@ class Results(_results.Results):
     function exit with code 1.
     """
 
-    def error(
+    def error(  # type: ignore[override]  # the SDK names the keywords the internal builder passes on
         self, message: str, obj: KubeObject | None = None, *, field: str | None = None,
         current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
     ) -> Result:
         """Report an error (the run fails, exit code 1)."""
         return self._add("error", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
 
-    def warning(
+    def warning(  # type: ignore[override]  # the SDK names the keywords the internal builder passes on
         self, message: str, obj: KubeObject | None = None, *, field: str | None = None,
         current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
     ) -> Result:
         """Report a warning."""
         return self._add("warning", message, obj, field=field, current=current, proposed=proposed, file=file, tags=tags)
 
-    def info(
+    def info(  # type: ignore[override]  # the SDK names the keywords the internal builder passes on
         self, message: str, obj: KubeObject | None = None, *, field: str | None = None,
         current: Any = None, proposed: Any = None, file: File | None = None, tags: dict[str, str] | None = None,
     ) -> Result:
@@ -83,9 +83,10 @@ class ResourceList(_resourcelist.ResourceList):
     def __init__(self, items: list[KubeObject] | None = None, function_config: KubeObject | None = None,
                  results: Sequence[Result] | None = None, api_version: str = "config.kubernetes.io/v1",
                  kind: str = "ResourceList") -> None:
-        # The SDK's Results (with the builders); items and function_config are the one KubeObject class.
-        super().__init__(items, function_config, results if isinstance(results, Results) else Results(results or ()),
-                         api_version, kind)
+        # The SDK's Results (with the builders); items and function_config are the one KubeObject class
+        # (KubeObject(...) makes the internal Item, which the base's hints name).
+        super().__init__(items, function_config,  # type: ignore[arg-type]
+                         results if isinstance(results, Results) else Results(results or ()), api_version, kind)
 
     def select(
         self,
@@ -106,7 +107,7 @@ class ResourceList(_resourcelist.ResourceList):
             selector = Selector(**fields)
         elif fields:
             raise TypeError("give a Selector or keywords, not both")
-        return _select(self.items, selector, include_local_config=include_local_config)  # type: ignore[return-value]
+        return _select(self.items, selector, include_local_config=include_local_config)
 
 
 def read_resource_list(text: str | bytes) -> ResourceList:
@@ -121,7 +122,7 @@ def read_resource_list(text: str | bytes) -> ResourceList:
             raise KrmError(f"input is not UTF-8 text (byte {err.start})") from None
     inner = _resourcelist.read_resource_list(text)
     return ResourceList(
-        items=inner.items,
+        items=inner.items,  # type: ignore[arg-type]  # the internal Items: the KubeObjects the SDK names
         function_config=inner.function_config,
         results=inner.results,
         api_version=inner.api_version,

@@ -17,7 +17,7 @@ from typing import Any
 from krm_merge import files, txn
 from krm_merge.krm import package
 from krm_merge.krm.kubeobject import Item
-from krm_merge.krm.results import KrmError
+from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import FunctionResult
@@ -36,7 +36,7 @@ def function_config_from_args(fn_config: str | None, pairs: list[str]) -> Item |
         except OSError as err:
             raise KrmError(f"cannot read {fn_config}: {err.strerror}") from None
         except UnicodeDecodeError as err:
-            raise KrmError(f"{fn_config} is not UTF-8 text (byte {err.start})", file=fn_config) from None
+            raise KrmError(f"{fn_config} is not UTF-8 text (byte {err.start})", file=File(fn_config)) from None
     if not pairs:
         return None
     data: dict[str, str] = {}
@@ -133,7 +133,8 @@ def _run_locked_directory(
             raise KrmError(f"{os.path.normpath(root)} is not a directory")
         snapshot = Snapshot.local(root)  # the package's one listing: the read and after_read filter it
         pkg, inner = package.read_package(root, skip_undecodable=skip, snapshot=snapshot)
-        rl = ResourceList(items=inner.items, results=inner.results)
+        # the internal Items: the KubeObjects the SDK names
+        rl = ResourceList(items=inner.items, results=inner.results)  # type: ignore[arg-type]
         for message in recovered:
             rl.results.warning(message)
         rl.function_config = config

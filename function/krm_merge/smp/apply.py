@@ -377,8 +377,8 @@ class _Merger:
     def added_list(self, patch_items: list[Any]) -> list[Any]:
         """A list that only the patch has, under ``$setElementOrder``."""
         if self.apply_mode:
-            return clean_new_value(patch_items)  # type: ignore[no-any-return]
-        return remove_patch_directives(patch_items)  # type: ignore[no-any-return]
+            return clean_new_value(patch_items)
+        return remove_patch_directives(patch_items)
 
     def validate_order(
         self, patch_items: list[Any], order: list[Any], meta: FieldMeta, directive: str, field: str, path: Path

@@ -15,7 +15,7 @@ def to_yaml(value: Any) -> str:
     """
     import yaml  # only needed for the (rare) conflict message
 
-    class GoYamlEmitterStyle(yaml.SafeDumper):  # type: ignore[misc]  # no stubs for PyYAML
+    class GoYamlEmitterStyle(yaml.SafeDumper):
         def choose_scalar_style(self) -> Any:
             style = super().choose_scalar_style()
             return '"' if style == "'" else style

@@ -22,7 +22,7 @@ from krm_merge.kptfile.document import (
     upstream_info, without_local_owned,
 )
 from krm_merge.krm import yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import folders_of
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
@@ -51,18 +51,18 @@ class MergeContext:
         self.other_files_changed = other_files_changed
         self._registries: dict[str, Any] = {}  # API group -> its schema registry (SchemaRegistry), built on first use
         self._crds_read: dict[str, Any] = {}  # a CRD's text -> its data
-        self._crd_sources: list[KubeObject] = []
+        self._crd_sources: list[Item] = []
         self._package_dirs: set[str] = set()
         self._own_rules: dict[int, list[FieldRule]] = {}  # id(local item) -> its annotation's rules
         self._package_rules: dict[str, list[FieldRule]] = {}  # package directory -> its local Kptfile's
 
-    def prepare(self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject]) -> None:
+    def prepare(self, local: list[Item], origin: list[Item], upstream: list[Item]) -> None:
         """Note what the whole package decides: its CRDs, its subpackage directories, local's rules."""
         self._crd_sources = [o for src in (local, origin, upstream) for o in src if is_crd(o)]
         self._package_dirs = set().union(*(self.subpackage_dirs(src) for src in (local, origin, upstream)))
         self._read_rules(local)
 
-    def _read_rules(self, local: list[KubeObject]) -> None:
+    def _read_rules(self, local: list[Item]) -> None:
         """Local's conflict rules, all read (and checked) before anything is merged.
 
         Only local's copy counts: the package is the user's, and a rule
@@ -77,30 +77,30 @@ class MergeContext:
             else:
                 self._own_rules[id(obj)] = rules
 
-    def _rules_for(self, obj: KubeObject) -> FieldRules:
+    def _rules_for(self, obj: Item) -> FieldRules:
         if not self._own_rules and not self._package_rules:
             return FieldRules()
         return FieldRules.of(self._own_rules.get(id(obj), ()), self._package_rules.get(self.package_of(obj), ()), obj.kind)
 
-    def identity(self, obj: KubeObject) -> Identity:
+    def identity(self, obj: Item) -> Identity:
         """Who a resource is across the copies; a Kptfile is its package directory."""
         if is_kptfile(obj):
             rel = self.rel_path(obj)
             return Identity("kpt.dev", "Kptfile", "", rel.rpartition("/")[0])
         return identity_of(obj)
 
-    def package_of(self, obj: KubeObject) -> str:
+    def package_of(self, obj: Item) -> str:
         """The (sub)package directory a resource belongs to ("" = the root package)."""
         return next((folder for folder in reversed(folders_of(self.rel_path(obj))) if folder in self._package_dirs), "")
 
-    def keyed(self, *sources: list[KubeObject]) -> list[dict[Any, KubeObject]]:
+    def keyed(self, *sources: list[Item]) -> list[dict[Any, Item]]:
         """Index each source by identity; identities repeated in a source also use the path."""
         # A resource never matches one of another (sub)package: kpt merges package by package.
         ids = [[(self.package_of(o), self.identity(o)) for o in src] for src in sources]
         repeated = {i for per in ids for i, n in Counter(per).items() if n > 1}
         out = []
         for src, per in zip(sources, ids):
-            index: dict[Any, KubeObject] = {}
+            index: dict[Any, Item] = {}
             for obj, ident in zip(src, per):
                 key = (ident, self.rel_path(obj)) if ident in repeated else ident
                 if key in index:
@@ -109,7 +109,7 @@ class MergeContext:
             out.append(index)
         return out
 
-    def subpackage_dirs(self, items: list[KubeObject]) -> set[str]:
+    def subpackage_dirs(self, items: list[Item]) -> set[str]:
         """The subpackage directories the items' Kptfiles stand for (this merger's own root left out)."""
         dirs = set()
         for obj in items:
@@ -120,7 +120,7 @@ class MergeContext:
                     dirs.add(directory)
         return dirs
 
-    def upstream_infos(self, items: list[KubeObject]) -> dict[str, tuple[Any, Any]]:
+    def upstream_infos(self, items: list[Item]) -> dict[str, tuple[Any, Any]]:
         """Subpackage directory -> its Kptfile's (upstream, upstreamLock), for remote subpackages."""
         out = {}
         for obj in items:
@@ -129,19 +129,19 @@ class MergeContext:
                 out[rel.rpartition("/")[0]] = info
         return out
 
-    def inside(self, directory: str) -> Callable[[KubeObject], bool]:
+    def inside(self, directory: str) -> Callable[[Item], bool]:
         """A test: whether an item is below ``directory``."""
         prefix = directory + "/"
         return lambda obj: self.rel_path(obj).startswith(prefix)
 
-    def root_kptfile_key(self, li: dict[Any, KubeObject]) -> Any:
+    def root_kptfile_key(self, li: dict[Any, Item]) -> Any:
         """The key of the root Kptfile among local's items, or None."""
         for key, obj in li.items():
             if is_kptfile(obj) and self.rel_path(obj) == ROOT_KPTFILE:
                 return key
         return None
 
-    def package_kptfile_keys(self, li: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> list[Any]:
+    def package_kptfile_keys(self, li: dict[Any, Item], ui: dict[Any, Item]) -> list[Any]:
         """Local Kptfiles that stand for a package upstream has too (its directory exists there).
 
         The root always; with resource-merge also subpackages (kpt merges a
@@ -160,7 +160,7 @@ class MergeContext:
                     keys.append(key)
         return keys
 
-    def default_kptfile(self, key: Any, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> None:
+    def default_kptfile(self, key: Any, li: dict[Any, Item], oi: dict[Any, Item], ui: dict[Any, Item]) -> None:
         """An origin/upstream package without a Kptfile has kpt's default one (never delete local's).
 
         fast-forward then ignores the Kptfile ``kpt pkg get`` generated;
@@ -172,11 +172,11 @@ class MergeContext:
         name = str((mine.data.get("metadata") or {}).get("name", "")) if isinstance(mine.data, dict) else ""
         default = DEFAULT_KPTFILE.format(name=name or "package")
         if key not in oi:
-            oi[key] = KubeObject(default)
+            oi[key] = Item(default)
         if key not in ui:
-            ui[key] = KubeObject(default) if self.options.strategy is Strategy.RESOURCE_MERGE else mine
+            ui[key] = Item(default) if self.options.strategy is Strategy.RESOURCE_MERGE else mine
 
-    def merge_index(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
+    def merge_index(self, obj: Item, base: Item | None, up: Item, result: PackageMergeResult) -> None:
         """Follow upstream's file layout where local kept origin's: another file, or another place in it.
 
         kpt keeps a resource local changed in local's file and adds
@@ -194,7 +194,7 @@ class MergeContext:
         if self.rel_path(obj) == self.rel_path(base) == self.rel_path(up):
             result.moved_index.append((obj, up.index))
 
-    def renamed_upstream(self, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject]) -> dict[Any, Any]:
+    def renamed_upstream(self, li: dict[Any, Item], oi: dict[Any, Item], ui: dict[Any, Item]) -> dict[Any, Any]:
         """Local keys of resources upstream renamed in place -> the key of upstream's renamed resource.
 
         Renamed in place: gone from upstream, and a resource of the same
@@ -216,7 +216,7 @@ class MergeContext:
                 out[mine] = key
         return out
 
-    def take_renamed(self, obj: KubeObject, base: KubeObject, up: KubeObject, result: PackageMergeResult) -> None:
+    def take_renamed(self, obj: Item, base: Item, up: Item, result: PackageMergeResult) -> None:
         """Make ``obj`` (origin's) upstream's renamed resource: local's text with upstream's change, new markers."""
         take_upstream_change(obj, base, up, renamed=True)
         result.items.append(obj)
@@ -224,15 +224,15 @@ class MergeContext:
             result.updated.append(obj)
         result.outcomes.append((obj, Action.TAKEN, Reason.RENAMED_UPSTREAM, ""))
 
-    def add(self, result: PackageMergeResult, up: KubeObject) -> None:
+    def add(self, result: PackageMergeResult, up: Item) -> None:
         """Add upstream's new resource to the result (its bookkeeping dropped)."""
-        new = KubeObject(up.text)
+        new = Item(up.text)
         drop_bookkeeping(new)
         result.items.append(new)
         result.added.append((new, up))
         result.outcomes.append((new, Action.ADDED, Reason.ADDED_UPSTREAM, ""))
 
-    def merge_into(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+    def merge_into(self, obj: Item, base: Item | None, up: Item, result: PackageMergeResult) -> bool:
         """Merge into ``obj``; False when the merge deletes it."""
         if is_kptfile(obj):
             if self._kptfile_unchanged_upstream(obj, base, up):
@@ -261,7 +261,7 @@ class MergeContext:
             return True
         return self._full_merge(obj, base, up, result)
 
-    def _took_reformatted(self, obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
+    def _took_reformatted(self, obj: Item, base: Item, up: Item) -> bool:
         """A resource local only re-formatted (origin's data, key order and comments aside: an editor or a
         formatter wrote it back) takes upstream's change in its own text, as one unchanged locally does
         (issue 45).  No field changed on both sides, so no merge rule can decide one.  False when local's
@@ -276,7 +276,7 @@ class MergeContext:
             return take_upstream_change(obj, base, up, comments=True)
         return take_disjoint_changes(obj, base, up)
 
-    def _took_disjoint_changes(self, obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
+    def _took_disjoint_changes(self, obj: Item, base: Item, up: Item) -> bool:
         """Upstream's change applied as data where local changed other fields (issue 33: the 3-way merge reads
         three ruamel trees and, for a custom kind, every CRD of the package).  Not with merge rules (they may
         decide a field otherwise) nor when upstream changed comments (the merge carries them)."""
@@ -284,7 +284,7 @@ class MergeContext:
             return False
         return take_disjoint_changes(obj, base, up)
 
-    def _full_merge(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+    def _full_merge(self, obj: Item, base: Item | None, up: Item, result: PackageMergeResult) -> bool:
         """The 3-way merge of a resource changed on both sides; False when it deletes the resource."""
         if self.round_trip_reason(obj, base, up) is None:
             merged = self._merge_as_data(obj, base, up, result)
@@ -292,7 +292,7 @@ class MergeContext:
                 return merged
         return self._merge_round_trip(obj, base, up, result)
 
-    def round_trip_reason(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> str | None:
+    def round_trip_reason(self, obj: Item, base: Item | None, up: Item) -> str | None:
         """Why the 3-way merge of this resource needs ruamel.yaml's round-trip trees, or None (plain data will do).
 
         Plain data has no comments: a merge that must write a conflict marker (``--conflicts mark``, a ``mark``
@@ -314,7 +314,7 @@ class MergeContext:
                 return reason
         return None
 
-    def _merge_as_data(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool | None:
+    def _merge_as_data(self, obj: Item, base: Item | None, up: Item, result: PackageMergeResult) -> bool | None:
         """The merge on plain data, written into local's text by the editing layer (issue 45): the walker and the
         visitor of the round-trip merge, on what the fast reader read.  None (``obj`` untouched) when no editor
         prints the answer faithfully: the round-trip merge then decides."""
@@ -337,12 +337,12 @@ class MergeContext:
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         return merged is not MISSING
 
-    def _merge_options(self, obj: KubeObject) -> merge3.MergeOptions:
+    def _merge_options(self, obj: Item) -> merge3.MergeOptions:
         """The 3-way merge's options for ``obj`` (its conflict rules, the package's schemas)."""
         return merge3.MergeOptions(self.options.conflicts, self.options.fallback_keys, self._resolve, self._rules_for(obj),
                                    keep_unchanged_nulls=True)  # a null nobody changed is no change (docs/merge.md)
 
-    def _merge_round_trip(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> bool:
+    def _merge_round_trip(self, obj: Item, base: Item | None, up: Item, result: PackageMergeResult) -> bool:
         # merge3's names load the engine (and ruamel) on first use: only a resource changed on both sides pays.
         MISSING, Merge3Error = merge3.MISSING, merge3.Merge3Error
         l_tree = yamlio.load_rt(obj.text, obj.display())
@@ -361,13 +361,13 @@ class MergeContext:
         obj.set_text(yamlio.dump_like(merged, obj.text, unedited, _change(base, up, merger.conflicts)))
         return True
 
-    def _kptfile_unchanged_upstream(self, obj: KubeObject, base: KubeObject | None, up: KubeObject) -> bool:
+    def _kptfile_unchanged_upstream(self, obj: Item, base: Item | None, up: Item) -> bool:
         """Upstream's Kptfile is origin's, so the merge is local's (a nested one also keeps its upstream info)."""
         if base is None or content_text(up.text) != content_text(base.text):
             return False
         return unchanged_upstream_keeps_local(obj.data, up.data, nested="/" in self.rel_path(obj))
 
-    def _merge_kptfile(self, obj: KubeObject, base: KubeObject | None, up: KubeObject, result: PackageMergeResult) -> None:
+    def _merge_kptfile(self, obj: Item, base: Item | None, up: Item, result: PackageMergeResult) -> None:
         nested = "/" in self.rel_path(obj)
         if base is not None and not nested and _took_upstream_kptfile_change(obj, base, up):
             return
@@ -408,7 +408,7 @@ class MergeContext:
                 raise KrmError(f"cannot use CRD schemas: {err}") from None
         return SchemaNodeAdapter(registry.for_object(api_version, kind))
 
-    def _crd_data(self, crd: KubeObject) -> Any:
+    def _crd_data(self, crd: Item) -> Any:
         """A CRD's data, read once per text (origin's and upstream's copies of a CRD upstream left alone are one)."""
         data = self._crds_read.get(crd.text)
         if data is None:
@@ -428,7 +428,7 @@ def _empty_group() -> re.Pattern[str]:
     return re.compile(r"""group['"]?[ \t]*:[ \t]*(?:''|""|null|Null|NULL|~)?[ \t]*(?:$|[,}#])""", re.M)
 
 
-def _took_upstream_kptfile_change(obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
+def _took_upstream_kptfile_change(obj: Item, base: Item, up: Item) -> bool:
     """A root Kptfile local left as origin's but for its own fields (kpt's get writes them): upstream's change
     applied to local's text as for a resource, without the engine and ruamel (issue 33: ~0.1 s of a small update).
 
@@ -473,7 +473,7 @@ def _not_a_plain_tree(data: Any) -> str | None:
     return None
 
 
-def _change(base: KubeObject | None, up: KubeObject, conflicts: list[Any]) -> tuple[str, str] | None:
+def _change(base: Item | None, up: Item, conflicts: list[Any]) -> tuple[str, str] | None:
     """Origin's and upstream's texts, whose changed lines the merged text may take as written (the printer
     proves the data); not when a conflict was decided (``--conflicts mark`` writes its markers into the tree)."""
     return None if base is None or conflicts else (base.text, up.text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_merge.kptfile.document import DEFAULT_KPTFILE, is_kptfile
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 
 from .context import MergeContext
@@ -22,24 +22,24 @@ from .result import PackageMergeResult
 class FastForward:
     """Upstream's copy, only over an unmodified local copy."""
 
-    def check(self, ctx: MergeContext, local: list[KubeObject], origin: list[KubeObject]) -> None:
+    def check(self, ctx: MergeContext, local: list[Item], origin: list[Item]) -> None:
         """kpt's fast-forward check: the package and its local subpackages unchanged (remote ones are their own)."""
         remote = set(ctx.upstream_infos(local)) | set(ctx.upstream_infos(origin))
         outside = lambda obj: not any(ctx.rel_path(obj).startswith(d + "/") for d in remote)  # noqa: E731
         li, oi = ctx.keyed([o for o in local if outside(o)], [o for o in origin if outside(o)])
         root = ctx.root_kptfile_key(li)
         if root is not None and root not in oi:
-            oi[root] = KubeObject(DEFAULT_KPTFILE.format(name="package"))
+            oi[root] = Item(DEFAULT_KPTFILE.format(name="package"))
         _check_unmodified(ctx, li, oi)
 
     def update(
-        self, ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject],
+        self, ctx: MergeContext, li: dict[Any, Item], oi: dict[Any, Item], ui: dict[Any, Item],
     ) -> PackageMergeResult:
         """Once checked, the update is force-delete-replace's, upstream's root Kptfile included (docs/merge.md)."""
         return ForceDeleteReplace(take_root_kptfile=True).update(ctx, li, oi, ui)
 
 
-def _check_unmodified(ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject]) -> None:
+def _check_unmodified(ctx: MergeContext, li: dict[Any, Item], oi: dict[Any, Item]) -> None:
     """A KrmError naming every local resource that differs from origin, or was deleted."""
     modified = []
     for key, obj in li.items():

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_merge.kptfile.document import ROOT_KPTFILE, is_kptfile, with_local_upstream
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.outcomes.kinds import Action, Reason
 
 from .context import MergeContext
@@ -27,11 +27,11 @@ class ForceDeleteReplace:
     def __init__(self, take_root_kptfile: bool = False) -> None:
         self.take_root_kptfile = take_root_kptfile
 
-    def check(self, ctx: MergeContext, local: list[KubeObject], origin: list[KubeObject]) -> None:
+    def check(self, ctx: MergeContext, local: list[Item], origin: list[Item]) -> None:
         """Nothing to check: local changes are dropped by design."""
 
     def update(
-        self, ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject],
+        self, ctx: MergeContext, li: dict[Any, Item], oi: dict[Any, Item], ui: dict[Any, Item],
     ) -> PackageMergeResult:
         """Every local resource becomes upstream's or goes; upstream's new ones are added (origin is not asked)."""
         result = PackageMergeResult()
@@ -58,7 +58,7 @@ class ForceDeleteReplace:
         return result
 
 
-def set_kptfile_from_upstream(obj: KubeObject, up: KubeObject) -> None:
+def set_kptfile_from_upstream(obj: Item, up: Item) -> None:
     """Upstream's Kptfile with local's name, upstream and upstreamLock (the rule: :func:`with_local_upstream`)."""
     mine = obj.data if isinstance(obj.data, dict) else {}
     take_upstream(obj, up)

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from krm_merge.krm import splice
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.values import resource_label
 from krm_merge.records import Record
 
@@ -54,7 +54,7 @@ def kpt_merge_comment(text: str) -> tuple[str, str] | None:
     return namespace, name
 
 
-def identity_of(obj: KubeObject) -> Identity:
+def identity_of(obj: Item) -> Identity:
     """The identity of one resource (see module docstring)."""
     commented = kpt_merge_comment(obj.text)
     namespace, name = commented if commented is not None else (obj.namespace, obj.name)
@@ -110,7 +110,7 @@ def strip_bookkeeping(tree: Any) -> Any:
     return tree
 
 
-def bookkeeping_of(obj: KubeObject) -> dict[str, str]:
+def bookkeeping_of(obj: Item) -> dict[str, str]:
     """The bookkeeping annotations an item's text carries (the reader's, held beside it, are not copied)."""
     return {k: v for k, v in obj.text_annotations.items() if BOOKKEEPING.match(k)}
 

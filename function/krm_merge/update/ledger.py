@@ -49,7 +49,7 @@ from krm_merge import files
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.upstream import locked_commit
 from krm_merge.krm import pkgio, yamlio
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.package import split_documents
 from krm_merge.krm.results import File, KrmError, ResourceRef
 from krm_merge.krm.values import Path as DataPath
@@ -147,7 +147,7 @@ class Ledger(Record):
 # --- entries from what the update wrote ----------------------------------------------------
 
 
-def field_entry(obj: KubeObject, file: str, mark: FieldMark) -> Entry:
+def field_entry(obj: Item, file: str, mark: FieldMark) -> Entry:
     """The entry of a marker the merge wrote on a field of ``obj`` (in ``file``)."""
     return Entry(FIELD, file, _ref_or_none(obj.ref()), mark.field, mark.locator, mark.local, mark.upstream,
                  mark.origin)
@@ -504,7 +504,7 @@ def bind_texts(text: str, entries: Iterable[Entry]) -> dict[int, Entry]:
 def doc_ref(doc: str) -> ResourceRef | None:
     """The resource a document is (None for a plain YAML document, or one whose header cannot be read)."""
     try:
-        return _ref_or_none(KubeObject(doc).ref())
+        return _ref_or_none(Item(doc).ref())
     except KrmMergeError:
         return None
 
@@ -576,9 +576,9 @@ class UpstreamFields:
 
     __slots__ = ("_items", "_found")
 
-    def __init__(self, items: Sequence[KubeObject]) -> None:
+    def __init__(self, items: Sequence[Item]) -> None:
         self._items = items
-        self._found: dict[Any, KubeObject] | None = None
+        self._found: dict[Any, Item] | None = None
 
     def value(self, entry: Entry, file: str) -> Any:
         """Upstream's value of ``entry``'s field, its file named ``file`` in this package (plain data;
@@ -586,12 +586,12 @@ class UpstreamFields:
         :data:`UNKNOWN` when upstream's item cannot be read."""
         if self._found is None:
             self._found = {}
-            for obj in self._items:
+            for item in self._items:
                 try:
-                    ref = _ref_or_none(obj.ref())
+                    ref = _ref_or_none(item.ref())
                 except KrmMergeError:
                     continue  # not a readable resource: no field of it was recorded
-                self._found.setdefault(ref if ref is not None else obj.path or "", obj)
+                self._found.setdefault(ref if ref is not None else item.path or "", item)
         obj = self._found.get(entry.resource if entry.resource is not None else file)
         if obj is None:
             return ABSENT_VALUE

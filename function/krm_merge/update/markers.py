@@ -8,7 +8,7 @@ splice is read back before it is accepted.
 from __future__ import annotations
 
 from krm_merge.krm import splice
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 
 from .identity import Identity, identity_of, with_kpt_merge_comment
@@ -24,7 +24,7 @@ def upstream_identifier(identity: Identity) -> str:
     return f"{identity.group}|{identity.kind}|{identity.namespace or 'default'}|{identity.name}"
 
 
-def add_identity_markers(obj: KubeObject) -> None:
+def add_identity_markers(obj: Item) -> None:
     """kpt's ``# kpt-merge`` comment and upstream-identifier annotation, where kpt writes them, when missing."""
     identity = identity_of(obj)
     obj.set_text(with_kpt_merge_comment(obj.text, identity))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_merge.kptfile.document import Strategy, is_kptfile
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.merge3.conflicts import ConflictPolicy
 
 from .context import MergeContext
@@ -25,7 +25,7 @@ from .updater import updater_for
 
 def merge_package(
     strategy: Strategy, conflicts: ConflictPolicy, fallback_keys: tuple[str, ...],
-    local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject], rel_path: RelPath,
+    local: list[Item], origin: list[Item], upstream: list[Item], rel_path: RelPath,
     other_files_changed: OtherFilesChanged | None = None,
 ) -> PackageMergeResult:
     """kpt's package update of three copies, Kptfiles by the pipeline-aware Kptfile merge.
@@ -41,7 +41,7 @@ def merge_package(
 class PackageMerger(MergeContext):
     """Merges the three copies of a package (lists of items)."""
 
-    def merge(self, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject]) -> PackageMergeResult:
+    def merge(self, local: list[Item], origin: list[Item], upstream: list[Item]) -> PackageMergeResult:
         """Decide the subpackages, then run the configured strategy on the rest; kpt's identity markers last."""
         self.prepare(local, origin, upstream)
         updater = updater_for(self.options.strategy)
@@ -63,8 +63,8 @@ class PackageMerger(MergeContext):
         return result
 
     def _merge_own(
-        self, directory: str, upstream_info: Any, local: list[KubeObject], origin: list[KubeObject],
-        upstream: list[KubeObject], out: PackageMergeResult,
+        self, directory: str, upstream_info: Any, local: list[Item], origin: list[Item],
+        upstream: list[Item], out: PackageMergeResult,
     ) -> None:
         """kpt merges a remote subpackage with the parent's upstream copy using the subpackage's own strategy."""
         own = upstream_info.get("updateStrategy") if isinstance(upstream_info, dict) else None

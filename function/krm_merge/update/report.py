@@ -9,7 +9,7 @@ resource-merge and pipeline-merge modes, whose results are the renderer's
 
 from __future__ import annotations
 
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import Listing
 from krm_merge.krm.results import ResourceRef
 from krm_merge.merge3.conflicts import Conflict
@@ -18,7 +18,7 @@ from krm_merge.outcomes.kinds import ConflictOutcome, Decision, LinkRefused, Out
 from .result import PackageMergeResult, RelPath
 
 
-def resource_of(obj: KubeObject) -> ResourceRef | None:
+def resource_of(obj: Item) -> ResourceRef | None:
     """The resource an item is; None for a YAML document that is no resource (no apiVersion, no kind: its file names it)."""
     ref = obj.ref()
     return None if not ref.kind and not ref.api_version else ref
@@ -32,7 +32,7 @@ def merge_outcomes(merged: PackageMergeResult, rel_path: RelPath) -> list[Outcom
     return found
 
 
-def conflict_outcome(obj: KubeObject, conflict: Conflict, rel_path: RelPath) -> ConflictOutcome:
+def conflict_outcome(obj: Item, conflict: Conflict, rel_path: RelPath) -> ConflictOutcome:
     """One field changed on both sides, as an outcome: resource, file, field, the three values, the decision."""
     return ConflictOutcome(resource_of(obj), rel_path(obj), obj.index, conflict.path, conflict.local, conflict.upstream,
                            conflict.origin, Decision.of_winner(conflict.winner), conflict.rule)
@@ -41,7 +41,8 @@ def conflict_outcome(obj: KubeObject, conflict: Conflict, rel_path: RelPath) -> 
 def refused(listing: Listing, what: str) -> list[Outcome]:
     """The links, special files, names of krm-merge's own state (its conflict ledger, lock, journal) and other
     spellings of ``.git`` of a copy from elsewhere (``what``: origin, upstream): never read nor copied."""
-    return ([LinkRefused(what, rel) for rel in listing.links]
+    out: list[Outcome] = [LinkRefused(what, rel) for rel in listing.links]
+    return (out
             + [LinkRefused(what, rel, RefusedEntry.SPECIAL) for rel in listing.others]
             + [LinkRefused(what, rel, RefusedEntry.OWN_NAME) for rel in listing.own_names]
             + [LinkRefused(what, rel, RefusedEntry.GIT_NAME) for rel in listing.git_names])

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_merge.kptfile.document import is_kptfile
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 
 from .context import MergeContext
 from .resources import same_content
@@ -33,11 +33,11 @@ from .result import PackageMergeResult
 class ResourceMerge:
     """The default strategy: local changes are kept, upstream's are merged in."""
 
-    def check(self, ctx: MergeContext, local: list[KubeObject], origin: list[KubeObject]) -> None:
+    def check(self, ctx: MergeContext, local: list[Item], origin: list[Item]) -> None:
         """Nothing to check: local changes are what this strategy keeps."""
 
     def update(
-        self, ctx: MergeContext, li: dict[Any, KubeObject], oi: dict[Any, KubeObject], ui: dict[Any, KubeObject],
+        self, ctx: MergeContext, li: dict[Any, Item], oi: dict[Any, Item], ui: dict[Any, Item],
     ) -> PackageMergeResult:
         """Merge every resource local and upstream share; add, delete and keep by kpt's table."""
         result = PackageMergeResult()

@@ -13,7 +13,7 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile import document as kptfile_document
 from krm_merge.krm import splice, yamlio
 from krm_merge.krm.itemviews import with_reader_annotations
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
 from krm_merge.krm.values import same
 from krm_merge.merge3.conflicts import RULES_ANNOTATION, FieldRule, parse_rules
@@ -24,7 +24,7 @@ from .markers import UPSTREAM_IDENTIFIER
 from .unchanged import disjoint_changes, without_bookkeeping
 
 
-def rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
+def rules_of(obj: Item, *, kinds: bool) -> list[FieldRule]:
     """The rules of ``obj``'s conflicts annotation; KrmError naming the resource and the rule."""
     where = f"metadata.annotations.{RULES_ANNOTATION}"
     try:
@@ -33,12 +33,12 @@ def rules_of(obj: KubeObject, *, kinds: bool) -> list[FieldRule]:
         raise KrmError(f"{where}: {err}", obj, where) from None
 
 
-def is_crd(obj: KubeObject) -> bool:
+def is_crd(obj: Item) -> bool:
     """Whether the item is a CustomResourceDefinition (its schema joins the merge's)."""
     return obj.kind == "CustomResourceDefinition" and obj.group == "apiextensions.k8s.io"
 
 
-def same_content(a: KubeObject, b: KubeObject, *, kptfile: bool = False) -> bool:
+def same_content(a: Item, b: Item, *, kptfile: bool = False) -> bool:
     """Equal apart from bookkeeping (Kptfiles: also apart from upstream/upstreamLock/name)."""
     if content_text(a.text) == content_text(b.text):
         return True
@@ -64,7 +64,7 @@ def _is_bookkeeping(key: str) -> bool:
     return bool(BOOKKEEPING.match(key))
 
 
-def drop_nulls(obj: KubeObject) -> None:
+def drop_nulls(obj: Item) -> None:
     """Remove mapping entries whose value is null, as kpt's merge does in every resource it writes.
 
     (An explicit null deletes the field: docs/merge.md.)  Untouched resources
@@ -95,7 +95,7 @@ _ABSENT: Any = object()  # a field a version does not have (distinct from an exp
 
 
 def take_upstream_change(
-    obj: KubeObject, base: KubeObject, up: KubeObject, *, renamed: bool = False, comments: bool = False,
+    obj: Item, base: Item, up: Item, *, renamed: bool = False, comments: bool = False,
 ) -> bool:
     """Apply upstream's change (origin -> upstream, as data) to ``obj``, a resource local left as origin's.
 
@@ -134,7 +134,7 @@ def take_upstream_change(
     return True
 
 
-def take_disjoint_changes(obj: KubeObject, base: KubeObject, up: KubeObject) -> bool:
+def take_disjoint_changes(obj: Item, base: Item, up: Item) -> bool:
     """Apply upstream's change to ``obj``, a resource local changed too, when the two changes touch no common
     field (:func:`.unchanged.disjoint_changes`, bookkeeping aside): the 3-way merge's answer as data, written
     into local's text by the editors as for a resource unchanged locally (no ruamel, no schemas).
@@ -226,7 +226,7 @@ def _list_change(local: list, origin: list, upstream: list) -> list:
     return out
 
 
-def drop_bookkeeping(obj: KubeObject) -> None:
+def drop_bookkeeping(obj: Item) -> None:
     """Remove kpt's bookkeeping annotations (path, index, identifiers) from the item."""
     if bookkeeping_of(obj):
         data = obj.copy_data()
@@ -234,10 +234,10 @@ def drop_bookkeeping(obj: KubeObject) -> None:
         obj.set_data(data)
 
 
-def take_upstream(obj: KubeObject, up: KubeObject) -> None:
+def take_upstream(obj: Item, up: Item) -> None:
     """Make ``obj`` upstream's resource, keeping ``obj``'s own bookkeeping annotations."""
     mine = bookkeeping_of(obj)
-    new = KubeObject(up.text)
+    new = Item(up.text)
     theirs = bookkeeping_of(new)
     if mine and not theirs:
         # The common case of a package kpt fetched: local carries kpt's upstream identifier,

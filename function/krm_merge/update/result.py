@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 
 from krm_merge.kptfile.document import Strategy
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import folders_of
 from krm_merge.merge3.conflicts import Conflict, ConflictPolicy, FieldMark
 from krm_merge.merge3.rules import FALLBACK_KEYS
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Callable, TypeAlias
 
 
-RelPath: TypeAlias = "Callable[[KubeObject], str]"
+RelPath: TypeAlias = "Callable[[Item], str]"
 # Whether the files of a subpackage directory other than its KRM resources
 # (READMEs, scripts) differ between local and origin; the ResourceList mode
 # has none, the update command looks at the disk.
@@ -45,7 +45,7 @@ class Subpackage(Enum):
 # and creating dataclasses cost its start-up several milliseconds (issue 24).
 
 
-ResourceDecision = tuple[KubeObject, Action, Reason, str]
+ResourceDecision = tuple[Item, Action, Reason, str]
 """What the merge did to one resource: the item, the action, the reason, a detail (a folder or a strategy)."""
 
 
@@ -72,15 +72,15 @@ class PackageMergeResult:
                  "subpackages", "strategies", "outcomes")
 
     def __init__(self) -> None:
-        self.items: list[KubeObject] = []
-        self.added: list[tuple[KubeObject, KubeObject]] = []
-        self.deleted: list[KubeObject] = []
-        self.updated: list[KubeObject] = []
-        self.conflicts: list[tuple[KubeObject, Conflict]] = []
-        self.marks: list[tuple[KubeObject, FieldMark]] = []  # the markers written (conflicts: mark), for the ledger
-        self.moved_index: list[tuple[KubeObject, int]] = []
+        self.items: list[Item] = []
+        self.added: list[tuple[Item, Item]] = []
+        self.deleted: list[Item] = []
+        self.updated: list[Item] = []
+        self.conflicts: list[tuple[Item, Conflict]] = []
+        self.marks: list[tuple[Item, FieldMark]] = []  # the markers written (conflicts: mark), for the ledger
+        self.moved_index: list[tuple[Item, int]] = []
         # Local items that follow upstream to another file (local kept origin's file): (item, upstream's item).
-        self.moved_file: list[tuple[KubeObject, KubeObject]] = []
+        self.moved_file: list[tuple[Item, Item]] = []
         self.subpackages: dict[str, Subpackage] = {}
         self.strategies: dict[str, Strategy] = {}  # subpackages merged by their own strategy
         # What happened to each resource, decided where the merge decides it: (item, action, reason,

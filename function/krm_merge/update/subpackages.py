@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from krm_merge.kptfile.document import Strategy, is_kptfile
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import folders_of
 from krm_merge.krm.results import KrmError
 from krm_merge.outcomes.kinds import Action, Reason
@@ -25,13 +25,13 @@ from .context import MergeContext
 from .resources import same_content
 from .result import PackageMergeResult, Subpackage
 
-MergeOwn = Callable[[str, Any, list[KubeObject], list[KubeObject], list[KubeObject], PackageMergeResult], None]
+MergeOwn = Callable[[str, Any, list[Item], list[Item], list[Item], PackageMergeResult], None]
 """Merges a remote subpackage by its own strategy into the result: ``(directory, its upstream, local, origin, upstream, out)``."""
 
 
 def decide_subpackages(
-    ctx: MergeContext, merge_own: MergeOwn, local: list[KubeObject], origin: list[KubeObject], upstream: list[KubeObject], out: PackageMergeResult
-) -> tuple[list[KubeObject], list[KubeObject], list[KubeObject]]:
+    ctx: MergeContext, merge_own: MergeOwn, local: list[Item], origin: list[Item], upstream: list[Item], out: PackageMergeResult
+) -> tuple[list[Item], list[Item], list[Item]]:
     """kpt's per-subpackage rules; returns the items left for the resource merge.
 
     Items of a subpackage decided here leave the three lists: kept ones go
@@ -52,7 +52,7 @@ def decide_subpackages(
             continue  # fast-forward / replace: a local subpackage is replaced with the rest (kpt)
         # kpt asks whether the directory exists: a subpackage whose Kptfile alone was removed is still there
         inside = [found.get(directory, []) for found in below]
-        decision = _decide(ctx, directory, *(bool(items) for items in inside), inside[0], inside[1])
+        decision = _decide(ctx, directory, bool(inside[0]), bool(inside[1]), bool(inside[2]), inside[0], inside[1])
         if decision is Subpackage.MERGE and inside[0] and inside[2]:
             decision = remote_decision(*(info.get(directory) for info in infos))
             if decision is Subpackage.MERGE and directory in infos[0]:
@@ -61,7 +61,7 @@ def decide_subpackages(
             continue
         out.subpackages[directory] = decision
         if decision is Subpackage.OWN:
-            merge_own(directory, infos[0][directory][0], *inside, out)
+            merge_own(directory, infos[0][directory][0], inside[0], inside[1], inside[2], out)
         if decision is Subpackage.UNFETCHED:  # the Kptfiles stay in the merge
             inside = [[o for o in items if not is_kptfile(o)] for items in inside]
         mine = inside[0]
@@ -80,9 +80,9 @@ def decide_subpackages(
     return local, origin, upstream
 
 
-def _by_subpackage(ctx: MergeContext, items: list[KubeObject], folders: set[str]) -> dict[str, list[KubeObject]]:
+def _by_subpackage(ctx: MergeContext, items: list[Item], folders: set[str]) -> dict[str, list[Item]]:
     """Subpackage folder -> the items below it (at any depth), in their order."""
-    out: dict[str, list[KubeObject]] = {}
+    out: dict[str, list[Item]] = {}
     for obj in items:
         for folder in folders_of(ctx.rel_path(obj)):
             if folder in folders:
@@ -96,7 +96,7 @@ _REASONS = {
 }
 
 
-def _warned(mine: list[KubeObject]) -> set[int]:
+def _warned(mine: list[Item]) -> set[int]:
     """The ids of the local items that carry a kept subpackage's warning: its Kptfiles, or its first item when
     the local copy lost its Kptfile (the folder is still there and still kept: a person is told all the same)."""
     return {id(o) for o in mine if is_kptfile(o)} or {id(o) for o in mine[:1]}
@@ -111,7 +111,7 @@ def _reason(decision: Subpackage, warned: bool) -> Reason:
 
 def _decide(
     ctx: MergeContext, directory: str, in_local: bool, in_origin: bool, in_upstream: bool,
-    local: list[KubeObject], origin: list[KubeObject],
+    local: list[Item], origin: list[Item],
 ) -> Subpackage:
     if in_local and in_upstream and not in_origin:
         raise KrmError(f'subpackage "{directory}" added in both upstream and local')
@@ -122,7 +122,7 @@ def _decide(
     return Subpackage.MERGE
 
 
-def _subpackage_changed(ctx: MergeContext, directory: str, local: list[KubeObject], origin: list[KubeObject]) -> bool:
+def _subpackage_changed(ctx: MergeContext, directory: str, local: list[Item], origin: list[Item]) -> bool:
     inside = ctx.inside(directory)
     li, oi = ctx.keyed([o for o in local if inside(o)], [o for o in origin if inside(o)])
     if li.keys() != oi.keys():

@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from krm_merge.errors import KrmMergeError
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.values import same
 from krm_merge.yaml.scalars import closing_quote
 
@@ -55,7 +55,7 @@ def _block_header() -> re.Pattern[str]:
     return re.compile(r"[|>][-+0-9]{0,3}(?=[ \t]|$)")
 
 
-def same_as_fetched(local: KubeObject, origin: KubeObject) -> bool:
+def same_as_fetched(local: Item, origin: Item) -> bool:
     """Whether ``local`` holds exactly ``origin``'s data and comments, apart from what ``kpt pkg get`` adds.
 
     False when either cannot be read as a mapping (the full merge then reports it).

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from krm_merge.kptfile.document import Strategy
-from krm_merge.krm.kubeobject import KubeObject
+from krm_merge.krm.kubeobject import Item
 
 from .context import MergeContext
 from .fast_forward import FastForward
@@ -19,14 +19,14 @@ from .force_delete_replace import ForceDeleteReplace
 from .resource_merge import ResourceMerge
 from .result import PackageMergeResult
 
-Keyed = dict[Any, KubeObject]
+Keyed = dict[Any, Item]
 """One copy of a package, its resources by identity (:meth:`MergeContext.keyed`)."""
 
 
 class Updater(Protocol):
     """One update strategy (kpt's ``Updater`` interface)."""
 
-    def check(self, ctx: MergeContext, local: list[KubeObject], origin: list[KubeObject]) -> None:
+    def check(self, ctx: MergeContext, local: list[Item], origin: list[Item]) -> None:
         """Refuse the update before anything is decided (a KrmError), or accept it."""
 
     def update(self, ctx: MergeContext, li: Keyed, oi: Keyed, ui: Keyed) -> PackageMergeResult:

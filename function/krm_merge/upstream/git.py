@@ -160,7 +160,7 @@ class GitCache:
             raise KrmError(f"cannot run git: {err}") from None
         # stderr is read as it comes, and only its beginning and its end are kept: a server's messages are
         # relayed on it, and they are not bounded.  communicate() reads stdout only.
-        said, proc.stderr = _Said(proc.stderr, MAX_GIT_MESSAGE), None  # type: ignore[arg-type]
+        said, proc.stderr = _Said(proc.stderr, MAX_GIT_MESSAGE), None
         with proc:
             try:
                 if during is not None:
@@ -434,7 +434,9 @@ class GitCache:
             probes = {_PROBE + name[len("refs/"):]: name for name in names}
             out = self._fetch(["cat-file", "--batch-check=%(objectname) %(objecttype)"], "reading the refs fetched",
                               repo, path, stdin="".join(p + "^{}\n" for p in probes).encode())
-            found, kept, dropped = {}, {}, []
+            found: dict[str, str] = {}
+            kept: dict[str, None] = {}  # an ordered set of update-ref lines
+            dropped: list[str] = []
             for probe, line in zip(probes, str(out).splitlines()):
                 oid, _, kind = line.partition(" ")
                 if kind in ("commit", "tree", "blob"):  # peeled as ls-remote peels: whatever the tags point at

@@ -26,7 +26,8 @@ class _NotesDuplicates:
     each repeat is noted in ``duplicates`` as (key, 1-based line)."""
 
     def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
+        # a mixin: the super() is the libyaml loader it is mixed into, which takes the stream
+        super().__init__(stream)  # type: ignore[call-arg]
         self.duplicates: list[tuple[str, int]] = []
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
@@ -45,11 +46,11 @@ class _NotesDuplicates:
             seen.add(ident)
 
 
-class Loader(_NotesDuplicates, yaml.CSafeLoader):  # type: ignore[misc,name-defined]
+class Loader(_NotesDuplicates, yaml.CSafeLoader):
     """libyaml-backed safe loader with Kubernetes' scalar types, minus timestamps."""
 
 
-class StringLoader(_NotesDuplicates, yaml.CBaseLoader):  # type: ignore[misc,name-defined]
+class StringLoader(_NotesDuplicates, yaml.CBaseLoader):
     """libyaml-backed loader keeping every scalar as the string written (no type resolution)."""
 
 
@@ -69,7 +70,7 @@ Loader.add_constructor(None, _construct_untagged)
 Loader.add_constructor(scalars.TIMESTAMP_TAG, lambda loader, node: loader.construct_scalar(node))
 
 
-class Dumper(yaml.CSafeDumper):  # type: ignore[misc,name-defined]
+class Dumper(yaml.CSafeDumper):
     """Compact sequences (kyaml's style) and kyaml's quoting of ambiguous strings."""
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:

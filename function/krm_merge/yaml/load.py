@@ -478,7 +478,8 @@ def _no_timestamp_resolver() -> Any:
     """
     VersionedResolver = ruamel().resolver.VersionedResolver
 
-    class NoTimestampResolver(VersionedResolver):  # type: ignore[misc]
+    # ruamel is imported on first use: its class arrives as a value, a base mypy cannot check
+    class NoTimestampResolver(VersionedResolver):  # type: ignore[misc,valid-type]
         @property
         def versioned_resolver(self) -> Any:
             # ruamel asks for the table once per scalar: filtered once per table (per YAML version) of this
@@ -500,7 +501,8 @@ def _last_wins_constructor() -> Any:
     """ruamel's round-trip constructor reading a repeated key last-wins (ruamel keeps the first, or fails)."""
     RoundTripConstructor = ruamel().constructor.RoundTripConstructor
 
-    class LastWinsConstructor(RoundTripConstructor):  # type: ignore[misc]
+    # ruamel is imported on first use: its class arrives as a value, a base mypy cannot check
+    class LastWinsConstructor(RoundTripConstructor):  # type: ignore[misc,valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.duplicates: list[tuple[str, int]] = []

@@ -37,6 +37,7 @@ class Bitbucket:
     def find_open(self, head: str, base: str) -> PullRequest | None:
         """The open pull request ``head`` → ``base``."""
         what = "finding the open pull request"
+        query: dict[str, str] | None  # the next page's link carries its own query
         path, query = self.base, {"state": "OPEN"}
         for _ in range(MAX_PAGES):
             found = self.http.call("GET", path, what=what, query=query).data

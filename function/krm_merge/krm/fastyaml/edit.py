@@ -344,9 +344,10 @@ class _Editor:
                 if not isinstance(key, str):
                     raise Unsupported("non-string key")
                 inserts.setdefault(anchor, []).append((key, value))
-        if inserts:
-            blocks = blocks or self.blocks(pos, list(entries.values()))
-            index = {key: k for k, key in enumerate(entries)}
+        if not inserts:
+            return edits
+        blocks = blocks or self.blocks(pos, list(entries.values()))
+        index = {key: k for k, key in enumerate(entries)}
         for anchor_key, new_entries in inserts.items():
             lines: list[str] = []
             for key, value in new_entries:

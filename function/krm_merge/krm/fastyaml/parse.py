@@ -296,7 +296,7 @@ class _Parser:
         node.open = 0
         return data, node
 
-    def parse_block(self, i: int, info: tuple) -> tuple[Any, Node, int]:
+    def parse_block(self, i: int, info: tuple) -> tuple[Any, MapPos | SeqPos, int]:
         """A block collection whose first line ``i`` (with ``info``) sets its indentation."""
         if info[1] == _DASH:
             return self.parse_seq(i, info[0], info)
