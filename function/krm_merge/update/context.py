@@ -11,8 +11,6 @@ data cannot carry the answer (:meth:`MergeContext.round_trip_reason`).
 from __future__ import annotations
 
 import copy
-import functools
-import re
 from collections import Counter
 from typing import Any, Callable
 
@@ -328,14 +326,29 @@ class MergeContext:
         except Merge3Error as err:
             raise KrmError(err.message, obj, err.path or None) from None
         if merged is not MISSING:
-            before = obj.text
+            before, change = obj.text, _change(base, up, merger.conflicts)
             try:
-                obj.set_data(merged, change=_change(base, up, merger.conflicts))
+                obj.set_data(merged, change=change)
             except KrmError:
                 obj.set_text(before)  # drops a round-trip tree the failed print left edited
                 return None
+            if change is not None and obj.text != before:
+                self._prefer_upstreams_lines(obj, before, change)
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         return merged is not MISSING
+
+    @staticmethod
+    def _prefer_upstreams_lines(obj: Item, before: str, change: tuple[str, str]) -> None:
+        """The round-trip merge's printer rule (``yamlio.dump_like``), so that both merges write the same bytes:
+        upstream's changed lines carried onto local's text (``before``) replace the editor's answer when they
+        change no more of its lines (a tie goes to them: they are as upstream wrote them).  Carried, they change
+        as many lines as upstream's own diff: an answer that changes fewer is kept without trying."""
+        edited = yamlio.changed_lines(before, obj.text)
+        if edited < yamlio.changed_lines(*change):
+            return
+        carried = yamlio.carried_edit(before, *change, obj.text_data)
+        if carried is not None and yamlio.changed_lines(before, carried) <= edited:
+            obj.set_text(carried)
 
     def _merge_options(self, obj: Item) -> merge3.MergeOptions:
         """The 3-way merge's options for ``obj`` (its conflict rules, the package's schemas)."""
@@ -418,14 +431,9 @@ class MergeContext:
 
 def _may_define(text: str, group: str) -> bool:
     """Whether a CRD's text may define kinds of API ``group``: its ``spec.group`` is written in it, so a text
-    without the group's name (or, for the core group, without an empty ``group:``) cannot."""
-    return group in text if group else _empty_group().search(text) is not None
-
-
-@functools.cache
-def _empty_group() -> re.Pattern[str]:
-    """A ``group`` key holding nothing, an empty string or null (the core group), in block or flow style."""
-    return re.compile(r"""group['"]?[ \t]*:[ \t]*(?:''|""|null|Null|NULL|~)?[ \t]*(?:$|[,}#])""", re.M)
+    without the group's name cannot.  None defines the core group: the API server refuses a CRD without a
+    group (``spec.group: Required value``)."""
+    return bool(group) and group in text
 
 
 def _took_upstream_kptfile_change(obj: Item, base: Item, up: Item) -> bool:
