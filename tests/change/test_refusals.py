@@ -53,8 +53,11 @@ def test_a_refused_update_says_no_file_changed(world: GitWorld) -> None:
 def test_a_rerun_that_opens_the_pull_request_says_so_not_nothing_to_change(world: GitWorld, github: ForgeServer) -> None:
     github.fail(401, method="post", body={"message": "Bad credentials"})  # the forge fails after the push
     assert promote(world, github, "6.3.0").returncode == 1
-    rerun = promote(world, github, "6.3.0")  # the files hold 6.3.0 already: the kept commit is published
+    # The checkout is left as it was (the change went to the branch): the rerun plans the same change, finds
+    # its kept commit and opens the pull request, and says so.
+    rerun = promote(world, github, "6.3.0")
     assert rerun.returncode == 0, rerun.stderr
-    last = rerun.stderr.splitlines()[-1]
-    assert last == "krm-merge promote: flux-system/podinfo after dev=6.3.0: no field left to set; pull request #1 opened"
+    assert "krm-merge promote: pull request #1 opened: krm-merge/promote/flux-system-podinfo-prod into main" \
+        in rerun.stderr
+    assert rerun.stderr.splitlines()[-1] == "krm-merge promote: flux-system/podinfo after dev=6.3.0 (1 field in 1 file)"
     assert "nothing to change" not in rerun.stderr
