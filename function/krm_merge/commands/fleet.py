@@ -112,7 +112,8 @@ def _fleet(args: argparse.Namespace | SimpleNamespace, which: shard.Shard | None
     report.fleet = FleetScope(args.upstream, args.ref, len(packages), count, (index,))
     report.state = State.DRY_RUN if args.dry_run else State.WRITTEN  # each package: its own transaction
     if not packages:  # an error of its own exit code (outcomes.report.NOTHING_SELECTED): a job that did nothing
-        report.add(message(nothing_selected(roots, args.upstream, args.match), "error"))
+        report.nothing_selected = message(nothing_selected(roots, args.upstream, args.match), "error")
+        report.add(report.nothing_selected)
     requests = None if settings is None else FleetPullRequests(report, settings, args.pull_request_per,
                                                                    args.upstream, args.ref)
     refused = requests.prepare(mine, dry_run=args.dry_run) if requests is not None else {}

@@ -61,7 +61,7 @@ class Report:
     """
 
     __slots__ = ("command", "target", "outcomes", "state", "subject", "items_changed", "fleet", "said", "signal",
-                 "_prog")
+                 "nothing_selected", "_prog")
 
     def __init__(self, command: str, target: str = "", state: State = State.READ_ONLY, prog: str = "") -> None:
         self.command = command
@@ -74,6 +74,7 @@ class Report:
         self.fleet: FleetScope | None = None
         self.said = 0
         self.signal: int | None = None  # the termination signal that stopped the run (see guard)
+        self.nothing_selected: Outcome | None = None  # a fleet's error saying no package was selected (exit 4)
 
     @property
     def prog(self) -> str:
@@ -141,7 +142,8 @@ class Report:
         if self.signal is not None:
             return 128 + self.signal
         if self.fleet is not None and self.fleet.selected == 0:
-            return NOTHING_SELECTED
+            # Any other error (a shard report that cannot be read or written, say) is a failure: exit 1.
+            return exit_code(o for o in self.outcomes if o is not self.nothing_selected) or NOTHING_SELECTED
         return exit_code(self.outcomes)
 
 
