@@ -46,6 +46,7 @@ from typing import Any
 import pytest
 import yaml
 
+from krm_merge import gitexec
 from krm_merge.yaml.load import load_data
 
 __all__ = [
@@ -106,12 +107,12 @@ def discover(examples: str | os.PathLike[str]) -> list[Example]:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = dict(
-        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@e", GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_SYSTEM="/dev/null",
-    )
-    done = subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True)
-    return done.stdout
+    # The scratch profile: the example's repository is a throw-away one, so no config of the user's (a diff
+    # driver, a pager, a hook) may change the diff compared.
+    git = gitexec.Git(gitexec.SCRATCH, "git not found on PATH", home=str(repo))
+    identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
+                "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    return git.run(args, f"git {args[0]} in {repo}", cwd=str(repo), env=identity).decode("utf-8", "replace")
 
 
 def _prepare(example: Example, tmp: Path) -> Path:

@@ -1,5 +1,5 @@
 """One concept, one home: no second field-path formatter, equality, resource label, layout detector,
-comment finder, read-back check, YAML printer or YAML reader appears outside the module that owns it.
+comment finder, read-back check, YAML printer, YAML reader or git runner appears outside the module that owns it.
 
 The scan reads every module of ``krm_merge`` with ``ast``.  A function whose
 name says it is one of these concepts may live outside its home only as a
@@ -61,6 +61,12 @@ PARSE_CALLS = frozenset({"safe_load", "safe_load_all", "load", "load_all", "comp
 # Modules still calling PyYAML's parser directly, each with its reason (the list may only shrink).
 PARSE_EXCEPTIONS: dict[str, str] = {}
 
+# git is started by one module (found once, its environment set by profile, one error); any other module that
+# starts a process is listed with what it starts, and may not start git.
+GIT_HOME = "gitexec.py"
+PROCESS_HOMES = {"testing.py": "kpt and the function under test, for a function's author (its git: gitexec)"}
+_OS_PROCESS_CALLS = re.compile(r"system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w*")
+
 
 def _modules() -> dict[str, ast.Module]:
     return {p.relative_to(PACKAGE).as_posix(): ast.parse(p.read_text(encoding="utf-8"))
@@ -117,6 +123,75 @@ def yaml_library_calls(modules: dict[str, ast.Module]) -> list[str]:
                   and rel not in PARSE_EXCEPTIONS):
                 found.append(f"{rel}:{call.lineno} parses YAML outside yaml/load.py")
     return found
+
+
+def process_starts(tree: ast.Module) -> list[ast.AST]:
+    """Every import of ``subprocess`` and every call of ``os`` that starts or replaces a process."""
+    found: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "subprocess" for a in node.names):
+            found.append(node)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "subprocess":
+            found.append(node)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and isinstance(node.func.value, ast.Name) and node.func.value.id == "os"
+              and _OS_PROCESS_CALLS.fullmatch(node.func.attr)):
+            found.append(node)
+    return found
+
+
+def _names_git(node: ast.AST) -> bool:
+    """Whether a process call's arguments name git: the word ``git`` (or a path ending in it), or a variable or
+    attribute called like it (``git``, ``self.git``, ``git_path``)."""
+    for sub in ast.walk(node):
+        word = (sub.value if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None)
+        if word is not None and (word == "git" or word.endswith("/git")):
+            return True
+        name = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else ""
+        if "git" in name.lower():
+            return True
+    return False
+
+
+def git_starters(modules: dict[str, ast.Module]) -> list[str]:
+    """Modules other than the git runner that start a process without being listed, or that start git."""
+    found = []
+    for rel, tree in modules.items():
+        if rel == GIT_HOME:
+            continue
+        starts = process_starts(tree)
+        if starts and rel not in PROCESS_HOMES:
+            found.append(f"{rel}:{starts[0].lineno} starts a process (git is run by {GIT_HOME}; anything else: "
+                         "list it in PROCESS_HOMES with its reason)")
+            continue
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            func = call.func
+            owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+            if owner in ("subprocess", "os") and any(_names_git(arg) for arg in [*call.args, *call.keywords]):
+                found.append(f"{rel}:{call.lineno} runs git itself (git is run by {GIT_HOME})")
+    return found
+
+
+def test_git_is_started_by_its_runner_only() -> None:
+    modules = _modules()
+    assert git_starters(modules) == []
+    assert process_starts(modules[GIT_HOME]), f"{GIT_HOME} no longer starts git: move GIT_HOME to where it is started"
+
+
+@pytest.mark.parametrize("rel", sorted(PROCESS_HOMES))
+def test_every_listed_process_home_still_starts_one(rel: str) -> None:
+    assert process_starts(_modules()[rel]), f"{rel} no longer starts a process: drop it from PROCESS_HOMES"
+
+
+@pytest.mark.parametrize(("rel", "source"), [
+    ("change/new.py", "import subprocess\nsubprocess.run(['git', 'status'])\n"),  # git, in a module not listed
+    ("merge3/new.py", "from subprocess import run\nrun(['true'])\n"),  # any process, in a module not listed
+    ("modes/new.py", "import os\nos.execvp('/usr/bin/git', ['git'])\n"),
+    ("testing.py", "import subprocess\nsubprocess.run(['git', 'diff'], check=True)\n"),  # listed, but git
+    ("testing.py", "import subprocess\nsubprocess.Popen([self.git, 'fetch'])\n"),
+])
+def test_a_planted_git_start_is_found(rel: str, source: str) -> None:
+    assert len(git_starters({rel: ast.parse(source)})) == 1
 
 
 def test_no_second_home_of_a_concept() -> None:

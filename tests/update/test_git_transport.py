@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from krm_merge import files
+from krm_merge import files, gitexec
 from krm_merge.commands import update
 from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
@@ -337,8 +337,8 @@ def test_folders_nested_past_the_bound_are_refused_before_any_blob_is_fetched(
     commit_package(world, tree, "v2")
     fetched_by_hand(world, v1)
     calls: list[list[str]] = []
-    real = gitmod.subprocess.Popen
-    monkeypatch.setattr(gitmod.subprocess, "Popen", lambda cmd, *a, **k: calls.append(cmd) or real(cmd, *a, **k))
+    real = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", lambda cmd, *a, **k: calls.append(cmd) or real(cmd, *a, **k))
     assert update.main([f"{world.our_pkg}@v2"]) == 1
     assert "nested more than 5 deep; refused" in capsys.readouterr().err
     assert not [c for c in calls if "--stdin" in c and "fetch" in c]  # refused from the trees alone
@@ -479,7 +479,7 @@ def test_a_servers_words_are_escaped_and_bounded(
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err
     assert "evil\\x1b]52;c;cm0gLXJmIH4=\\x07" in err  # still readable, not acted on
-    assert len(err) < 2 * gitmod.MAX_GIT_MESSAGE and "bytes left out" in err
+    assert len(err) < 2 * gitexec.MAX_MESSAGE and "bytes left out" in err
     assert "Could not read from remote repository" in err  # the end of what git said is kept
 
 
@@ -514,10 +514,10 @@ def test_a_server_that_does_not_answer_a_cold_fetch_is_not_asked_again(
 def test_git_words_one_line_escaped() -> None:
     said = b"fatal: 'x' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\n" \
         b"Please make sure you have the correct access rights\nand the repository exists.\n"
-    assert gitmod.git_words(said) == ("fatal: 'x' does not appear to be a git repository; fatal: Could not read from "
+    assert gitexec.git_words(said) == ("fatal: 'x' does not appear to be a git repository; fatal: Could not read from "
                                       "remote repository; Please make sure you have the correct access rights; and "
                                       "the repository exists.")
-    assert gitmod.git_words("remote: \x1b[31mred\x9b\r\n".encode()) == "remote: \\x1b[31mred\\x9b"  # C1 too
+    assert gitexec.git_words("remote: \x1b[31mred\x9b\r\n".encode()) == "remote: \\x1b[31mred\\x9b"  # C1 too
 
 
 # -- the cache's lock files ------------------------------------------------------------------------------

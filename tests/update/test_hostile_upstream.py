@@ -397,6 +397,28 @@ def test_a_local_repository_named_only_by_upstream_needs_the_users_permission(
     assert TOKEN in (world.our_pkg / "sub" / "cluster.yaml").read_text()
 
 
+def test_the_local_repositorys_refusal_is_explained_to_a_user_reading_git_in_another_language(
+    world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """git speaks the user's language (LANGUAGE=de); the refusal is still told apart and explained (git has no exit
+    status for it: its English words, read under LC_ALL=C, krm_merge.gitexec)."""
+    private = world.tmp / "private"
+    (private / "pkg").mkdir(parents=True)
+    world.git("init", "-q", "-b", "main", cwd=private)
+    (private / "pkg" / "cm.yaml").write_text(cm("private", "1"))
+    world.git("add", "-A", cwd=private)
+    world.git("commit", "-qm", "private", cwd=private)
+    world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
+    world.get("v1")
+    world.commit({"sub/Kptfile": remote_sub(str(private))}, tag="v2")
+    monkeypatch.setenv("LANGUAGE", "de")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    assert run_update([f"{world.our_pkg}@v2"])[0] == 1
+    assert "named only by upstream content" in capsys.readouterr().err
+    assert not (world.our_pkg / "sub").exists()
+
+
 def test_a_ref_or_commit_given_after_at_cannot_be_an_option(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     world.commit({"cm.yaml": cm("cm", "1")}, tag="v1")
     world.get("v1")

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from krm_merge.commands import update
-from krm_merge.upstream import git as gitmod
 from tests import helpers
 from tests.conftest import require_binary
 
@@ -133,7 +132,7 @@ def spy_git(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
             calls.append(list(cmd))
             super().__init__(cmd, *a, **k)
 
-    monkeypatch.setattr(gitmod.subprocess, "Popen", Spy)  # subprocess.run starts its process through it too
+    monkeypatch.setattr(subprocess, "Popen", Spy)  # subprocess.run starts its process through it too
     return calls
 
 

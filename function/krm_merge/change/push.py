@@ -11,9 +11,9 @@ the pushing: their credential helpers, SSH agent and ``pre-push`` hooks apply.
 from __future__ import annotations
 
 from krm_merge.change.errors import ChangeError
-from krm_merge.change.gitrun import refused_credentials
 from krm_merge.change.remote import ls_remote
 from krm_merge.change.worktree import WorkTree
+from krm_merge.gitexec import refused_credentials
 
 
 def push(tree: WorkTree, remote: str, commit: str, branch: str, expected: str | None) -> None:

@@ -10,7 +10,8 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from krm_merge.change.errors import ChangeError
-from krm_merge.change.gitrun import Git, refused_credentials
+from krm_merge.change.gitrun import Git
+from krm_merge.gitexec import refused_credentials
 from krm_merge.records import Record
 
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")  # git@github.com:org/repo.git

@@ -27,14 +27,11 @@ never merged: local's is kept (``FileMerge.kept`` says why, ``FileMerge.detail``
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from krm_merge import files
-from krm_merge.krm.results import File, KrmError
+from krm_merge import files, gitexec
+from krm_merge.krm.results import File
 from krm_merge.outcomes.kinds import KeptReason
 
 from .diff3 import LABELS, MARKER_SIZE, MarkerRegion, find_markers, region_sides
@@ -144,31 +141,19 @@ def _regions_git_left(text: str, versions: list[str], size: int, what: str) -> l
 def merge_texts(local: bytes, origin: bytes, upstream: bytes, what: str = "file", *,
                 marker_size: int = MARKER_SIZE) -> bytes:
     """``git merge-file -p --diff3`` of three texts, labelled :data:`LABELS` (a KrmError if git fails)."""
-    git = shutil.which("git")
-    if git is None:
-        raise KrmError(f"{what}: update --files merge needs git on PATH (git merge-file merges the file)", file=File(what))
+    where = File(what)
     with files.removed_after(tempfile.mkdtemp(prefix="krm-merge-file-")) as tmp:
+        # The scratch profile: no user or system git config, so a conflict style or attribute of the user's
+        # cannot change the merge.
+        git = gitexec.Git(gitexec.SCRATCH, f"{what}: update --files merge needs git on PATH (git merge-file merges "
+                          "the file)", home=tmp, file=where)
         for label, data in zip(LABELS, (local, origin, upstream)):
             Path(tmp, label).write_bytes(data)  # each version in a file named by its label
         labels = [arg for label in LABELS for arg in ("-L", label)]
-        cmd = [git, "merge-file", "-p", "--diff3", f"--marker-size={marker_size}", *labels, *LABELS]
-        try:
-            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, stdin=subprocess.DEVNULL,
-                                  env=_isolated_env(tmp), timeout=GIT_MERGE_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise KrmError(f"{what}: git merge-file took longer than {GIT_MERGE_TIMEOUT}s", file=File(what)) from None
-    # 0..127: merged with that many conflicts; anything else (255 = -1) is git refusing the merge.
-    if not 0 <= proc.returncode <= 127:
-        detail = proc.stderr.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
-        raise KrmError(f"{what}: git merge-file failed: {detail}", file=File(what))
-    return proc.stdout
-
-
-def _isolated_env(home: str) -> dict[str, str]:
-    """No user or system git config: a conflict style or attribute of the user's must not change the merge."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, HOME=home, GIT_CEILING_DIRECTORIES=home)
-    return env
+        # 0..127: merged with that many conflicts; anything else (255 = -1) is git refusing the merge.
+        return git.run(["merge-file", "-p", "--diff3", f"--marker-size={marker_size}", *labels, *LABELS],
+                       f"{what}: git merge-file failed", cwd=tmp, timeout=GIT_MERGE_TIMEOUT,
+                       ok=lambda status: 0 <= status <= 127, file=where)
 
 
 __all__ = ["LABELS", "FileMerge", "MarkerRegion", "find_markers", "is_binary", "merge_file", "merge_texts", "needs_merge"]

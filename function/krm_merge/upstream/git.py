@@ -18,16 +18,16 @@ option, a directory cannot climb out of the repository, a commit is a commit id.
 names (a remote subpackage that arrived with an update) is fetched under git's
 rules for URLs that do not come from the user (``GIT_PROTOCOL_FROM_USER=0``,
 ``ext::`` never): a local path or ``file://`` needs the user's own
-``protocol.file.allow=always`` (docs/security.md).  When git fails, its own
-words (stderr, bounded, control characters escaped) are in the error.
+``protocol.file.allow=always`` (docs/security.md).  git is run by
+:mod:`krm_merge.gitexec` (the profiles :data:`~krm_merge.gitexec.UPSTREAM` and
+:data:`~krm_merge.gitexec.UPSTREAM_CONTENT`); when it fails, its own words
+(stderr, bounded, control characters escaped) are in the error.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
-import threading
 from pathlib import Path
 
 try:  # CPython's own BLAKE2: hashlib would load OpenSSL's binding, ~4 ms of every update that fetches (issue 33)
@@ -35,8 +35,8 @@ try:  # CPython's own BLAKE2: hashlib would load OpenSSL's binding, ~4 ms of eve
 except ImportError:  # an interpreter without it
     from hashlib import blake2b
 
-from krm_merge import files
-from krm_merge.krm.display import escape_controls
+from krm_merge import files, gitexec
+from krm_merge.gitexec import GitError
 from krm_merge.krm.results import KrmError
 from krm_merge.records import Record
 
@@ -57,11 +57,7 @@ _PROBE = "refs/krm-merge/probe/"
 _NAME_BYTES = ([chr(b) for b in range(0x21, 0x7f) if chr(b) not in "~^:?*[\\"]
                + [chr(0xDC00 + b) for b in range(0x80, 0x100)])
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-GIT_TIMEOUT = 600
-# git's own words kept in an error: enough for every message git prints, bounded whatever a server sends.
-MAX_GIT_MESSAGE = 4096
-# How long a failed git's words are waited for once it exited (a child of it may hold its stderr open).
-MESSAGE_WAIT = 10
+GIT_TIMEOUT = gitexec.GIT_TIMEOUT
 # A blob larger than this is hashed by index-pack as a stream instead of in memory (git's default
 # is 512 MiB: an upstream's 500 MB file would be held whole by the fetch, before our size checks).
 BIG_FILE_THRESHOLD = "16m"
@@ -100,13 +96,8 @@ def split_package_ref(arg: str) -> tuple[str, str | None]:
 
 def find_git() -> str:
     """The user's git (the first ``git`` on ``PATH``, as ``shutil.which`` finds it), or a clear error."""
-    # Not shutil.which: shutil (with bz2 and lzma) was ~3 ms of every update's start-up, for this loop.
-    for folder in os.get_exec_path():
-        git = os.path.join(folder, "git")
-        if os.access(git, os.X_OK) and not os.path.isdir(git):
-            return git
-    raise KrmError("git is not installed (or not on PATH); krm-merge update needs it to fetch the upstream "
-                   "repository (or give --origin DIR --upstream DIR)")
+    return gitexec.find_git("git is not installed (or not on PATH); krm-merge update needs it to fetch the upstream "
+                            "repository (or give --origin DIR --upstream DIR)")
 
 
 def cache_root() -> Path:
@@ -129,56 +120,30 @@ class GitCache:
         """Repositories the user named (their package's Kptfiles): fetched under the user's git rules."""
         self.trusted.update(repos)
 
-    def _transport(self, repo: str) -> tuple[list[str], dict[str, str] | None]:
-        """git options and environment for fetching ``repo``: git's rules for URLs not from the user,
-        unless the user's package names it."""
-        if repo in self.trusted:
-            return [], None
-        return ["-c", "protocol.ext.allow=never"], {**os.environ, "GIT_PROTOCOL_FROM_USER": "0"}
+    def _profile(self, repo: str) -> str:
+        """How ``repo`` is fetched: git's rules for URLs not from the user, unless the user's package names it."""
+        return gitexec.UPSTREAM if repo in self.trusted else gitexec.UPSTREAM_CONTENT
+
+    def _git(self, profile: str, git_dir: Path | None) -> gitexec.Git:
+        return gitexec.Git(profile, "", executable=self.git, git_dir=str(git_dir) if git_dir else None)
 
     def _fetch(self, args: list[str], what: str, repo: str, git_dir: Path | None = None,
-               stdin: bytes | None = None, during: Callable[[], Any] | None = None) -> Any:
-        options, env = self._transport(repo)
+               stdin: bytes | None = None, during: Callable[[], Any] | None = None) -> str:
+        profile = self._profile(repo)
         try:
-            return self._run(options + args, what, git_dir, env=env, stdin=stdin, during=during)
-        except KrmError as err:
-            if env is not None and "not allowed" in err.message:
-                raise KrmError(f"{err.message} ({repo} is named only by upstream content, so git's rules for "
-                               "URLs that do not come from the user apply; see docs/security.md)") from None
+            return self._run(args, what, git_dir, profile=profile, stdin=stdin, during=during)
+        except GitError as err:
+            if profile == gitexec.UPSTREAM_CONTENT and gitexec.refused_transport(err):
+                raise GitError(what, f"{err.words} ({repo} is named only by upstream content, so git's rules for "
+                               "URLs that do not come from the user apply; see docs/security.md)", err.status) from None
             raise
 
-    def _run(self, args: list[str], what: str, git_dir: Path | None = None, stdout_bytes: bool = False,
-             env: dict[str, str] | None = None, stdin: bytes | None = None, during: Callable[[], Any] | None = None) -> Any:
-        """Run git; its stdout.  ``during()`` is called while git runs (the caller's work overlaps git's); with
-        ``stdin`` too, only for a git that reads all its input before it writes (``fetch --stdin``): the input is
-        handed over first."""
-        cmd = [self.git] + (["--git-dir", str(git_dir)] if git_dir else []) + args
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        except OSError as err:
-            raise KrmError(f"cannot run git: {err}") from None
-        # stderr is read as it comes, and only its beginning and its end are kept: a server's messages are
-        # relayed on it, and they are not bounded.  communicate() reads stdout only.
-        said, proc.stderr = _Said(proc.stderr, MAX_GIT_MESSAGE), None
-        with proc:
-            try:
-                if during is not None:
-                    if stdin is not None:  # git reads its input before it answers: hand it over first
-                        _hand_over(proc, stdin)
-                        stdin = None
-                    during()
-                out, _ = proc.communicate(stdin, timeout=GIT_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                raise _TimedOut(f"{what}: git timed out after {GIT_TIMEOUT} s") from None
-            finally:
-                if proc.poll() is None:  # stopped by a timeout or by an error in during(): no git outlives us
-                    proc.kill()
-                    proc.communicate()
-        if proc.returncode != 0:
-            words = git_words(said.words())
-            raise KrmError(f"{what}: {words or f'git exited with {proc.returncode}'}")
-        return out if stdout_bytes else out.decode("utf-8", "replace").strip()
+    def _run(self, args: list[str], what: str, git_dir: Path | None = None, profile: str = gitexec.UPSTREAM,
+             stdin: bytes | None = None, during: Callable[[], Any] | None = None) -> str:
+        """Run git (:meth:`krm_merge.gitexec.Git.run`); its stdout, stripped.  ``during()`` is called while git runs
+        (the caller's work overlaps git's)."""
+        out = self._git(profile, git_dir).run(args, what, stdin=stdin, timeout=GIT_TIMEOUT, during=during)
+        return out.decode("utf-8", "replace").strip()
 
     def _repo_dir(self, repo: str) -> Path:
         """The cache's repository for ``repo``, created empty (no fetch) the first time.
@@ -217,7 +182,7 @@ class GitCache:
         patterns = [p for name in names for p in (name, name + "^{}")]
         out = self._fetch(["ls-remote", "--", repo, *patterns], f"listing the refs of {repo}", repo, during=during)
         direct, peeled = {}, {}
-        for line in str(out).splitlines():
+        for line in out.splitlines():
             commit, _, name = line.partition("\t")
             if name.endswith("^{}"):
                 peeled[name[:-3]] = commit
@@ -248,7 +213,7 @@ class GitCache:
                                   f"fetching {', '.join(missing)} of {repo}")
                 self._created.discard(path)
                 return path
-            except KrmError:
+            except GitError:
                 pass  # e.g. a server without fetch by commit id, or a shallow fetch: the whole repository
         self._created.discard(path)
         mirror = self.mirror(repo)
@@ -279,7 +244,7 @@ class GitCache:
         (``during()`` called meanwhile).  A whole mirror lacks nothing: it is not asked."""
         out = self._fetch(["rev-list", "--objects", "--missing=print", *trees], "listing the files the cache lacks",
                           repo, path, during=during)
-        return [line[1:] for line in str(out).splitlines() if line.startswith("?")]
+        return [line[1:] for line in out.splitlines() if line.startswith("?")]
 
     def _complete(self, path: Path, trees: list[str]) -> bool:
         """Whether the partial repository ``path`` holds every blob below each of ``trees`` (a package
@@ -298,7 +263,7 @@ class GitCache:
         try:
             self._fetch(["update-ref", "--stdin"], "recording the files the cache holds", repo, path,
                         stdin="".join(f"update refs/krm-merge/complete/{t} {t}\n" for t in trees).encode())
-        except KrmError:
+        except GitError:
             pass  # e.g. another update recording the same tree at that instant: it will be there, or asked again
 
     def _has(self, path: Path, commit: str) -> bool:
@@ -315,7 +280,7 @@ class GitCache:
             return False  # partial: asking git would fetch the commit with all its history
         try:
             self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", path)
-        except KrmError:
+        except GitError:  # exit status 1: not there
             return False
         self._present.add((path, commit))  # a commit in a whole mirror stays: ask git once a run
         return True
@@ -344,8 +309,8 @@ class GitCache:
             return ref
         for candidate in (f"refs/tags/{ref}", f"refs/heads/{ref}", ref):
             try:
-                return str(self._run(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], "", mirror))
-            except KrmError:
+                return self._run(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], "", mirror)
+            except GitError:  # exit status 1 (--quiet): no such commit
                 continue
         raise KrmError(f"ref {ref!r} not found in {repo}")
 
@@ -426,9 +391,9 @@ class GitCache:
         with files.locked(self.root / (path.name + ".lock")):
             try:
                 self._fetch_trees(repo, path, specs, f"fetching {', '.join(names)} of {repo}", during)
-            except _TimedOut:
-                raise  # a server that does not answer is not asked again another way
-            except KrmError:
+            except GitError as err:
+                if err.timed_out:
+                    raise  # a server that does not answer is not asked again another way
                 return None  # e.g. a commit the server does not have, a ref no refspec can name: asked again, as before
             self._created.discard(path)
             probes = {_PROBE + name[len("refs/"):]: name for name in names}
@@ -437,7 +402,7 @@ class GitCache:
             found: dict[str, str] = {}
             kept: dict[str, None] = {}  # an ordered set of update-ref lines
             dropped: list[str] = []
-            for probe, line in zip(probes, str(out).splitlines()):
+            for probe, line in zip(probes, out.splitlines()):
                 oid, _, kind = line.partition(" ")
                 if kind in ("commit", "tree", "blob"):  # peeled as ls-remote peels: whatever the tags point at
                     found[probes[probe]] = oid
@@ -451,7 +416,7 @@ class GitCache:
     def _ensure_commit(self, mirror: Path, repo: str, commit: str) -> None:
         try:
             self._run(["cat-file", "-e", f"{commit}^{{commit}}"], "", mirror)
-        except KrmError:
+        except GitError:
             # Not reachable from any ref (e.g. force-pushed away): ask for it by id.
             self._fetch(["fetch", "--quiet", "origin", commit], f"fetching commit {commit} of {repo}", repo, mirror)
 
@@ -509,8 +474,7 @@ class GitCache:
                     budget: files.Budget | None, held: dict[Version, HeldTree] | None) -> None:
         # Each git that reads the cache runs under repo's transport rules too: were an object missing, git
         # would fetch it on its own (a partial repository's lazy fetch).
-        options, env = self._transport(repo)
-        with gitread.ObjectReader([self.git, "--git-dir", str(mirror), *options], env) as reader:
+        with gitread.ObjectReader(self._git(self._profile(repo), mirror)) as reader:
             listed = []
             trees = [files.tree_budget() for _ in group]  # one tree's bounds for each version
             for version, tree in zip(group, trees):
@@ -557,7 +521,7 @@ class GitCache:
             out = self._fetch(["cat-file", "--batch-check=%(objectname) %(objectsize)"],
                               "reading the sizes of the files", repo, path, stdin="".join(b + "\n" for b in blobs).encode())
             sizes = {}
-            for line in str(out).splitlines():
+            for line in out.splitlines():
                 oid, _, size = line.partition(" ")
                 if size.isdigit():
                     sizes[oid] = int(size)
@@ -567,25 +531,7 @@ class GitCache:
         return sizes
 
 
-class _TimedOut(KrmError):
-    """git ran past :data:`GIT_TIMEOUT`."""
-
-
 _CLONING = ".cloning."
-
-
-def _hand_over(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    """Write ``data`` to ``proc``'s stdin and close it (a git that stopped reading fails on its own)."""
-    stdin, proc.stdin = proc.stdin, None  # communicate() then only reads
-    try:
-        stdin.write(data)  # type: ignore[union-attr]
-    except BrokenPipeError:
-        pass
-    finally:
-        try:
-            stdin.close()  # type: ignore[union-attr]
-        except BrokenPipeError:
-            pass
 
 
 def _partial(path: Path) -> bool:
@@ -616,45 +562,6 @@ def package_tags(directory: str, ref: str) -> list[str]:
     """The directory-prefixed tags kpt tries for ``ref``, innermost directory first (``a/b/v1``, ``a/v1``)."""
     parts = [p for p in directory.split("/") if p]
     return [f"{'/'.join(parts[:n])}/{ref}" for n in range(len(parts), 0, -1)]
-
-
-def git_words(stderr: bytes) -> str:
-    """What git said on stderr, for an error message: its lines on one line (``; ``), terminal control characters
-    escaped (a server's text reaches the user's terminal, and reports written to files: the one escaping,
-    :func:`krm_merge.krm.display.escape_controls`)."""
-    lines = [escape_controls(line.strip()) for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-    return "; ".join(line[:-1] if line.endswith(".") and n < len(lines) - 1 else line for n, line in enumerate(lines))
-
-
-class _Said(threading.Thread):
-    """What a git process says on ``pipe`` (its stderr), read in a thread as it comes, and kept bounded: all of it,
-    or past ``limit`` bytes the first two thirds and the last third of ``limit``."""
-
-    def __init__(self, pipe: Any, limit: int) -> None:
-        super().__init__(daemon=True)  # a git's child still holding the pipe never holds this process up
-        self.pipe, self.limit = pipe, limit
-        self.first, self.last, self.size = bytearray(), bytearray(), 0
-        self.start()
-
-    def run(self) -> None:
-        try:
-            while chunk := self.pipe.read1(65536):
-                self.size += len(chunk)
-                self.first += chunk[:max(0, self.limit - len(self.first))]
-                self.last += chunk
-                del self.last[:max(0, len(self.last) - self.limit // 3)]
-        except (OSError, ValueError):
-            pass
-        finally:
-            self.pipe.close()
-
-    def words(self) -> bytes:
-        """What git said (the process has exited): waited for a moment at most."""
-        self.join(MESSAGE_WAIT)
-        if self.size <= self.limit:
-            return bytes(self.first)
-        left_out = f"\n[... {self.size - self.limit} bytes left out ...]\n".encode()
-        return bytes(self.first[:self.limit * 2 // 3] + left_out + self.last)
 
 
 def _init_bare(path: Path, repo: str) -> None:

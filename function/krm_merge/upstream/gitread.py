@@ -20,9 +20,8 @@ attributes of the upstream's own ``.gitattributes`` do not apply.
 from __future__ import annotations
 
 import os
-import subprocess
 
-from krm_merge import files
+from krm_merge import files, gitexec
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
 from krm_merge.records import Record
@@ -58,8 +57,8 @@ class ObjectReader:
     """One ``git cat-file`` process: objects of a repository by id, one at a time, in order, and (git 2.36 and
     later) their sizes too (:attr:`sizes_too`, :meth:`sizes`)."""
 
-    def __init__(self, git: list[str], env: dict[str, str] | None) -> None:
-        """``git``: the command up to the subcommand (``git --git-dir DIR -c ...``), run with ``env``.
+    def __init__(self, git: gitexec.Git) -> None:
+        """``git``: the cache repository's git (its ``--git-dir`` and profile set).
 
         ``cat-file --batch-command`` answers both ``info`` (a size) and ``contents``, so an update's one
         process reads trees, sizes and files (one ``git cat-file --batch-check`` fewer).  It is asked
@@ -67,7 +66,7 @@ class ObjectReader:
         without it (before 2.36) has exited by then, and ``cat-file --batch`` is run instead.
         """
         self.sizes_too = False
-        self._start([*git, "cat-file", "--batch-command"], env)
+        self._start(git, ["cat-file", "--batch-command"])
         try:
             self._in.write(b"info HEAD\n")
             self._in.flush()
@@ -76,14 +75,10 @@ class ObjectReader:
             pass
         if not self.sizes_too:
             self.close()
-            self._start([*git, "cat-file", "--batch"], env)
+            self._start(git, ["cat-file", "--batch"])
 
-    def _start(self, cmd: list[str], env: dict[str, str] | None) -> None:
-        try:
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, env=env)
-        except OSError as err:
-            raise KrmError(f"cannot run git: {err}") from None
+    def _start(self, git: gitexec.Git, args: list[str]) -> None:
+        self._proc = git.start(args)
         self._in: IO[bytes] = self._proc.stdin  # type: ignore[assignment]
         self._out: IO[bytes] = self._proc.stdout  # type: ignore[assignment]
 
