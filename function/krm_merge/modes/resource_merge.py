@@ -19,7 +19,7 @@ from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.update.package_merge import merge_package
-from krm_merge.kptfile.document import Strategy
+from krm_merge.kptfile.document import STRATEGIES, Strategy
 from krm_merge.update.result import OtherFilesChanged, PackageMergeResult, RelPath
 from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
 from krm_merge.outcomes.render import function_results
@@ -27,7 +27,6 @@ from krm_merge.update.report import merge_outcomes
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.registry import Mode
 
-STRATEGIES = tuple(s.value for s in Strategy)
 KEYS = ("strategy", "conflicts", "fallbackKeys", *PREFIX_KEYS)
 
 
