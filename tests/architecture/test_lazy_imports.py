@@ -69,8 +69,8 @@ ALLOWED: list[Lazy] = [
          "conflicts' own) is converted"),
     Lazy("krm_merge.commands.update", "parser", "krm_merge.commands.base",
          _START_UP + "the plain form `update PKG[@REF]` is read without the command base and argparse (~3.5 ms)"),
-    Lazy("krm_merge.commands.update", "_plan", "krm_merge.update.planner",
-         _START_UP + "the merge and ruamel load only when an --origin/--upstream update runs"),
+    Lazy("krm_merge.commands.update", "main", "krm_merge.commands.fleet",
+         _START_UP + "the fleet form (--ref) and its worker pool, sharding and report: never on `update PKG[@REF]`"),
     Lazy("krm_merge.update.git", "_merge_planner", "krm_merge.update.planner",
          _START_UP + "imported past the no-op check only (a no-op update never loads the merge), "
          "while git writes the archives"),

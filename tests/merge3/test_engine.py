@@ -8,6 +8,7 @@ import pytest
 
 from krm_merge.merge3 import ConflictPolicy, Merge3Error, MergeOptions, merge3
 from krm_merge.merge3.nodes import MISSING
+from krm_merge.outcomes.kinds import Decision
 from krm_merge.merge3.rules import ListRule, ListStrategy
 
 from tests.helpers import count_calls
@@ -27,10 +28,10 @@ def test_conflict_record_and_policies() -> None:
     out = run("a: 2\nb: x\n", base, "a: 3\nb: y\n")
     assert ordered(out.result) == [("a", 3), ("b", "y")]
     (c,) = out.conflicts
-    assert (c.path, c.origin, c.local, c.upstream, c.winner) == ("a", "1", "2", "3", "upstream")
+    assert (c.path, c.origin, c.local, c.upstream, c.winner) == ("a", "1", "2", "3", Decision.UPSTREAM)
     out = run("a: 2\nb: x\n", base, "a: 3\nb: y\n", conflicts=ConflictPolicy.LOCAL_WINS)
     assert ordered(out.result) == [("a", 2), ("b", "y")]
-    assert out.conflicts[0].winner == "local"
+    assert out.conflicts[0].winner is Decision.LOCAL
 
 
 def test_same_change_on_both_sides_is_no_conflict() -> None:

@@ -96,7 +96,7 @@ def test_a_merge_of_plain_data_imports_no_ruamel() -> None:
         "m = Merger(MergeOptions(ConflictPolicy.UPSTREAM_WINS), representation=PLAIN_DATA)\n"
         "r = m.merge_document({'a': 1, 'l': [{'name': 'x', 'v': 1}]}, {'a': 0, 'l': [{'name': 'x', 'v': 0}]},\n"
         "                     {'a': 2, 'b': 3, 'l': [{'name': 'x', 'v': 2}, {'name': 'y'}]}, None)\n"
-        "print(r, [c.winner for c in m.conflicts], any(n.startswith('ruamel') for n in sys.modules))\n"
+        "print(r, [c.winner.value for c in m.conflicts], any(n.startswith('ruamel') for n in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60).stdout
     assert out.strip() == "{'a': 2, 'l': [{'name': 'x', 'v': 2}, {'name': 'y'}], 'b': 3} ['upstream', 'upstream'] False"

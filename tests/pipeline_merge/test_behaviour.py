@@ -11,6 +11,7 @@ from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.merge3 import ConflictPolicy
 from krm_merge.merge3.rules import PLAIN_LIST
+from krm_merge.outcomes.kinds import Decision
 from krm_merge.modes import pipeline_merge
 
 ORIGIN = """\
@@ -85,14 +86,14 @@ def test_conflict_reported_upstream_wins() -> None:
     assert "tag: 1.1.0" in result.text
     (conflict,) = result.conflicts
     assert conflict.path.endswith("configMap.tag")
-    assert (conflict.local, conflict.upstream, conflict.winner) == ("1.2.0", "1.1.0", "upstream")
+    assert (conflict.local, conflict.upstream, conflict.winner) == ("1.2.0", "1.1.0", Decision.UPSTREAM)
 
 
 def test_conflict_local_wins() -> None:
     upstream = ORIGIN.replace("tag: 1.0.1", "tag: 1.1.0")
     result = merge_kptfile_text(LOCAL, ORIGIN, upstream, conflicts=ConflictPolicy.LOCAL_WINS)
     assert "tag: 1.2.0" in result.text
-    assert result.conflicts[0].winner == "local"
+    assert result.conflicts[0].winner is Decision.LOCAL
 
 
 def _item(text: str, path: str) -> KubeObject:

@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.outcomes.kinds import ConflictOutcome
 from krm_merge.commands import conflicts, resolve, update
 from krm_merge.update import ledger, plan as update_plan, planner
@@ -91,7 +92,7 @@ def updated(tmp: Path, policy: str) -> tuple[Path, update_plan.UpdatePlan]:
     """A copy of local updated with ``policy``."""
     target = tmp / policy
     shutil.copytree(tmp / "local", target)
-    plan = planner.plan_update(target, tmp / "origin", tmp / "upstream", conflicts=policy)
+    plan = planner.plan_update(target, tmp / "origin", tmp / "upstream", conflicts=ConflictPolicy(policy))
     ledger.record(target, plan)  # as the command does: the markers' ledger, in the same write
     update_plan.apply_plan(target, plan)
     return target, plan

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.outcomes.kinds import ConflictOutcome
 from krm_merge.commands import conflicts
 from krm_merge.update import plan as update_plan, planner
@@ -72,7 +73,7 @@ def merged(tmp: Path, name: str, local: dict[str, Any], o: Any, u: Any, policy: 
         (tmp / side / "thing.yaml").write_text(yamlio.dump_data(build(values)))
     (tmp / name).mkdir()
     (tmp / name / "thing.yaml").write_text(yamlio.dump_data(local))
-    plan = planner.plan_update(tmp / name, tmp / "origin", tmp / "upstream", conflicts=policy)
+    plan = planner.plan_update(tmp / name, tmp / "origin", tmp / "upstream", conflicts=ConflictPolicy(policy))
     update_plan.apply_plan(tmp / name, plan)
     return tmp / name, plan
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from krm_merge.commands import update
 from krm_merge.outcomes.kinds import FileKept, FileMerged, KeptReason, Region
 from krm_merge.update import git as update_git, plan as update_plan, planner
+from krm_merge.update.result import FilesPolicy
 
 from tests.conftest import require_binary
 from tests.helpers import locked_kptfile
@@ -99,7 +100,7 @@ def test_merge_follows_the_model(tmp_path_factory: pytest.TempPathFactory, cases
     tmp = tmp_path_factory.mktemp("files")
     for side, index in (("local", 0), ("origin", 1), ("upstream", 2)):
         write(tmp / side, {name: case[index] for name, case in zip(NAMES, cases)})
-    plan = planner.plan_update(tmp / "local", tmp / "origin", tmp / "upstream", files_policy="merge")
+    plan = planner.plan_update(tmp / "local", tmp / "origin", tmp / "upstream", files_policy=FilesPolicy.MERGE)
     update_plan.apply_plan(tmp / "local", plan)
     conflicts, warned = 0, []
     for name, (local, origin, upstream) in zip(NAMES, cases):
@@ -229,7 +230,7 @@ def test_a_remote_subpackages_files_are_merged_and_named_in_the_user_package(
     world.git("commit", "-qam", "o2", cwd=other)
     world.commit({"cm.yaml": cm("cm", "2")})
     (world.our_pkg / "remote" / "notes.txt").write_text("A\nb\nc\nd\n")
-    plan = update_git.plan_git_update(world.our_pkg, None, files_policy="merge")
+    plan = update_git.plan_git_update(world.our_pkg, None, files_policy=FilesPolicy.MERGE)
     assert [o for o in plan.outcomes if isinstance(o, FileMerged)] == [FileMerged("remote/notes.txt")]
     update_plan.apply_plan(world.our_pkg, plan)
     assert (world.our_pkg / "remote" / "notes.txt").read_text() == "A\nb\nc\nD\n"

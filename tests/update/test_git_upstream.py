@@ -9,6 +9,7 @@ import yaml
 
 from krm_merge.commands import update
 from krm_merge.kptfile import upstream as kptupstream
+from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.results import KrmError
 from krm_merge.upstream import git as gitmod
 from tests.conftest import require_binary
@@ -121,7 +122,7 @@ def test_split_package_ref(tmp_path: Path) -> None:
 
 def test_record_lock_keeps_layout_and_inserts_the_lock_after_upstream() -> None:
     text = kptfile("p", "upstream:  # where from\n  type: git\n  git:\n    repo: r\n    directory: /d\n    ref: v1\ninfo:\n  description: x\n")
-    out = kptupstream.record_lock(text, kptupstream.GitUpstream("r", "/d", "v2"), "c" * 40, "fast-forward")
+    out = kptupstream.record_lock(text, kptupstream.GitUpstream("r", "/d", "v2"), "c" * 40, Strategy.FAST_FORWARD)
     assert "# where from" in out
     data = yaml.safe_load(out)
     assert list(data) == ["apiVersion", "kind", "metadata", "upstream", "upstreamLock", "info"]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from krm_merge.kptfile.document import Strategy
 from krm_merge.update import plan as update_plan, planner
 from tests.conftest import require_binary
 
@@ -84,7 +85,7 @@ def test_other_conditions_stay_and_local_status_is_no_modification(tmp_path: Pat
         root.mkdir()
         (root / "Kptfile").write_text(kptfile("pkg", body))
         (root / "cm.yaml").write_text(cm("cm", "2" if root is up else "1"))
-    plan = planner.plan_update(local, base, up, strategy="fast-forward")
+    plan = planner.plan_update(local, base, up, strategy=Strategy.FAST_FORWARD)
     update_plan.apply_plan(local, plan)
     assert yaml.safe_load((local / "Kptfile").read_text())["status"] == {"conditions": [{"type": "Ready", "status": "True"}]}
     assert yaml.safe_load((local / "cm.yaml").read_text())["data"] == {"a": "2"}

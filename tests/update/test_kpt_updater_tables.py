@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from krm_merge.kptfile.document import Strategy
 from krm_merge.update import plan as update_plan, planner
 
 from .world import read_tree, write_tree
@@ -52,6 +53,6 @@ def test_kpt_updater_table(tmp_path: Path, case: dict[str, Any]) -> None:
     at = {k: (v / rel if rel else v) for k, v in roots.items()}
     for key in ("origin", "updated"):
         at[key].mkdir(parents=True, exist_ok=True)
-    plan = planner.plan_update(at["local"], at["origin"], at["updated"], strategy=case["strategy"])
+    plan = planner.plan_update(at["local"], at["origin"], at["updated"], strategy=Strategy(case["strategy"]))
     update_plan.apply_plan(at["local"], plan)
     assert read_tree(roots["local"]) == read_tree(roots["expected"])

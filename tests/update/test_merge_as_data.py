@@ -22,6 +22,7 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
+from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.update import context, planner
 from krm_merge.update import plan as update_plan
 from tests.conftest import require_binary
@@ -144,7 +145,7 @@ def test_what_plain_data_cannot_carry_goes_through_the_round_trip_merge(tmp_path
         return real(self, obj, *args)
 
     monkeypatch.setattr(context.MergeContext, "_merge_round_trip", spy)
-    plan = planner.plan_update(local, base, up, conflicts=extra[1] if extra else "upstream-wins")
+    plan = planner.plan_update(local, base, up, conflicts=ConflictPolicy(extra[1] if extra else "upstream-wins"))
     update_plan.apply_plan(local, plan)
     assert seen == [reason]
     data = yaml.safe_load((local / "a.yaml").read_text())

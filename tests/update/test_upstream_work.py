@@ -19,6 +19,7 @@ from typing import Callable
 
 import pytest
 
+from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge import files
 from krm_merge.krm import pkgio
 from krm_merge.outcomes import render
@@ -100,7 +101,7 @@ def plan(shape: Callable[[int, Path], Copies], n: int, root: Path) -> Callable[[
 
     def run() -> object:
         with collecting_duplicate_keys():
-            return dry_run(local, plan_update(local, origin, upstream, conflicts="mark"))
+            return dry_run(local, plan_update(local, origin, upstream, conflicts=ConflictPolicy.MARK))
 
     return run
 

@@ -36,15 +36,17 @@ from krm_merge.commands.fleet_pull_request import FleetPullRequests, Written
 from krm_merge.commands.pull_request_options import settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.fleet import shard
-from krm_merge.fleet.report import local_edits, status_of
+from krm_merge.fleet.package import after, before, update_one
 from krm_merge.fleet.run import default_jobs, run_all
 from krm_merge.fleet.select import Package, nothing_selected, select
 from krm_merge.fleet.versions import Shared, prepare
 from krm_merge.outcomes import render
-from krm_merge.outcomes.kinds import FleetScope, PackageStatus, PackageUpdate, Version, message
-from krm_merge.outcomes.report import Report, State, conflicts_found, files_changed, not_merged
+from krm_merge.outcomes.kinds import FleetScope, PackageStatus, PackageUpdate, message
+from krm_merge.outcomes.report import Report, State
 from krm_merge.records import Record
 from krm_merge.txn import Interrupted
+from krm_merge.update.plan import UpdatePlan
+from krm_merge.update.result import UpdateRequest
 from krm_merge.upstream.git import GitCache
 
 PROG = "krm-merge update"
@@ -73,7 +75,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     """Entry point of the fleet form; returns the exit code."""
-    args = update.parse_args(argv)
+    return run(update.parse_args(argv))
+
+
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
+    """The fleet form, its command line read by :func:`krm_merge.commands.update.parse_args`; the exit code."""
     try:
         _check_usage(args)
         settings = settings_from_args(args)
@@ -128,11 +134,13 @@ def _fleet(args: argparse.Namespace | SimpleNamespace, which: shard.Shard | None
         report.add(one.outcome)
         render.say_now(report, quiet=args.quiet)  # a package's line as its update ends
 
+    # The fleet's options, read once; each package's request is this one with its path (krm_merge.fleet.package).
+    template = update.request_from(args, package="", ref=args.ref)
     stopped = 0
     with tempfile.TemporaryDirectory(prefix="krm-merge-fleet-") as tmp:
         shared = prepare(mine, args.ref, GitCache(), Path(tmp), jobs)
         try:
-            run_all(mine, lambda package: _update_one(args, shared, package, requests, refused), jobs=jobs,
+            run_all(mine, lambda package: _update_one(args, template, shared, package, requests, refused), jobs=jobs,
                     lost=lambda package, why: _lost(args, shared, package, why), on_result=arrived)
         except Interrupted as err:
             stopped = err.signo
@@ -146,47 +154,29 @@ def _fleet(args: argparse.Namespace | SimpleNamespace, which: shard.Shard | None
     return [f"==> {d.outcome.path} <==\n{d.diff}" for d in finished if d.diff], stopped
 
 
-def _update_one(args: argparse.Namespace | SimpleNamespace, shared: Shared, package: Package,
-                requests: FleetPullRequests | None, refused: dict[str, str]) -> Done:
-    """In a worker: ``krm-merge update PATH@REF`` with the fleet's options; its report kept in the package's entry.
+def _update_one(args: argparse.Namespace | SimpleNamespace, template: UpdateRequest, shared: Shared,
+                package: Package, requests: FleetPullRequests | None, refused: dict[str, str]) -> Done:
+    """In a worker: the package's update (:func:`krm_merge.fleet.package.update_one`) with the fleet's options;
+    its report kept in the package's entry.
 
     With ``requests`` (``--pull-request``) the planned files and the package's words come back for its pull
     request; a package whose pull request was ``refused`` before the run is not updated (its entry: failed)."""
     if package.path in refused:
         return _lost(args, shared, package, refused[package.path])
-    one = SimpleNamespace(**{**vars(args), "package": package.path, "roots": (), "upstream": None,
-                             "report": None, "results": None})
-    report = Report("update", package.path)
-    recovered: list[str] = []
-    done = update.update_package(one, report, versions=shared.versions(), recovered=recovered)
-    plan = done.plan if done is not None else None
-    written = Written(None, None)
-    if requests is not None and plan is not None and report.state in (State.WRITTEN, State.DRY_RUN):
-        written = Written(tuple((w.path, w.data) for w in plan.changes.writes), requests.words(package.path, report))
-    code = report.exit_code
-    status = status_of(code, changed=plan is not None and bool(plan.writes), refused=not_merged(report.outcomes))
-    errors = "; ".join(r.message for r in render.results(report) if r.severity == "error")
-    outcome = PackageUpdate(package.path, status, code, _before(package), _after(args, shared, package),
-                            errors if status is PackageStatus.FAILED else "", files_changed(report.outcomes),
-                            conflicts_found(report.outcomes), render.report_document(report),
-                            local_edits(report.outcomes))
-    return Done(outcome, "".join(done.diff) if args.dry_run and done is not None else "", written, tuple(recovered))
+
+    def written(report: Report, plan: UpdatePlan | None) -> Written:
+        if requests is not None and plan is not None and report.state in (State.WRITTEN, State.DRY_RUN):
+            return Written(tuple((w.path, w.data) for w in plan.changes.writes), requests.words(package.path, report))
+        return Written(None, None)
+
+    outcome, diff, kept, recovered = update_one(template, shared, package, written)
+    return Done(outcome, diff, kept, recovered)
 
 
 def _lost(args: argparse.Namespace | SimpleNamespace, shared: Shared, package: Package, why: str) -> Done:
     """The result of a package whose worker ended without one."""
-    return Done(PackageUpdate(package.path, PackageStatus.FAILED, 1, _before(package), _after(args, shared, package),
+    return Done(PackageUpdate(package.path, PackageStatus.FAILED, 1, before(package), after(shared, package, args.ref),
                               why), "")
 
 
-def _before(package: Package) -> Version | None:
-    lock = package.lock
-    return Version(lock.ref, lock.commit) if lock is not None else None
-
-
-def _after(args: argparse.Namespace | SimpleNamespace, shared: Shared, package: Package) -> Version | None:
-    found = shared.target(package, args.ref)
-    return Version(*found) if found is not None else None
-
-
-__all__ = ["main", "parser"]
+__all__ = ["main", "parser", "run"]

@@ -25,8 +25,7 @@ under ``--conflicts fail``.  With ``--pull-request`` the change then goes up for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from types import SimpleNamespace
 
 TYPE_CHECKING = False
@@ -36,23 +35,18 @@ if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse 
 
     from krm_merge.commands.pull_request import PullRequestStep
 
-from krm_merge import registry, txn
 from krm_merge.change.settings import Settings, SettingsError
 from krm_merge.commands.pull_request_options import OPTION_DEFAULTS, UPDATE_BRANCH, add_options, settings_from_args
-from krm_merge.kptfile.document import STRATEGIES
+from krm_merge.kptfile.document import STRATEGIES, Strategy
+from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.outcomes import render
-from krm_merge.outcomes.kinds import ConflictsLeft, message
-from krm_merge.outcomes.report import CONFLICTS_LEFT, Report, State
-from krm_merge.records import Record
-from krm_merge.update import ledger
-from krm_merge.update.git import GitVersions, plan_git_update
-from krm_merge.update.plan import UpdatePlan, apply_plan
+from krm_merge.outcomes.report import CONFLICTS_LEFT, Report
+from krm_merge.update.git import update_package
+from krm_merge.update.result import FILES_POLICIES, FilesPolicy, UpdateRequest
 from krm_merge.upstream.git import split_package_ref
-from krm_merge.yaml.load import collecting_duplicate_keys
 
 PROG = "krm-merge update"
-POLICIES = ("upstream-wins", "local-wins", "fail", "mark")
-FILE_POLICIES = ("keep-local", "merge")
+FILE_POLICIES = FILES_POLICIES
 
 
 MAX_JOBS = 1024
@@ -158,11 +152,11 @@ def main(argv: list[str]) -> int:
     """Entry point; returns the exit code."""
     args = parse_args(argv)
     if args.ref is not None:
-        # The fleet form, loaded by name only when used (the registry's one lazy edge): the
-        # plain `update PKG[@REF]` never imports its worker pool, sharding or report.
-        fleet = registry.load_command("fleet")
-        assert fleet is not None, "krm_merge.commands.fleet is part of krm-merge"
-        return fleet.main(argv)
+        # The fleet form, given the options read here (nothing parsed twice): its worker pool, sharding and
+        # report load only with --ref, never on the plain `update PKG[@REF]`.
+        from krm_merge.commands import fleet
+
+        return fleet.run(args)
     if (args.origin is None) != (args.upstream is None):
         return render.usage_error(PROG, "--origin and --upstream go together")
     if args.report and args.report[0] not in render.FORMATS:
@@ -175,144 +169,39 @@ def main(argv: list[str]) -> int:
     refused = render.refuse_destinations(report, args.results, args.report, quiet=args.quiet)
     if refused is not None:  # before the package is read or written, dry runs alike
         return refused
-    done = update_package(args, report, settings=settings)
+    request = report.guard(lambda: request_from(args))  # a bad PKG@REF: an error of the package, exit 1
+    done = None
+    if request is not None:
+        publisher = None if settings is None else lambda: _pull_request_step(report, settings, request)
+        done = update_package(request, report, publisher=publisher)
     # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
     return render.finish(report, results_file=args.results, report_to=args.report, quiet=args.quiet,
                          document=done.diff if done is not None else ())
 
 
-class Updated(Record):
-    """What one package's update planned, and a dry run's diff (made file by file as it is printed; empty when
-    the plan was written or refused)."""
+def request_from(args: argparse.Namespace | SimpleNamespace, *, package: str | None = None,
+                 ref: str | None = None) -> UpdateRequest:
+    """The update asked for by the command line, its policies parsed into their types once.
 
-    plan: UpdatePlan
-    diff: Iterator[str]
-
-
-def update_package(args: argparse.Namespace | SimpleNamespace, report: Report, *, settings: Settings | None = None,
-                   versions: GitVersions | None = None, recovered: list[str] | None = None) -> Updated | None:
-    """One package updated as ``krm-merge update`` does it (lock, plan, write), what it did in ``report``; its plan
-    and a dry run's diff (None when an error stopped it: the error is in ``report``).
-
-    ``settings``: ``--pull-request``'s.  ``versions`` says where the git
-    versions come from (a fleet update's shared folders; default: this
-    update's own fetch).  ``args.ref``, when set, is the ref of
-    ``args.package`` (which then holds no ``@REF``).  ``recovered`` receives
-    what the package lock said of an interrupted write it found (finished,
-    rolled back, or only said by a dry run), for a fleet update to say too.
+    ``package`` and ``ref`` (a fleet update's package and its ``--ref``) stand for ``PKG[@REF]``; else
+    ``PKG@REF`` is split (not with ``--origin``: the directory is taken as given).
     """
-    return report.guard(lambda: _locked_update(args, report, settings, versions, recovered))
+    if package is None:
+        package, ref = (args.package, None) if args.origin is not None else split_package_ref(args.package)
+    return UpdateRequest(
+        str(package), ref, args.origin, args.upstream if args.origin is not None else None,
+        Strategy(args.strategy) if args.strategy is not None else None, ConflictPolicy(args.conflicts),
+        FilesPolicy(args.files), args.fallback_keys, not args.no_recursive, args.accept_upstream_strategy,
+        args.dry_run)
 
 
-def _package_ref(args: argparse.Namespace | SimpleNamespace) -> tuple[str, str | None]:
-    """The package directory, and the upstream ref asked for (None: the Kptfile's, or --origin/--upstream)."""
-    if args.origin is not None:
-        return str(args.package), None
-    if args.ref:  # a fleet update's package
-        return str(args.package), str(args.ref)
-    return split_package_ref(args.package)
-
-
-def _locked_update(args: argparse.Namespace | SimpleNamespace, report: Report, settings: Settings | None,
-                   versions: GitVersions | None, recovered: list[str] | None = None) -> Updated:
-    """Plan and write (or not) under the package lock: the plan, and a dry run's diff (empty otherwise)."""
-    package, ref = _package_ref(args)
-    report.target = package
-    report.subject = _subject(package, ref)
-    step = None if settings is None else _pull_request_step(report, settings, package, ref)
-    # Held from the read to the write: a second writer is refused, not silently overwritten.
-    with txn.PackageLock(package, PROG, read_only=args.dry_run) as lock:
-        report.extend(message(text, "warning") for text in lock.messages)
-        if recovered is not None:
-            recovered.extend(lock.messages)
-        with collecting_duplicate_keys() as duplicates:
-            try:
-                planned = _plan(args, versions)
-                recorded = ledger.record(Path(package), planned)  # the ledger's change joins the plan's (docs/merge.md)
-            finally:  # said before the error that stopped the plan, if one did
-                # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
-                report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
-        report.extend(planned.outcomes)
-        report.add_changes(planned.changes)
-        return Updated(planned, _write(Path(package), planned, args, report, step, recorded))
-
-
-def _write(local: Path, plan: UpdatePlan, args: argparse.Namespace | SimpleNamespace, report: Report,
-           step: PullRequestStep | None, recorded: int) -> Iterator[str]:
-    """Write the plan unless a conflict failed it or it is a dry run; the report's state says which.
-
-    ``recorded``: the conflicts the package's ledger holds once written (this
-    update's markers and an earlier update's still there).  The change set is
-    checked first as the write checks it (:meth:`ChangeSet.validate`): a dry run
-    refuses what the write would, and returns its diff (made file by file as it
-    is printed).  With ``--pull-request`` the step checks everything and makes
-    its commit (of the planned bytes, worded by the report as the write would
-    leave it) in place of the write, then publishes it: the package's files stay
-    as they are (docs/pull-requests.md).
-    """
-    if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
-        report.state = State.NOT_WRITTEN
-        return iter(())
-    diff: Iterator[str] = iter(())
-    if args.dry_run:
-        diff = plan.changes.diff(local)
-    elif step is not None:
-        plan.changes.validate(local)  # before the pull request's commit: a refused write gets none
-    # What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none), the
-    # diff3 regions --files merge left (with or without mark), an earlier update's still there.
-    regions = sum(1 for entry in plan.marks if entry.kind == ledger.TEXT)
-    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks), on_branch=step is not None)
-            ] if recorded else []
-    if step is not None:
-        ref = _package_ref(args)[1]
-
-        def written() -> Report:
-            report.subject = _subject(step.package_name, ref)  # the package named by its path in the repository
-            return report.as_written(*left)
-
-        step.before_write(plan.changes.writes, written, dry_run=args.dry_run)
-    if args.dry_run:
-        report.state = State.DRY_RUN
-        return diff
-    if step is None:  # with --pull-request the change is committed on the branch: the files stay as they are
-        apply_plan(local, plan)
-    report.state = State.WRITTEN
-    report.extend(left)
-    if step is not None:
-        step.publish()
-    return iter(())
-
-
-def _pull_request_step(report: Report, settings: Settings, package: str, ref: str | None) -> PullRequestStep:
+def _pull_request_step(report: Report, settings: Settings, request: UpdateRequest) -> PullRequestStep:
     """``--pull-request``'s step for this package (its branch named by the ref asked for)."""
     from krm_merge.commands.pull_request import PullRequestStep
 
-    return PullRequestStep(report, settings, package, branch_template=DEFAULT_BRANCH,
-                           placeholders={"ref": ref or "upstream"})
+    return PullRequestStep(report, settings, request.package, branch_template=DEFAULT_BRANCH,
+                           placeholders={"ref": request.ref or "upstream"})
 
 
-def _subject(package: str, ref: str | None) -> str:
-    """What an update was asked for, for its title: ``apps/pkg to v2`` (no ref: the Kptfile's)."""
-    return package + (f" to {ref}" if ref else "")
-
-
-def _plan(args: argparse.Namespace | SimpleNamespace, versions: GitVersions | None) -> UpdatePlan:
-    """The update's plan, from git or from ``--origin``/``--upstream`` directories."""
-    if args.origin is None:
-        path, ref = _package_ref(args)
-        return plan_git_update(
-            Path(path), ref, strategy=args.strategy, conflicts=args.conflicts, fallback_keys=args.fallback_keys,
-            recursive=not args.no_recursive, files_policy=args.files, versions=versions,
-            accept_upstream_strategy=args.accept_upstream_strategy,
-        )
-    # The merge (and ruamel with it) is imported only when it runs: a no-op git update stays fast.
-    from krm_merge.update.planner import plan_update
-
-    return plan_update(
-        Path(args.package), Path(args.origin), Path(args.upstream), strategy=args.strategy or "resource-merge",
-        conflicts=args.conflicts, fallback_keys=args.fallback_keys, files_policy=args.files,
-    )
-
-
-__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "MAX_JOBS", "POLICIES", "Updated", "main", "parse_args",
-           "parser", "update_package"]
+__all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "MAX_JOBS", "POLICIES", "main", "parse_args", "parser",
+           "request_from"]

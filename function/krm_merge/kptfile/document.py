@@ -37,21 +37,21 @@ STRATEGIES = tuple(s.value for s in Strategy)
 """kpt's names of the strategies (``upstream.updateStrategy``, ``--strategy``)."""
 
 
-def update_strategy(text: str) -> str | None:
+def update_strategy(text: str) -> Strategy | None:
     """A Kptfile's ``upstream.updateStrategy`` when it names one of kpt's strategies, else None."""
     data = yamlio.load_data(text, "Kptfile")
     value = ((data or {}).get("upstream") or {}).get("updateStrategy") if isinstance(data, dict) else None
-    return value if value in STRATEGIES else None
+    return Strategy(value) if value in STRATEGIES else None
 
 
 # How much local work each strategy can lose: resource-merge merges it, fast-forward refuses to
 # update over it (the update fails, nothing lost), force-delete-replace deletes it.
-_RISK = {Strategy.RESOURCE_MERGE.value: 0, Strategy.FAST_FORWARD.value: 1, Strategy.FORCE_DELETE_REPLACE.value: 2}
+_RISK = {Strategy.RESOURCE_MERGE: 0, Strategy.FAST_FORWARD: 1, Strategy.FORCE_DELETE_REPLACE: 2}
 
 
-def more_destructive(proposed: str, current: str) -> bool:
-    """Whether strategy ``proposed`` treats local changes harder than ``current`` (kpt's names)."""
-    return _RISK.get(proposed, 0) > _RISK.get(current, 0)
+def more_destructive(proposed: Strategy, current: Strategy) -> bool:
+    """Whether strategy ``proposed`` treats local changes harder than ``current``."""
+    return _RISK[proposed] > _RISK[current]
 
 
 def is_kptfile(obj: Item) -> bool:

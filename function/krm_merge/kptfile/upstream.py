@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from krm_merge import files
+from krm_merge.kptfile.document import Strategy
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.results import KrmError
@@ -126,7 +127,7 @@ def _text(node: dict[str, Any], key: str, field: str) -> str:
     return value
 
 
-def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None,
+def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: Strategy | None,
                 lock_ref: str | None = None) -> str:
     """The root Kptfile after an update: ``upstream.git.ref``, ``updateStrategy`` and ``upstreamLock`` as kpt writes them.
 
@@ -143,7 +144,7 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
     if isinstance(up, dict) and isinstance(up.get("git"), dict):
         up["git"]["ref"] = upstream.ref
     if isinstance(up, dict) and strategy is not None:
-        up["updateStrategy"] = strategy
+        up["updateStrategy"] = strategy.value
     lock = {"type": "git", "git": {"repo": upstream.repo, "directory": upstream.directory,
                                    "ref": lock_ref or upstream.ref, "commit": commit}}
     if "upstreamLock" in data or "upstream" not in data:
@@ -159,13 +160,13 @@ def record_lock(kptfile_text: str, upstream: GitUpstream, commit: str, strategy:
     return obj.text
 
 
-def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: str | None, lock_ref: str) -> bool:
+def _records(kptfile_text: str, upstream: GitUpstream, commit: str, strategy: Strategy | None, lock_ref: str) -> bool:
     """Whether the Kptfile already records this ref, strategy and lock."""
     data = yamlio.load_data(kptfile_text, "Kptfile")
     up = data.get("upstream") if isinstance(data, dict) else None
     if not isinstance(up, dict) or not isinstance(up.get("git"), dict) or up["git"].get("ref") != upstream.ref:
         return False
-    if strategy is not None and up.get("updateStrategy") != strategy:
+    if strategy is not None and up.get("updateStrategy") != strategy.value:
         return False
     lock = {"repo": upstream.repo, "directory": upstream.directory, "ref": lock_ref, "commit": commit}
     return deep_equal(data.get("upstreamLock"), {"type": "git", "git": lock})

@@ -9,6 +9,7 @@ from enum import Enum
 
 from krm_merge.krm.values import Label, PathPart, format_path, parse_path, value_json, value_size
 from krm_merge.krm.values import Path as DataPath
+from krm_merge.outcomes.kinds import Decision
 from krm_merge.records import Record
 
 from .rules import FALLBACK_KEYS
@@ -46,15 +47,16 @@ class Conflict(Record):
 
     ``path`` is the field path inside the resource (``spec.replicas``,
     ``spec.containers[name=app].image``); values are short renderings
-    (``<absent>`` for a deleted field); ``winner`` is ``"upstream"``,
-    ``"local"``, ``"marked"`` (local's value kept with a marker) or ``"none"``.
+    (``<absent>`` for a deleted field); ``winner`` is how it was decided, the
+    outcomes' :class:`~krm_merge.outcomes.kinds.Decision`: upstream's value,
+    local's, local's kept with a marker, or not merged (``fail``).
     """
 
     path: str
     origin: str
     local: str
     upstream: str
-    winner: str
+    winner: Decision
     rule: str = ""  # the package rule that decided it (``Kind:path: policy``); "" for the --conflicts policy
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import functools
 from enum import Enum
-from types import SimpleNamespace
 from typing import Any
 
 TYPE_CHECKING = False
@@ -31,19 +30,23 @@ from krm_merge.krm.values import same as values_same
 from krm_merge.yaml import load
 
 
+class _RuamelTypes:
+    """ruamel.yaml's node classes this module tests nodes against."""
+
+    def __init__(self, ry: Any) -> None:
+        strings = ry.scalarstring
+        self.CommentedBase, self.CommentedMap = ry.comments.CommentedBase, ry.comments.CommentedMap
+        self.CommentedSeq, self.ScalarBoolean = ry.comments.CommentedSeq, ry.scalarbool.ScalarBoolean
+        self.Literal, self.Folded = strings.LiteralScalarString, strings.FoldedScalarString
+        self.SingleQuoted = strings.SingleQuotedScalarString
+        self.styles = (strings.SingleQuotedScalarString, strings.DoubleQuotedScalarString,
+                       strings.LiteralScalarString, strings.FoldedScalarString)
+
+
 @functools.cache
-def _rt() -> SimpleNamespace:
+def _rt() -> _RuamelTypes:
     """ruamel.yaml's node classes, looked up once (through the one door to ruamel)."""
-    ry = load.ruamel()
-    strings = ry.scalarstring
-    return SimpleNamespace(
-        CommentedBase=ry.comments.CommentedBase, CommentedMap=ry.comments.CommentedMap,
-        CommentedSeq=ry.comments.CommentedSeq, ScalarBoolean=ry.scalarbool.ScalarBoolean,
-        Literal=strings.LiteralScalarString, Folded=strings.FoldedScalarString,
-        SingleQuoted=strings.SingleQuotedScalarString,
-        styles=(strings.SingleQuotedScalarString, strings.DoubleQuotedScalarString, strings.LiteralScalarString,
-                strings.FoldedScalarString),
-    )
+    return _RuamelTypes(load.ruamel())
 
 
 def _commented(node: Any) -> TypeGuard[Any]:

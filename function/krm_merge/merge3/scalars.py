@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
+from krm_merge.outcomes.kinds import Decision
+
 from .conflicts import Conflict
 from .nodes import MISSING, ROUND_TRIP
 
@@ -66,6 +68,6 @@ def restyled(u: Any, l: Any, rep: Representation = ROUND_TRIP) -> Any:
     return rep.restyle(u, l)
 
 
-def conflict_record(path: str, l: Any, o: Any, u: Any, winner: str, rep: Representation = ROUND_TRIP) -> Conflict:
+def conflict_record(path: str, l: Any, o: Any, u: Any, winner: Decision, rep: Representation = ROUND_TRIP) -> Conflict:
     """Conflict entry with short renderings of the three values."""
     return Conflict(path=path, origin=rep.render(o), local=rep.render(l), upstream=rep.render(u), winner=winner)

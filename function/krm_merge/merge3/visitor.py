@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from krm_merge.errors import KrmMergeError
 from krm_merge.krm.values import format_path
+from krm_merge.outcomes import kinds
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,11 @@ from .visit import DELETE, KEEP, Action, Decision, Representation, Sources, desc
 
 UPSTREAM_COMMENT = Decision(Action.REPLACE)
 """visit_key's answer for "take upstream's comments"."""
+
+
+# How a conflict is decided under each policy (upstream-wins: upstream's value).
+_WINNERS = {ConflictPolicy.LOCAL_WINS: kinds.Decision.LOCAL, ConflictPolicy.MARK: kinds.Decision.MARKED,
+            ConflictPolicy.FAIL: kinds.Decision.NOT_MERGED}
 
 
 class Merge3Error(KrmMergeError):
@@ -112,13 +118,12 @@ class Merge3Visitor:
             rule = self.rules.find(path) if self.rules else None
             policy = rule.policy if rule is not None else self.policy
             # mark: local's value stays; Merger writes the marker once the field is settled
-            winner = {ConflictPolicy.LOCAL_WINS: "local", ConflictPolicy.MARK: "marked",
-                      ConflictPolicy.FAIL: "none"}.get(policy, "upstream")
+            winner = _WINNERS.get(policy, kinds.Decision.UPSTREAM)
             record = scalars.conflict_record(path, l, o, u, winner, self.rep)
             if rule is not None:
                 record = record._replace(rule=rule.text)
             self.conflicts.append(record)
-            if winner in ("local", "marked"):
+            if winner in (kinds.Decision.LOCAL, kinds.Decision.MARKED):
                 return KEEP
         if decision.take == "upstream":
             if u is MISSING or u is None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from krm_merge.krm.values import format_path
+from krm_merge.outcomes import kinds
 
 from .assoc import element_key, element_label, index_elements, ordered_keys, rebuilt
 from .conflicts import (
@@ -291,7 +292,7 @@ class Merger:
             found = self.conflicts[seen[0]:]
             seen[0] = len(self.conflicts)
             path = format_path(values.path)
-            if any(c.path == path and c.winner == "marked" for c in found):
+            if any(c.path == path and c.winner is kinds.Decision.MARKED for c in found):
                 marks.append((container, key, values))
 
         return note

@@ -28,6 +28,7 @@ from krm_merge.update.identity import strip_bookkeeping
 from krm_merge.merge3.nodes import MISSING
 from krm_merge.kptfile.document import is_kptfile
 from krm_merge.update.result import PackageMergeResult
+from krm_merge.outcomes.kinds import Decision
 from krm_merge.outcomes.render import function_results
 from krm_merge.update.report import merge_outcomes
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourcePrefixes, group_by_source, prefixes_from
@@ -95,7 +96,7 @@ def run(rl: ResourceList, config: Config) -> None:
     for local, origin, upstream, nested in jobs:
         _merge(local, origin, upstream, nested, config.conflicts, result)
     rl.results.extend(function_results(merge_outcomes(result, lambda obj: obj.path or "")))
-    if any(c.winner == "none" for _, c in result.conflicts):  # --conflicts fail
+    if any(c.winner is Decision.NOT_MERGED for _, c in result.conflicts):  # --conflicts fail
         for local, *_ in jobs:  # all or nothing
             local.set_text(before[id(local)])
 

@@ -19,15 +19,15 @@ from krm_merge.krm.resourcelist import ResourceList
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.update.package_merge import merge_package
-from krm_merge.kptfile.document import Strategy
+from krm_merge.kptfile.document import STRATEGIES, Strategy
 from krm_merge.update.result import OtherFilesChanged, PackageMergeResult, RelPath
 from krm_merge.merge3.rules import FALLBACK_KEYS, fallback_keys_from
+from krm_merge.outcomes.kinds import Decision
 from krm_merge.outcomes.render import function_results
 from krm_merge.update.report import merge_outcomes
 from krm_merge.merge3.sources import PREFIX_KEYS, PrefixError, SourceGroups, SourcePrefixes, group_by_source, prefixes_from
 from krm_merge.registry import Mode
 
-STRATEGIES = tuple(s.value for s in Strategy)
 KEYS = ("strategy", "conflicts", "fallbackKeys", *PREFIX_KEYS)
 
 
@@ -92,7 +92,7 @@ def run(rl: ResourceList, config: Config) -> None:
     before = {id(o): o.text for o in groups.local}
     result = merge(config, groups.local, groups.origin, groups.upstream, groups.rel_path)
     rl.results.extend(function_results(merge_outcomes(result, groups.rel_path)))
-    if any(c.winner == "none" for _, c in result.conflicts):  # --conflicts fail, or a rule's fail
+    if any(c.winner is Decision.NOT_MERGED for _, c in result.conflicts):  # --conflicts fail, or a rule's fail
         for obj in groups.local:  # all or nothing: leave local untouched
             obj.set_text(before[id(obj)])
         return

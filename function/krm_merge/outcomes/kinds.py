@@ -136,14 +136,6 @@ class Decision(Enum):
     MARKED = "marked"  # local's value, marked for a person to decide
     NOT_MERGED = "notMerged"  # --conflicts fail (or a rule's fail): nothing written
 
-    @classmethod
-    def of_winner(cls, winner: str) -> "Decision":
-        """The decision of a merge3 ``Conflict.winner`` (``upstream``, ``local``, ``marked``, ``none``)."""
-        return _WINNERS[winner]
-
-
-_WINNERS = {"upstream": Decision.UPSTREAM, "local": Decision.LOCAL, "marked": Decision.MARKED, "none": Decision.NOT_MERGED}
-
 
 class ConflictOutcome(Record):
     """A field changed differently on both sides: its resource, file, field, the three values and the decision.

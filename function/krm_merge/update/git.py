@@ -19,19 +19,38 @@ from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfil
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
-from krm_merge.outcomes.kinds import Action, Message, Outcome, Reason, ResourceOutcome, message
+from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.outcomes.kinds import Action, ConflictsLeft, Message, Outcome, Reason, ResourceOutcome, message
+from krm_merge.outcomes.report import Report, State
 from krm_merge.records import Record
 from krm_merge.upstream import gitread
 from krm_merge.upstream.git import GitCache, Version, package_tags
+from krm_merge.yaml.load import collecting_duplicate_keys
 
-from .plan import UpdatePlan
+from . import ledger
+
+from .plan import COMMAND, UpdatePlan, apply_plan
 from .report import refused
+from .result import FilesPolicy, UpdateRequest
 from .tree import diff_trees, remote_subpackages
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # the ledger (and the merge it reads) is loaded only by an update that plans a merge
-    from typing import Any, Callable, Iterator
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, Protocol, Sequence
+
     from .ledger import Entry
+
+    class Publisher(Protocol):
+        """``--pull-request``'s step (:class:`krm_merge.commands.pull_request.PullRequestStep`), as the update
+        pipeline sees it: it commits the planned files in place of the write, then publishes them."""
+
+        @property
+        def package_name(self) -> str: ...
+
+        def before_write(self, writes: Sequence[Any], written: Callable[[], Report], *, dry_run: bool,
+                         ) -> bool: ...
+
+        def publish(self) -> None: ...
 
 
 # Remote subpackages name their own upstreams, so an upstream author decides how deep and
@@ -151,8 +170,8 @@ class _Options:
 
     __slots__ = ("conflicts", "fallback_keys", "versions", "files_policy", "accept_upstream_strategy")
 
-    def __init__(self, conflicts: str, fallback_keys: str | None, versions: GitVersions, files_policy: str,
-                 accept_upstream_strategy: bool) -> None:
+    def __init__(self, conflicts: ConflictPolicy, fallback_keys: str | None, versions: GitVersions,
+                 files_policy: FilesPolicy, accept_upstream_strategy: bool) -> None:
         self.conflicts = conflicts
         self.fallback_keys = fallback_keys
         self.versions = versions
@@ -164,12 +183,12 @@ def plan_git_update(
     local: Path,
     ref: str | None,
     *,
-    strategy: str | None = None,
-    conflicts: str = "upstream-wins",
+    strategy: Strategy | None = None,
+    conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS,
     fallback_keys: str | None = None,
     cache: GitCache | None = None,
     recursive: bool = True,
-    files_policy: str = "keep-local",
+    files_policy: FilesPolicy = FilesPolicy.KEEP_LOCAL,
     accept_upstream_strategy: bool = False,
     versions: GitVersions | None = None,
 ) -> UpdatePlan:
@@ -277,8 +296,8 @@ class _Planned:
 
 
 def _update_remote_subpackages(
-    tree: _Planned, package: str, users: Path | None, upstream: GitUpstream, ref: str | None, strategy: str | None,
-    options: _Options, walk: Recursion, where: str, found: list[Outcome], marks: list[Entry],
+    tree: _Planned, package: str, users: Path | None, upstream: GitUpstream, ref: str | None,
+    strategy: Strategy | None, options: _Options, walk: Recursion, where: str, found: list[Outcome], marks: list[Entry],
     fields: list[tuple[str, Any]],
 ) -> None:
     """Update each remote subpackage below folder ``package`` of ``tree`` ("" for the root, else "a/b/"), its
@@ -319,8 +338,8 @@ def _update_remote_subpackages(
         marks.extend(entry.within(sub) for entry in inner_marks)
 
 
-def _own_strategy(merged_kptfile: str, users: Path | None, flag: str | None, accept: bool, name: str,
-                  ) -> tuple[str | None, str | None, Message | None]:
+def _own_strategy(merged_kptfile: str, users: Path | None, flag: Strategy | None, accept: bool, name: str,
+                  ) -> tuple[Strategy | None, Strategy | None, Message | None]:
     """How a remote subpackage is updated: (the strategy used, the one its Kptfile records; None for each: the
     one its merged Kptfile names), and what to say of upstream's proposal (None: nothing).
 
@@ -337,20 +356,21 @@ def _own_strategy(merged_kptfile: str, users: Path | None, flag: str | None, acc
         return flag, flag, None
     if users is None:
         return None, None, None
-    proposed = update_strategy(merged_kptfile) or Strategy.RESOURCE_MERGE.value
-    mine = _users_strategy(users) or Strategy.RESOURCE_MERGE.value
-    if accept or proposed == mine:
+    proposed = update_strategy(merged_kptfile) or Strategy.RESOURCE_MERGE
+    mine = _users_strategy(users) or Strategy.RESOURCE_MERGE
+    if accept or proposed is mine:
         return None, None, None
     if not more_destructive(proposed, mine):
-        return mine, None, message(f"{name}: upstream changes updateStrategy from {mine} to {proposed}: recorded for "
-                                   f"the next update; this update used {mine}", "info", name)
-    text = (f"{name}: upstream changes updateStrategy from {mine} to {proposed}; not applied: this update used "
-            f"{mine} and the Kptfile keeps it (local decides how local is updated). To take it, set "
-            f"upstream.updateStrategy: {proposed} in {name} yourself, or update with --accept-upstream-strategy")
+        return mine, None, message(f"{name}: upstream changes updateStrategy from {mine.value} to {proposed.value}: "
+                                   f"recorded for the next update; this update used {mine.value}", "info", name)
+    text = (f"{name}: upstream changes updateStrategy from {mine.value} to {proposed.value}; not applied: this "
+            f"update used {mine.value} and the Kptfile keeps it (local decides how local is updated). To take it, "
+            f"set upstream.updateStrategy: {proposed.value} in {name} yourself, or update with "
+            "--accept-upstream-strategy")
     return mine, mine, message(text, "warning", name)
 
 
-def _users_strategy(users: Path | None) -> str | None:
+def _users_strategy(users: Path | None) -> Strategy | None:
     """``upstream.updateStrategy`` of the user's own Kptfile of a package (None: no such Kptfile, or none named)."""
     if users is None or not (users / "Kptfile").is_file():
         return None
@@ -388,17 +408,18 @@ def clean_directory(directory: str) -> str:
 
 def _plan_one_git_package(
     local: Snapshot, kptfile_text: str, upstream: GitUpstream, lock: GitLock | None, ref: str | None,
-    strategy: str | None, conflicts: str, fallback_keys: str | None, versions: GitVersions,
-    files_policy: str = "keep-local", budget: files.Budget | None = None, recorded: str | None = None,
+    strategy: Strategy | None, conflicts: ConflictPolicy, fallback_keys: str | None, versions: GitVersions,
+    files_policy: FilesPolicy = FilesPolicy.KEEP_LOCAL, budget: files.Budget | None = None,
+    recorded: Strategy | None = None,
 ) -> UpdatePlan:
     """The update of one package (``strategy``: the one used, else its Kptfile's; ``recorded``: the one its
     Kptfile is left with, else the one it names)."""
     target = GitUpstream(upstream.repo, upstream.directory, ref or upstream.ref)
     if not target.ref:
         raise KrmError(f"{os.path.join(local.root, 'Kptfile')}: upstream.git.ref is empty; give PKG@REF")
-    effective = strategy or update_strategy(kptfile_text) or "resource-merge"
+    effective = strategy or update_strategy(kptfile_text) or Strategy.RESOURCE_MERGE
     lock_ref, commit = versions.resolve(target, lock)
-    if effective == "resource-merge" and _at_commit(lock, target, commit):
+    if effective is Strategy.RESOURCE_MERGE and _at_commit(lock, target, commit):
         # Origin and upstream are one tree: the merge gives local back, so only the ref is recorded.
         plan = UpdatePlan()
         _record_lock_in_plan(plan, kptfile_text, lambda text: record_lock(text, target, commit, recorded, lock_ref))
@@ -453,5 +474,117 @@ def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[
         plan.outcomes[:] = [lock_recorded(o) for o in plan.outcomes]  # its row says the file changes, as the files'
 
 
-__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "GitVersions", "Recursion", "Trees", "clean_directory",
-           "plan_git_update"]
+class Updated(Record):
+    """What one package's update planned, and a dry run's diff (made file by file as it is printed; empty when
+    the plan was written or refused)."""
+
+    plan: UpdatePlan
+    diff: Iterator[str]
+
+
+def update_package(request: UpdateRequest, report: Report, *, publisher: Callable[[], Publisher] | None = None,
+                   versions: GitVersions | None = None, recovered: list[str] | None = None) -> Updated | None:
+    """One package updated as ``krm-merge update`` does it (lock, plan, write), what it did in ``report``; its plan
+    and a dry run's diff (None when an error stopped it: the error is in ``report``).  The one pipeline of a
+    package's update: the update command and each package of a fleet update call it.
+
+    ``publisher`` makes ``--pull-request``'s step (checked before the lock is taken; it commits the planned
+    files in place of the write, then publishes them).  ``versions`` says where the git versions come from (a
+    fleet update's shared folders; default: this update's own fetch).  ``recovered`` receives what the package
+    lock said of an interrupted write it found (finished, rolled back, or only said by a dry run), for a fleet
+    update to say too.
+    """
+    return report.guard(lambda: _locked_update(request, report, publisher, versions, recovered))
+
+
+def _locked_update(request: UpdateRequest, report: Report, publisher: Callable[[], Publisher] | None,
+                   versions: GitVersions | None, recovered: list[str] | None) -> Updated:
+    """Plan and write (or not) under the package lock: the plan, and a dry run's diff (empty otherwise)."""
+    report.target = request.package
+    report.subject = subject(request.package, request.ref)
+    step = None if publisher is None else publisher()
+    # Held from the read to the write: a second writer is refused, not silently overwritten.
+    with txn.PackageLock(request.package, COMMAND, read_only=request.dry_run) as lock:
+        report.extend(message(text, "warning") for text in lock.messages)
+        if recovered is not None:
+            recovered.extend(lock.messages)
+        with collecting_duplicate_keys() as duplicates:
+            try:
+                planned = _plan(request, versions)
+                recorded = ledger.record(Path(request.package), planned)  # the ledger's change joins the plan's
+            finally:  # said before the error that stopped the plan, if one did
+                # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
+                report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
+        report.extend(planned.outcomes)
+        report.add_changes(planned.changes)
+        return Updated(planned, _write(Path(request.package), planned, request, report, step, recorded))
+
+
+def _write(local: Path, plan: UpdatePlan, request: UpdateRequest, report: Report, step: Publisher | None,
+           recorded: int) -> Iterator[str]:
+    """Write the plan unless a conflict failed it or it is a dry run; the report's state says which.
+
+    ``recorded``: the conflicts the package's ledger holds once written (this
+    update's markers and an earlier update's still there).  The change set is
+    checked first as the write checks it (:meth:`ChangeSet.validate`): a dry run
+    refuses what the write would, and returns its diff (made file by file as it
+    is printed).  With ``--pull-request`` the step checks everything and makes
+    its commit (of the planned bytes, worded by the report as the write would
+    leave it) in place of the write, then publishes it: the package's files stay
+    as they are (docs/pull-requests.md).
+    """
+    if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
+        report.state = State.NOT_WRITTEN
+        return iter(())
+    diff: Iterator[str] = iter(())
+    if request.dry_run:
+        diff = plan.changes.diff(local)
+    elif step is not None:
+        plan.changes.validate(local)  # before the pull request's commit: a refused write gets none
+    # What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none), the
+    # diff3 regions --files merge left (with or without mark), an earlier update's still there.
+    regions = sum(1 for entry in plan.marks if entry.kind == ledger.TEXT)
+    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks), on_branch=step is not None)
+            ] if recorded else []
+    if step is not None:
+        publishing = step
+
+        def written() -> Report:
+            report.subject = subject(publishing.package_name, request.ref)  # the package named by its repository path
+            return report.as_written(*left)
+
+        step.before_write(plan.changes.writes, written, dry_run=request.dry_run)
+    if request.dry_run:
+        report.state = State.DRY_RUN
+        return diff
+    if step is None:  # with --pull-request the change is committed on the branch: the files stay as they are
+        apply_plan(local, plan)
+    report.state = State.WRITTEN
+    report.extend(left)
+    if step is not None:
+        step.publish()
+    return iter(())
+
+
+def subject(package: str, ref: str | None) -> str:
+    """What an update was asked for, for its title: ``apps/pkg to v2`` (no ref: the Kptfile's)."""
+    return package + (f" to {ref}" if ref else "")
+
+
+def _plan(request: UpdateRequest, versions: GitVersions | None) -> UpdatePlan:
+    """The update's plan, from git or from the ``origin``/``upstream`` directories."""
+    if request.origin is None or request.upstream is None:
+        return plan_git_update(
+            Path(request.package), request.ref, strategy=request.strategy, conflicts=request.conflicts,
+            fallback_keys=request.fallback_keys, recursive=request.recursive, files_policy=request.files,
+            versions=versions, accept_upstream_strategy=request.accept_upstream_strategy,
+        )
+    return _merge_planner()(
+        Path(request.package), Path(request.origin), Path(request.upstream),
+        strategy=request.strategy or Strategy.RESOURCE_MERGE, conflicts=request.conflicts,
+        fallback_keys=request.fallback_keys, files_policy=request.files,
+    )
+
+
+__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "GitVersions", "Publisher", "Recursion", "Trees", "Updated",
+           "clean_directory", "plan_git_update", "subject", "update_package"]

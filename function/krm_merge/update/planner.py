@@ -28,6 +28,7 @@ from .package_merge import merge_package
 from .other_files import check_other_files_unmodified, ignored_changes, other_files_differ, plan_other_files
 from .plan import UpdatePlan
 from .report import merge_outcomes, refused
+from .result import FilesPolicy
 from .tree import emptied_dirs
 
 
@@ -40,11 +41,11 @@ def plan_update(
     origin: Copy,
     upstream: Copy,
     *,
-    strategy: str = "resource-merge",
-    conflicts: str = "upstream-wins",
+    strategy: Strategy = Strategy.RESOURCE_MERGE,
+    conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS,
     fallback_keys: str | None = None,
     checked: bool = False,
-    files_policy: str = "keep-local",
+    files_policy: FilesPolicy = FilesPolicy.KEEP_LOCAL,
 ) -> UpdatePlan:
     """Compute the update of ``local`` without writing anything.
 
@@ -57,7 +58,7 @@ def plan_update(
     special files are named in warnings; both are then
     read in place, no link in them followed (not even one swapped in after
     the check: every read opens its names with ``O_NOFOLLOW``).  ``files_policy``
-    ``"merge"`` merges non-KRM files changed on both sides
+    ``MERGE`` merges non-KRM files changed on both sides
     (:mod:`krm_merge.merge3.textfile`) instead of keeping local's (kpt).
     Which files are resources is local's ``.krmignore``'s to say, for all
     three copies: a copy from elsewhere cannot hide a resource from the merge.
@@ -75,19 +76,19 @@ def plan_update(
 
 
 def _plan_copies(
-    local: Snapshot, origin: Snapshot, upstream: Snapshot, strategy: str, conflicts: str, fallback_keys: str | None,
-    files_policy: str = "keep-local",
+    local: Snapshot, origin: Snapshot, upstream: Snapshot, strategy: Strategy, conflicts: ConflictPolicy,
+    fallback_keys: str | None, files_policy: FilesPolicy = FilesPolicy.KEEP_LOCAL,
 ) -> UpdatePlan:
     patterns = pkgio.read_krmignore(local.root)
     lpkg, lrl = read_copy(local, patterns)
     opkg, orl = read_copy(origin, patterns)
     upkg, url = read_copy(upstream, patterns)
     krm_files = set(lpkg.files) | set(opkg.files) | set(upkg.files)
-    if Strategy(strategy) is Strategy.FAST_FORWARD:
+    if strategy is Strategy.FAST_FORWARD:
         check_other_files_unmodified(local, origin, set(lpkg.files) | set(opkg.files))
     try:
         result = merge_package(
-            Strategy(strategy), ConflictPolicy(conflicts), fallback_keys_from(fallback_keys),
+            strategy, conflicts, fallback_keys_from(fallback_keys),
             lrl.items, orl.items, url.items, lambda obj: obj.path or "",
             other_files_changed=other_files_differ(local, origin, krm_files),
         )
@@ -109,8 +110,8 @@ def _plan_copies(
         files.check_relative(write.path)
         plan.writes.append(write)
     other_writes, other_outcomes, text_marks = plan_other_files(
-        local, origin, upstream, krm_files, Strategy(strategy), result, merge=files_policy == "merge",
-        fail=ConflictPolicy(conflicts) is ConflictPolicy.FAIL)
+        local, origin, upstream, krm_files, strategy, result, merge=files_policy is FilesPolicy.MERGE,
+        fail=conflicts is ConflictPolicy.FAIL)
     plan.writes.extend(other_writes)
     plan.remove_dirs.extend(emptied_dirs(local, origin, upstream, plan))
     # The markers the update writes, for the package's conflict ledger (update/ledger.py), and what the ledger

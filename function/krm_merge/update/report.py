@@ -13,7 +13,7 @@ from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import Listing
 from krm_merge.krm.results import ResourceRef
 from krm_merge.merge3.conflicts import Conflict
-from krm_merge.outcomes.kinds import ConflictOutcome, Decision, LinkRefused, Outcome, RefusedEntry, ResourceOutcome
+from krm_merge.outcomes.kinds import ConflictOutcome, LinkRefused, Outcome, RefusedEntry, ResourceOutcome
 
 from .result import PackageMergeResult, RelPath
 
@@ -35,7 +35,7 @@ def merge_outcomes(merged: PackageMergeResult, rel_path: RelPath) -> list[Outcom
 def conflict_outcome(obj: Item, conflict: Conflict, rel_path: RelPath) -> ConflictOutcome:
     """One field changed on both sides, as an outcome: resource, file, field, the three values, the decision."""
     return ConflictOutcome(resource_of(obj), rel_path(obj), obj.index, conflict.path, conflict.local, conflict.upstream,
-                           conflict.origin, Decision.of_winner(conflict.winner), conflict.rule)
+                           conflict.origin, conflict.winner, conflict.rule)
 
 
 def refused(listing: Listing, what: str) -> list[Outcome]:

@@ -1,4 +1,4 @@
-"""The vocabulary of a package update: strategies, subpackage decisions, options and the result.
+"""The vocabulary of a package update: the request, its policies, subpackage decisions, options and the result.
 
 Shared by the package merge, each strategy (:mod:`.updater`) and the
 callers (the resource-merge mode, ``krm-merge update``), so that none of
@@ -29,6 +29,17 @@ RelPath: TypeAlias = "Callable[[Item], str]"
 OtherFilesChanged: TypeAlias = "Callable[[str], bool]"
 
 
+class FilesPolicy(Enum):
+    """What an update does with a non-KRM file changed on both sides (``--files``)."""
+
+    KEEP_LOCAL = "keep-local"  # kpt's rule
+    MERGE = "merge"  # as git merge-file does: diff3 markers where both changed the same lines
+
+
+FILES_POLICIES = tuple(p.value for p in FilesPolicy)
+"""The command line's spellings of the files policies."""
+
+
 class Subpackage(Enum):
     """What the update does with a whole subpackage directory."""
 
@@ -56,6 +67,28 @@ class PackageMergeOptions(Record):
     conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
     fallback_keys: tuple[str, ...] = FALLBACK_KEYS
     add_kpt_merge_comment: bool = True
+
+
+class UpdateRequest(Record):
+    """One package's update as asked, parsed once: built by ``krm-merge update`` from its command line, by a fleet
+    update for each package it selects; everything below the commands takes it (never an argparse namespace).
+
+    ``package``: the local package directory (``@REF`` split off); ``ref``: the upstream ref asked for (None: the
+    Kptfile's ``upstream.git.ref``); ``origin`` and ``upstream``: the two versions as directories (both or
+    neither: without them the versions come from git); ``strategy``: None for the Kptfile's ``updateStrategy``.
+    """
+
+    package: str
+    ref: str | None = None
+    origin: str | None = None
+    upstream: str | None = None
+    strategy: Strategy | None = None
+    conflicts: ConflictPolicy = ConflictPolicy.UPSTREAM_WINS
+    files: FilesPolicy = FilesPolicy.KEEP_LOCAL
+    fallback_keys: str | None = None
+    recursive: bool = True
+    accept_upstream_strategy: bool = False
+    dry_run: bool = False
 
 
 class PackageMergeResult:
@@ -100,4 +133,5 @@ class PackageMergeResult:
         return next((self.strategies[f] for f in reversed(folders_of(rel)) if f in self.strategies), default)
 
 
-__all__ = ["OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "ResourceDecision", "Subpackage"]
+__all__ = ["FILES_POLICIES", "FilesPolicy", "OtherFilesChanged", "PackageMergeOptions", "PackageMergeResult", "RelPath", "ResourceDecision", "Subpackage",
+           "UpdateRequest"]
