@@ -17,6 +17,7 @@ import re
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import Item, scan_header
 from krm_merge.krm.results import KrmError, Results
+from krm_merge.yaml.scalars import ONE_LINE_QUOTED, closing_quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def _item_start() -> re.Pattern[str]:
 # opens.  Lines of the common closed shapes (a quoted scalar or flat flow
 # collection as the whole value; no quote or bracket where a node starts) are
 # told by a regular expression; the others are scanned by :func:`_scan_line`.
-_QUOTED = r"""(?:"[^"\\\n]*"|'[^'\n]*')"""
+_QUOTED = ONE_LINE_QUOTED
 _FLOW_ITEM = rf"(?:{_QUOTED}|[\w./=@+-]+)"
 _FLOW_ENTRY = rf"(?:(?:[\w./-]+:[ ]+)?{_FLOW_ITEM})"
 _FLOW = (rf"(?:\[[ ]*(?:{_FLOW_ITEM}(?:[ ]*,[ ]*{_FLOW_ITEM})*)?[ ]*\]"
@@ -123,12 +124,13 @@ def _closed_value() -> re.Pattern[str]:
     return re.compile(rf"[ ]*(?:- )*(?:[\w./-]+:[ ]+)?(?:{_QUOTED}|{_FLOW})(?:[ ]+#.*)?[ ]*$")
 
 
+# The characters after which a quote or bracket opens a node (or a line's start).
+_OPENS_AFTER = " \t[{,:"
+
+
 @functools.cache
 def _node_opener() -> re.Pattern[str]:
-    return re.compile(r"(?:^|[ \t\[{,:])[\"'\[{]")
-
-
-_OPENS_AFTER = frozenset(" \t[{,:")
+    return re.compile(rf"(?:^|[{re.escape(_OPENS_AFTER)}])[\"'\[{{]")
 
 
 def _scan_line(line: str, quote: str, depth: int) -> tuple[str, int]:
@@ -139,22 +141,16 @@ def _scan_line(line: str, quote: str, depth: int) -> tuple[str, int]:
     """
     prev, i, n = " ", 0, len(line)
     while i < n:
+        if quote:
+            k = closing_quote(line, i, quote)
+            if k < 0:
+                return quote, depth
+            quote, prev, i = "", quote, k + 1
+            continue
         c = line[i]
-        if quote == '"':
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                quote = ""
-        elif quote == "'":
-            if c == "'":
-                if line.startswith("'", i + 1):
-                    i += 2
-                    continue
-                quote = ""
-        elif c == "#" and prev in " \t":
+        if c == "#" and prev in " \t":
             break
-        elif c in "\"'" and prev in _OPENS_AFTER:
+        if c in "\"'" and prev in _OPENS_AFTER:
             quote = c
         elif c in "[{" and prev in _OPENS_AFTER:
             depth += 1

@@ -430,6 +430,11 @@ def unescape_double(inner: str) -> str:
     return _escape_rx().sub(one, inner)
 
 
+# A quoted scalar that opens and closes on one line, as a regular expression
+# (double-quoted without escapes, or single-quoted without a doubled quote).
+ONE_LINE_QUOTED = r"""(?:"[^"\\\n]*"|'[^'\n]*')"""
+
+
 def closing_quote(text: str, start: int, quote: str) -> int:
     """The column of the ``quote`` (``'`` or ``"``) that closes a quoted scalar whose text goes on at
     ``text[start]``; -1 when it goes on past ``text`` (a scalar over several lines).
