@@ -6,17 +6,23 @@ k8s_patchmeta.json.gz``: each kind's fields, their nesting, lists and maps;
 it holds no scalar types, so a scalar is only checked to be a scalar).
 ``kubectl create --dry-run=client`` cannot check them: it needs a server's
 OpenAPI.  The image and the arguments are ours, and the Job's shard count
-agrees with its completions.  Then each pod's command is run here as the pod
-would run it (``$(VAR)`` expanded from its env, ``JOB_COMPLETION_INDEX`` set,
-the volume a folder) for every index, and the merge Job after them.
+agrees with its completions, the clone's and the pull request's credentials
+come from the Secret.  The pods themselves are run whole, under podman, by
+``tests/e2e_image/test_fleet_job.py``.
 
 GitHub Actions: the workflow is run job by job and step by step as the runner
 does: each ``run:`` with ``bash --noprofile --norc -eo pipefail``, the
 workflow's, job's and step's ``env``, the runner's variables, and the
 ``${{ }}`` expressions the workflow uses (``strategy.job-index``,
 ``strategy.job-total``, ...) substituted per matrix job; an expression or an
-action the test does not know fails it.  The actions are played by the test
-(checkout: a clone of the consumers' repository; artifacts: folders).
+action the test does not know fails it; a step that fails fails its job, and
+only the steps marked ``if: always()`` run after it.  The actions are played by
+the test (checkout: a clone of the consumers' repository; artifacts: folders);
+the forge is the stand-in GitHub (``tests/change/forge_server.py``) at
+``GITHUB_API_URL``.  One consumer's local edit conflicts with the new version,
+one's Kptfile is broken: the shard holding the conflict passes with a warning
+annotation, the one holding the failure fails, every shard opens its pull
+request, and the merged report is the run's summary.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import yaml
@@ -36,7 +42,10 @@ import yaml
 import krm_merge
 from tests.conftest import require_binary
 
-from .world import KRM_MERGE, Fleet, report_of, spread
+from krm_merge.fleet.shard import owner
+from tests.change.forge_server import ForgeServer
+
+from .world import Fleet, deployment, report_of, spread
 
 pytestmark = pytest.mark.e2e
 
@@ -46,13 +55,19 @@ TABLE = ROOT / "function" / "krm_merge" / "schema" / "k8s_patchmeta.json.gz"
 IMAGE = f"localhost/krm-merge:{krm_merge.__version__}"
 FLEET_IMAGE = f"localhost/krm-merge-fleet:{krm_merge.__version__}"  # Dockerfile's fleet target: IMAGE plus git
 CONSUMERS = ["eu/web", "eu/api", "us/web", "us/api", "ap/web", "ap/edge"]
+CONFLICTED, BROKEN = "us/shop", "ap/broken"  # shards 1 and 0 of 4: each shard's status is told apart
+TOKEN = "ghp_ActionsFleetT0kenNeverSeen"
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
     require_binary("git")
     require_binary("kpt")
-    return spread(Fleet(tmp_path_factory.mktemp("templates")), CONSUMERS)
+    world = spread(Fleet(tmp_path_factory.mktemp("templates")), CONSUMERS)
+    world.consumer(f"clusters/{CONFLICTED}", "v1", edits={"deploy.yaml": deployment("web:mine")})  # v3: web:3.0
+    kptfile = world.consumer(f"clusters/{BROKEN}", "v1") / "Kptfile"
+    kptfile.write_text(kptfile.read_text() + "  : [unclosed\n")  # still names the upstream: selected, then failed
+    return world
 
 
 # --- Kubernetes ------------------------------------------------------------------------------------------
@@ -104,69 +119,38 @@ def test_the_validation_catches_what_kubernetes_would_refuse() -> None:
 def test_the_kubernetes_templates_fit_the_api_and_run_our_image() -> None:
     table = json.loads(gzip.decompress(TABLE.read_bytes()))
     docs = manifests()
-    assert {d["kind"] for d in docs} == {"Job", "PersistentVolumeClaim"}
+    assert {d["kind"] for d in docs} == {"ConfigMap", "Job", "PersistentVolumeClaim"}
     for doc in docs:
         definition = table["gvks"][f"{doc['apiVersion']}|{doc['kind']}"]
         assert problems(doc, definition, table["defs"], f"{doc['kind']}/{doc['metadata']['name']}") == []
     jobs = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Job"}
     fleet_job = jobs["krm-merge-fleet"]["spec"]
-    (update,) = fleet_job["template"]["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in update["env"]}
+    pod = fleet_job["template"]["spec"]
+    (checkout,) = pod["initContainers"]
+    (update,) = pod["containers"]
+    env = {e["name"]: e.get("value") for e in update["env"]}
     assert fleet_job["completionMode"] == "Indexed"
     assert fleet_job["completions"] == fleet_job["parallelism"] == int(env["KRM_MERGE_SHARDS"])
     assert fleet_job["podFailurePolicy"]["rules"][0]["onExitCodes"]["containerName"] == update["name"]
+    # the clone and the push use git's credentials from the Secret, the pull request the forge's token
+    secret = next(v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v)
+    token = next(e["valueFrom"]["secretKeyRef"] for e in update["env"] if e["name"] == "GITHUB_TOKEN")
+    assert token["name"] == secret
+    assert "--pull-request" in update["args"] and "$(JOB_COMPLETION_INDEX)" in " ".join(update["args"])
     images = {"krm-merge-fleet": FLEET_IMAGE, "krm-merge-fleet-report": IMAGE}  # report merge needs no git
     assert set(jobs) == set(images)
+    assert checkout["image"] == FLEET_IMAGE and checkout["command"] == ["sh", "-c"]
     for name, job in jobs.items():
         for container in job["spec"]["template"]["spec"]["containers"]:
             assert container["image"] == images[name] and "command" not in container  # the entrypoint: krm-merge
             assert container["args"][0] in ("update", "report")
-        volume = job["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"]
-        assert volume == next(d["metadata"]["name"] for d in docs if d["kind"] == "PersistentVolumeClaim")
+        claims = [v["persistentVolumeClaim"]["claimName"] for v in job["spec"]["template"]["spec"]["volumes"]
+                  if "persistentVolumeClaim" in v]
+        assert claims == [next(d["metadata"]["name"] for d in docs if d["kind"] == "PersistentVolumeClaim")]
 
 
-def expand(text: str, env: dict[str, str]) -> str:
-    """Kubernetes' ``$(VAR)`` expansion of a container's args and env values."""
-    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), text)
-
-
-def pod_command(container: dict[str, Any], index: int | None, volume: Path, settings: dict[str, str],
-                base: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The process a pod runs: the entrypoint (krm-merge) and the args, with the env Kubernetes gives it."""
-    env = dict(base)
-    if index is not None:
-        env["JOB_COMPLETION_INDEX"] = str(index)
-    for item in container.get("env", []):
-        value = settings.get(item["name"], item["value"])
-        env[item["name"]] = expand(value, env).replace("/work", str(volume))
-    args = [expand(a, env).replace("/work", str(volume)) for a in container["args"]]
-    return [KRM_MERGE, *args], env
-
-
-def test_the_indexed_job_and_the_merge_job_run_as_their_pods_would(fleet: Fleet, tmp_path: Path) -> None:
-    volume = tmp_path / "work"
-    for d in ("cache", "reports"):
-        (volume / d).mkdir(parents=True)
-    shutil.copytree(fleet.mono, volume / "repo")  # the checkout, cloned before the Job runs
-    jobs = {d["metadata"]["name"]: d["spec"] for d in manifests() if d["kind"] == "Job"}
-    shards = jobs["krm-merge-fleet"]
-    (update,) = shards["template"]["spec"]["containers"]
-    settings = {"UPSTREAM": fleet.spec, "REF": "v3"}  # what the user sets: our test upstream
-    for index in range(shards["completions"]):
-        argv, env = pod_command(update, index, volume, settings, fleet.env)
-        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-    reports = sorted(p.name for p in (volume / "reports").iterdir())
-    assert reports == [f"shard-{i}.json" for i in range(shards["completions"])]
-    (merge,) = jobs["krm-merge-fleet-report"]["template"]["spec"]["containers"]
-    argv, env = pod_command(merge, None, volume, {}, fleet.env)
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    data = report_of(volume / "fleet.json")
-    assert data["totals"]["updated"] == len(CONSUMERS) and data["shards"]["reported"] == [0, 1, 2, 3]
-    assert proc.stdout.startswith("## krm-merge fleet update:")
-    for name in CONSUMERS:
-        assert "commit: " + fleet.tags["v3"] in (volume / "repo" / "clusters" / name / "Kptfile").read_text()
+# The Job's pods are run whole (clone, update, push, pull request) under podman by
+# tests/e2e_image/test_fleet_job.py: the image test, since its init container runs the image's git and sh.
 
 
 # --- GitHub Actions --------------------------------------------------------------------------------------
@@ -174,16 +158,26 @@ def test_the_indexed_job_and_the_merge_job_run_as_their_pods_would(fleet: Fleet,
 WORKFLOW = TEMPLATES / "github-actions" / "fleet-update.yml"
 
 
+class Job(NamedTuple):
+    """A job's result as GitHub shows it: ``success`` or ``failure``, and its steps' annotations."""
+
+    result: str
+    annotations: list[str]
+
+
 class Runner:
     """Plays GitHub's runner for the workflow: one workspace, temp folder and files per job."""
 
-    def __init__(self, tmp: Path, fleet: Fleet, origin: Path, inputs: dict[str, str]) -> None:
+    def __init__(self, tmp: Path, fleet: Fleet, origin: Path, inputs: dict[str, str], secrets: dict[str, str],
+                 variables: dict[str, str]) -> None:
         self.tmp, self.fleet, self.origin, self.inputs = tmp, fleet, origin, inputs
+        self.secrets, self.variables = secrets, variables  # the repository's secrets; the runner's GITHUB_* variables
         self.artifacts = tmp / "artifacts"
         self.home = tmp / "home"  # shared by the jobs: as a restored actions/cache would share the git cache
         self.home.mkdir()
         self.workflow = yaml.safe_load(WORKFLOW.read_text())
         self.summaries: list[str] = []
+        self.outputs: list[str] = []  # every step's stdout and stderr
 
     def expression(self, expr: str, context: dict[str, Any]) -> str:
         value: Any = context
@@ -202,7 +196,16 @@ class Runner:
             return re.sub(r"\$\{\{\s*(.*?)\s*\}\}", lambda m: self.expression(m.group(1), context), value)
         return value
 
-    def run_job(self, name: str, index: int, total: int, matrix: dict[str, Any]) -> None:
+    def runs(self, step: dict[str, Any], failed: bool) -> bool:
+        """Whether a step runs: by default only while no step failed; ``always()`` always."""
+        condition = re.sub(r"^\$\{\{\s*(.*?)\s*\}\}$", r"\1", str(step.get("if", "success()")).strip())
+        known = {"success()": not failed, "failure()": failed, "always()": True}
+        if condition not in known:
+            raise AssertionError(f"the test runner does not know the condition {condition!r}")
+        return known[condition]
+
+    def run_job(self, name: str, index: int, total: int, matrix: dict[str, Any]) -> Job:
+        """Run one job (a matrix entry) step by step; its result and the annotations its steps printed."""
         job = self.workflow["jobs"][name]
         where = self.tmp / f"{name}-{index}"
         workspace, temp = where / "workspace", where / "temp"
@@ -210,25 +213,32 @@ class Runner:
         temp.mkdir()
         context = {"inputs": self.inputs, "matrix": matrix, "strategy": {"job-index": index, "job-total": total},
                    "runner": {"temp": str(temp), "os": "Linux"}, "github": {"run_id": "36", "workspace": str(workspace)},
-                   "env": {}}
-        env = {**self.fleet.env, "HOME": str(self.home), "CI": "true", "GITHUB_ACTIONS": "true",
+                   "env": {}, "secrets": self.secrets}
+        env = {**self.fleet.env, **self.variables, "HOME": str(self.home), "CI": "true", "GITHUB_ACTIONS": "true",
                "GITHUB_WORKSPACE": str(workspace), "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(where / "output"),
                "GITHUB_ENV": str(where / "env"), "GITHUB_STEP_SUMMARY": str(where / "summary")}
         for level in (self.workflow.get("env", {}), job.get("env", {})):
             resolved = self.substitute(level, context)
             env.update(resolved)
             context["env"].update(resolved)
+        failed = False
+        annotations: list[str] = []
         for step in job["steps"]:
+            if not self.runs(step, failed):
+                continue
             step_env = {**env, **self.substitute(step.get("env", {}), {**context, "env": {**context["env"]}})}
             if "run" in step:
                 script = self.substitute(step["run"], context)
                 proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
                                       cwd=workspace, env=step_env, capture_output=True, text=True, timeout=300)
-                assert proc.returncode == 0, (name, index, step.get("name"), proc.stdout, proc.stderr)
+                self.outputs.append(proc.stdout + proc.stderr)
+                annotations += [line for line in proc.stdout.splitlines() if line.startswith("::")]
+                failed = failed or proc.returncode != 0
             else:
                 self.action(step["uses"], self.substitute(step.get("with", {}), context), workspace)
         if (where / "summary").exists():
             self.summaries.append((where / "summary").read_text())
+        return Job("failure" if failed else "success", annotations)
 
     def action(self, uses: str, given: dict[str, Any], workspace: Path) -> None:
         action = uses.split("@")[0]
@@ -240,7 +250,8 @@ class Runner:
             target = self.artifacts / given["name"]
             target.mkdir(parents=True)
             source = Path(given["path"]) if os.path.isabs(given["path"]) else workspace / given["path"]
-            shutil.copy(source, target)
+            if source.exists():  # else the action's default (if-no-files-found: warn) uploads nothing
+                shutil.copy(source, target)
         elif action == "actions/download-artifact":
             target = workspace / given["path"]
             target.mkdir(parents=True)
@@ -259,23 +270,45 @@ def test_the_github_actions_matrix_runs_step_by_step(fleet: Fleet, tmp_path: Pat
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "consumers"]):
         fleet.git(args, seed)
     fleet.git(["clone", "-q", "--bare", str(seed), str(origin)], tmp_path)
-    runner = Runner(tmp_path, fleet, origin, {"ref": "v3"})
-    assert runner.workflow["env"]["UPSTREAM"]
-    runner.workflow["env"]["UPSTREAM"] = fleet.spec  # what the user sets: our test upstream
-    matrix = runner.workflow["jobs"]["update"]["strategy"]["matrix"]["shard"]
-    for index, value in enumerate(matrix):
-        runner.run_job("update", index, len(matrix), {"shard": value})
-    runner.run_job("report", 0, 1, {})
-    # each shard pushed its own branch; together they update every consumer exactly once
+    forge = ForgeServer("github", TOKEN, repo="acme/deploy",
+                        branch_exists=lambda b: bool(fleet.git(["branch", "--list", b], origin)))
+    try:
+        runner = Runner(tmp_path, fleet, origin, {"ref": "v3"}, {"GITHUB_TOKEN": TOKEN},
+                        {"GITHUB_API_URL": forge.api, "GITHUB_REPOSITORY": "acme/deploy",
+                         "GITHUB_SERVER_URL": forge.origin})
+        assert runner.workflow["env"]["UPSTREAM"]
+        runner.workflow["env"]["UPSTREAM"] = fleet.spec  # what the user sets: our test upstream
+        matrix = runner.workflow["jobs"]["update"]["strategy"]["matrix"]["shard"]
+        shards = len(matrix)
+        assert (owner(CONFLICTED, shards), owner(BROKEN, shards)) == (1, 0)
+        jobs = [runner.run_job("update", index, shards, {"shard": value}) for index, value in enumerate(matrix)]
+        report = runner.run_job("report", 0, 1, {})
+        pulls, violations = list(forge.pulls), list(forge.violations)
+    finally:
+        forge.close()
+    # a failed package fails its shard's job; a conflict leaves it green with a visible warning
+    assert [job.result for job in jobs] == ["failure", "success", "success", "success"]
+    assert [len(job.annotations) for job in jobs] == [1, 1, 0, 0]
+    assert jobs[0].annotations[0].startswith("::error title=krm-merge failed (shard 0)::exit 1")
+    assert jobs[1].annotations[0].startswith("::warning title=krm-merge: conflicts left (shard 1)::")
+    # each shard pushed its own branch and opened its pull request; together they hold every written consumer once
     changed: list[str] = []
-    for index in range(len(matrix)):
-        branch = f"krm-merge/fleet-v3-shard-{index}"
-        if not fleet.git(["branch", "--list", branch], origin):
-            continue
+    for index in range(shards):
+        branch = f"krm-merge/fleet/up/pkg/shard-{index}"
         files = fleet.git(["diff", "--name-only", f"main..{branch}"], origin).splitlines()
         changed.extend(sorted({"/".join(f.split("/")[1:3]) for f in files}))
-    assert sorted(changed) == sorted(CONSUMERS)
+    assert sorted(changed) == sorted([*CONSUMERS, CONFLICTED])
+    assert sorted(p["head"] for p in pulls) == [f"krm-merge/fleet/up/pkg/shard-{i}" for i in range(shards)]
+    assert {p["title"] for p in pulls} == {f"krm-merge fleet update: {fleet.spec} to v3"}
+    assert "krm-merge:conflict" in fleet.git(["show", f"krm-merge/fleet/up/pkg/shard-1:clusters/{CONFLICTED}/deploy.yaml"], origin)
+    assert violations == []
+    # the merged report is the run's summary; the report job fails as the fleet did
+    assert report.result == "failure" and report.annotations[0].startswith("::error title=krm-merge fleet update failed::exit 1")
     (summary,) = runner.summaries
-    assert summary.startswith("## krm-merge fleet update:") and f"{len(CONSUMERS)} package(s): {len(CONSUMERS)} updated" in summary
+    total = len(CONSUMERS) + 2
+    assert summary.startswith("## krm-merge fleet update:")
+    assert f"{total} package(s): {len(CONSUMERS)} updated, 0 current, 1 conflicted, 1 failed" in summary
+    assert f"clusters/{CONFLICTED}" in summary and f"clusters/{BROKEN}" in summary
     merged = report_of(runner.tmp / "report-0" / "workspace" / "fleet-report.json")
-    assert merged["shards"] == {"count": len(matrix), "reported": list(range(len(matrix)))}
+    assert merged["shards"] == {"count": shards, "reported": list(range(shards))}
+    assert all(TOKEN not in output for output in runner.outputs)
