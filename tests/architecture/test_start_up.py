@@ -95,11 +95,11 @@ def test_a_small_dry_run_loads_neither_ruamel_nor_pathlib(pkg: Path, config: lis
     assert not _ours(modules, "ruamel") and "pathlib" not in modules
     mode = "krm_merge.modes." + config[0].removeprefix("mode=").replace("-", "_")
     assert _ours(modules, "krm_merge.modes.") == {mode}
-    # pull_request: the options and step of a promote run's pullRequest block (its git and forge side,
-    # krm_merge.change.publish, loads only when a pull request is opened); base: every command's parser
-    assert _ours(modules, "krm_merge.commands.") <= {"krm_merge.commands.run", "krm_merge.commands.pull_request",
-                                                     "krm_merge.commands.base"}
-    assert not _ours(modules, "krm_merge.change.") - {"krm_merge.change.settings", "krm_merge.change.errors"}
+    # change.stage: the step of a promote run's pullRequest block (its git and forge side, krm_merge.change.publish,
+    # loads only when a pull request is opened); base: every command's parser
+    assert _ours(modules, "krm_merge.commands.") <= {"krm_merge.commands.run", "krm_merge.commands.base"}
+    assert not _ours(modules, "krm_merge.change.") - {"krm_merge.change.settings", "krm_merge.change.errors",
+                                                      "krm_merge.change.stage"}
     assert "urllib.request" not in modules
 
 
@@ -129,7 +129,7 @@ _NOT_ON_A_SMALL_UPDATE = {"argparse", "textwrap", "krm_merge.usage", "gzip", "kr
                           # the fleet form (update ROOT... --ref) and its worker pool: never on a single update
                           "krm_merge.commands.fleet", "krm_merge.fleet", "multiprocessing", "concurrent.futures",
                           # --pull-request's step, its words and the promote pipeline's reader: only with the option
-                          "krm_merge.commands.pull_request", "krm_merge.promote", "krm_merge.promote.pipeline"}
+                          "krm_merge.change.stage", "krm_merge.promote", "krm_merge.promote.pipeline"}
 
 
 @pytest.fixture()
@@ -195,7 +195,7 @@ _EVERY_PATH = """
 # paths (pathlib: urllib.parse, ipaddress, ~17M instructions), the ledger's conflict markers (merge3.conflicts,
 # rules, diff3), the package reader.
 NO_OP_UPDATE = _EVERY_PATH + """
-    krm_merge.change krm_merge.change.settings krm_merge.commands krm_merge.commands.pull_request_options
+    krm_merge.change krm_merge.change.pipeline krm_merge.change.settings krm_merge.commands krm_merge.commands.pull_request_options
     krm_merge.commands.update krm_merge.faces krm_merge.gitexec krm_merge.kptfile krm_merge.kptfile.document
     krm_merge.kptfile.upstream krm_merge.krm.display krm_merge.krm.itemviews krm_merge.krm.kubeobject
     krm_merge.krm.package krm_merge.krm.pkgio krm_merge.krm.resourcelist krm_merge.krm.snapshot krm_merge.krm.splice
@@ -208,10 +208,11 @@ NO_OP_UPDATE = _EVERY_PATH + """
 """
 # `promote DIR --set ... --dry-run` on a marked file: the command's parser (argparse, gettext, locale), the
 # package lock (txn: _blake2 seals its journal), the lister (pkgio: fnmatch, unicodedata), promote's fast path
-# (no PyYAML).
+# (no PyYAML).  The change pipeline (change.pipeline: one small module of its own, importing nothing heavy) runs
+# every writing command; --pull-request's stage loads only with the option.
 PROMOTE = _EVERY_PATH + """
-    krm_merge.change krm_merge.change.settings krm_merge.commands krm_merge.commands.base krm_merge.commands.promote
-    krm_merge.commands.pull_request krm_merge.commands.pull_request_options krm_merge.krm.display krm_merge.krm.pkgio
+    krm_merge.change krm_merge.change.pipeline krm_merge.change.settings krm_merge.commands krm_merge.commands.base
+    krm_merge.commands.promote krm_merge.commands.pull_request_options krm_merge.krm.display krm_merge.krm.pkgio
     krm_merge.krm.snapshot krm_merge.promote krm_merge.promote.changes krm_merge.promote.engine
     krm_merge.promote.errors krm_merge.promote.event krm_merge.promote.fastpath krm_merge.promote.filemode
     krm_merge.promote.files krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline

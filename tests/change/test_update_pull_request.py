@@ -89,3 +89,23 @@ def test_an_update_dry_run_with_a_report_names_the_pull_request_and_writes_nothi
         assert outcome["files"] == 3 and "Krm-Merge-Branch: krm-merge/update/apps/pkg" in outcome["commitMessage"]
     finally:
         forge.close()
+
+
+def test_the_summary_says_the_files_changed_on_the_branch_and_what_the_pull_request_got(world: GitWorld) -> None:
+    """The checkout stays as it was: the summary names the branch the files changed on, and the pull request."""
+    _upstream(world)
+    forge = ForgeServer("gitlab", TOKEN, branch_exists=lambda b: world.remote_branch(b) is not None)
+    env = {"GITLAB_TOKEN": TOKEN, "XDG_CACHE_HOME": str(world.tmp / "cache")}
+    options = ["--pull-request", "--forge", "gitlab", "--forge-api", forge.api, "--forge-repo", "acme/deploy"]
+    try:
+        first = krm_merge(world, "update", "apps/pkg@v2", *options, env=env)
+        assert first.returncode == 0, first.stderr
+        assert ("krm-merge update: updated apps/pkg: 3 file(s) changed on branch krm-merge/update/apps/pkg; "
+                "merge request !1 opened\n") in first.stderr
+        assert world.git("status", "--porcelain") == ""  # what the summary says: not the user's files
+        again = krm_merge(world, "update", "apps/pkg@v2", *options, env=env)
+        assert again.returncode == 0, again.stderr
+        assert ("krm-merge update: updated apps/pkg: 3 file(s) changed on branch krm-merge/update/apps/pkg; "
+                "merge request !1 already up to date\n") in again.stderr
+    finally:
+        forge.close()

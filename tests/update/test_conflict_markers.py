@@ -449,11 +449,12 @@ def test_resolve_is_linear_in_the_number_of_markers(tmp_path: Path, monkeypatch:
         monkeypatch.setattr(module, name, count)
 
     from krm_merge.krm import kubeobject
+    from krm_merge.update import conflicts as engine  # the marker engine behind the conflicts and resolve commands
     from krm_merge.update import ledger as ledger_module
 
-    counting(conflicts.yamlio, "load_rt")
+    counting(engine.yamlio, "load_rt")
     counting(kubeobject.Item, "set_data")
-    counting(conflicts, "find_marker")
+    counting(engine, "find_marker")
     counting(ledger_module, "find_marker")
     counts = []
     for n in (50, 200):

@@ -25,6 +25,13 @@ FORGE_ALIASES = {"forgejo": "gitea", "gitea": "gitea", "github": "github", "gitl
 CONFIG_KEYS = ("branch", "base", "remote", "forge", "forgeApi", "forgeRepo", "labels", "reviewers")
 """The keys of the promote functionConfig's ``pullRequest`` block (the command's options, camel-cased)."""
 
+PROMOTE_BRANCH = "krm-merge/promote/{promotion}"
+"""A promotion's branch: ``{promotion}`` is ``<namespace>-<pipeline>-<environment>`` of a pipeline promotion
+(``<namespace>-<policy>`` of an image policy, ``<image>-<directory>`` of a kustomize image), several
+promotions' joined by ``+``."""
+UPDATE_BRANCH = "krm-merge/update/{package}"
+"""An update's branch (``update --pull-request``), where ``resolve --pull-request`` decides its conflicts."""
+
 PLACEHOLDER = re.compile(r"\{([A-Za-z.-]+)\}")
 # Characters git refuses in a branch name (git check-ref-format) and a few it allows that confuse
 # shells and forges; a value put into a branch name keeps letters, digits and ._-/ only.
@@ -54,6 +61,22 @@ class Settings(Record):
     forge_repo: str | None = None
     labels: tuple[str, ...] = ()
     reviewers: tuple[str, ...] = ()
+
+
+class Target(Record):
+    """Where and how one run's change goes up for review, built once by the command from its options.
+
+    ``branch_template`` is the command's default branch (``settings.branch`` wins), ``placeholders``
+    the values its ``{name}``s take; ``pipeline``: a Pipeline's pull-request promotion (promote by
+    pipeline); ``secrets_dir``: where a Pipeline's ``secretRef`` token is read.
+    """
+
+    settings: Settings
+    package_dir: str
+    branch_template: str
+    placeholders: Mapping[str, str]
+    pipeline: PipelinePullRequest | None = None
+    secrets_dir: str | None = None
 
 
 class SecretRef(Record):

@@ -17,8 +17,9 @@ scalars (and, for kustomize images, the added entry lines).  A marked file that 
 UTF-8 or not valid YAML is an error (a warning and skipped with ``--skip-unreadable``).  All files are written at once or none.  What the run
 did is one report of typed outcomes (each field set, each file skipped, each error), rendered
 by :mod:`krm_merge.outcomes.render`: lines on stderr, ``--results``, ``--report``.
-With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.commands.pull_request`):
-checked and committed before the write, pushed and opened as a pull request after it.
+With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.change.stage`):
+checked and committed before the write, pushed and opened as a pull request after it.  The run is
+the change pipeline's (:func:`krm_merge.change.pipeline.run_command`): this module parses and calls it.
 With ``--event`` the promotion is the one a Flux event asks of its Pipeline
 (:mod:`krm_merge.promote.event`); an event with nothing to promote is one line and exit code 0.
 Exit code 0 when fields were set (or already current, or nothing matched with
@@ -28,32 +29,19 @@ Exit code 0 when fields were set (or already current, or nothing matched with
 from __future__ import annotations
 
 import argparse
-import os
-from collections.abc import Callable, Iterator
 
-from krm_merge import txn
-from krm_merge.change.settings import SettingsError
+from krm_merge.change.pipeline import Output, PromoteTarget, run_command
+from krm_merge.change.settings import PROMOTE_BRANCH, SettingsError
 from krm_merge.commands.base import command_parser
-from krm_merge.commands.pull_request import PROMOTE_BRANCH, PullRequestStep, promote_step
 from krm_merge.commands.pull_request_options import add_options, settings_from_args
-from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes import render
-from krm_merge.outcomes.kinds import message
 from krm_merge.outcomes.report import Report
-from krm_merge.promote.errors import PromoteError
-from krm_merge.promote.event import Nothing, promotion_from_event
-from krm_merge.promote.filemode import FileRun, run_files
-from krm_merge.promote.pipeline import PipelineRef
+from krm_merge.promote.errors import PromoteError, describe
+from krm_merge.promote.filemode import EventSource, FilePlanner, PromoteRequest
 from krm_merge.promote.request import (
     Promotion, RequestError, parse_image_policy, parse_kustomize_image, parse_set, promotion_from_spec)
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 PROG = "krm-merge promote"
-
-Finder = Callable[[PipelineRef], "dict[str, Any] | None"]
 
 
 class UsageError(PromoteError):
@@ -119,60 +107,49 @@ def main(argv: list[str]) -> int:
     args = arg_parser.parse_args(argv)
     if args.report and args.report[0] not in render.FORMATS:
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
-    _check_event_options(arg_parser, args)
+    from_pipeline = _check_event_options(arg_parser, args)
     try:
-        args.pull_request_settings = settings_from_args(args)
+        settings = settings_from_args(args)
     except SettingsError as err:
         arg_parser.error(str(err))
     if args.secrets_dir and not args.pull_request:
         arg_parser.error("--secrets-dir: goes with --pull-request")
     report = Report("promote", args.dir)
-    refused = render.refuse_destinations(report, args.results, args.report, quiet=args.quiet)
-    if refused is not None:  # before anything is read or written, dry runs alike
-        return refused
-
-    def body() -> Iterator[str]:
-        try:
-            return _locked_main(args, report)
-        except UsageError as err:
-            arg_parser.error(err.message)  # exits 2: not a result
-
-    # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    diff = report.guard(body, describe=_describe) or ()
-    return render.finish(report, results_file=args.results, report_to=args.report, document=diff, quiet=args.quiet)
-
-
-def _describe(err: KrmMergeError) -> str:
-    return str(err) if isinstance(err, PromoteError) else err.one_line()
+    output = Output(args.results, args.report, args.quiet)
+    try:
+        promotions = promotions_from_args(args) if args.event is None else []
+    except UsageError as err:
+        arg_parser.error(err.message)  # exits 2: not a result
+    except PromoteError as err:  # a promotion that cannot be: the run's error, said after the destinations
+        return run_command(err, report, output, describe=describe)
+    event = None if args.event is None else EventSource(args.event, args.pipeline, args.pipeline_file)
+    request = PromoteRequest(args.dir, tuple(promotions), event, args.skip_unreadable, args.allow_no_match,
+                             args.dry_run)
+    target = None if settings is None else PromoteTarget(settings, args.dir, args.secrets_dir, from_pipeline)
+    return run_command(FilePlanner(request), report, output, target=target, dry_run=args.dry_run,
+                       describe=describe)
 
 
-def _locked_main(args: argparse.Namespace, report: Report) -> Iterator[str]:
-    # Held from the screen to the write: a second writer is refused, not silently overwritten.
-    with txn.PackageLock(args.dir, PROG, read_only=args.dry_run) as lock:
-        report.extend(message(text, "warning", args.dir) for text in lock.messages)
-        return _main(args, report)
-
-
-def _check_event_options(arg_parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _check_event_options(arg_parser: argparse.ArgumentParser, args: argparse.Namespace) -> bool:
     """--event brings its own promotion: the options that make one do not go with it.
 
     Its pull request is the Pipeline's to ask for (pipeline-controller's pull-request strategy):
     without ``--pull-request`` the pull-request options are read, and used when the
-    Pipeline's promotion for the target environment is a pull request.
+    Pipeline's promotion for the target environment is a pull request: True then.
     """
-    args.pull_request_from_pipeline = False
     if args.event is None:
         if args.pipeline_file is not None:
             arg_parser.error("--pipeline-file: goes with --event")
-        return
+        return False
     for option in ("set", "image_policy", "kustomize_image", "environment", "from_environment", "value"):
         if getattr(args, option):
             arg_parser.error(f"--{option.replace('_', '-')}: does not go with --event (the event names the "
                              "environment and the value)")
     if args.pipeline is None and args.pipeline_file is None:
         arg_parser.error("--event: give --pipeline NS/NAME or --pipeline-file FILE")
-    args.pull_request_from_pipeline = not args.pull_request
+    from_pipeline = not args.pull_request
     args.pull_request = True
+    return from_pipeline
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
@@ -208,41 +185,3 @@ def _promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
     if not promotions:
         raise UsageError("nothing to promote: give --set, --image-policy, --kustomize-image or --pipeline")
     return promotions
-
-
-def _main(args: argparse.Namespace, report: Report) -> Iterator[str]:
-    """Plan the promotions and write them (or not: the report's state says); returns a dry run's diff."""
-    root = args.dir
-    if not os.path.isdir(root):
-        raise PromoteError(f"{root} is not a directory")
-    find_pipeline: Callable[[Finder], Finder] | None = None  # the event's Pipeline, read before the tree's
-    if args.event is None:
-        promotions = promotions_from_args(args)
-    else:
-        event = promotion_from_event(args.event, root, pipeline=args.pipeline, pipeline_file=args.pipeline_file)
-        if isinstance(event, Nothing):
-            report.add(message(f"nothing to promote: {event.reason}", "info"))
-            return iter(())
-        promotions = [event.promotion]
-        if args.pull_request_from_pipeline and not event.pull_request:
-            args.pull_request_settings = None  # the Pipeline's promotion is not a pull request
-        find_pipeline = event.find_pipeline
-    if args.pull_request_settings is None:
-        return run_files(root, promotions, report, skip_unreadable=args.skip_unreadable,
-                         allow_no_match=args.allow_no_match, dry_run=args.dry_run)
-    steps: list[PullRequestStep] = []  # the --pull-request step, once the writes are planned
-
-    def before_write(run: FileRun) -> bool:
-        find = find_pipeline(run.find_pipeline) if find_pipeline is not None else run.find_pipeline
-        step = promote_step(report, args.pull_request_settings, root, run.resolved, find,
-                            secrets_dir=args.secrets_dir)
-        steps.append(step)
-        return step.before_write(run.writes.writes, report.as_written, dry_run=args.dry_run)
-
-    def after_write(run: FileRun) -> None:
-        for step in steps:
-            step.publish()
-
-    return run_files(root, promotions, report, skip_unreadable=args.skip_unreadable,
-                     allow_no_match=args.allow_no_match, dry_run=args.dry_run,
-                     before_write=before_write, after_write=after_write)

@@ -1,6 +1,6 @@
 """``--pull-request``'s options on the command line: the parser's group, their defaults, the settings read.
 
-Apart from :mod:`krm_merge.commands.pull_request` (the step around a command's
+Apart from :mod:`krm_merge.change.stage` (the stage around a command's
 write) so that a command parses and checks its options without loading the
 step, the renderer's pull-request words or the promote pipeline's reader: a plain
 ``update`` (no ``--pull-request``) never imports the step (issue #33: start-up).
@@ -8,15 +8,12 @@ step, the renderer's pull-request words or the promote pipeline's reader: a plai
 
 from __future__ import annotations
 
-from krm_merge.change.settings import FORGES, Settings, SettingsError, forge_name
+from krm_merge.change.settings import FORGES, UPDATE_BRANCH, Settings, SettingsError, forge_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
     import argparse
-
-UPDATE_BRANCH = "krm-merge/update/{package}"
-"""An update's branch (``update --pull-request``), where ``resolve --pull-request`` decides its conflicts."""
 
 OPTION_DEFAULTS: dict[str, Any] = {
     "pull_request": False, "branch": None, "base": None, "remote": None, "forge": None, "forge_api": None,
@@ -42,6 +39,9 @@ def add_options(parser: argparse.ArgumentParser, *, default_branch: str) -> None
     group.add_argument("--label", action="append", metavar="LABEL", help="add a label (repeatable)")
     group.add_argument("--reviewer", action="append", metavar="USER",
                        help="request a review (repeatable; ORG/TEAM for a team on GitHub and Gitea)")
+
+
+__all__ = ["OPTION_DEFAULTS", "UPDATE_BRANCH", "add_options", "settings_from_args"]
 
 
 def settings_from_args(args: Any) -> Settings | None:

@@ -6,7 +6,7 @@ Reads the package like ``kpt fn source``, runs the mode chosen by
 whose items changed are rewritten; nothing is written when any error is
 reported.  A promote functionConfig with a ``pullRequest`` block puts the
 change up for review as ``promote --pull-request`` does
-(:mod:`krm_merge.commands.pull_request`): checked before the write, committed,
+(:mod:`krm_merge.change.stage`): checked before the write, committed,
 pushed and opened after it (``--dry-run``: shown, nothing done).
 """
 
@@ -16,7 +16,7 @@ import argparse
 from typing import Any
 
 from krm_merge.commands.base import command_parser
-from krm_merge.commands.pull_request import PullRequestStep, promote_step
+from krm_merge.change.stage import PullRequestStep, promote_step
 from krm_merge.config import mode_name, resolve
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import ChangeSet

@@ -20,7 +20,8 @@ Writes are one transaction of :mod:`krm_merge.txn` under the package lock
 (all-or-nothing even when the process is killed).  Paths never leave the
 package and symlinks are never written through.  Nothing is written with ``--dry-run`` or when a conflict is found
 under ``--conflicts fail``.  With ``--pull-request`` the change then goes up for review
-(:mod:`krm_merge.commands.pull_request`): checked and committed before the write, pushed and opened after it.
+(:mod:`krm_merge.change.stage`): checked and committed before the write, pushed and opened after it.
+The run is the change pipeline's (:func:`krm_merge.change.pipeline.run_command`): this module parses and calls it.
 """
 
 from __future__ import annotations
@@ -33,15 +34,15 @@ if TYPE_CHECKING:  # the plain form `update PKG[@REF]` is read without argparse 
     from typing import Any
     import argparse
 
-    from krm_merge.commands.pull_request import PullRequestStep
-
-from krm_merge.change.settings import Settings, SettingsError
+from krm_merge.change.pipeline import Output, run_command
+from krm_merge.change.settings import SettingsError, Target
 from krm_merge.commands.pull_request_options import OPTION_DEFAULTS, UPDATE_BRANCH, add_options, settings_from_args
+from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import STRATEGIES, Strategy
 from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
 from krm_merge.outcomes import render
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report
-from krm_merge.update.git import update_package
+from krm_merge.update.git import UpdatePlanner
 from krm_merge.update.result import FILES_POLICIES, FilesPolicy, UpdateRequest
 from krm_merge.upstream.git import split_package_ref
 
@@ -165,18 +166,14 @@ def main(argv: list[str]) -> int:
         settings = settings_from_args(args)
     except SettingsError as err:
         return render.usage_error(PROG, str(err))
-    report = Report("update", args.package)
-    refused = render.refuse_destinations(report, args.results, args.report, quiet=args.quiet)
-    if refused is not None:  # before the package is read or written, dry runs alike
-        return refused
-    request = report.guard(lambda: request_from(args))  # a bad PKG@REF: an error of the package, exit 1
-    done = None
-    if request is not None:
-        publisher = None if settings is None else lambda: _pull_request_step(report, settings, request)
-        done = update_package(request, report, publisher=publisher)
-    # Only the document asked for goes to stdout: a report to '-', else a dry run's diff.
-    return render.finish(report, results_file=args.results, report_to=args.report, quiet=args.quiet,
-                         document=done.diff if done is not None else ())
+    try:
+        request = request_from(args)
+    except KrmMergeError as err:  # a bad PKG@REF: an error of the package, exit 1, said after the destinations
+        return run_command(err, Report("update", args.package), Output(args.results, args.report, args.quiet))
+    target = None if settings is None else Target(settings, request.package, DEFAULT_BRANCH,
+                                                  {"ref": request.ref or "upstream"})
+    return run_command(UpdatePlanner(request), Report("update", args.package),
+                       Output(args.results, args.report, args.quiet), target=target, dry_run=args.dry_run)
 
 
 def request_from(args: argparse.Namespace | SimpleNamespace, *, package: str | None = None,
@@ -193,14 +190,6 @@ def request_from(args: argparse.Namespace | SimpleNamespace, *, package: str | N
         Strategy(args.strategy) if args.strategy is not None else None, ConflictPolicy(args.conflicts),
         FilesPolicy(args.files), args.fallback_keys, not args.no_recursive, args.accept_upstream_strategy,
         args.dry_run)
-
-
-def _pull_request_step(report: Report, settings: Settings, request: UpdateRequest) -> PullRequestStep:
-    """``--pull-request``'s step for this package (its branch named by the ref asked for)."""
-    from krm_merge.commands.pull_request import PullRequestStep
-
-    return PullRequestStep(report, settings, request.package, branch_template=DEFAULT_BRANCH,
-                           placeholders={"ref": request.ref or "upstream"})
 
 
 __all__ = ["CONFLICTS_LEFT", "DEFAULTS", "FILE_POLICIES", "MAX_JOBS", "POLICIES", "main", "parse_args", "parser",

@@ -2,18 +2,21 @@
 
 The fleet's options arrive once, as an :class:`~krm_merge.update.result.UpdateRequest` (the command line
 read by the command); each selected package's request is that one with the package's path, and its update
-is :func:`krm_merge.update.git.update_package`, the very pipeline ``krm-merge update PKG@REF`` runs (lock,
-plan from the fleet's shared versions, write), its own report kept in the package's entry.
+is the change pipeline (:func:`krm_merge.change.pipeline.run`) with the update's planner
+(:class:`krm_merge.update.git.UpdatePlanner`), the very pipeline ``krm-merge update PKG@REF`` runs (lock,
+plan from the fleet's shared versions, write), its own report kept in the package's entry.  Its pull request
+is the fleet's, made by the main process around the workers (:mod:`krm_merge.fleet.pull_requests`).
 """
 
 from __future__ import annotations
 
 from typing import Callable, TypeVar
 
+from krm_merge.change.pipeline import run
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import PackageStatus, PackageUpdate, Version
 from krm_merge.outcomes.report import Report, conflicts_found, files_changed, not_merged
-from krm_merge.update.git import update_package
+from krm_merge.update.git import UpdatePlanner
 from krm_merge.update.plan import UpdatePlan
 from krm_merge.update.result import UpdateRequest
 
@@ -33,8 +36,9 @@ def update_one(template: UpdateRequest, shared: Shared, package: Package,
     request = template._replace(package=package.path)
     report = Report("update", package.path)
     recovered: list[str] = []
-    done = update_package(request, report, versions=shared.versions(), recovered=recovered)
-    plan = done.plan if done is not None else None
+    planner = UpdatePlanner(request, versions=shared.versions(), recovered=recovered)
+    diff = report.guard(lambda: run(planner, report, dry_run=request.dry_run))
+    plan = planner.planned.plan if planner.planned is not None and diff is not None else None
     kept = then(report, plan)
     code = report.exit_code
     status = status_of(code, changed=plan is not None and bool(plan.writes), refused=not_merged(report.outcomes))
@@ -43,8 +47,7 @@ def update_one(template: UpdateRequest, shared: Shared, package: Package,
                             errors if status is PackageStatus.FAILED else "", files_changed(report.outcomes),
                             conflicts_found(report.outcomes), render.report_document(report),
                             local_edits(report.outcomes))
-    diff = "".join(done.diff) if request.dry_run and done is not None else ""
-    return outcome, diff, kept, tuple(recovered)
+    return outcome, "".join(diff) if request.dry_run and diff is not None else "", kept, tuple(recovered)
 
 
 def before(package: Package) -> Version | None:

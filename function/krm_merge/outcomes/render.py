@@ -155,7 +155,8 @@ def _update_summary(report: Report) -> list[str]:
         return [current_text(report.target, report.subject or report.target) + _published(report),
                 *_resources_line(report)]
     if report.state is State.WRITTEN:
-        return [f"updated {report.target}: {changed} file(s) changed{files_merged}", *_resources_line(report)]
+        return [f"updated {report.target}: {changed} file(s) changed{_on_branch(report)}{files_merged}"
+                f"{_published(report, PULL_REQUEST_SAID)}", *_resources_line(report)]
     if report.state is State.DRY_RUN:
         return [f"dry run: {changed} file(s) of {report.target} would change{files_merged}; nothing written",
                 *_resources_line(report)]
@@ -182,12 +183,25 @@ def _promoted(report: Report) -> str:
     return f"{report.subject} ({_count(len(fields), 'field')} in {_count(changed, 'file')})"
 
 
-def _published(report: Report) -> str:
+PULL_REQUEST_SAID = frozenset({PullRequestAction.OPENED, PullRequestAction.UPDATED, PullRequestAction.UNCHANGED})
+"""What a summary of a change committed on a pull request's branch says the pull request got."""
+
+
+def _published(report: Report, said: frozenset[PullRequestAction] = frozenset({
+        PullRequestAction.OPENED, PullRequestAction.UPDATED})) -> str:
     """``; pull request #2 opened`` when the run opened or updated one (else nothing): a summary saying nothing
-    changed locally still says what the run did."""
-    done = [o for o in report.outcomes if isinstance(o, PullRequestOutcome)
-            and o.action in (PullRequestAction.OPENED, PullRequestAction.UPDATED)]
+    changed locally still says what the run did.  ``said``: the actions worth a word."""
+    done = [o for o in report.outcomes if isinstance(o, PullRequestOutcome) and o.action in said]
     return "".join(f"; {published_text(o)}" for o in done)
+
+
+def _on_branch(report: Report) -> str:
+    """`` on branch B`` when the change was committed on a pull request's branch, not written to the user's
+    files (``--pull-request``): the files changed are the branch's."""
+    branches = [o.branch for o in report.outcomes if isinstance(o, PullRequestOutcome)
+                and o.action not in PREVIEW_ACTIONS and o.action is not PullRequestAction.NOTHING_TO_CHANGE
+                and o.branch]
+    return f" on branch {branches[-1]}" if branches else ""
 
 
 def _promote_summary(report: Report) -> list[str]:

@@ -55,3 +55,9 @@ class UnreadableYaml(PromoteError):
         """The same error with file/document information filled in where missing."""
         return UnreadableYaml(self.problem, file=self.file or file, index=self.index if self.index is not None else index,
                               field=self.field, line=self.line)
+
+
+def describe(err: KrmMergeError) -> str:
+    """A promote run's error in one line: a promotion's own error with where it is (:meth:`PromoteError.__str__`),
+    any other as every command words it."""
+    return str(err) if isinstance(err, PromoteError) else err.one_line()

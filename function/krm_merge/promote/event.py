@@ -31,7 +31,7 @@ import sys
 from krm_merge.files import read_bytes, read_stream
 from krm_merge.krm.display import escape_controls
 from krm_merge.promote.errors import PromoteError
-from krm_merge.promote.filemode import pipeline_finder
+from krm_merge.promote.files import pipeline_finder
 from krm_merge.promote.pipeline import PipelineRef, is_pipeline, matches, pull_request_promotion
 from krm_merge.promote.request import Promotion, promotion_from_spec
 from krm_merge.records import Record

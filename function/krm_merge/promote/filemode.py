@@ -5,8 +5,9 @@ the tree once (:func:`krm_merge.promote.files.screen`, on the package lister), d
 and parses only the files whose bytes hold a marker key (or the Pipeline API group, to
 find Pipelines) plus the kustomization files of kustomize-image promotions, runs the
 engine (:mod:`krm_merge.promote.engine`) on them and plans the writes;
-:func:`run_files` turns that into typed outcomes on the command's report and writes
-every file or none (a dry run's diff instead).  A changed file differs from the original
+:class:`FilePlanner` turns that into typed outcomes on the command's report, under the tree's lock,
+for the change pipeline (:mod:`krm_merge.change.pipeline`) to write every file or none (a dry run's diff
+instead), with ``--pull-request`` around the write.  A changed file differs from the original
 only in the set scalars (and, for kustomize images, the added entry lines).
 """
 
@@ -15,8 +16,9 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from krm_merge.errors import KrmMergeError
+from krm_merge import txn
 from krm_merge.krm import pkgio
 from krm_merge.krm.pkgio import ChangeSet
 from krm_merge.krm.results import Field, File, Result
@@ -24,14 +26,17 @@ from krm_merge.outcomes.kinds import FileSkipped, Message, SkipReason, message
 from krm_merge.outcomes.kinds import Outcome as Said
 from krm_merge.outcomes.report import Report, State
 from krm_merge.promote.errors import PromoteError, UnreadableYaml
+from krm_merge.promote.event import Nothing, promotion_from_event
 from krm_merge.promote.files import (
-    Screen, ScreenedFile, check_all, decode, diff_all, encode, list_tree, planned_write, read_one, screen, write_all)
+    Screen, ScreenedFile, check_all, decode, diff_all, encode, list_tree, pipeline_lookup, planned_write, read_one,
+    screen, write_all)
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
-from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
+from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef
 from krm_merge.promote.report import field_sets, subject
 from krm_merge.promote.request import Promotion, Resolved, is_kustomization_in, no_match_messages, resolve
 from krm_merge.promote.units import Unit, empty_outcome
-from krm_merge.yaml.load import collecting_duplicate_keys, load_all_data
+from krm_merge.records import Record
+from krm_merge.yaml.load import collecting_duplicate_keys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,63 +44,93 @@ if TYPE_CHECKING:
     from krm_merge.promote.units import Outcome
 
 
-WriteHook = Callable[["FileRun"], "bool | None"]
-"""A hook around the write; ``before_write`` returns True when it committed the change elsewhere (``--pull-request``:
-on the pull request's branch) and the files are to stay as they are."""
+COMMAND = "krm-merge promote"
 
 
-def run_files(root: str, promotions: list[Promotion], report: Report, *, skip_unreadable: bool = False,
-              allow_no_match: bool = False, dry_run: bool = False, before_write: WriteHook | None = None,
-              after_write: WriteHook | None = None) -> Iterator[str]:
-    """Plan ``promotions`` on the files under ``root`` and write them (or not: the report's state says).
+class EventSource(Record):
+    """``--event``: the Flux event's file (``-``: standard input) and where its Pipeline is read from."""
 
-    What the run found and did goes into ``report`` as typed outcomes; the
-    return value is a dry run's unified diff (empty otherwise).
-    ``before_write(run)`` runs once the writes are planned and checked as the
-    write checks them, before they are written (or shown, with ``dry_run``):
-    what it raises stops the run with nothing written, and when it returns True
-    (``--pull-request`` committed the change on its branch) the files stay as they
-    are; ``after_write(run)`` runs after the write (``--pull-request`` publishes there).
-    """
-    run = plan(root, promotions, skip_unreadable=skip_unreadable)
-    report.subject = subject([r.rendered for r in run.resolved])
-    report.extend(run.outcomes)
-    if any(o.severity == "error" for o in run.outcomes):
-        report.state = State.NOT_WRITTEN
-        return iter(())
-    report.extend(field_sets(run.changes))
-    missing = no_match_messages(run.resolved, run.outcome.matched)
-    if allow_no_match:
-        report.extend(message(text) for text in missing)
-    else:
-        report.extend(message(f"{text} (use --allow-no-match to accept this)", "error") for text in missing)
-        if missing:
-            report.state = State.NOT_WRITTEN
-            return iter(())
-    matched = sum(run.outcome.matched)
-    if not run.changes and matched:
-        report.add(message(f"{matched} field(s) already at the promoted value(s): none to set", "info"))
-    report.add_changes(run.writes)
-    # Checked as the write checks it: a dry run refuses what the write would, a refused write gets no commit.
-    diff: Iterator[str] = iter(())
-    if dry_run:
-        diff = diff_all(root, run.writes)
-    elif before_write is not None:
-        check_all(root, run.writes)
-    kept = before_write(run) if before_write is not None else False
-    if dry_run:
-        report.state = State.DRY_RUN
-        return diff
-    if not kept:
-        write_all(root, run.writes)
-    report.state = State.WRITTEN
-    if after_write is not None:
-        after_write(run)
-    return iter(())
+    source: str
+    pipeline: str | None = None
+    pipeline_file: str | None = None
+
+
+class PromoteRequest(Record):
+    """What one ``promote`` run asks, read once from the command line: the tree, the promotions (none with an
+    event: the event brings its own) and how to treat what it finds."""
+
+    root: str
+    promotions: tuple[Promotion, ...] = ()
+    event: EventSource | None = None
+    skip_unreadable: bool = False
+    allow_no_match: bool = False
+    dry_run: bool = False
+
+
+class FilePlanner:
+    """A promote run as the change pipeline (:func:`krm_merge.change.pipeline.run`) runs it: planned under the
+    tree's lock, from the screen to the write."""
+
+    def __init__(self, request: PromoteRequest) -> None:
+        self.request = request
+
+    @contextmanager
+    def plan(self, report: Report) -> Iterator[FileRun]:
+        """Plan the promotions on the files under the root (the outcomes in ``report``); the lock is held for the
+        ``with`` block: a second writer is refused, not silently overwritten."""
+        request = self.request
+        with txn.PackageLock(request.root, COMMAND, read_only=request.dry_run) as lock:
+            report.extend(message(text, "warning", request.root) for text in lock.messages)
+            yield self._planned(report)
+
+    def _planned(self, report: Report) -> FileRun:
+        request = self.request
+        root = request.root
+        if not os.path.isdir(root):
+            raise PromoteError(f"{root} is not a directory")
+        promotions = list(request.promotions)
+        event = None
+        if request.event is not None:
+            found = promotion_from_event(request.event.source, root, pipeline=request.event.pipeline,
+                                         pipeline_file=request.event.pipeline_file)
+            if isinstance(found, Nothing):
+                report.add(message(f"nothing to promote: {found.reason}", "info"))
+                return FileRun.nothing(root, report)
+            promotions, event = [found.promotion], found
+        run = plan(root, promotions, skip_unreadable=request.skip_unreadable)
+        run.root, run.report = root, report
+        if event is not None:  # the event's Pipeline, read before the tree's; its promotion may ask for a pull request
+            run.find_pipeline = event.find_pipeline(run.find_pipeline)
+            run.pipeline_asks = event.pull_request
+        report.subject = subject([r.rendered for r in run.resolved])
+        report.extend(run.outcomes)
+        if any(o.severity == "error" for o in run.outcomes):
+            run.stop = State.NOT_WRITTEN
+            return run
+        report.extend(field_sets(run.changes))
+        missing = no_match_messages(run.resolved, run.outcome.matched)
+        if request.allow_no_match:
+            report.extend(message(text) for text in missing)
+        else:
+            report.extend(message(f"{text} (use --allow-no-match to accept this)", "error") for text in missing)
+            if missing:
+                run.stop = State.NOT_WRITTEN
+                return run
+        matched = sum(run.outcome.matched)
+        if not run.changes and matched:
+            report.add(message(f"{matched} field(s) already at the promoted value(s): none to set", "info"))
+        report.add_changes(run.writes)
+        return run
 
 
 class FileRun:
-    """What one run found and plans to write."""
+    """What one run found and plans to write: the change pipeline's planned change
+    (:class:`krm_merge.change.pipeline.Planned`).
+
+    ``stop``: the state a run ends in before the write (an error: ``NOT_WRITTEN``; an event with nothing to
+    promote: ``READ_ONLY``), None to go on; ``pipeline_asks``: with ``--event``, whether the Pipeline's
+    promotion for the target environment is a pull request (None without an event).
+    """
 
     def __init__(self, resolved: list[Resolved], outcome: Outcome,
                  find_pipeline: Callable[[PipelineRef], dict[str, Any] | None]) -> None:
@@ -105,6 +140,41 @@ class FileRun:
         self.writes = ChangeSet()
         self.changes: list[tuple[str, Any]] = []
         self.outcomes: list[Said] = []  # files skipped, malformed markers, duplicate keys, errors
+        self.root = ""
+        self.report = Report("promote")
+        self.stop: State | None = None
+        self.pipeline_asks: bool | None = None
+
+    @classmethod
+    def nothing(cls, root: str, report: Report) -> FileRun:
+        """A run with nothing to do (an event that asks for no promotion)."""
+        run = cls([], empty_outcome(0), lambda ref: None)
+        run.root, run.report, run.stop = root, report, State.READ_ONLY
+        return run
+
+    @property
+    def planned_writes(self) -> list[pkgio.Write]:
+        """The planned writes (path, new bytes)."""
+        return self.writes.writes
+
+    def check(self) -> None:
+        """What the write checks, before it (a refused write gets no commit)."""
+        check_all(self.root, self.writes)
+
+    def diff(self) -> Iterator[str]:
+        """A dry run's unified diff, once refused as the write refuses."""
+        return diff_all(self.root, self.writes)
+
+    def write(self) -> None:
+        """Every planned file written, or none."""
+        write_all(self.root, self.writes)
+
+    def written(self, package_name: str | None) -> Report:
+        """The report as the write leaves it (a pull request's words)."""
+        return self.report.as_written()
+
+    def done(self, *, on_branch: bool) -> None:
+        """Nothing more to say after the write: every field set is in the report already."""
 
 
 def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) -> FileRun:
@@ -120,7 +190,7 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
     listing = list_tree(root)  # the one listing of the run: the screen and the kustomizations match on it
     screened_tree = screen(listing, tokens) if tokens else Screen([], [])
     files = screened_tree.files
-    finder = _pipeline_finder(files)
+    finder = pipeline_lookup(files)
     resolved = resolve(promotions, finder)
     kustomizations = _kustomization_rels(root, listing, resolved)
     files = _with_kustomizations(root, files, kustomizations)
@@ -208,36 +278,3 @@ def _with_kustomizations(root: str, files: list[ScreenedFile], rels: set[str]) -
     have = {f.rel for f in files}
     extra = [read_one(root, rel) for rel in sorted(rels - have)]
     return sorted(files + extra, key=lambda f: f.rel)
-
-
-def pipeline_finder(root: str) -> Callable[[PipelineRef], dict[str, Any] | None]:
-    """Look Pipelines up in the tree under ``root`` before any promotion is known (``promote --event``).
-
-    One more listing of the tree than :func:`plan` makes: the event's promotion needs the Pipeline first.
-    """
-    return _pipeline_finder(screen(list_tree(root), (PIPELINE_GROUP.encode(),)).files)
-
-
-def _pipeline_finder(files: list[ScreenedFile]) -> Callable[[PipelineRef], dict[str, Any] | None]:
-    """Look Pipelines up among the files that may hold one; each such file is read once."""
-    group = PIPELINE_GROUP.encode()
-    candidates = [screened for screened in files if group in screened.data]
-    documents: list[list[Any]] = []
-
-    def find(ref: PipelineRef) -> dict[str, Any] | None:
-        if candidates and not documents:
-            documents.extend(_documents(screened) for screened in candidates)
-        for docs in documents:
-            found = find_pipeline(docs, ref)
-            if found is not None:
-                return found
-        return None
-
-    return find
-
-
-def _documents(screened: ScreenedFile) -> list[Any]:
-    try:
-        return load_all_data(decode(screened.data)[0], screened.rel)
-    except (KrmMergeError, UnicodeDecodeError, RecursionError):
-        return []  # reported when it also holds markers; otherwise not ours

@@ -15,11 +15,13 @@ from krm_merge.errors import KrmMergeError
 from krm_merge.krm import pkgio
 from krm_merge.krm.snapshot import Snapshot, is_hidden
 from krm_merge.promote.errors import PromoteError
+from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef, find_pipeline
 from krm_merge.records import Record
+from krm_merge.yaml.load import load_all_data
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Iterator, TypeVar
+    from typing import Any, Callable, Iterator, TypeVar
 
     T = TypeVar("T")
 
@@ -210,3 +212,35 @@ def unread_marker_files(snapshot: Snapshot) -> list[str]:
             found.append(listed.rel)
     return found
 
+
+def pipeline_finder(root: str) -> Callable[[PipelineRef], dict[str, Any] | None]:
+    """Look Pipelines up in the tree under ``root`` before any promotion is known (``promote --event``).
+
+    One more listing of the tree than :func:`krm_merge.promote.filemode.plan` makes: the event's promotion needs the Pipeline first.
+    """
+    return pipeline_lookup(screen(list_tree(root), (PIPELINE_GROUP.encode(),)).files)
+
+
+def pipeline_lookup(files: list[ScreenedFile]) -> Callable[[PipelineRef], dict[str, Any] | None]:
+    """Look Pipelines up among the files that may hold one; each such file is read once."""
+    group = PIPELINE_GROUP.encode()
+    candidates = [screened for screened in files if group in screened.data]
+    documents: list[list[Any]] = []
+
+    def find(ref: PipelineRef) -> dict[str, Any] | None:
+        if candidates and not documents:
+            documents.extend(_documents(screened) for screened in candidates)
+        for docs in documents:
+            found = find_pipeline(docs, ref)
+            if found is not None:
+                return found
+        return None
+
+    return find
+
+
+def _documents(screened: ScreenedFile) -> list[Any]:
+    try:
+        return load_all_data(decode(screened.data)[0], screened.rel)
+    except (KrmMergeError, UnicodeDecodeError, RecursionError):
+        return []  # reported when it also holds markers; otherwise not ours

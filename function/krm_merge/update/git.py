@@ -36,21 +36,9 @@ from .tree import diff_trees, remote_subpackages
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator, Protocol, Sequence
+    from typing import Any, Callable, Iterator, Sequence
 
     from .ledger import Entry
-
-    class Publisher(Protocol):
-        """``--pull-request``'s step (:class:`krm_merge.commands.pull_request.PullRequestStep`), as the update
-        pipeline sees it: it commits the planned files in place of the write, then publishes them."""
-
-        @property
-        def package_name(self) -> str: ...
-
-        def before_write(self, writes: Sequence[Any], written: Callable[[], Report], *, dry_run: bool,
-                         ) -> bool: ...
-
-        def publish(self) -> None: ...
 
 
 # Remote subpackages name their own upstreams, so an upstream author decides how deep and
@@ -474,96 +462,104 @@ def _record_lock_in_plan(plan: UpdatePlan, kptfile_text: str, record: Callable[[
         plan.outcomes[:] = [lock_recorded(o) for o in plan.outcomes]  # its row says the file changes, as the files'
 
 
-class Updated(Record):
-    """What one package's update planned, and a dry run's diff (made file by file as it is printed; empty when
-    the plan was written or refused)."""
+class UpdatePlanner:
+    """One package's update as the change pipeline (:func:`krm_merge.change.pipeline.run`) runs it: the update
+    command's and each package of a fleet update.
 
-    plan: UpdatePlan
-    diff: Iterator[str]
-
-
-def update_package(request: UpdateRequest, report: Report, *, publisher: Callable[[], Publisher] | None = None,
-                   versions: GitVersions | None = None, recovered: list[str] | None = None) -> Updated | None:
-    """One package updated as ``krm-merge update`` does it (lock, plan, write), what it did in ``report``; its plan
-    and a dry run's diff (None when an error stopped it: the error is in ``report``).  The one pipeline of a
-    package's update: the update command and each package of a fleet update call it.
-
-    ``publisher`` makes ``--pull-request``'s step (checked before the lock is taken; it commits the planned
-    files in place of the write, then publishes them).  ``versions`` says where the git versions come from (a
-    fleet update's shared folders; default: this update's own fetch).  ``recovered`` receives what the package
-    lock said of an interrupted write it found (finished, rolled back, or only said by a dry run), for a fleet
-    update to say too.
+    ``versions`` says where the git versions come from (a fleet update's shared folders; default: this
+    update's own fetch).  ``recovered`` receives what the package lock said of an interrupted write it found
+    (finished, rolled back, or only said by a dry run), for a fleet update to say too.  Once planned,
+    ``planned`` holds the plan (None when an error stopped it before: the error is in the report).
     """
-    return report.guard(lambda: _locked_update(request, report, publisher, versions, recovered))
+
+    def __init__(self, request: UpdateRequest, *, versions: GitVersions | None = None,
+                 recovered: list[str] | None = None) -> None:
+        self.request = request
+        self.versions = versions
+        self.recovered = recovered
+        self.planned: UpdatePlanned | None = None
+
+    @contextmanager
+    def plan(self, report: Report) -> Iterator[UpdatePlanned]:
+        """Plan under the package lock, held for the ``with`` block (from the read to the write): a second writer
+        is refused, not silently overwritten.  The plan's outcomes and changes are in ``report``."""
+        request = self.request
+        report.target = request.package
+        report.subject = subject(request.package, request.ref)
+        with txn.PackageLock(request.package, COMMAND, read_only=request.dry_run) as lock:
+            report.extend(message(text, "warning") for text in lock.messages)
+            if self.recovered is not None:
+                self.recovered.extend(lock.messages)
+            with collecting_duplicate_keys() as duplicates:
+                try:
+                    planned = _plan(request, self.versions)
+                    recorded = ledger.record(Path(request.package), planned)  # the ledger's change joins the plan's
+                finally:  # said before the error that stopped the plan, if one did
+                    # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
+                    report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
+            report.extend(planned.outcomes)
+            report.add_changes(planned.changes)
+            self.planned = UpdatePlanned(Path(request.package), planned, request, report, recorded)
+            yield self.planned
 
 
-def _locked_update(request: UpdateRequest, report: Report, publisher: Callable[[], Publisher] | None,
-                   versions: GitVersions | None, recovered: list[str] | None) -> Updated:
-    """Plan and write (or not) under the package lock: the plan, and a dry run's diff (empty otherwise)."""
-    report.target = request.package
-    report.subject = subject(request.package, request.ref)
-    step = None if publisher is None else publisher()
-    # Held from the read to the write: a second writer is refused, not silently overwritten.
-    with txn.PackageLock(request.package, COMMAND, read_only=request.dry_run) as lock:
-        report.extend(message(text, "warning") for text in lock.messages)
-        if recovered is not None:
-            recovered.extend(lock.messages)
-        with collecting_duplicate_keys() as duplicates:
-            try:
-                planned = _plan(request, versions)
-                recorded = ledger.record(Path(request.package), planned)  # the ledger's change joins the plan's
-            finally:  # said before the error that stopped the plan, if one did
-                # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
-                report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
-        report.extend(planned.outcomes)
-        report.add_changes(planned.changes)
-        return Updated(planned, _write(Path(request.package), planned, request, report, step, recorded))
+class UpdatePlanned:
+    """A package's planned update, as the change pipeline takes it (:class:`krm_merge.change.pipeline.Planned`).
 
-
-def _write(local: Path, plan: UpdatePlan, request: UpdateRequest, report: Report, step: Publisher | None,
-           recorded: int) -> Iterator[str]:
-    """Write the plan unless a conflict failed it or it is a dry run; the report's state says which.
-
-    ``recorded``: the conflicts the package's ledger holds once written (this
-    update's markers and an earlier update's still there).  The change set is
-    checked first as the write checks it (:meth:`ChangeSet.validate`): a dry run
-    refuses what the write would, and returns its diff (made file by file as it
-    is printed).  With ``--pull-request`` the step checks everything and makes
-    its commit (of the planned bytes, worded by the report as the write would
-    leave it) in place of the write, then publishes it: the package's files stay
-    as they are (docs/pull-requests.md).
+    ``recorded``: the conflicts the package's ledger holds once written (this update's markers and an earlier
+    update's still there).  The change set is checked as the write checks it (:meth:`ChangeSet.validate`): a
+    dry run refuses what the write would, and its diff is made file by file as it is printed.
     """
-    if any(o.severity == "error" for o in plan.outcomes):  # a conflict not merged (--conflicts fail, a rule's fail)
-        report.state = State.NOT_WRITTEN
-        return iter(())
-    diff: Iterator[str] = iter(())
-    if request.dry_run:
-        diff = plan.changes.diff(local)
-    elif step is not None:
-        plan.changes.validate(local)  # before the pull request's commit: a refused write gets none
-    # What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none), the
-    # diff3 regions --files merge left (with or without mark), an earlier update's still there.
-    regions = sum(1 for entry in plan.marks if entry.kind == ledger.TEXT)
-    left = [ConflictsLeft(str(local), recorded, regions, recorded - len(plan.marks), on_branch=step is not None)
-            ] if recorded else []
-    if step is not None:
-        publishing = step
 
-        def written() -> Report:
-            report.subject = subject(publishing.package_name, request.ref)  # the package named by its repository path
-            return report.as_written(*left)
+    __slots__ = ("local", "plan", "request", "report", "recorded")
 
-        step.before_write(plan.changes.writes, written, dry_run=request.dry_run)
-    if request.dry_run:
-        report.state = State.DRY_RUN
-        return diff
-    if step is None:  # with --pull-request the change is committed on the branch: the files stay as they are
-        apply_plan(local, plan)
-    report.state = State.WRITTEN
-    report.extend(left)
-    if step is not None:
-        step.publish()
-    return iter(())
+    def __init__(self, local: Path, plan: UpdatePlan, request: UpdateRequest, report: Report, recorded: int) -> None:
+        self.local = local
+        self.plan = plan
+        self.request = request
+        self.report = report
+        self.recorded = recorded
+
+    @property
+    def planned_writes(self) -> Sequence[pkgio.Write]:
+        """The planned writes (package path, new bytes)."""
+        return self.plan.changes.writes
+
+    @property
+    def stop(self) -> State | None:
+        """A conflict not merged (``--conflicts fail``, a rule's fail): nothing is written."""
+        return State.NOT_WRITTEN if any(o.severity == "error" for o in self.plan.outcomes) else None
+
+    def check(self) -> None:
+        """What the write checks, before it."""
+        self.plan.changes.validate(self.local)
+
+    def diff(self) -> Iterator[str]:
+        """A dry run's unified diff (checked as the write would be)."""
+        return self.plan.changes.diff(self.local)
+
+    def write(self) -> None:
+        """The plan written: one transaction."""
+        apply_plan(self.local, self.plan)
+
+    def left(self, *, on_branch: bool) -> list[Outcome]:
+        """What the write leaves for a person: the markers written (a rule's upstream-wins under mark wrote none),
+        the diff3 regions --files merge left (with or without mark), an earlier update's still there."""
+        if not self.recorded:
+            return []
+        regions = sum(1 for entry in self.plan.marks if entry.kind == ledger.TEXT)
+        return [ConflictsLeft(str(self.local), self.recorded, regions, self.recorded - len(self.plan.marks),
+                              on_branch=on_branch)]
+
+    def written(self, package_name: str | None) -> Report:
+        """The report as the write leaves it (a pull request's words: the package named by its repository path)."""
+        if package_name is not None:
+            self.report.subject = subject(package_name, self.request.ref)
+        return self.report.as_written(*self.left(on_branch=package_name is not None))
+
+    def done(self, *, on_branch: bool) -> None:
+        """After the write: what it left, said."""
+        self.report.extend(self.left(on_branch=on_branch))
 
 
 def subject(package: str, ref: str | None) -> str:
@@ -586,5 +582,5 @@ def _plan(request: UpdateRequest, versions: GitVersions | None) -> UpdatePlan:
     )
 
 
-__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "GitVersions", "Publisher", "Recursion", "Trees", "Updated",
-           "clean_directory", "plan_git_update", "subject", "update_package"]
+__all__ = ["MAX_SUBPACKAGES", "MAX_SUBPACKAGE_DEPTH", "GitVersions", "Recursion", "Trees", "UpdatePlanned",
+           "UpdatePlanner", "clean_directory", "plan_git_update", "subject"]

@@ -1,7 +1,7 @@
 """``--pull-request`` of a fleet update: one branch and pull request per package, or per consumers' repository.
 
 The same step as a single ``krm-merge update --pull-request``
-(:class:`~krm_merge.commands.pull_request.PullRequestStep`, the same options,
+(:class:`~krm_merge.change.stage.PullRequestStep`, the same options,
 forges, token handling and checks), run by the fleet's main process around its
 workers, so no two processes ever touch one git repository's refs at once:
 
@@ -41,9 +41,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from krm_merge.change.redact import Redactor
-from krm_merge.change.settings import Settings
+from krm_merge.change.settings import Settings, Target
+from krm_merge.change.stage import ChangeText, PullRequestStep, change_text, new_tally
 from krm_merge.change.worktree import open_work_tree
-from krm_merge.commands.pull_request import ChangeText, PullRequestStep, change_text, new_tally
 from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes.kinds import FleetScope, ForgeRequests, PackageUpdate
 from krm_merge.outcomes.report import Report
@@ -108,8 +108,8 @@ class FleetPullRequests:
         self.tally = new_tally()
         refused: dict[str, str] = {}
         for group in self.groups:
-            step = PullRequestStep(self.report, self.settings, group.top, branch_template=self._template(),
-                                   placeholders=self._placeholders(group), tally=self.tally)
+            step = PullRequestStep(self.report, Target(self.settings, group.top, self._template(),
+                                                       self._placeholders(group)), tally=self.tally)
             try:
                 step.prepare(list(group.prefixes.values()), dry_run=dry_run)
             except KrmMergeError as err:  # recorded in the report as the step's failed outcome

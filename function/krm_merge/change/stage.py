@@ -1,7 +1,9 @@
-"""``--pull-request`` of ``promote`` and ``update``: the step around the command's write.
+"""``--pull-request`` of ``promote``, ``update``, ``resolve`` and a fleet update: the stage around the write.
 
-A command that takes ``--pull-request`` calls, in order:
-:func:`~krm_merge.commands.pull_request_options.settings_from_args` (the options read), :meth:`PullRequestStep.before_write` with the planned writes (it calls
+A stage of the change pipeline (:mod:`krm_merge.change.pipeline`), not closures of a command: the command
+reads its options once (:func:`~krm_merge.commands.pull_request_options.settings_from_args`) into a
+:class:`Target` (named fields: the settings, the package, the branch template and its values), and the
+pipeline calls, in order: :meth:`PullRequestStep.before_write` with the planned writes (it calls
 :meth:`~PullRequestStep.prepare`: everything that can be refused is refused with nothing changed;
 then :meth:`~PullRequestStep.make_commit` with the planned bytes: the commit and the local branch,
 still before the write), its own write, then :meth:`PullRequestStep.publish` (push, pull
@@ -15,9 +17,11 @@ pull request.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
-from krm_merge.change.settings import PipelinePullRequest, Settings, SettingsError, branch_value, pipeline_pull_request
+from krm_merge.change.settings import (
+    PROMOTE_BRANCH, PipelinePullRequest, Settings, SettingsError, Target, branch_value, pipeline_pull_request)
 from krm_merge.errors import KrmMergeError
 from krm_merge.outcomes import render
 from krm_merge.outcomes.kinds import PullRequestAction, PullRequestOutcome, message
@@ -33,10 +37,6 @@ if TYPE_CHECKING:
     from krm_merge.change.publish import Prepared, Published
     from krm_merge.promote.request import Resolved
 
-PROMOTE_BRANCH = "krm-merge/promote/{promotion}"
-"""A promotion's branch: ``{promotion}`` is ``<namespace>-<pipeline>-<environment>`` of a pipeline promotion
-(``<namespace>-<policy>`` of an image policy, ``<image>-<directory>`` of a kustomize image), several
-promotions' joined by ``+``."""
 
 class ChangeText(Record):
     """The words of a change: the commit's and pull request's title, and their body (Markdown)."""
@@ -72,8 +72,8 @@ def promote_step(report: Report, settings: Settings, root: str, resolved: Sequen
     if first is not None and first.promotion.pipeline is not None:
         placeholders.update(namespace=first.promotion.pipeline.namespace, pipeline=first.promotion.pipeline.name,
                             environment=first.target or "", value=first.promotion.value)
-    return PullRequestStep(report, settings, root, branch_template=PROMOTE_BRANCH, placeholders=placeholders,
-                           pipeline=_pipeline_pull_request(resolved, find_pipeline), secrets_dir=secrets_dir)
+    return PullRequestStep(report, Target(settings, root, PROMOTE_BRANCH, placeholders,
+                                          _pipeline_pull_request(resolved, find_pipeline), secrets_dir))
 
 
 def _slug(resolved: Resolved) -> str:
@@ -119,12 +119,10 @@ class PullRequestStep:
     default the step's own).
     """
 
-    def __init__(self, report: Report, settings: Settings, package_dir: str, *,
-                 branch_template: str, placeholders: Mapping[str, str], pipeline: PipelinePullRequest | None = None,
-                 secrets_dir: str | None = None, client: Mapping[str, Any] | None = None,
+    def __init__(self, report: Report, target: Target, *, client: Mapping[str, Any] | None = None,
                  tally: Tally | None = None) -> None:
         self.report = report
-        self.request_args = (settings, package_dir, branch_template, dict(placeholders), pipeline, secrets_dir)
+        self.target = target
         self.client = client
         self.tally = tally
         self.prepared: Prepared | None = None
@@ -154,11 +152,7 @@ class PullRequestStep:
     def prepare(self, package_paths: Sequence[str], *, dry_run: bool) -> None:
         """Check the work tree, remote, base, branch and forge before the command writes ``package_paths``."""
         change = _change()
-        settings, package_dir, template, values, pipeline, secrets_dir = self.request_args
-        if self.tally is None:
-            self.tally = change.Tally()
-        client = {**(self.client or {}), "tally": self.tally}
-        request = change.Request(settings, package_dir, template, values, pipeline, secrets_dir, None, client)
+        request = self._request(change, pipeline=True)
         self.prepared = self._recorded(lambda: change.prepare(request, list(package_paths), dry_run=dry_run))
 
     def make_commit(self, writes: Sequence[Any], text: ChangeText) -> None:
@@ -174,6 +168,16 @@ class PullRequestStep:
         published = self._recorded(lambda: _change().publish(self.prepared, self.made, self.text.title,
                                                               self.text.body))
         self.report.add(_outcome(published))
+
+    def _request(self, change: Any, *, pipeline: bool) -> Any:
+        """The git side's request (:class:`krm_merge.change.publish.Request`) of the target; ``pipeline``: with the
+        Pipeline's pull-request promotion and its token's folder (a resolution works on the update's branch)."""
+        if self.tally is None:
+            self.tally = change.Tally()
+        t = self.target
+        return change.Request(t.settings, t.package_dir, t.branch_template, dict(t.placeholders),
+                              t.pipeline if pipeline else None, t.secrets_dir if pipeline else None, None,
+                              {**(self.client or {}), "tally": self.tally})
 
     def _recorded(self, step: Callable[[], Any]) -> Any:
         """Run one step; its error becomes the report's failed outcome (which step), and is raised."""
@@ -201,25 +205,27 @@ class PullRequestStep:
         self._warnings()
         self.report.add(_outcome(published, files=len(package_paths) if words else 0, message=words))
 
-    def resolve_on_branch(self, decide: Callable[[str], tuple[list[tuple[str, bytes | None]], ChangeText]],
-                          taken: str) -> None:
-        """``resolve --pull-request``: ``decide(package folder)`` decides the conflicts of the package as the pull
-        request's branch holds it (read into a scratch folder), returning the files it changes (package path,
-        new bytes or None) and the words of its commit; that commit goes on the branch, pushed with a lease,
-        and the pull request says what is left.  The user's files, index and HEAD stay as they are."""
+    @contextmanager
+    def branch_package(self) -> Iterator[str]:
+        """``resolve --pull-request``, first half: the package as the pull request's branch holds it, read into a
+        scratch folder that lives as long as the ``with`` block (the command decides its conflicts there, then
+        calls :meth:`commit_resolution`).  The user's files, index and HEAD stay as they are."""
         change = _change()
-        settings, package_dir, template, values, _, _ = self.request_args
-        if self.tally is None:
-            self.tally = change.Tally()
-        request = change.Request(settings, package_dir, template, values, None, None, None,
-                                 {**(self.client or {}), "tally": self.tally})
+        request = self._request(change, pipeline=False)
         self.prepared = self._recorded(lambda: change.prepare_resolution(request))
         with change.scratch_folder() as scratch:
-            package = self._recorded(lambda: change.branch_package(self.prepared, scratch))
-            planned, self.text = decide(package)
+            yield self._recorded(lambda: change.branch_package(self.prepared, scratch))
+
+    def commit_resolution(self, planned: Sequence[tuple[str, bytes | None]], text: ChangeText, taken: str) -> None:
+        """``resolve --pull-request``, second half: the files the decision changes (package path, new bytes or
+        None) as one commit on the branch, pushed with a lease, and the pull request saying what is left; with
+        nothing decided the branch stays as it is and only the pull request's words change."""
+        assert self.prepared is not None, "branch_package() first"
+        change = _change()
+        self.text = text
         if planned:
-            self.made = self._recorded(lambda: change.commit_resolution(self.prepared, planned, self.text.title,
-                                                                        self.text.body, taken))
+            self.made = self._recorded(lambda: change.commit_resolution(self.prepared, list(planned), text.title,
+                                                                        text.body, taken))
         else:  # nothing decided: the branch stays as it is, and words the pull request
             self.made = self.prepared.remote_sha
             self.prepared.words = self._recorded(lambda: change.branch_words(self.prepared, self.made))
