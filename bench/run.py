@@ -141,8 +141,9 @@ def _round(value: float | None) -> float | None:
 
 
 def run_measured(cmd: list[str], *, stdin: Path | None = None, stdout: Path | None = None, cwd: Path | None = None,
-                 env: dict[str, str] | None = None, prepare: Callable[[], None] | None = None) -> Sample:
-    """Run ``cmd`` once; its wall time, CPU time and peak RSS (children included)."""
+                 env: dict[str, str] | None = None, prepare: Callable[[], None] | None = None, exit_code: int = 0) -> Sample:
+    """Run ``cmd`` once; its wall time, CPU time and peak RSS (children included).  ``exit_code``: the one it must
+    exit with (``update --conflicts mark`` exits 3 when it left markers)."""
     if prepare is not None:
         prepare()
     if env is None and OURS_ENV:
@@ -162,7 +163,7 @@ def run_measured(cmd: list[str], *, stdin: Path | None = None, stdout: Path | No
             if not isinstance(f, int):
                 f.close()
         code = os.waitstatus_to_exitcode(status)
-        if code != 0:
+        if code != exit_code:
             err.seek(0)
             raise CommandFailed(f"{' '.join(cmd[:4])} ... exited {code}: {err.read()[-600:].decode(errors='replace')}")
         peak_kb = int(rss.read().split()[-1]) if TIME else usage.ru_maxrss
@@ -662,9 +663,71 @@ def case_update(work: Path, sizes: list[int], kpt_sizes: set[int], runs: int) ->
     return rows
 
 
+# --- 8. conflict markers: update --conflicts mark (issue 43: 20,000 conflicts in under 5 s) ----------------
+
+
+def _marked_package(root: Path, count: int) -> Path:
+    """One ConfigMap of ``count`` fields, each changed differently locally and upstream (issue 43's shape)."""
+    for copy in ("origin", "local", "upstream"):
+        (root / copy).mkdir(parents=True)
+        (root / copy / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n"
+                                             + "".join(f"  k{i}: {copy}{i}\n" for i in range(count)))
+    (root / "local" / "Kptfile").write_text(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: local\nupstreamLock:\n  type: git\n  git:\n"
+        "    repo: https://example.com/pkgs\n    directory: /local\n    ref: v1\n    commit: " + "a" * 40 + "\n")
+    return root / "local"
+
+
+def check_marked(run_dir: Path, count: int, what: str) -> str:
+    """Every field holds local's value with upstream's and origin's in its marker, and the ledger records each."""
+    text = (run_dir / "cm.yaml").read_text()
+    head, _, body = text.partition("\ndata:\n")  # kpt's identity comment and annotation go into metadata
+    lines = body.splitlines()
+    want = [f'  k{i}: local{i} # krm-merge:conflict upstream="upstream{i}" origin="origin{i}"' for i in range(count)]
+    if lines != want:
+        wrong = next((i for i, (a, b) in enumerate(zip(lines, want)) if a != b), min(len(lines), len(want)))
+        raise WrongAnswer(f"{what}: line {head.count(chr(10)) + wrong + 3} of cm.yaml is not its field's value with its marker")
+    recorded = json.loads((run_dir / ".krm-merge.conflicts").read_text())["conflicts"]
+    if sorted((e["field"], e["local"], e["upstream"], e["origin"]) for e in recorded) != sorted(
+            (f"data.k{i}", f"local{i}", f"upstream{i}", f"origin{i}") for i in range(count)):  # the ledger sorts by field
+        raise WrongAnswer(f"{what}: the conflict ledger does not record each marked field")
+    return "every field marked with its three values, each recorded in the ledger, each run"
+
+
+def case_marks(work: Path, sizes: list[int], runs: int) -> list[Row]:
+    rows = []
+    for count in sizes:
+        root = work / f"marks-{count}"
+        local = _marked_package(root, count)
+        run_dir = root / "run"
+
+        def fresh(local: Path = local, run_dir: Path = run_dir) -> None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            shutil.copytree(local, run_dir)
+
+        cmd = [KRM_MERGE, "update", str(run_dir), "--origin", str(root / "origin"), "--upstream", str(root / "upstream"),
+               "--conflicts", "mark", "--quiet"]
+        row = Row("conflict marks", f"{count:,} conflicts", count, (local / "cm.yaml").stat().st_size / 1e6,
+                  target=Target(note="under 5 s wall at 20,000 (issue 43)"))
+        run_measured(cmd, prepare=fresh, exit_code=3)
+        row.check = check_marked(run_dir, count, f"update --conflicts mark at {count}")
+
+        def ours(cmd: list[str] = cmd, fresh: Callable[[], None] = fresh, run_dir: Path = run_dir,
+                 count: int = count) -> Sample:
+            sample = run_measured(cmd, prepare=fresh, exit_code=3)
+            check_marked(run_dir, count, f"update --conflicts mark at {count}")
+            return sample
+
+        alternate(row, runs, None, ours)
+        print_row(row)
+        rows.append(row)
+        shutil.rmtree(root)
+    return rows
+
+
 # --- main ---------------------------------------------------------------------------------------------
 
-CASES = ("startup", "reorder", "patches", "apply", "passthrough", "promote", "update")
+CASES = ("startup", "reorder", "patches", "apply", "passthrough", "promote", "update", "marks")
 
 
 def machine() -> dict[str, Any]:
@@ -753,6 +816,10 @@ def main() -> int:
                 rows += promote_rows(work, args.quick, runs)
             if "update" in chosen:
                 got = case_update(work, [500, 2000], {500} if args.quick else {500, 2000}, runs)
+                rows += got
+                growths.append(growth(got))
+            if "marks" in chosen:
+                got = case_marks(work, [5000, 20000], runs)
                 rows += got
                 growths.append(growth(got))
         except (CommandFailed, WrongAnswer) as err:

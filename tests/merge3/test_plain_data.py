@@ -102,7 +102,17 @@ def test_a_merge_of_plain_data_imports_no_ruamel() -> None:
     assert out.strip() == "{'a': 2, 'l': [{'name': 'x', 'v': 2}, {'name': 'y'}], 'b': 3} ['upstream', 'upstream'] False"
 
 
-def test_plain_data_cannot_hold_a_conflict_marker() -> None:
+def test_plain_data_hands_its_conflict_markers_back_with_their_paths() -> None:
+    """Plain data holds no comment (issue 43): each marker comes back with its field's data path, for the caller to
+    write onto the field's line; the data is local's and the ledger's records are the round-trip merge's."""
     merger = Merger(MergeOptions(ConflictPolicy.MARK), representation=PLAIN_DATA)
-    with pytest.raises(TypeError, match="round-trip trees"):
-        merger.merge_document({"a": 1}, {"a": 0}, {"a": 2}, None)
+    local = {"a": 1, "s": {"l": [{"name": "x", "v": "l"}]}}
+    merged = merger.merge_document(local, {"a": 0, "s": {"l": [{"name": "x", "v": "o"}]}},
+                                   {"a": 2, "s": {"l": [{"name": "x", "v": "u"}]}}, None)
+    assert merged == {"a": 1, "s": {"l": [{"name": "x", "v": "l"}]}}
+    assert merger.pending == [(("a",), "# krm-merge:conflict upstream=2 origin=0"),
+                              (("s", "l", 0, "v"), '# krm-merge:conflict upstream="u" origin="o"')]
+    rt = Merger(MergeOptions(ConflictPolicy.MARK))
+    rt.merge_document(load_rt(local), load_rt({"a": 0, "s": {"l": [{"name": "x", "v": "o"}]}}),
+                      load_rt({"a": 2, "s": {"l": [{"name": "x", "v": "u"}]}}), None)
+    assert merger.marked == rt.marked and rt.pending == []

@@ -8,7 +8,7 @@ updated.  The update merges those resources on the data the fast reader
 read, writes the answer into local's text with the editing layer, and never
 imports ruamel.yaml; the answer is kpt's as data.  A resource re-formatted
 only takes upstream's change without a merge, and the documents plain data
-cannot carry (markers, comments upstream changed, anchors, keys that are not
+cannot carry (comments upstream changed, anchors, keys that are not
 strings) still go through the round-trip merge, each for its reason.
 """
 
@@ -118,7 +118,6 @@ def test_a_resource_only_reformatted_takes_upstreams_change_without_a_merge(tmp_
 ANCHORED = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: &l {{x: y}}\ndata:\n  a: \"{value}\"\n"
 CASES = {
     # reason: (origin, upstream, local, the update's options)
-    "conflict markers": (cm("a", "1"), cm("a", "2"), cm("a", "3"), ["--conflicts", "mark"]),
     "upstream changed comments": (cm("a", "1", "  b: x\n"), cm("a", "2", "  b: x # upstream's\n"), cm("a", "3", "  b: x\n"),
                                   []),
     "anchors and aliases": (ANCHORED.format(value=1), ANCHORED.format(value=2),
@@ -130,8 +129,8 @@ CASES = {
 @pytest.mark.parametrize("reason", CASES)
 def test_what_plain_data_cannot_carry_goes_through_the_round_trip_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                         reason: str) -> None:
-    """Each document issue 45 leaves to ruamel.yaml, for its reason; its answer is upstream's value (kpt's rule) or
-    local's value with a marker."""
+    """Each document issue 45 leaves to ruamel.yaml, for its reason; its answer is upstream's value (kpt's rule).
+    (Conflict markers go on the plain merge's text: tests/update/test_marks_as_data.py.)"""
     origin, upstream, local_text, extra = CASES[reason]
     base, up, local = (tmp_path / d for d in ("origin", "upstream", "local"))
     for root, text in ((base, origin), (up, upstream), (local, local_text)):
@@ -149,7 +148,7 @@ def test_what_plain_data_cannot_carry_goes_through_the_round_trip_merge(tmp_path
     update_plan.apply_plan(local, plan)
     assert seen == [reason]
     data = yaml.safe_load((local / "a.yaml").read_text())
-    assert data["data"]["a"] == ("3" if extra else "2")
+    assert data["data"]["a"] == "2"
 
 
 def crd(group: str, kind: str) -> str:

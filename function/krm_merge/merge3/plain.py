@@ -7,8 +7,11 @@ then writes the answer into local's text through the editing layer
 trees and printing one (about three quarters of such an update's time).
 The walker and the visitor are the same; only the node operations differ:
 plain nodes carry no comments, so the walker leaves the comment rules out
-and no conflict can be marked here (the caller merges round-trip trees for
-those, and for what plain data cannot say: see ``update/context.py``).
+and a conflict marker is not written into the data: the merger hands each
+back with its field's path (``Merger.pending``) for the caller to put on the
+field's line (``update/conflict_lines.py``; the caller merges round-trip
+trees where it cannot, and for what plain data cannot say: see
+``update/context.py``).
 
 Nothing here imports ruamel.yaml.
 """
@@ -47,7 +50,7 @@ def _replace_items(seq: list[Any], items: list[Any], origins: list[int | None]) 
 
 
 def _unmarkable(container: Any, key: Any, text: str, replacing: str | None = None) -> None:
-    raise TypeError("plain data carries no comments: a conflict is marked on round-trip trees")
+    raise TypeError("plain data carries no comments: its markers are handed back (Merger.pending)")
 
 
 class PlainData:

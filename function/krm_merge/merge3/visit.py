@@ -92,7 +92,7 @@ class Representation(Protocol):
 
     ``comments``: whether the nodes carry comments at all; when False the
     walker neither asks :meth:`Visitor.visit_key` nor calls the comment
-    operations, and no conflict can be marked (a marker is a comment).
+    operations, and its markers are handed back (``Merger.pending``: a marker is a comment).
     """
 
     comments: bool

@@ -242,13 +242,15 @@ class Merger:
     """One 3-way merge run: a :class:`Walker` with a visitor (kyaml's rules unless given).
 
     ``representation``: what the trees are made of (round-trip trees unless
-    given; :data:`.plain.PLAIN_DATA` for plain data, which cannot be marked).
+    given; :data:`.plain.PLAIN_DATA` for plain data, whose markers are handed back in :attr:`pending`).
     """
 
     options: MergeOptions = field(default_factory=MergeOptions)
     visitor: Merge3Visitor | None = None
     # The markers the last merge_document wrote, for the update's conflict ledger.
     marked: list[FieldMark] = field(default_factory=list)
+    # Plain data holds no comment: the markers the caller writes into the text, each (field's data path, marker).
+    pending: list[tuple[tuple[Any, ...], str]] = field(default_factory=list)
     representation: Representation = ROUND_TRIP
 
     def __post_init__(self) -> None:
@@ -277,10 +279,19 @@ class Merger:
         walker = Walker(self.visitor, self.options.fallback_keys, self.options.resolver, on_field, self.representation)
         merged = walker.walk_document(local, origin, upstream, schema)
         rep = walker.rep
-        for container, key, values in marks:
-            # a marker an earlier update left on the field gives way to this one
-            rep.add_line_comment(container, key, marker_comment(_marker_data(values.upstream), _marker_data(values.origin),
-                                                                rep.to_plain_data), replacing=f"# {MARKER}")
+        texts = [marker_comment(_marker_data(values.upstream), _marker_data(values.origin), rep.to_plain_data)
+                 for _, _, values in marks]
+        self.pending = []
+        if rep.comments:
+            for (container, key, _), text in zip(marks, texts):
+                # a marker an earlier update left on the field gives way to this one
+                rep.add_line_comment(container, key, text, replacing=f"# {MARKER}")
+        elif marks:
+            paths = _container_paths(merged, {id(container) for container, _, _ in marks})
+            for (container, key, _), text in zip(marks, texts):
+                where = paths.get(id(container)) if isinstance(container, dict) else None
+                # a field the merge dropped, or an element of a list: no line of the text is its own
+                self.pending.append(((*where, key) if where is not None else (), text))
         self.marked = _field_marks(merged, marks, rep.to_plain_data) if marks else []
         return merged
 

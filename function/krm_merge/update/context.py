@@ -28,6 +28,7 @@ from krm_merge.merge3.conflicts import RULES_ANNOTATION, ConflictPolicy, FieldMa
 from krm_merge.merge3.rules import MergeSchema, SchemaNodeAdapter
 from krm_merge.outcomes.kinds import Action, Reason
 
+from .conflict_lines import with_markers
 from .identity import Identity, content_text, identity_of, strip_bookkeeping
 from .resources import (
     drop_bookkeeping, is_crd, rules_of, same_content, take_disjoint_changes, take_upstream_change, upstream_change,
@@ -293,13 +294,12 @@ class MergeContext:
     def round_trip_reason(self, obj: Item, base: Item | None, up: Item) -> str | None:
         """Why the 3-way merge of this resource needs ruamel.yaml's round-trip trees, or None (plain data will do).
 
-        Plain data has no comments: a merge that must write a conflict marker (``--conflicts mark``, a ``mark``
-        rule), or carry upstream's comment changes, needs the trees.  So does a document whose data is not a
+        Plain data has no comments: a merge that must carry upstream's comment changes needs the trees.  (Conflict
+        markers are written onto the plain merge's text where that gives the trees' bytes, :mod:`.conflict_lines`;
+        the trees place the others.)  So does a document whose data is not a
         tree of string keys: YAML anchors and aliases (one node in several places), keys that are not strings
         (the trees' equality reads keys as text), a document that is not a mapping.
         """
-        if self.options.conflicts is ConflictPolicy.MARK or self._rules_for(obj).marks:
-            return "conflict markers"
         if comments_of(base.text if base is not None else "") != comments_of(up.text):
             return "upstream changed comments"
         try:
@@ -334,6 +334,13 @@ class MergeContext:
                 return None
             if change is not None and obj.text != before:
                 self._prefer_upstreams_lines(obj, before, change)
+            if merger.pending:
+                marked = with_markers(obj.text, merger.pending)
+                if marked is None:
+                    obj.set_text(before)  # a marker only the round-trip merge places as it always has
+                    return None
+                obj.set_text(marked)
+            result.marks.extend((obj, mark) for mark in merger.marked)
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         return merged is not MISSING
 
