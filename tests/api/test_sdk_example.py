@@ -36,7 +36,8 @@ def test_sample_function_passes_its_catalog_tests_through_kpt(tmp_path: Path) ->
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "--rootdir", str(EXAMPLE),
+        # -n 0: one process; the suite around this test already uses every core (pyproject's addopts).
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q", "-rs", "--rootdir", str(EXAMPLE),
          "--basetemp", str(tmp_path / "t"), str(EXAMPLE / "test_label_deployments.py")],
         capture_output=True, text=True, cwd=EXAMPLE, env=env, timeout=300,
     )

@@ -104,6 +104,16 @@ def test_the_set_up_and_the_test_suite_are_what_ci_runs() -> None:
     assert shlex.split(run)[0] == "krm-merge" and "--dry-run" in run  # the quick start changes nothing
 
 
+def test_the_test_command_runs_on_every_core() -> None:
+    """The README's `python -m pytest`, as typed, spreads the tests over worker processes (CI's 30 minutes)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST_"))}
+    env["PYTEST_XDIST_AUTO_NUM_WORKERS"] = "2"  # what `-n auto` finds on CI's 2 cores, on any machine
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/packaging/test_locks.py"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert re.search(r"^created: 2/2 workers$", done.stdout, re.M), done.stdout[-3000:]
+
+
 def test_the_api_example_is_the_shipped_command() -> None:
     fragment = next("\n".join(lines) + "\n" for language, _, lines in _blocks(README) if language == "python")
     assert fragment in (ROOT / "examples" / "sdk-patch-file" / "patch_file.py").read_text()

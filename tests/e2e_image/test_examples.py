@@ -36,6 +36,9 @@ def _alias_image(tools: Orchestrators, image: str, refs: set[str]) -> list[str]:
 
 
 @pytest.mark.skipif(not EXAMPLES, reason=f"no examples with .expected/config.yaml under {EXAMPLES_ROOT}")
+# The aliases are podman tags, seen by every worker: on two workers, one example's untag would
+# remove the name another example is rendering with.  One worker runs them all.
+@pytest.mark.xdist_group("podman-image-aliases")
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
 def test_example_with_image(example: Example, image: str, orchestrators: Orchestrators,
                             host_function: Path, tmp_path: Path) -> None:

@@ -37,7 +37,8 @@ def _image_tests(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[
     env["PATH"] = f"{_fake_tools(tmp_path / 'bin')}{os.pathsep}{env.get('PATH', '')}"
     if ci is not None:
         env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    # -n 0: one process; the suite around this test already uses every core (pyproject's addopts).
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
                            "tests/e2e_image/test_image_properties.py"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
