@@ -78,4 +78,4 @@ def test_the_fleet_form_is_given_the_options_read_once() -> None:
     _, functions = _update_command()
     main = next(f for f in functions if f.name == "main")
     calls = [n for n in ast.walk(main) if isinstance(n, ast.Call) and ast.unparse(n.func).startswith("fleet.")]
-    assert [ast.unparse(c) for c in calls] == ["fleet.run(args)"]
+    assert [ast.unparse(c) for c in calls] == ['fleet.run(args, request_from(args, package=\'\', ref=args.ref))']

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
+    from krm_merge.update.result import UpdateRequest
+
 from krm_merge.change.pipeline import Output
 from krm_merge.change.settings import SettingsError
-from krm_merge.commands import update
 from krm_merge.commands.pull_request_options import settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.fleet import shard
@@ -46,18 +47,12 @@ class _UsageError(KrmMergeError):
     """A fleet option missing or out of place (exit code 2, as argparse's errors)."""
 
 
-def parser() -> argparse.ArgumentParser:
-    """The update command's parser: the fleet form is one of its forms."""
-    return update.parser()
+def run(args: argparse.Namespace | SimpleNamespace, each: UpdateRequest) -> int:
+    """The fleet form, its command line read by :func:`krm_merge.commands.update.parse_args` (``each``: the
+    update every selected package gets, parsed there once); the exit code.
 
-
-def main(argv: list[str]) -> int:
-    """Entry point of the fleet form; returns the exit code."""
-    return run(update.parse_args(argv))
-
-
-def run(args: argparse.Namespace | SimpleNamespace) -> int:
-    """The fleet form, its command line read by :func:`krm_merge.commands.update.parse_args`; the exit code."""
+    Given the request rather than importing the update command for it: a command never loads another.
+    """
     try:
         _check_usage(args)
         settings = settings_from_args(args)
@@ -65,7 +60,7 @@ def run(args: argparse.Namespace | SimpleNamespace) -> int:
     except (_UsageError, SettingsError, shard.ShardError) as err:
         return render.usage_error(PROG, str(err))
     request = FleetRequest((args.package, *args.roots), args.upstream, args.ref,
-                           update.request_from(args, package="", ref=args.ref), args.match, which, args.jobs,
+                           each, args.match, which, args.jobs,
                            settings, args.pull_request_per, args.quiet)
     return run_fleet(request, Output(args.results, args.report, args.quiet))
 
@@ -81,4 +76,4 @@ def _check_usage(args: argparse.Namespace | SimpleNamespace) -> None:
         raise _UsageError("--pull-request-per goes with --pull-request")
 
 
-__all__ = ["main", "parser", "run"]
+__all__ = ["run"]

@@ -157,7 +157,7 @@ def main(argv: list[str]) -> int:
         # report load only with --ref, never on the plain `update PKG[@REF]`.
         from krm_merge.commands import fleet
 
-        return fleet.run(args)
+        return fleet.run(args, request_from(args, package="", ref=args.ref))
     if (args.origin is None) != (args.upstream is None):
         return render.usage_error(PROG, "--origin and --upstream go together")
     if args.report and args.report[0] not in render.FORMATS:
