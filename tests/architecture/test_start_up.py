@@ -208,9 +208,11 @@ NO_OP_UPDATE = _EVERY_PATH + """
 """
 # `promote DIR --set ... --dry-run` on a marked file: the command's parser (argparse, gettext, locale), the
 # package lock (txn: _blake2 seals its journal), the lister (pkgio: fnmatch, unicodedata), promote's fast path
-# (no PyYAML).
+# (no PyYAML); --push's step and the race rule (two small modules, no imports of their own beyond the path's;
+# its git side loads only with --push, through the pull-request step's door).
 PROMOTE = _EVERY_PATH + """
     krm_merge.change krm_merge.change.settings krm_merge.commands krm_merge.commands.base krm_merge.commands.promote
+    krm_merge.commands.promote_push krm_merge.promote.contest
     krm_merge.commands.pull_request krm_merge.commands.pull_request_options krm_merge.krm.display krm_merge.krm.pkgio
     krm_merge.krm.snapshot krm_merge.promote krm_merge.promote.changes krm_merge.promote.engine
     krm_merge.promote.errors krm_merge.promote.event krm_merge.promote.fastpath krm_merge.promote.filemode

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from krm_merge import txn
 from krm_merge.change.settings import SettingsError
 from krm_merge.commands.base import command_parser
+from krm_merge.commands.promote_push import PushStep
 from krm_merge.commands.pull_request import PROMOTE_BRANCH, PullRequestStep, promote_step
 from krm_merge.commands.pull_request_options import add_options, settings_from_args
 from krm_merge.errors import KrmMergeError
@@ -73,7 +74,9 @@ EXAMPLES = ("krm-merge promote clusters/ --image-policy flux-system:app=ghcr.io/
             'krm-merge promote . --pipeline flux-system/podinfo \\\n      --event "$GITHUB_EVENT_PATH"')
 
 EXIT_STATUS = ("exit status: 0 fields set, already current, or nothing to promote (--event: an event that is not a "
-               "successful upgrade, an object no Pipeline tracks, the last environment); 1 an error; 2 bad usage")
+               "successful upgrade, an object no Pipeline tracks, the last environment; --push: another writer's "
+               "higher version already there); 1 an error (--push: also every push lost its race, "
+               "--push-attempts times; the last commit stays on a local branch krm-merge/push/...); 2 bad usage")
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -108,6 +111,15 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="warn about and skip a marked file that is not valid YAML or not UTF-8 (default: an error, "
                         "exit 1)")
     add_options(p, default_branch=PROMOTE_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
+    push = p.add_argument_group("push", "deliver the change as one commit pushed to the base branch (--base, "
+                                "--remote), planned again on the new head whenever another writer pushed first; "
+                                "see docs/promote-races.md")
+    push.add_argument("--push", action="store_true",
+                      help="after planning: one commit of the changed files on the base branch's tip, pushed with "
+                           "a lease (signed where git's configuration signs); your checkout stays as it is")
+    push.add_argument("--push-attempts", type=_attempts, default=None, metavar="N",
+                      help="with --push: pushes in all before giving up when other writers keep pushing first "
+                           "(default 20)")
     p.add_argument("--secrets-dir", metavar="DIR",
                    help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
                         "DIR/<namespace>/<name>/<key> (default $KRM_MERGE_SECRETS_DIR)")
@@ -120,12 +132,14 @@ def main(argv: list[str]) -> int:
     if args.report and args.report[0] not in render.FORMATS:
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     _check_event_options(arg_parser, args)
+    push_to = _check_push_options(arg_parser, args)
     try:
         args.pull_request_settings = settings_from_args(args)
     except SettingsError as err:
         arg_parser.error(str(err))
     if args.secrets_dir and not args.pull_request:
         arg_parser.error("--secrets-dir: goes with --pull-request")
+    args.push_to = push_to
     report = Report("promote", args.dir)
     refused = render.refuse_destinations(report, args.results, args.report, quiet=args.quiet)
     if refused is not None:  # before anything is read or written, dry runs alike
@@ -161,18 +175,42 @@ def _check_event_options(arg_parser: argparse.ArgumentParser, args: argparse.Nam
     Pipeline's promotion for the target environment is a pull request.
     """
     args.pull_request_from_pipeline = False
-    if args.event is None:
-        if args.pipeline_file is not None:
+    if args.event is None or args.push:
+        if args.event is None and args.pipeline_file is not None:
             arg_parser.error("--pipeline-file: goes with --event")
-        return
+        if args.event is None:
+            return
     for option in ("set", "image_policy", "kustomize_image", "environment", "from_environment", "value"):
         if getattr(args, option):
             arg_parser.error(f"--{option.replace('_', '-')}: does not go with --event (the event names the "
                              "environment and the value)")
     if args.pipeline is None and args.pipeline_file is None:
         arg_parser.error("--event: give --pipeline NS/NAME or --pipeline-file FILE")
+    if args.push:
+        return  # asked for by the user: the Pipeline's pull request is not opened
     args.pull_request_from_pipeline = not args.pull_request
     args.pull_request = True
+
+
+def _attempts(text: str) -> int:
+    """``--push-attempts N``: a whole number from 1 to 100."""
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 100, got {text!r}")
+    return int(text)
+
+
+def _check_push_options(arg_parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, str | None] | None:
+    """``--push``: the remote and base it pushes to (taken from --remote and --base); None without it."""
+    if not args.push:
+        if args.push_attempts is not None:
+            arg_parser.error("--push-attempts: goes with --push")
+        return None
+    if args.pull_request:
+        arg_parser.error("--push: does not go with --pull-request (one delivers to the base branch, the other "
+                         "opens a pull request)")
+    remote, base = args.remote or "origin", args.base
+    args.remote = args.base = None  # read here: the pull-request options left must not be given
+    return remote, base
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:
@@ -227,6 +265,8 @@ def _main(args: argparse.Namespace, report: Report) -> Iterator[str]:
         if args.pull_request_from_pipeline and not event.pull_request:
             args.pull_request_settings = None  # the Pipeline's promotion is not a pull request
         find_pipeline = event.find_pipeline
+    if args.push_to is not None:
+        return _pushed(args, root, promotions, report)
     if args.pull_request_settings is None:
         return run_files(root, promotions, report, skip_unreadable=args.skip_unreadable,
                          allow_no_match=args.allow_no_match, dry_run=args.dry_run)
@@ -246,3 +286,14 @@ def _main(args: argparse.Namespace, report: Report) -> Iterator[str]:
     return run_files(root, promotions, report, skip_unreadable=args.skip_unreadable,
                      allow_no_match=args.allow_no_match, dry_run=args.dry_run,
                      before_write=before_write, after_write=after_write)
+
+
+def _pushed(args: argparse.Namespace, root: str, promotions: list[Promotion], report: Report) -> Iterator[str]:
+    """``--push``: the planned writes committed on the base's tip and pushed, planned again after a lost race."""
+    remote, base = args.push_to
+    step = PushStep(report, root, promotions, remote=remote, base=base,
+                    attempts=args.push_attempts, skip_unreadable=args.skip_unreadable)
+    return run_files(root, promotions, report, skip_unreadable=args.skip_unreadable,
+                     allow_no_match=args.allow_no_match, dry_run=args.dry_run,
+                     before_write=lambda run: step.before_write(run, dry_run=args.dry_run),
+                     after_write=step.after_write)
