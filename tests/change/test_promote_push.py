@@ -133,3 +133,14 @@ def test_a_recorded_repository_dispatch_is_pushed_to_main_byte_exactly(http_worl
     assert result.returncode == 0, result.stderr
     assert on_main(world, RELEASE) == HELMRELEASE.replace("6.2.0", "6.5.4")
     assert world.changed_files("main") == [RELEASE] and world.git("status", "--porcelain") == ""
+
+
+def test_a_dry_run_says_where_it_would_push_and_fetches_nothing(http_world: tuple[GitWorld, GitHttpServer]) -> None:
+    world, _ = http_world
+    commit_elsewhere(world, "apps/podinfo/notes.yaml", "moved: true\n")  # main moved: a fetch would bring it
+    before = world.remote_branch("main")
+    result = promote(world, "6.3.0", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert f"push: would push one commit of 1 file(s) to origin main ({before[:12]})" in result.stderr
+    assert world.remote_branch("main") == before and world.git("status", "--porcelain") == ""
+    assert world.git("cat-file", "-t", before, check=False) == ""  # not fetched: the object store is as it was

@@ -63,9 +63,13 @@ class Landed(Record):
     replanned: tuple[str, ...]
 
 
-def prepare(package_dir: str, remote: str, base: str | None, package_paths: list[str], *,
+def prepare(package_dir: str, remote: str, base: str | None, package_paths: list[str], *, dry_run: bool = False,
             environ: Mapping[str, str] | None = None) -> Target:
-    """Check what can be checked before the command writes ``package_paths`` (relative to the package)."""
+    """Check what can be checked before the command writes ``package_paths`` (relative to the package).
+
+    A dry run only reads (``ls-remote``): nothing is fetched, so the base's copy of the files is compared
+    only when the object store already holds it.
+    """
     redactor = Redactor()
     tree = open_work_tree(package_dir, redactor, os.environ if environ is None else environ)
     mask_url_credentials(remote_url(tree.git, remote), redactor)
@@ -75,7 +79,8 @@ def prepare(package_dir: str, remote: str, base: str | None, package_paths: list
         raise ChangeError("base", f"cannot tell the default branch of {remote}: give --base")
     if base not in refs.heads:
         raise ChangeError("base", f"{remote} has no branch {base!r}")
-    fetch(tree.git, remote, [base])
+    if not dry_run:
+        fetch(tree.git, remote, [base])
     target = Target(tree, remote, base, refs.heads[base])
     paths = [tree.repo_path(p) for p in package_paths]
     dirty = uncommitted(tree, paths)
@@ -83,7 +88,7 @@ def prepare(package_dir: str, remote: str, base: str | None, package_paths: list
         raise ChangeError("work tree", "uncommitted changes to files the command would change: "
                           f"{', '.join(dirty)}; commit or stash them first (other changes are left alone)")
     head = tree.git.attempt(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).out.strip() or None
-    if head is not None and head != target.head:
+    if head is not None and head != target.head and commits.has_commit(tree, target.head):
         ours, theirs = blobs(tree, head, paths), blobs(tree, target.head, paths)
         differ = [path for path in paths if ours.get(path) != theirs.get(path)]
         if differ:

@@ -63,7 +63,7 @@ class PushStep:
         if not paths:
             return False
         try:
-            self.target = _race().prepare(self.root, self.remote, self.base, paths)
+            self.target = _race().prepare(self.root, self.remote, self.base, paths, dry_run=dry_run)
         except KrmMergeError as err:
             raise _nothing_written(err) from None
         self.keep = "krm-merge/push/" + "+".join(dict.fromkeys(branch_value(r.rendered.describe().replace("/", "-"))
