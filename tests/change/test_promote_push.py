@@ -144,3 +144,22 @@ def test_a_dry_run_says_where_it_would_push_and_fetches_nothing(http_world: tupl
     assert f"push: would push one commit of 1 file(s) to origin main ({before[:12]})" in result.stderr
     assert world.remote_branch("main") == before and world.git("status", "--porcelain") == ""
     assert world.git("cat-file", "-t", before, check=False) == ""  # not fetched: the object store is as it was
+
+
+def test_a_contest_met_again_on_a_later_head_is_said_once(http_world: tuple[GitWorld, GitHttpServer]) -> None:
+    world, server = http_world
+    pushes = [lambda: commit_elsewhere(world, RELEASE, HELMRELEASE.replace("6.2.0", "6.2.5")),
+              lambda: commit_elsewhere(world, "apps/podinfo/notes.yaml", "moved: true\n")]
+
+    def next_writer() -> None:  # two other writers, one before each of our first two pushes
+        pushes.pop(0)()
+        if pushes:
+            server.before_push = next_writer
+
+    server.before_push = next_writer
+    result = promote(world, "6.3.0")
+    assert result.returncode == 0, result.stderr
+    assert "after planning again on 2 newer head(s) of main (3 push(es))" in result.stderr
+    assert result.stderr.count("another writer set 6.2.5 meanwhile") == 1
+    assert on_main(world, RELEASE) == HELMRELEASE.replace("6.2.0", "6.3.0")
+    assert on_main(world, "apps/podinfo/notes.yaml") == "moved: true\n"

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from krm_merge.change import race
+    from krm_merge.promote.changes import Change
 
 Key = tuple[str, int, str]  # file, document index, field path
 
@@ -55,6 +56,7 @@ class PushStep:
         self.target: race.Target | None = None
         self.made: str | None = None
         self.baseline: dict[Key, str | None] = {}
+        self.said: set[tuple[Key, str]] = set()  # contests reported: a later re-plan meeting the same one is quiet
         self.keep = "krm-merge/push"
 
     def before_write(self, run: FileRun, *, dry_run: bool) -> bool:
@@ -131,17 +133,20 @@ class PushStep:
             if key not in self.baseline or change.old == self.baseline[key] or change.old is None:
                 continue
             won = ours_prevails(change.new, change.old)
+            if not won:
+                lost.add(key)
+            if (key, change.old) in self.said:
+                continue
+            self.said.add((key, change.old))
             winner, loser = (change.new, change.old) if won else (change.old, change.new)
             self.report.add(message(
                 f"push: {rel} {change.path}: another writer set {change.old} meanwhile (at {head[:12]}); "
                 f"{winner} stands over {loser} ({'ours' if won else 'theirs'}: {RULE})", "info", rel))
-            if not won:
-                lost.add(key)
         return lost
 
 
-def _key(rel: str, change: object) -> Key:
-    return rel, change.doc, change.path  # type: ignore[attr-defined]
+def _key(rel: str, change: Change) -> Key:
+    return rel, change.doc, change.path
 
 
 def _message(title: str, body: str) -> str:
