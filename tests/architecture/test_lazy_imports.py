@@ -80,8 +80,9 @@ ALLOWED: list[Lazy] = [
          _START_UP + "--version and --help print no content, so they never load the escaping"),
     Lazy("krm_merge.change.stage", "_change", "krm_merge.change.publish",
          _START_UP + "only a run with --pull-request loads git's steps, the forges and urllib.request (~20 ms)"),
-    Lazy("krm_merge.change.pipeline", "_stage_module", "krm_merge.change.stage",
-         _START_UP + "a plain update (no --pull-request) never loads the step, its words and the promote pipeline's reader"),
+    Lazy("krm_merge.change.pipeline", "_stages", "krm_merge.change.stages",
+         _START_UP + "a plain update or promote (no --pull-request, no --push) never loads the stages, their words, "
+         "git's steps and the promote pipeline's reader"),
     Lazy("krm_merge.cli", "_say_interrupted", "krm_merge.outcomes.render",
          _START_UP + "only a run stopped by a signal outside any command's report says it here"),
     Lazy("krm_merge.cli", "usage", "krm_merge.usage",

@@ -25,7 +25,9 @@ from tests.change.gitworld import GitWorld
 from tests.change.helpers import PROMOTE
 from tests.change.test_fleet_pull_request import _fleet
 from tests.change.test_update_pull_request import TOKEN as GITLAB_TOKEN
+from tests.change.test_promote_push import RELEASE, commit_elsewhere
 from tests.change.test_update_pull_request import _upstream
+from tests.git_http import GitHttpServer
 
 PACKAGE = Path(krm_merge.__file__).parent
 COMMANDS = PACKAGE / "commands"
@@ -166,6 +168,22 @@ def test_promote_with_a_pull_request_never_calls_back_into_the_command(world: Gi
         assert calls == []
     finally:
         forge.close()
+
+
+def test_promote_with_a_push_that_loses_a_race_never_calls_back_into_the_command(world: GitWorld) -> None:
+    """``--push`` is a stage of the pipeline too: its commit, its push and the re-plan on the head another writer
+    pushed first (the same field, a higher version: the contest said) all run below the command."""
+    server = GitHttpServer(world.tmp / "repos", world.env)
+    world.git("remote", "set-url", "origin", server.url("acme/deploy.git"))
+    server.before_push = lambda: commit_elsewhere(world, RELEASE, world.remote_file("main", RELEASE).replace(
+        "6.2.0", "6.2.5") + "\n")
+    try:
+        result, calls = _traced(world, "promote", str(world.package), *PROMOTE, "--value", "6.3.0", "--push", env={})
+        assert result.returncode == 0, result.stderr
+        assert "6.3.0 stands over 6.2.5 (ours" in result.stderr and "(2 push(es))" in result.stderr
+        assert calls == []
+    finally:
+        server.close()
 
 
 def test_a_fleet_update_with_pull_requests_never_calls_back_into_the_command(world: GitWorld) -> None:

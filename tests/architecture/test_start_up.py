@@ -209,10 +209,13 @@ NO_OP_UPDATE = _EVERY_PATH + """
 # `promote DIR --set ... --dry-run` on a marked file: the command's parser (argparse, gettext, locale), the
 # package lock (txn: _blake2 seals its journal), the lister (pkgio: fnmatch, unicodedata), promote's fast path
 # (no PyYAML).  The change pipeline (change.pipeline: one small module of its own, importing nothing heavy) runs
-# every writing command; --pull-request's stage loads only with the option.
+# every writing command; --pull-request's stage loads only with the option, and so do --push's stage and its git
+# side (change.push_stage, change.race); the race rule (promote.contest: one small module, importing only re)
+# comes with the planner that hands it to --push.
 PROMOTE = _EVERY_PATH + """
     krm_merge.change krm_merge.change.pipeline krm_merge.change.settings krm_merge.commands krm_merge.commands.base
     krm_merge.commands.promote krm_merge.commands.pull_request_options krm_merge.krm.display krm_merge.krm.pkgio
+    krm_merge.promote.contest
     krm_merge.krm.snapshot krm_merge.promote krm_merge.promote.changes krm_merge.promote.engine
     krm_merge.promote.errors krm_merge.promote.event krm_merge.promote.fastpath krm_merge.promote.filemode
     krm_merge.promote.files krm_merge.promote.imagepolicy krm_merge.promote.markers krm_merge.promote.pipeline

@@ -8,7 +8,9 @@
   :class:`Planned` (the writes, whether an error stopped them, the checks the write makes, the
   write itself);
 * the pull-request :class:`~krm_merge.change.stage.Target` (or a promotion's
-  :class:`PromoteTarget`, whose branch and Pipeline come from the plan), or None.
+  :class:`PromoteTarget`, whose branch and Pipeline come from the plan), a promotion's
+  :class:`PushTarget` (``promote --push``: the stage :mod:`krm_merge.change.push_stage`, which commits on
+  the base branch and plans again with the plan's own replanner when another writer pushed first), or None.
 
 In order: the plan (its outcomes in the report); nothing more when an error stopped it
 (``not written``); the write's checks (dry runs alike: a dry run refuses what the write would,
@@ -36,6 +38,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
+    from krm_merge.change.push_stage import PushStep, Replanner
     from krm_merge.change.stage import PullRequestStep
     from krm_merge.errors import KrmMergeError
     from krm_merge.promote.pipeline import PipelineRef
@@ -92,6 +95,11 @@ if TYPE_CHECKING:
         @property
         def pipeline_asks(self) -> bool | None: ...  # --event: the Pipeline's promotion is a pull request
 
+    class PushPlanned(Planned, Protocol):
+        """A plan that can be made again on a newer head of the base branch (``promote --push``)."""
+
+        def replanner(self) -> Replanner: ...
+
 
 class PromoteTarget(Record):
     """A promotion's pull request: the settings, the tree, the token folder; its branch and its Pipeline's
@@ -104,6 +112,17 @@ class PromoteTarget(Record):
     if_pipeline_asks: bool = False
 
 
+class PushTarget(Record):
+    """``--push``, read once from the command line: the package's folder, the remote and base branch it goes to
+    (None: the remote's default branch), and the pushes in all before giving up (None:
+    :data:`krm_merge.change.race.ATTEMPTS`)."""
+
+    root: str
+    remote: str = "origin"
+    base: str | None = None
+    attempts: int | None = None
+
+
 class Output(Record):
     """Where a command's report goes: ``--results FILE``, ``--report FORMAT FILE``, ``--quiet``."""
 
@@ -112,7 +131,7 @@ class Output(Record):
     quiet: bool = False
 
 
-def run(planner: Planner, report: Report, *, target: Target | PromoteTarget | None = None,
+def run(planner: Planner, report: Report, *, target: Target | PromoteTarget | PushTarget | None = None,
         dry_run: bool = False) -> Iterator[str]:
     """Plan, validate, commit (``--pull-request``), write and publish one change; what happened is in ``report``
     (its state says whether anything was written).  Returns a dry run's diff (empty otherwise).  Errors are
@@ -148,19 +167,20 @@ def run_on_branch(planner: BranchPlanner, report: Report, target: Target) -> Non
     """``resolve --pull-request``: the change planned on the package as the pull request's branch holds it (read
     into a scratch folder), committed on that branch, pushed with a lease, and the pull request saying what is
     left.  The user's files, index and HEAD stay as they are."""
-    stage = _stage_module()
-    step = stage.PullRequestStep(report, target)
+    stages = _stages()
+    step = stages.PullRequestStep(report, target)
     with step.branch_package() as package:
         planned = planner.plan_at(package, report)
         planned.done(on_branch=True)
-        text = stage.ChangeText(*planned.words())
+        text = stages.ChangeText(*planned.words())
         writes = [(w.path, w.data) for w in planned.planned_writes]
     step.commit_resolution(writes, text, planner.take)
     report.state = State.WRITTEN  # committed on the branch and published (a failure before: the error says)
 
 
 def run_command(planner: Planner | KrmMergeError, report: Report, output: Output, *,
-                target: Target | PromoteTarget | None = None, dry_run: bool = False, on_branch: bool = False,
+                target: Target | PromoteTarget | PushTarget | None = None, dry_run: bool = False,
+                on_branch: bool = False,
                 describe: Callable[[KrmMergeError], str] | None = None) -> int:
     """A writing command's whole run: its destinations refused before anything is read or written (dry runs
     alike), :func:`run`, then the render (only the document asked for on stdout: a report to ``-``, else a dry
@@ -175,7 +195,7 @@ def run_command(planner: Planner | KrmMergeError, report: Report, output: Output
                          document=diff or ())
 
 
-def _run_or_raise(planner: Planner | KrmMergeError, report: Report, target: Target | PromoteTarget | None,
+def _run_or_raise(planner: Planner | KrmMergeError, report: Report, target: Target | PromoteTarget | PushTarget | None,
                   dry_run: bool, on_branch: bool) -> Iterator[str]:
     if isinstance(planner, BaseException):
         raise planner
@@ -185,28 +205,34 @@ def _run_or_raise(planner: Planner | KrmMergeError, report: Report, target: Targ
     return run(planner, report, target=target, dry_run=dry_run)
 
 
-def _stage(report: Report, target: Target | PromoteTarget | None, planned: Planned) -> PullRequestStep | None:
-    """The pull-request stage of the run (a promotion's is named by what its plan resolved)."""
+def _stage(report: Report, target: Target | PromoteTarget | PushTarget | None,
+           planned: Planned) -> PullRequestStep | PushStep | None:
+    """The stage of the run around its write: the pull request (a promotion's is named by what its plan
+    resolved), or ``--push`` (given the plan's replanner)."""
     if target is None:
         return None
-    stage = _stage_module()
+    stages = _stages()
+    if isinstance(target, PushTarget):
+        pushing: PushPlanned = planned  # type: ignore[assignment]
+        push: PushStep = stages.PushStep(report, target, pushing.replanner())
+        return push
     if isinstance(target, PromoteTarget):
         promotion: PromotePlanned = planned  # type: ignore[assignment]
         if target.if_pipeline_asks and not promotion.pipeline_asks:
             return None
-        step: PullRequestStep = stage.promote_step(report, target.settings, target.root, promotion.resolved,
-                                                   promotion.find_pipeline, secrets_dir=target.secrets_dir)
+        step: PullRequestStep = stages.promote_step(report, target.settings, target.root, promotion.resolved,
+                                                    promotion.find_pipeline, secrets_dir=target.secrets_dir)
         return step
-    made: PullRequestStep = stage.PullRequestStep(report, target)
+    made: PullRequestStep = stages.PullRequestStep(report, target)
     return made
 
 
-def _stage_module() -> Any:
-    """:mod:`krm_merge.change.stage`, loaded when a run opens a pull request."""
-    # start-up: only a run with --pull-request loads the stage, its words and the promote pipeline's reader
-    from krm_merge.change import stage
+def _stages() -> Any:
+    """:mod:`krm_merge.change.stages`, loaded when a run opens a pull request or pushes to the base branch."""
+    # start-up: only a run with --pull-request or --push loads the stages, their words and git's steps
+    from krm_merge.change import stages
 
-    return stage
+    return stages
 
 
-__all__ = ["Output", "PromoteTarget", "run", "run_command", "run_on_branch"]
+__all__ = ["Output", "PromoteTarget", "PushTarget", "run", "run_command", "run_on_branch"]

@@ -28,11 +28,11 @@ from krm_merge.change.forges.base import Forge, PullRequest, description
 from krm_merge.change.forges.http import limits_from
 from krm_merge.change.forges.pacing import Tally
 from krm_merge.change.push import push
-from krm_merge.change.redact import Redactor
+from krm_merge.change.redact import Redactor, mask_url_credentials
 from krm_merge.change.remote import RemoteRefs, RepoLocation, fetch, ls_remote, parse_location, remote_url
 from krm_merge.change.secrets import Token, find_token, token_sources
 from krm_merge.change.settings import PipelinePullRequest, Settings, render_branch
-from krm_merge.change.worktree import WorkTree, blobs, open_work_tree, uncommitted, work_tree_blobs
+from krm_merge.change.worktree import WorkTree, blobs, open_work_tree, package_at, uncommitted, work_tree_blobs
 from krm_merge.records import Record
 
 
@@ -135,7 +135,7 @@ def _prepared(request: Request, package_paths: list[str], *, dry_run: bool) -> P
     settings = request.settings
     tree = open_work_tree(request.package_dir, redactor, environ)
     url = remote_url(tree.git, settings.remote)
-    _mask_url_credentials(url, redactor)
+    mask_url_credentials(url, redactor)
     target, token = _target_and_token(request, parse_location(url), environ, redactor)
     limits = limits_from(environ)  # a wrong deadline is refused before the fetch, as a wrong token is
     branch = _branch_name(tree, request, settings)
@@ -312,12 +312,7 @@ def branch_package(prepared: Prepared, scratch: str) -> str:
     if p.tree.git.attempt(["cat-file", "-e", f"{sha}:{prefix}" if prefix else f"{sha}^{{tree}}"]).code != 0:
         raise ChangeError("branch", f"{p.remote}'s branch {p.branch} has no folder {prefix}: no package to resolve")
     top = os.path.join(scratch, "repo")
-    package = os.path.join(top, *prefix.split("/")) if prefix else top
-    env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
-    what = f"reading {prefix or 'the package'} from {p.branch}"
-    p.tree.git.run(["read-tree", f"{sha}:{prefix}" if prefix else sha], "branch", what, env=env)
-    p.tree.git.run(["checkout-index", "--all", "--force", f"--prefix={package}{os.sep}"], "branch", what, env=env)
-    os.makedirs(package, exist_ok=True)
+    package = package_at(p.tree, sha, scratch, "branch", f"reading {prefix or 'the package'} from {p.branch}")
     folders = prefix.split("/")[:-1] if prefix else []
     for depth in range(len(folders) + 1):  # the folders above the package, up to the repository's top
         rel = "/".join([*folders[:depth], "Kptfile"])
@@ -449,13 +444,6 @@ def _pull_request(p: Prepared, made: str, title: str, body: str) -> Published:
     forge.add_labels(pr, settings.labels)
     forge.request_reviewers(pr, settings.reviewers)
     return p.published(action, made, pr)
-
-
-def _mask_url_credentials(url: str, redactor: Redactor) -> None:
-    """A remote URL may carry ``user:token@``: mask the token wherever git or we might print it."""
-    if "://" in url and "@" in url.split("://", 1)[1].split("/", 1)[0]:
-        userinfo = url.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[0]
-        redactor.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
 
 
 __all__ = ["Prepared", "Published", "Request", "Tally", "Token", "branch_package", "branch_words", "commit",

@@ -50,3 +50,10 @@ def _forms(secret: str) -> list[str]:
     quoted = re.sub(r"[^A-Za-z0-9_.~-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), secret)
     forms.append(quoted)
     return forms
+
+
+def mask_url_credentials(url: str, redactor: Redactor) -> None:
+    """A remote URL may carry ``user:token@``: mask the token wherever git or we might print it."""
+    if "://" in url and "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        userinfo = url.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[0]
+        redactor.add(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)

@@ -146,7 +146,7 @@ class PullRequestStep:
                 return False
             self.make_commit(writes, text)
         except KrmMergeError as err:
-            raise _nothing_written(err) from None
+            raise nothing_written(err) from None
         return True
 
     def prepare(self, package_paths: Sequence[str], *, dry_run: bool) -> None:
@@ -238,7 +238,7 @@ class PullRequestStep:
         return str(self.prepared.tree.package_name)
 
 
-def _nothing_written(err: KrmMergeError) -> KrmMergeError:
+def nothing_written(err: KrmMergeError) -> KrmMergeError:
     """A refusal before the command's write, its message ending as every such refusal ends: nothing written."""
     if "nothing written" in err.message or "nothing was sent, written" in err.message:
         return err

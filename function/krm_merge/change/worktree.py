@@ -95,3 +95,19 @@ def work_tree_blobs(tree: WorkTree, paths: Iterable[str]) -> dict[str, str]:
         return {}
     out = tree.git.run(["hash-object", "--", *present], "work tree", "hashing the changed files")
     return dict(zip(present, out.split("\n")))
+
+
+def package_at(tree: WorkTree, commit: str, scratch: str, step: str, what: str) -> str:
+    """The package folder as ``commit`` holds it, checked out under ``scratch`` at its path in the repository.
+
+    Read from git's objects through a private index (git's filters apply, as for a checkout): the
+    user's files, index and HEAD are not touched.  A commit without the folder gives an empty one.
+    """
+    prefix = tree.prefix
+    top = os.path.join(scratch, "repo")
+    package = os.path.join(top, *prefix.split("/")) if prefix else top
+    env = {"GIT_INDEX_FILE": os.path.join(scratch, "index")}
+    tree.git.run(["read-tree", f"{commit}:{prefix}" if prefix else commit], step, what, env=env)
+    tree.git.run(["checkout-index", "--all", "--force", f"--prefix={package}{os.sep}"], step, what, env=env)
+    os.makedirs(package, exist_ok=True)
+    return package

@@ -5,6 +5,7 @@
                           [--report json|markdown FILE] [--dry-run] [--allow-no-match] [--skip-unreadable]
                           [--pull-request [--branch T] [--base B] [--remote R] [--forge F] [--forge-api URL]
                                           [--forge-repo O/N] [--label L]... [--reviewer U]... [--secrets-dir DIR]]
+                          [--push [--base B] [--remote R] [--push-attempts N]]
     krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V
     krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST]
     krm-merge promote DIR --event FILE|- (--pipeline NS/NAME | --pipeline-file FILE) [--pull-request ...]
@@ -18,8 +19,10 @@ UTF-8 or not valid YAML is an error (a warning and skipped with ``--skip-unreada
 did is one report of typed outcomes (each field set, each file skipped, each error), rendered
 by :mod:`krm_merge.outcomes.render`: lines on stderr, ``--results``, ``--report``.
 With ``--pull-request`` the change then goes up for review (:mod:`krm_merge.change.stage`):
-checked and committed before the write, pushed and opened as a pull request after it.  The run is
-the change pipeline's (:func:`krm_merge.change.pipeline.run_command`): this module parses and calls it.
+checked and committed before the write, pushed and opened as a pull request after it; with ``--push`` it is
+one commit pushed to the base branch, planned again whenever another writer pushed first
+(:mod:`krm_merge.change.push_stage`, docs/promote-races.md).  The run is the change pipeline's
+(:func:`krm_merge.change.pipeline.run_command`): this module parses and calls it.
 With ``--event`` the promotion is the one a Flux event asks of its Pipeline
 (:mod:`krm_merge.promote.event`); an event with nothing to promote is one line and exit code 0.
 Exit code 0 when fields were set (or already current, or nothing matched with
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import argparse
 
-from krm_merge.change.pipeline import Output, PromoteTarget, run_command
+from krm_merge.change.pipeline import Output, PromoteTarget, PushTarget, run_command
 from krm_merge.change.settings import PROMOTE_BRANCH, SettingsError
 from krm_merge.commands.base import command_parser
 from krm_merge.commands.pull_request_options import add_options, settings_from_args
@@ -61,7 +64,9 @@ EXAMPLES = ("krm-merge promote clusters/ --image-policy flux-system:app=ghcr.io/
             'krm-merge promote . --pipeline flux-system/podinfo \\\n      --event "$GITHUB_EVENT_PATH"')
 
 EXIT_STATUS = ("exit status: 0 fields set, already current, or nothing to promote (--event: an event that is not a "
-               "successful upgrade, an object no Pipeline tracks, the last environment); 1 an error; 2 bad usage")
+               "successful upgrade, an object no Pipeline tracks, the last environment; --push: another writer's "
+               "higher version already there); 1 an error (--push: also every push lost its race, "
+               "--push-attempts times; the last commit stays on a local branch krm-merge/push/...); 2 bad usage")
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -96,6 +101,15 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="warn about and skip a marked file that is not valid YAML or not UTF-8 (default: an error, "
                         "exit 1)")
     add_options(p, default_branch=PROMOTE_BRANCH.replace("{promotion}", "{namespace}-{pipeline}-{environment}"))
+    push = p.add_argument_group("push", "deliver the change as one commit pushed to the base branch (--base, "
+                                "--remote), planned again on the new head whenever another writer pushed first; "
+                                "see docs/promote-races.md")
+    push.add_argument("--push", action="store_true",
+                      help="after planning: one commit of the changed files on the base branch's tip, pushed with "
+                           "a lease (signed where git's configuration signs); your checkout stays as it is")
+    push.add_argument("--push-attempts", type=_attempts, default=None, metavar="N",
+                      help="with --push: pushes in all before giving up when other writers keep pushing first "
+                           "(default 20)")
     p.add_argument("--secrets-dir", metavar="DIR",
                    help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
                         "DIR/<namespace>/<name>/<key> (default $KRM_MERGE_SECRETS_DIR)")
@@ -108,6 +122,7 @@ def main(argv: list[str]) -> int:
     if args.report and args.report[0] not in render.FORMATS:
         arg_parser.error(f"--report FORMAT must be json or markdown, got {args.report[0]!r}")
     from_pipeline = _check_event_options(arg_parser, args)
+    push = _push_target(arg_parser, args)
     try:
         settings = settings_from_args(args)
     except SettingsError as err:
@@ -125,7 +140,9 @@ def main(argv: list[str]) -> int:
     event = None if args.event is None else EventSource(args.event, args.pipeline, args.pipeline_file)
     request = PromoteRequest(args.dir, tuple(promotions), event, args.skip_unreadable, args.allow_no_match,
                              args.dry_run)
-    target = None if settings is None else PromoteTarget(settings, args.dir, args.secrets_dir, from_pipeline)
+    target: PushTarget | PromoteTarget | None = push
+    if target is None and settings is not None:
+        target = PromoteTarget(settings, args.dir, args.secrets_dir, from_pipeline)
     return run_command(FilePlanner(request), report, output, target=target, dry_run=args.dry_run,
                        describe=describe)
 
@@ -135,7 +152,8 @@ def _check_event_options(arg_parser: argparse.ArgumentParser, args: argparse.Nam
 
     Its pull request is the Pipeline's to ask for (pipeline-controller's pull-request strategy):
     without ``--pull-request`` the pull-request options are read, and used when the
-    Pipeline's promotion for the target environment is a pull request: True then.
+    Pipeline's promotion for the target environment is a pull request: True then.  With ``--push`` the user
+    asked for the delivery: the Pipeline's pull request is not opened.
     """
     if args.event is None:
         if args.pipeline_file is not None:
@@ -147,9 +165,32 @@ def _check_event_options(arg_parser: argparse.ArgumentParser, args: argparse.Nam
                              "environment and the value)")
     if args.pipeline is None and args.pipeline_file is None:
         arg_parser.error("--event: give --pipeline NS/NAME or --pipeline-file FILE")
+    if args.push:
+        return False
     from_pipeline = not args.pull_request
     args.pull_request = True
     return from_pipeline
+
+
+def _attempts(text: str) -> int:
+    """``--push-attempts N``: a whole number from 1 to 100."""
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 100, got {text!r}")
+    return int(text)
+
+
+def _push_target(arg_parser: argparse.ArgumentParser, args: argparse.Namespace) -> PushTarget | None:
+    """``--push``: where it pushes (taken from --remote and --base); None without it."""
+    if not args.push:
+        if args.push_attempts is not None:
+            arg_parser.error("--push-attempts: goes with --push")
+        return None
+    if args.pull_request:
+        arg_parser.error("--push: does not go with --pull-request (one delivers to the base branch, the other "
+                         "opens a pull request)")
+    target = PushTarget(args.dir, args.remote or "origin", args.base, args.push_attempts)
+    args.remote = args.base = None  # read here: the pull-request options left must not be given
+    return target
 
 
 def promotions_from_args(args: argparse.Namespace) -> list[Promotion]:

@@ -7,8 +7,10 @@ find Pipelines) plus the kustomization files of kustomize-image promotions, runs
 engine (:mod:`krm_merge.promote.engine`) on them and plans the writes;
 :class:`FilePlanner` turns that into typed outcomes on the command's report, under the tree's lock,
 for the change pipeline (:mod:`krm_merge.change.pipeline`) to write every file or none (a dry run's diff
-instead), with ``--pull-request`` around the write.  A changed file differs from the original
-only in the set scalars (and, for kustomize images, the added entry lines).
+instead), with ``--pull-request`` or ``--push`` around the write.  A changed file differs from the original
+only in the set scalars (and, for kustomize images, the added entry lines).  With ``--push`` a lost race
+plans the same promotions again on the new head's files (:class:`Replanner`, handed to the push stage as a
+value): a field another writer set meanwhile is decided by :mod:`krm_merge.promote.contest`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from krm_merge.krm.results import Field, File, Result
 from krm_merge.outcomes.kinds import FileSkipped, Message, SkipReason, message
 from krm_merge.outcomes.kinds import Outcome as Said
 from krm_merge.outcomes.report import Report, State
+from krm_merge.promote.contest import RULE, ours_prevails
 from krm_merge.promote.errors import PromoteError, UnreadableYaml
 from krm_merge.promote.event import Nothing, promotion_from_event
 from krm_merge.promote.files import (
@@ -144,6 +147,7 @@ class FileRun:
         self.report = Report("promote")
         self.stop: State | None = None
         self.pipeline_asks: bool | None = None
+        self.skip_unreadable = False
 
     @classmethod
     def nothing(cls, root: str, report: Report) -> FileRun:
@@ -175,6 +179,88 @@ class FileRun:
 
     def done(self, *, on_branch: bool) -> None:
         """Nothing more to say after the write: every field set is in the report already."""
+
+    def replanner(self) -> Replanner:
+        """``--push``: the same promotions, to plan again on a newer head of the base branch after a lost race."""
+        return Replanner([r.promotion for r in self.resolved], {_key(rel, c): c.old for rel, c in self.changes},
+                         tuple(r.rendered.describe() for r in self.resolved), self.skip_unreadable)
+
+
+Key = tuple[str, int, str]  # file, document index, field path
+
+
+class Replanned(Record):
+    """A promotion planned again on a newer head: the package's files (path, new bytes or None) and the report
+    whose words make its commit message."""
+
+    files: tuple[tuple[str, bytes | None], ...]
+    words: Report
+
+
+class Replanner:
+    """``promote --push``'s re-plan, given to the push stage (:mod:`krm_merge.change.push_stage`) as a value.
+
+    ``baseline``: each field's value when this run planned first.  On a newer head a field whose value
+    differs from it (set by another writer meanwhile) is decided by :data:`~krm_merge.promote.contest.RULE`,
+    per promotion: one that loses on any of its fields is left out, its fields stay as the other writer set
+    them.  Each contest is said once in the report, however many heads meet it again.
+    """
+
+    def __init__(self, promotions: list[Promotion], baseline: dict[Key, str | None], names: tuple[str, ...],
+                 skip_unreadable: bool) -> None:
+        self.promotions = promotions
+        self.baseline = baseline
+        self.names = names  # what is promoted, as the report names it (the local branch kept names it too)
+        self.skip_unreadable = skip_unreadable
+        self.said: set[tuple[Key, str]] = set()
+
+    def replan(self, head: str, base: str, package: str, report: Report) -> Replanned | None:
+        """The promotions planned on ``head``'s copy of the package (in the folder ``package``); None when
+        nothing is left to change there.  The contests met go into ``report``."""
+        promotions = list(self.promotions)
+        run: FileRun | None = self._plan(package, promotions, head, base)
+        lost = self._contests(run, head, report) if run is not None else set()
+        if lost:
+            promotions = [p for p in promotions
+                          if not lost & {_key(rel, c) for rel, c in self._plan(package, [p], head, base).changes}]
+            run = self._plan(package, promotions, head, base) if promotions else None
+        if run is None or not run.writes.writes:
+            return None
+        words = Report("promote", report.target)
+        words.subject = report.subject
+        words.extend(field_sets(run.changes))
+        words.add_changes(run.writes)
+        return Replanned(tuple((w.path, w.data) for w in run.writes.writes), words.as_written())
+
+    def _plan(self, package: str, promotions: list[Promotion], head: str, base: str) -> FileRun:
+        run = plan(package, promotions, skip_unreadable=self.skip_unreadable)
+        errors = [o.result.message for o in run.outcomes if isinstance(o, Message) and o.severity == "error"]
+        if errors:
+            raise PromoteError(f"planning again on {head[:12]} of {base}: {errors[0]}")
+        return run
+
+    def _contests(self, run: FileRun, head: str, report: Report) -> set[Key]:
+        """The fields another writer set (to a value other than ours) whose value stands; each said once."""
+        lost: set[Key] = set()
+        for rel, change in run.changes:
+            key = _key(rel, change)
+            if key not in self.baseline or change.old == self.baseline[key] or change.old is None:
+                continue
+            won = ours_prevails(change.new, change.old)
+            if not won:
+                lost.add(key)
+            if (key, change.old) in self.said:
+                continue
+            self.said.add((key, change.old))
+            winner, loser = (change.new, change.old) if won else (change.old, change.new)
+            report.add(message(f"push: {rel} {change.path}: another writer set {change.old} meanwhile (at "
+                               f"{head[:12]}); {winner} stands over {loser} ({'ours' if won else 'theirs'}: {RULE})",
+                               "info", rel))
+        return lost
+
+
+def _key(rel: str, change: Any) -> Key:
+    return rel, change.doc, change.path
 
 
 def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) -> FileRun:
@@ -216,6 +302,7 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
     else:
         outcome = empty_outcome(len(resolved))
     run = FileRun(resolved, outcome, finder)
+    run.skip_unreadable = skip_unreadable
     run.outcomes.extend(found)
     for unit, error in outcome.errors:
         rel = unit.path or ""

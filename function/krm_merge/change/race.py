@@ -1,0 +1,168 @@
+"""``promote --push``: one commit pushed to the base branch with a lease, planned again on every race it loses.
+
+:func:`prepare` runs before the command writes anything: the work tree, the remote, the base
+branch (fetched), and the files the promotion changes (no uncommitted change to them, HEAD's
+copy the same as the base's), as ``--pull-request`` checks them.  :func:`commit` makes the
+commit of the planned bytes on the base's tip (the user's author and signing configuration
+apply; the checkout stays as it is).  :func:`deliver` pushes it with a lease on the base
+branch.  When another writer pushed first (:func:`krm_merge.change.push.try_push` tells a
+lost race from a refusal by git's porcelain output and a second look at the remote, not by
+git's words), it waits a jittered, growing pause, fetches the new head, and asks the
+push stage (:mod:`krm_merge.change.push_stage`, with the plan's own replanner) to plan the same
+promotion again on that head's files (``replan``: the markers' edits applied to the new tree,
+not a text rebase), commits that on the new head and pushes again, at most ``attempts`` pushes in all.  Past the bound it stops with a ``push`` error;
+the last commit made is kept on a local branch and nothing of anyone's is overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+
+from krm_merge.change import commit as commits
+from krm_merge.change.errors import ChangeError
+from krm_merge.change.push import try_push
+from krm_merge.change.redact import Redactor, mask_url_credentials
+from krm_merge.change.remote import fetch, ls_remote, remote_url
+from krm_merge.change.worktree import WorkTree, blobs, open_work_tree, package_at, uncommitted
+from krm_merge.records import Record
+
+ATTEMPTS = 20
+"""Pushes in all (the first and the re-planned ones) before ``promote --push`` gives up: ``--push-attempts``."""
+PAUSE_FIRST = 0.25  # seconds: the longest first pause; each lost race doubles it ...
+PAUSE_MOST = 10.0  # ... up to this; the pause is drawn at random below it ("full jitter"), so racers spread out
+
+Files = list[tuple[str, "bytes | None"]]
+"""Files of the package (path relative to the package, new bytes or None for deleted)."""
+Replan = Callable[[str, str], "tuple[Files, str] | None"]
+"""``replan(head, package folder)``: the files and commit message of the same promotion planned on ``head``'s
+copy of the package (checked out in a scratch folder); None when nothing is left to change there."""
+
+
+class Target:
+    """The base branch a ``--push`` goes to, as :func:`prepare` found it: the work tree, remote, branch, its head."""
+
+    __slots__ = ("tree", "remote", "base", "head")
+
+    def __init__(self, tree: WorkTree, remote: str, base: str, head: str) -> None:
+        self.tree = tree
+        self.remote = remote
+        self.base = base
+        self.head = head
+
+
+class Landed(Record):
+    """What :func:`deliver` did: the commit now at the head of the base (None: nothing left to push, the other
+    writers' change already says it), how many pushes it took, and the heads it planned again on."""
+
+    commit: str | None
+    pushes: int
+    replanned: tuple[str, ...]
+
+
+def prepare(package_dir: str, remote: str, base: str | None, package_paths: list[str], *, dry_run: bool = False,
+            environ: Mapping[str, str] | None = None) -> Target:
+    """Check what can be checked before the command writes ``package_paths`` (relative to the package).
+
+    A dry run only reads (``ls-remote``): nothing is fetched, so the base's copy of the files is compared
+    only when the object store already holds it.
+    """
+    redactor = Redactor()
+    tree = open_work_tree(package_dir, redactor, os.environ if environ is None else environ)
+    mask_url_credentials(remote_url(tree.git, remote), redactor)
+    refs = ls_remote(tree.git, remote, [base] if base else [], default_branch=base is None)
+    base = base or refs.default_branch
+    if not base:
+        raise ChangeError("base", f"cannot tell the default branch of {remote}: give --base")
+    if base not in refs.heads:
+        raise ChangeError("base", f"{remote} has no branch {base!r}")
+    if not dry_run:
+        fetch(tree.git, remote, [base])
+    target = Target(tree, remote, base, refs.heads[base])
+    paths = [tree.repo_path(p) for p in package_paths]
+    dirty = uncommitted(tree, paths)
+    if dirty:
+        raise ChangeError("work tree", "uncommitted changes to files the command would change: "
+                          f"{', '.join(dirty)}; commit or stash them first (other changes are left alone)")
+    head = tree.git.attempt(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).out.strip() or None
+    if head is not None and head != target.head and commits.has_commit(tree, target.head):
+        ours, theirs = blobs(tree, head, paths), blobs(tree, target.head, paths)
+        differ = [path for path in paths if ours.get(path) != theirs.get(path)]
+        if differ:
+            raise ChangeError("base", f"{', '.join(differ)} differ between HEAD and {remote}/{base}: the push "
+                              f"would carry those differences too; run on a checkout of {remote}/{base}")
+    return target
+
+
+def commit(target: Target, parent: str, files: Files, message: str) -> str:
+    """The commit that is ``parent`` with the package's ``files`` changed (the checkout is not touched)."""
+    tree = target.tree
+    made, _ = commits.build_commit(tree, parent, [(tree.repo_path(path), data) for path, data in files], message)
+    return made
+
+
+def deliver(target: Target, made: str, replan: Replan, *, attempts: int = ATTEMPTS, keep: str,
+            pause: Callable[[int], None] | None = None) -> Landed:
+    """Push ``made`` to the base branch; on each lost race plan again on the new head and push that.
+
+    ``keep`` is the local branch the last commit stays on when the bound is reached.
+    ``pause(n)`` waits before the n-th re-plan (default: :func:`jittered_pause`).
+    """
+    wait = pause or jittered_pause
+    head = target.head
+    replanned: list[str] = []
+    commit_now: str | None = made
+    for push_number in range(1, attempts + 1):
+        if commit_now is None:
+            return Landed(None, push_number - 1, tuple(replanned))
+        lost = try_push(target.tree, target.remote, commit_now, target.base, head)
+        if lost is None:
+            return Landed(commit_now, push_number, tuple(replanned))
+        if lost.head is None:
+            raise ChangeError("push", f"{target.remote}'s branch {target.base} was deleted while this run pushed "
+                              "to it", kept=_keep(target, commit_now, keep))
+        if push_number == attempts:
+            break
+        wait(push_number)
+        head = _fetch_head(target)
+        replanned.append(head)
+        commit_now = _replanned(target, head, replan)
+    raise ChangeError("push", f"{target.remote}'s branch {target.base} moved before each of {attempts} pushes "
+                      f"(other writers pushed first; --push-attempts raises the bound); nothing of theirs was "
+                      "overwritten", kept=_keep(target, commit_now or made, keep))
+
+
+def jittered_pause(number: int) -> None:
+    """Sleep a random time below ``PAUSE_FIRST * 2**(number-1)`` seconds (at most :data:`PAUSE_MOST`)."""
+    time.sleep(random.uniform(0, min(PAUSE_MOST, PAUSE_FIRST * 2 ** (number - 1))))
+
+
+def _fetch_head(target: Target) -> str:
+    """Fetch the base branch; the commit it points at now."""
+    fetch(target.tree.git, target.remote, [target.base])
+    return target.tree.git.run(["rev-parse", "--verify", "FETCH_HEAD^{commit}"], "remote",
+                               f"reading the fetched {target.base}")
+
+
+def _replanned(target: Target, head: str, replan: Replan) -> str | None:
+    """The same promotion planned on ``head`` and committed on it; None when nothing is left to change."""
+    with tempfile.TemporaryDirectory(prefix="krm-merge-push-") as scratch:
+        package = package_at(target.tree, head, scratch, "push", f"reading the package from {head[:12]}")
+        planned = replan(head, package)
+    if planned is None or not planned[0]:
+        return None
+    files, message = planned
+    return commit(target, head, files, message)
+
+
+def _keep(target: Target, made: str, branch: str) -> str:
+    """Keep ``made`` on the local ``branch`` (created or moved: it is krm-merge's own); what the error says."""
+    target.tree.git.run(["update-ref", "-m", "krm-merge: push", f"refs/heads/{branch}", made], "push",
+                        f"keeping the commit on {branch}")
+    return f"the commit {made[:12]} stays on the local branch {branch}; your files are as they were"
+
+
+__all__ = ["ATTEMPTS", "Landed", "Target", "commit", "deliver", "jittered_pause", "prepare"]
