@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
-from krm_merge.change.settings import Settings, Target
+from krm_merge.change.settings import PushTarget, Settings, Target
 from krm_merge.outcomes import render
 from krm_merge.outcomes.report import Report, State
 from krm_merge.records import Record
@@ -110,17 +110,6 @@ class PromoteTarget(Record):
     root: str
     secrets_dir: str | None = None
     if_pipeline_asks: bool = False
-
-
-class PushTarget(Record):
-    """``--push``, read once from the command line: the package's folder, the remote and base branch it goes to
-    (None: the remote's default branch), and the pushes in all before giving up (None:
-    :data:`krm_merge.change.race.ATTEMPTS`)."""
-
-    root: str
-    remote: str = "origin"
-    base: str | None = None
-    attempts: int | None = None
 
 
 class Output(Record):

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from krm_merge.change import race
-from krm_merge.change.pipeline import PushTarget
 from krm_merge.change.settings import branch_value
 from krm_merge.change.stage import change_text, nothing_written
 from krm_merge.errors import KrmMergeError
@@ -26,6 +25,8 @@ from krm_merge.outcomes.report import Report
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
+
+    from krm_merge.change.settings import PushTarget
 
     class Replanned(Protocol):
         """The files of a promotion planned again on a newer head, and the report whose words make its commit."""

@@ -198,3 +198,14 @@ def render_branch(template: str, values: Mapping[str, str], where: str = "--bran
         return branch_value(values[name])
 
     return PLACEHOLDER.sub(one, template)
+
+
+class PushTarget(Record):
+    """``--push``, read once from the command line: the package's folder, the remote and base branch it goes to
+    (None: the remote's default branch), and the pushes in all before giving up (None:
+    :data:`krm_merge.change.race.ATTEMPTS`)."""
+
+    root: str
+    remote: str = "origin"
+    base: str | None = None
+    attempts: int | None = None
