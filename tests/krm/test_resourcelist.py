@@ -142,6 +142,19 @@ def test_a_scalar_running_over_column_0_lines_is_read_whole(value: str) -> None:
     assert yaml.safe_load(write_resource_list(rl))["items"] == [expected]
 
 
+@pytest.mark.parametrize("plain", ['x":"y: v1', 'note: say "hi', "it's: v1", 'k: a:"b"', "note: a 'b"])
+def test_a_quote_in_a_plain_scalar_never_pairs_with_a_real_one(plain: str) -> None:
+    """Found by the fuzzer: a quote inside a plain scalar (``apiVersio":"default: v1``) taken as opening one
+    paired with the real quote of a scalar running over a column-0 line, which the fast reader then cut."""
+    import yaml
+
+    text = (_HEAD + "  " + plain + "\n  metadata:\n    name: web\n  data:\n    k: \"a\non: v1 b\"\n")
+    expected = yaml.safe_load(text)["items"][0]
+    rl = read_resource_list(text)
+    assert len(rl.items) == 1 and rl.items[0].data == expected
+    assert yaml.safe_load(write_resource_list(rl))["items"] == [expected]
+
+
 @pytest.mark.parametrize("line", ['k: "a" # it\'s', "k: it's", "k: ['a', \"b\", {c: d}]", "k: 'it''s'",
                                   'k: "say \\"hi\\""', "k: a#[b"])
 def test_closed_quotes_and_brackets_keep_the_fast_reader(line: str) -> None:

@@ -42,6 +42,8 @@ if KUBECTL is None:
         pytest.fail("kubectl is required on CI for the SMP differential test", pytrace=False)
     pytest.skip("kubectl not found on PATH", allow_module_level=True)
 
+# The last test reads what the examples counted in this process: under pytest-xdist a module's tests
+# run on one worker (pyproject's --dist loadfile), or the count would be split across workers.
 FOCI_RUN: Counter[str | None] = Counter()  # examples run per focus
 USED: dict[str | None, Counter[str]] = {}  # directives used, per focus
 

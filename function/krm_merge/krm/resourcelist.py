@@ -133,11 +133,30 @@ def _node_opener() -> re.Pattern[str]:
     return re.compile(rf"(?:^|[{re.escape(_OPENS_AFTER)}])[\"'\[{{]")
 
 
-def _scan_line(line: str, quote: str, depth: int) -> tuple[str, int]:
-    """The (open quote, flow depth) after ``line``, starting from those before it.
+@functools.cache
+def _sequence_entries() -> re.Pattern[str]:
+    return re.compile(r"[ ]*(?:-[ ]+)*-?")
 
-    Conservative: a quote or bracket after a space counts as opening one even in a
-    plain scalar (``say "hi``), so a doubt sends the text to the general reader.
+
+def _quote_opens(line: str, at: int, depth: int) -> bool | None:
+    """Whether the quote at ``line[at]`` opens a quoted scalar: True where a node surely starts (the line's
+    indentation, ``- ``, ``key: ``, ``? ``, or in a flow after ``[``, ``{``, ``,``), False where it cannot,
+    None where only a full reader can tell (in a plain scalar's text, or ``key:"v"``)."""
+    if at and line[at - 1] not in _OPENS_AFTER:
+        return False
+    before = line[:at].rstrip(" \t")
+    if _sequence_entries().fullmatch(before) or (before.endswith(("?", ":")) and len(before) < at):
+        return True
+    if depth and before[-1:] in "[{,:":
+        return True
+    return None
+
+
+def _scan_line(line: str, quote: str, depth: int, doubt_opens: bool) -> tuple[str, int]:
+    """The (open quote, flow depth) after ``line``, starting from those before it; a quote that may or may
+    not open a scalar (``say "hi``, ``a:"b"``) is taken as ``doubt_opens`` says.
+
+    A bracket after a space counts as opening a flow even in a plain scalar (``say [hi``).
     """
     prev, i, n = " ", 0, len(line)
     while i < n:
@@ -150,8 +169,10 @@ def _scan_line(line: str, quote: str, depth: int) -> tuple[str, int]:
         c = line[i]
         if c == "#" and prev in " \t":
             break
-        if c in "\"'" and prev in _OPENS_AFTER:
-            quote = c
+        if c in "\"'":
+            opens = _quote_opens(line, i, depth)
+            if opens or (opens is None and doubt_opens):
+                quote = c
         elif c in "[{" and prev in _OPENS_AFTER:
             depth += 1
         elif c in "]}" and depth:
@@ -162,7 +183,15 @@ def _scan_line(line: str, quote: str, depth: int) -> tuple[str, int]:
 
 
 def _left_open(lines: list[str]) -> bool:
-    """Whether ``lines`` (one cut block) end inside a quoted scalar or flow collection they opened."""
+    """Whether ``lines`` (one cut block) end inside a quoted scalar or flow collection they opened.
+
+    Read twice, a doubtful quote taken as opening and then as not: either reading left open sends the text to
+    the general reader.  One reading alone is not conservative: a quote in a plain scalar taken as opening
+    pairs with the next real one and hides it (found by the fuzzer)."""
+    return _ends_open(lines, True) or _ends_open(lines, False)
+
+
+def _ends_open(lines: list[str], doubt_opens: bool) -> bool:
     quote, depth = "", 0
     closed, opener = _closed_value().match, _node_opener().search
     for line in lines:
@@ -171,7 +200,7 @@ def _left_open(lines: list[str]) -> bool:
                 continue
             if closed(line) is not None or opener(line) is None:
                 continue
-        quote, depth = _scan_line(line, quote, depth)
+        quote, depth = _scan_line(line, quote, depth, doubt_opens)
     return bool(quote or depth)
 
 
