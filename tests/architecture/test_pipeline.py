@@ -22,10 +22,11 @@ import pytest
 import krm_merge
 from tests.change.forge_server import ForgeServer
 from tests.change.gitworld import GitWorld
-from tests.change.helpers import PROMOTE
+from tests.change.helpers import BRANCH, PROMOTE
 from tests.change.test_fleet_pull_request import _fleet
 from tests.change.test_update_pull_request import TOKEN as GITLAB_TOKEN
 from tests.change.test_promote_push import RELEASE, commit_elsewhere
+from tests.change.test_pull_request_race import run_commit_on
 from tests.change.test_update_pull_request import _upstream
 from tests.git_http import GitHttpServer
 
@@ -183,6 +184,26 @@ def test_promote_with_a_push_that_loses_a_race_never_calls_back_into_the_command
         assert "6.3.0 stands over 6.2.5 (ours" in result.stderr and "(2 push(es))" in result.stderr
         assert calls == []
     finally:
+        server.close()
+
+
+def test_promote_with_a_pull_request_that_loses_a_race_never_calls_back_into_the_command(world: GitWorld) -> None:
+    """The pull request's branch moved under the push (another run's commit): the re-plan on its new head runs
+    below the command too, with the plan's own replanner."""
+    server = GitHttpServer(world.tmp / "repos", world.env)
+    world.git("remote", "set-url", "origin", server.url("acme/deploy.git"))
+    forge = ForgeServer("github", "ghp_PipelineTraceT0ken000000000",
+                        branch_exists=lambda b: world.remote_branch(b) is not None)
+    server.before_push = lambda: run_commit_on(world, BRANCH, "other.txt")
+    try:
+        result, calls = _traced(world, "promote", str(world.package), *PROMOTE, "--value", "6.3.0", "--pull-request",
+                                "--forge", forge.api_kind, "--forge-api", forge.api,
+                                env={"GITHUB_TOKEN": forge.token, "XDG_CACHE_HOME": str(world.tmp / "cache")})
+        assert result.returncode == 0, result.stderr
+        assert "after planning again on 1 newer head(s)" in result.stderr and len(forge.pulls) == 1
+        assert calls == []
+    finally:
+        forge.close()
         server.close()
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from tests.change.forge_server import ForgeServer
 from tests.change.gitworld import GitWorld
 from tests.change.helpers import krm_merge
+from tests.git_http import GitHttpServer
 from tests.outcomes.schema_check import errors, load_schema
 from tests.update.world import cm
 
@@ -65,6 +66,38 @@ def test_an_update_becomes_a_merge_request_whose_body_is_the_update_report(world
         assert world.remote_branch(branch) == tip and len(forge.pulls) == 1
     finally:
         forge.close()
+
+
+def test_the_same_update_pushed_meanwhile_by_another_run_stands_aside_not_an_error(world: GitWorld) -> None:
+    """Two jobs running one update at once: the second's push loses its race to the first's identical change."""
+    _upstream(world)
+    server = GitHttpServer(world.tmp / "repos", world.env)
+    world.git("remote", "set-url", "origin", server.url("acme/deploy.git"))
+    forge = ForgeServer("gitlab", TOKEN, branch_exists=lambda b: world.remote_branch(b) is not None)
+    env = {"GITLAB_TOKEN": TOKEN, "XDG_CACHE_HOME": str(world.tmp / "cache")}
+    update = ("update", "apps/pkg@v2", "--pull-request", "--forge", "gitlab", "--forge-api", forge.api,
+              "--forge-repo", "acme/deploy")
+    branch = "krm-merge/update/apps/pkg"
+    theirs: list[str] = []
+
+    def another_run() -> None:  # the same update from a clone of its own, pushed just before ours is answered
+        clone = world.tmp / "other"
+        world.git("clone", "--quiet", server.url("acme/deploy.git"), str(clone), cwd=world.tmp)
+        done = krm_merge(world, *update, env=env, cwd=clone)
+        assert done.returncode == 0, done.stderr
+        theirs.append(world.remote_branch(branch) or "")
+
+    server.before_push = another_run
+    try:
+        result = krm_merge(world, *update, env=env)
+        assert result.returncode == 0, result.stderr
+        assert f"nothing left to push after reading 1 newer head(s) of {branch}" in result.stderr
+        assert "merge request !1 already up to date" in result.stderr and "lease lost" not in result.stderr
+        assert world.remote_branch(branch) == theirs[0] and len(forge.pulls) == 1
+        assert world.git("rev-parse", f"refs/heads/{branch}") == theirs[0]  # the local branch follows theirs
+    finally:
+        forge.close()
+        server.close()
 
 
 def test_an_update_dry_run_with_a_report_names_the_pull_request_and_writes_nothing(world: GitWorld) -> None:

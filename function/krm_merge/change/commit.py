@@ -12,9 +12,10 @@ the base's mode), and ``git commit-tree`` writes the commit.  A commit that cann
 branch, index and files stay as they are.
 
 Each run rebuilds the branch as the base plus one commit, so the pull request always shows
-exactly this run's change on the current base.  The commit message ends with a trailer naming
-the branch (:data:`TRAILER`): a branch whose tip lacks it was not made by krm-merge and is
-never moved or overwritten.
+exactly this run's change on the current base; only a promotion whose push lost its race to
+another run's plans again and commits above that run's commit, so both stay.  The commit
+message ends with a trailer naming the branch (:data:`TRAILER`): a branch whose tip lacks it
+was not made by krm-merge and is never moved or overwritten.
 """
 
 from __future__ import annotations

@@ -84,7 +84,8 @@ if TYPE_CHECKING:
         def plan_at(self, folder: str, report: Report) -> BranchPlanned: ...
 
     class PromotePlanned(Planned, Protocol):
-        """A promotion's plan: what it resolved names its pull request's branch and Pipeline."""
+        """A promotion's plan: what it resolved names its pull request's branch and Pipeline; its replanner plans
+        it again on the branch's new head when another run pushed to the branch first."""
 
         @property
         def resolved(self) -> Sequence[Resolved]: ...
@@ -95,6 +96,8 @@ if TYPE_CHECKING:
         @property
         def pipeline_asks(self) -> bool | None: ...  # --event: the Pipeline's promotion is a pull request
 
+        def replanner(self) -> Replanner: ...
+
     class PushPlanned(Planned, Protocol):
         """A plan that can be made again on a newer head of the base branch (``promote --push``)."""
 
@@ -104,12 +107,15 @@ if TYPE_CHECKING:
 class PromoteTarget(Record):
     """A promotion's pull request: the settings, the tree, the token folder; its branch and its Pipeline's
     pull-request promotion come from the plan.  ``if_pipeline_asks`` (``promote --event`` without
-    ``--pull-request``): only when the Pipeline's promotion for the target environment is a pull request."""
+    ``--pull-request``): only when the Pipeline's promotion for the target environment is a pull request.
+    ``attempts``: the pushes in all when other runs keep pushing to the branch first (``--push-attempts``; None:
+    :data:`krm_merge.change.race.ATTEMPTS`)."""
 
     settings: Settings
     root: str
     secrets_dir: str | None = None
     if_pipeline_asks: bool = False
+    attempts: int | None = None
 
 
 class Output(Record):
@@ -210,7 +216,8 @@ def _stage(report: Report, target: Target | PromoteTarget | PushTarget | None,
         if target.if_pipeline_asks and not promotion.pipeline_asks:
             return None
         step: PullRequestStep = stages.promote_step(report, target.settings, target.root, promotion.resolved,
-                                                    promotion.find_pipeline, secrets_dir=target.secrets_dir)
+                                                    promotion.find_pipeline, secrets_dir=target.secrets_dir,
+                                                    replanner=promotion.replanner(), attempts=target.attempts)
         return step
     made: PullRequestStep = stages.PullRequestStep(report, target)
     return made

@@ -7,7 +7,12 @@ not make, a forge that refuses the token.  :func:`commit` then makes the one com
 base's tip from the command's planned bytes and moves the local branch to it, still before
 the write, so a commit that cannot be made leaves every file as it was.  :func:`publish`
 runs after the write: the push with a lease, then the pull request found and updated, or
-opened.  A failure there keeps the local commit and branch (the error says which); the rerun
+opened.  A push that loses its race to another run of krm-merge (the branch's new tip still
+krm-merge's) goes through the loop of ``promote --push`` (:func:`krm_merge.change.race.deliver`):
+a promotion is planned again on the branch's new head by its replanner and committed above it, the
+pull request then worded by the commits the branch holds; any other change (an update) stands
+aside when the other run's tree is this run's, and is an error otherwise.  A failure there keeps
+the local commit and branch (the error says which); the rerun
 finds the files already written, nothing left to change, and continues from that commit.
 :func:`preview` is ``--dry-run``: it reads (``ls-remote``, the forge's list) and writes
 nothing, locally or remotely.
@@ -17,17 +22,18 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from krm_merge import files
 from krm_merge.change import commit as commits
+from krm_merge.change import race
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.forges import Target, default_api, detect, open_forge
 from krm_merge.change.forges.base import Forge, PullRequest, description
 from krm_merge.change.forges.http import limits_from
 from krm_merge.change.forges.pacing import Tally
-from krm_merge.change.push import push
+from krm_merge.change.push import lease_lost
 from krm_merge.change.redact import Redactor, mask_url_credentials
 from krm_merge.change.remote import RemoteRefs, RepoLocation, fetch, ls_remote, parse_location, remote_url
 from krm_merge.change.secrets import Token, find_token, token_sources
@@ -56,11 +62,20 @@ class Request(Record):
     client: Mapping[str, Any] | None = None
 
 
+BranchReplan = Callable[[str, str], "tuple[race.Files, str, str] | None"]
+"""``replan(head, package folder)``: the same change planned on the pull request branch's ``head`` (its package
+checked out in a scratch folder): the files, the commit's title and body; None when nothing is left to change."""
+TITLE_MOST = 200  # characters: the titles of several runs' commits joined, within every forge's title limit
+STACK_MOST = 100
+"""The most commits of other runs read back from a pull request's branch to word it (as many as pushes allowed)."""
+
+
 class Published(Record):
     """What the step did (or, in a dry run, would do).
 
     ``action``: ``opened``, ``updated``, ``unchanged`` (the pull request already says this),
     ``nothing to change``, or in a dry run ``would open`` / ``would update`` / ``would open or update``.
+    ``said``: what the push met on the way (races lost and planned again), for the report.
     """
 
     action: str
@@ -72,6 +87,7 @@ class Published(Record):
     number: int | None = None
     commit: str | None = None
     notes: tuple[str, ...] = ()
+    said: tuple[str, ...] = ()
 
 
 class Prepared:
@@ -252,12 +268,16 @@ def commit(prepared: Prepared, files: list[tuple[str, bytes | None]], title: str
     return made
 
 
-def publish(prepared: Prepared, made: str | None, title: str, body: str) -> Published:
+def publish(prepared: Prepared, made: str | None, title: str, body: str, *, replan: BranchReplan | None = None,
+            attempts: int | None = None, pause: Callable[[int], None] | None = None) -> Published:
     """Push the commit :func:`commit` made and open or update the pull request.
 
     Without one (nothing was written), a commit an earlier run left on the local branch (not
     yet pushed, or without its pull request) is published instead; without that there is
-    nothing to do.
+    nothing to do.  When another run of krm-merge pushed to the branch first, ``replan`` (a
+    promotion's) plans the change again on the branch's new head, at most ``attempts`` pushes
+    in all (``pause``: :func:`krm_merge.change.race.deliver`'s); without it the run stands
+    aside when the other run's tree is this run's, and the lease lost is an error otherwise.
     """
     p = prepared
     if made is None:
@@ -271,13 +291,95 @@ def publish(prepared: Prepared, made: str | None, title: str, body: str) -> Publ
     kept = f"the commit {made[:12]} stays on the local branch {p.branch}"
     try:
         if made != p.remote_sha:
-            push(p.tree, p.remote, made, p.branch, p.remote_sha)
+            landed = race.deliver(race.Target(p.tree, p.remote, p.branch, p.remote_sha), made,
+                                  _on_branch(p, made, replan), attempts=attempts or race.ATTEMPTS, keep=p.branch,
+                                  pause=pause, accept=lambda head: _check_tip_is_ours(p, head))
+            if landed.replanned:
+                return _after_races(p, landed, attempts or race.ATTEMPTS, planned=replan is not None)
     except ChangeError as err:
-        raise err.keeping(kept) from None
+        raise (err if err.kept else err.keeping(kept)) from None
     try:
         return _pull_request(p, made, title, body)
     except ChangeError as err:  # the branch is on the remote: a rerun only opens or updates the pull request
         raise err.keeping(f"{kept} and is pushed to {p.remote}") from None
+
+
+def _on_branch(p: Prepared, made: str, replan: BranchReplan | None) -> race.Replan:
+    """:data:`krm_merge.change.race.Replan` on the pull request's branch: the change's commit message ends in the
+    branch's trailer.  Without ``replan``: nothing left when the new head's tree is ``made``'s (another run pushed
+    this very change), else the lease lost is the run's error."""
+    def again(head: str, package: str) -> tuple[race.Files, str] | None:
+        if replan is None:
+            if commits.tree_and_parents(p.tree, head)[0] == commits.tree_and_parents(p.tree, made)[0]:
+                return None
+            raise lease_lost(p.remote, p.branch, p.remote_sha, f"its tip {head[:12]} holds another change")
+        planned = replan(head, package)
+        if planned is None:
+            return None
+        changed, title, body = planned
+        return changed, commits.commit_message(title, body, p.branch)
+
+    return again
+
+
+def _check_tip_is_ours(p: Prepared, head: str) -> None:
+    """A race lost to a commit krm-merge did not make (a person's, on the pull request) is never built on."""
+    if not commits.made_for(p.tree, head, p.branch):
+        raise ChangeError("branch", f"{p.remote}'s branch {p.branch} now ends in a commit krm-merge did not make "
+                          f"({head[:12]}), pushed while this run pushed; krm-merge never builds on or overwrites it")
+
+
+def _after_races(p: Prepared, landed: race.Landed, attempts: int, *, planned: bool) -> Published:
+    """The pull request after the branch moved under this run: ours planned again and pushed above the other
+    runs' commits (the pull request worded by all of them), or nothing left to push (theirs stands, and so does
+    their pull request).  The local branch follows the remote's.  ``planned``: the change was planned again on
+    the new heads (a promotion), not only compared with them."""
+    head = landed.replanned[-1]
+    again = (f"after {'planning again on' if planned else 'reading'} {len(landed.replanned)} newer head(s) of "
+             f"{p.branch}")
+    if landed.commit is None:
+        commits.move_branch(p.tree, p.branch, head, p.local_sha)
+        p.local_sha = head
+        said = (f"pull request: nothing left to push {again}: {p.remote}'s {p.branch} already says what this run "
+                "would (another run's commit); its pull request is that run's",)
+        try:
+            pr = (p.open_pr or p.forge.find_open(p.branch, p.base)) if p.forge is not None else None
+        except ChangeError as err:
+            raise err.keeping(f"the local branch {p.branch} is at {head[:12]}, the other run's commit") from None
+        if pr is None:
+            return p.published("nothing to change")._replace(said=said)
+        return p.published("unchanged", head, pr)._replace(said=said)
+    commits.move_branch(p.tree, p.branch, landed.commit, p.local_sha)
+    p.local_sha = landed.commit
+    said = (f"pull request: pushed {landed.commit[:12]} to {p.remote} {p.branch} {again} "
+            f"({landed.pushes} push(es) of {attempts})",)
+    title, body = stacked_words(p, landed.commit)
+    try:
+        return _pull_request(p, landed.commit, title, body, said)
+    except ChangeError as err:
+        raise err.keeping(f"the commit {landed.commit[:12]} stays on the local branch {p.branch} and is pushed to "
+                          f"{p.remote}") from None
+
+
+def stacked_words(prepared: Prepared, tip: str) -> tuple[str, str]:
+    """The pull request's title and body for a branch holding several runs' commits (a race planned again above
+    another run's): their titles (distinct, newest first) and their bodies, newest first, apart by rules."""
+    p = prepared
+    listed = p.tree.git.run(["rev-list", "--first-parent", f"--max-count={STACK_MOST}", tip, f"^{p.base_sha}", "--"],
+                            "branch", f"reading the commits of {p.branch}").split()
+    titles: list[str] = []
+    bodies: list[str] = []
+    for commit in listed:
+        message = commits.read_message(p.tree, commit)
+        if message.branch != p.branch:
+            break
+        titles.append(message.title)
+        bodies.append(message.body)
+    distinct = list(dict.fromkeys(titles))
+    title = "; ".join(distinct)
+    if len(title) > TITLE_MOST:
+        title = f"{distinct[0]} (and {len(distinct) - 1} more)"
+    return title, "\n\n---\n\n".join(body for body in bodies if body)
 
 
 def preview(prepared: Prepared, package_paths: list[str], title: str, body: str) -> tuple[Published, str]:
@@ -429,7 +531,7 @@ def _pending(p: Prepared) -> str | None:
     return p.local_sha
 
 
-def _pull_request(p: Prepared, made: str, title: str, body: str) -> Published:
+def _pull_request(p: Prepared, made: str, title: str, body: str, said: tuple[str, ...] = ()) -> Published:
     """Open the pull request, or update the open one when its title or body (as the forge keeps it) differ."""
     if p.forge is None:  # prepare refuses a run without a token; kept for the type checker
         raise ChangeError("pull request", "no forge token")
@@ -443,8 +545,9 @@ def _pull_request(p: Prepared, made: str, title: str, body: str) -> Published:
         action = "unchanged"
     forge.add_labels(pr, settings.labels)
     forge.request_reviewers(pr, settings.reviewers)
-    return p.published(action, made, pr)
+    return p.published(action, made, pr)._replace(said=said)
 
 
-__all__ = ["Prepared", "Published", "Request", "Tally", "Token", "branch_package", "branch_words", "commit",
-           "commit_resolution", "forge_target", "scratch_folder", "prepare", "prepare_resolution", "preview", "publish"]
+__all__ = ["BranchReplan", "Prepared", "Published", "Request", "Tally", "Token", "branch_package", "branch_words",
+           "commit", "commit_resolution", "forge_target", "scratch_folder", "prepare", "prepare_resolution", "preview",
+           "publish", "stacked_words"]

@@ -34,9 +34,14 @@ def push(tree: WorkTree, remote: str, commit: str, branch: str, expected: str | 
     """Make ``remote``'s ``branch`` point at ``commit`` if it still points at ``expected``; a ``push`` error otherwise."""
     lost = try_push(tree, remote, commit, branch, expected)
     if lost is not None:
-        raise ChangeError("push", f"lease lost: {remote}'s branch {branch} moved since this run read it "
-                          f"(it was at {(expected or 'nothing')[:12]}); someone else pushed to it, nothing of "
-                          f"theirs was overwritten ({lost.reason})")
+        raise lease_lost(remote, branch, expected, lost.reason)
+
+
+def lease_lost(remote: str, branch: str, expected: str | None, reason: str) -> ChangeError:
+    """The ``push`` error of a lost race that is not planned again: someone else's push stands."""
+    return ChangeError("push", f"lease lost: {remote}'s branch {branch} moved since this run read it (it was at "
+                       f"{(expected or 'nothing')[:12]}); someone else pushed to it, nothing of theirs was "
+                       f"overwritten ({reason})")
 
 
 def try_push(tree: WorkTree, remote: str, commit: str, branch: str, expected: str | None) -> Refused | None:

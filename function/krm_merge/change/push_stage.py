@@ -68,12 +68,13 @@ class PushStep:
         t = self.target
         try:
             self.base = race.prepare(t.root, t.remote, t.base, paths, dry_run=dry_run)
+            head = self.base.head or ""  # prepare() found the base branch: it has a head
             if dry_run:
                 self.report.add(message(f"push: would push one commit of {len(paths)} file(s) to {t.remote} "
-                                        f"{self.base.base} ({self.base.head[:12]})", "info"))
+                                        f"{self.base.base} ({head[:12]})", "info"))
                 return False
             text = change_text(written())
-            self.made = race.commit(self.base, self.base.head, [(w.path, w.data) for w in writes],
+            self.made = race.commit(self.base, head, [(w.path, w.data) for w in writes],
                                     _message(text.title, text.body))
         except KrmMergeError as err:
             raise nothing_written(err) from None

@@ -1,4 +1,5 @@
-"""``promote --push``: one commit pushed to the base branch with a lease, planned again on every race it loses.
+"""One commit pushed to a branch with a lease, planned again on every race it loses: ``promote --push`` and
+``--pull-request``.
 
 :func:`prepare` runs before the command writes anything: the work tree, the remote, the base
 branch (fetched), and the files the promotion changes (no uncommitted change to them, HEAD's
@@ -11,7 +12,9 @@ git's words), it waits a jittered, growing pause, fetches the new head, and asks
 push stage (:mod:`krm_merge.change.push_stage`, with the plan's own replanner) to plan the same
 promotion again on that head's files (``replan``: the markers' edits applied to the new tree,
 not a text rebase), commits that on the new head and pushes again, at most ``attempts`` pushes in all.  Past the bound it stops with a ``push`` error;
-the last commit made is kept on a local branch and nothing of anyone's is overwritten.
+the last commit made is kept on a local branch and nothing of anyone's is overwritten.  The same loop pushes a
+pull request's branch (:func:`krm_merge.change.publish.publish`): there the :class:`Target` is that branch and
+the head it was read at (None: it did not exist), and ``accept`` refuses a new head krm-merge did not make.
 """
 
 from __future__ import annotations
@@ -43,11 +46,12 @@ copy of the package (checked out in a scratch folder); None when nothing is left
 
 
 class Target:
-    """The base branch a ``--push`` goes to, as :func:`prepare` found it: the work tree, remote, branch, its head."""
+    """The branch a push goes to (``--push``: the base branch, as :func:`prepare` found it; ``--pull-request``: the
+    pull request's): the work tree, remote, branch, and its head when read (None: the branch did not exist)."""
 
     __slots__ = ("tree", "remote", "base", "head")
 
-    def __init__(self, tree: WorkTree, remote: str, base: str, head: str) -> None:
+    def __init__(self, tree: WorkTree, remote: str, base: str, head: str | None) -> None:
         self.tree = tree
         self.remote = remote
         self.base = base
@@ -81,15 +85,16 @@ def prepare(package_dir: str, remote: str, base: str | None, package_paths: list
         raise ChangeError("base", f"{remote} has no branch {base!r}")
     if not dry_run:
         fetch(tree.git, remote, [base])
-    target = Target(tree, remote, base, refs.heads[base])
+    tip = refs.heads[base]
+    target = Target(tree, remote, base, tip)
     paths = [tree.repo_path(p) for p in package_paths]
     dirty = uncommitted(tree, paths)
     if dirty:
         raise ChangeError("work tree", "uncommitted changes to files the command would change: "
                           f"{', '.join(dirty)}; commit or stash them first (other changes are left alone)")
     head = tree.git.attempt(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).out.strip() or None
-    if head is not None and head != target.head and commits.has_commit(tree, target.head):
-        ours, theirs = blobs(tree, head, paths), blobs(tree, target.head, paths)
+    if head is not None and head != tip and commits.has_commit(tree, tip):
+        ours, theirs = blobs(tree, head, paths), blobs(tree, tip, paths)
         differ = [path for path in paths if ours.get(path) != theirs.get(path)]
         if differ:
             raise ChangeError("base", f"{', '.join(differ)} differ between HEAD and {remote}/{base}: the push "
@@ -105,11 +110,13 @@ def commit(target: Target, parent: str, files: Files, message: str) -> str:
 
 
 def deliver(target: Target, made: str, replan: Replan, *, attempts: int = ATTEMPTS, keep: str,
-            pause: Callable[[int], None] | None = None) -> Landed:
-    """Push ``made`` to the base branch; on each lost race plan again on the new head and push that.
+            pause: Callable[[int], None] | None = None, accept: Callable[[str], None] | None = None) -> Landed:
+    """Push ``made`` to the target's branch; on each lost race plan again on the new head and push that.
 
     ``keep`` is the local branch the last commit stays on when the bound is reached.
     ``pause(n)`` waits before the n-th re-plan (default: :func:`jittered_pause`).
+    ``accept(head)`` raises a :class:`ChangeError` for a new head this run must not build on (a pull request's
+    branch ending in a person's commit); the last commit is then kept as at the bound.
     """
     wait = pause or jittered_pause
     head = target.head
@@ -128,6 +135,11 @@ def deliver(target: Target, made: str, replan: Replan, *, attempts: int = ATTEMP
             break
         wait(push_number)
         head = _fetch_head(target)
+        if accept is not None:
+            try:
+                accept(head)
+            except ChangeError as err:
+                raise err.keeping(_keep(target, commit_now or made, keep)) from None
         replanned.append(head)
         commit_now = _replanned(target, head, replan)
     raise ChangeError("push", f"{target.remote}'s branch {target.base} moved before each of {attempts} pushes "
@@ -141,7 +153,7 @@ def jittered_pause(number: int) -> None:
 
 
 def _fetch_head(target: Target) -> str:
-    """Fetch the base branch; the commit it points at now."""
+    """Fetch the target's branch; the commit it points at now."""
     fetch(target.tree.git, target.remote, [target.base])
     return target.tree.git.run(["rev-parse", "--verify", "FETCH_HEAD^{commit}"], "remote",
                                f"reading the fetched {target.base}")

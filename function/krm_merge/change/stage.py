@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
     from krm_merge.change.forges.pacing import Tally
     from krm_merge.change.publish import Prepared, Published
+    from krm_merge.change.push_stage import Replanner
     from krm_merge.promote.request import Resolved
 
 
@@ -62,9 +63,12 @@ def change_text(report: Report) -> ChangeText:
 
 def promote_step(report: Report, settings: Settings, root: str, resolved: Sequence[Resolved],
                  find_pipeline: Callable[[PipelineRef], dict[str, Any] | None], *,
-                 secrets_dir: str | None = None) -> PullRequestStep:
+                 secrets_dir: str | None = None, replanner: Replanner | None = None,
+                 attempts: int | None = None) -> PullRequestStep:
     """The pull-request step of a promote run (command or ``krm-merge run``): its branch names what is promoted,
-    and a Pipeline's pull-request promotion fills in what the settings leave out."""
+    and a Pipeline's pull-request promotion fills in what the settings leave out.  ``replanner``: the plan's own
+    (the command's), to plan the promotion again on the branch's new head when another run pushed to it first, at
+    most ``attempts`` pushes (``--push-attempts``)."""
     slugs = list(dict.fromkeys(_slug(r) for r in resolved))
     promotion = "+".join(slugs) if len("+".join(slugs)) <= 100 else f"{slugs[0]}-and-{len(slugs) - 1}-more"
     placeholders = {"promotion": promotion}
@@ -73,7 +77,8 @@ def promote_step(report: Report, settings: Settings, root: str, resolved: Sequen
         placeholders.update(namespace=first.promotion.pipeline.namespace, pipeline=first.promotion.pipeline.name,
                             environment=first.target or "", value=first.promotion.value)
     return PullRequestStep(report, Target(settings, root, PROMOTE_BRANCH, placeholders,
-                                          _pipeline_pull_request(resolved, find_pipeline), secrets_dir))
+                                          _pipeline_pull_request(resolved, find_pipeline), secrets_dir),
+                           replanner=replanner, attempts=attempts)
 
 
 def _slug(resolved: Resolved) -> str:
@@ -116,15 +121,21 @@ class PullRequestStep:
     :class:`~krm_merge.outcomes.kinds.PullRequestOutcome`, and what pacing the forge's
     requests warned of (a broken pacing state) as warnings.  ``tally`` counts the forge's
     requests and the time waited for its budget (a fleet hands one to all its steps; by
-    default the step's own).
+    default the step's own).  ``replanner`` (a promotion's): when another run pushed to the branch first, the
+    promotion planned again on its new head (:mod:`krm_merge.change.race`'s loop, at most ``attempts`` pushes,
+    ``pause`` between them); without it the run stands aside only when the other run pushed this very change.
     """
 
     def __init__(self, report: Report, target: Target, *, client: Mapping[str, Any] | None = None,
-                 tally: Tally | None = None) -> None:
+                 tally: Tally | None = None, replanner: Replanner | None = None, attempts: int | None = None,
+                 pause: Callable[[int], None] | None = None) -> None:
         self.report = report
         self.target = target
         self.client = client
         self.tally = tally
+        self.replanner = replanner
+        self.attempts = attempts
+        self.pause = pause
         self.prepared: Prepared | None = None
         self.made: str | None = None
         self.text = ChangeText("", "")
@@ -165,9 +176,22 @@ class PullRequestStep:
     def publish(self) -> None:
         """Push the commit and open or update the pull request (the report's outcome: opened, updated, ...)."""
         assert self.prepared is not None, "prepare() and make_commit() first"
+        replan = self._replan if self.replanner is not None else None
         published = self._recorded(lambda: _change().publish(self.prepared, self.made, self.text.title,
-                                                              self.text.body))
+                                                              self.text.body, replan=replan,
+                                                              attempts=self.attempts, pause=self.pause))
+        self.report.extend(message(text, "info") for text in published.said)
         self.report.add(_outcome(published))
+
+    def _replan(self, head: str, package: str) -> tuple[list[tuple[str, bytes | None]], str, str] | None:
+        """:data:`krm_merge.change.publish.BranchReplan`: the plan's replanner on ``head``'s package (the contests
+        it meets said in the report), its words the commit's."""
+        assert self.replanner is not None and self.prepared is not None
+        planned = self.replanner.replan(head, self.prepared.branch, package, self.report)
+        if planned is None:
+            return None
+        text = change_text(planned.words)
+        return list(planned.files), text.title, text.body
 
     def _request(self, change: Any, *, pipeline: bool) -> Any:
         """The git side's request (:class:`krm_merge.change.publish.Request`) of the target; ``pipeline``: with the

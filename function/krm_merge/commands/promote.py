@@ -5,7 +5,7 @@
                           [--report json|markdown FILE] [--dry-run] [--allow-no-match] [--skip-unreadable]
                           [--pull-request [--branch T] [--base B] [--remote R] [--forge F] [--forge-api URL]
                                           [--forge-repo O/N] [--label L]... [--reviewer U]... [--secrets-dir DIR]]
-                          [--push [--base B] [--remote R] [--push-attempts N]]
+                          [--push [--base B] [--remote R]] [--push-attempts N]
     krm-merge promote DIR --pipeline NS/NAME (--environment E | --from-environment E) --value V
     krm-merge promote DIR --image-policy NS:NAME --value IMAGE[:TAG][@DIGEST]
     krm-merge promote DIR --event FILE|- (--pipeline NS/NAME | --pipeline-file FILE) [--pull-request ...]
@@ -64,9 +64,10 @@ EXAMPLES = ("krm-merge promote clusters/ --image-policy flux-system:app=ghcr.io/
             'krm-merge promote . --pipeline flux-system/podinfo \\\n      --event "$GITHUB_EVENT_PATH"')
 
 EXIT_STATUS = ("exit status: 0 fields set, already current, or nothing to promote (--event: an event that is not a "
-               "successful upgrade, an object no Pipeline tracks, the last environment; --push: another writer's "
-               "higher version already there); 1 an error (--push: also every push lost its race, "
-               "--push-attempts times; the last commit stays on a local branch krm-merge/push/...); 2 bad usage")
+               "successful upgrade, an object no Pipeline tracks, the last environment; --push, --pull-request: "
+               "another writer's higher version already on the branch); 1 an error (--push, --pull-request: also "
+               "every push lost its race, --push-attempts times; the last commit stays on a local branch); "
+               "2 bad usage")
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
@@ -108,8 +109,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                       help="after planning: one commit of the changed files on the base branch's tip, pushed with "
                            "a lease (signed where git's configuration signs); your checkout stays as it is")
     push.add_argument("--push-attempts", type=_attempts, default=None, metavar="N",
-                      help="with --push: pushes in all before giving up when other writers keep pushing first "
-                           "(default 20)")
+                      help="with --push or --pull-request: pushes in all before giving up when other writers "
+                           "keep pushing to the branch first (default 20)")
     p.add_argument("--secrets-dir", metavar="DIR",
                    help="with --pull-request and a Pipeline whose promotion names a secretRef: its token is "
                         "DIR/<namespace>/<name>/<key> (default $KRM_MERGE_SECRETS_DIR)")
@@ -142,7 +143,7 @@ def main(argv: list[str]) -> int:
                              args.dry_run)
     target: PushTarget | PromoteTarget | None = push
     if target is None and settings is not None:
-        target = PromoteTarget(settings, args.dir, args.secrets_dir, from_pipeline)
+        target = PromoteTarget(settings, args.dir, args.secrets_dir, from_pipeline, args.push_attempts)
     return run_command(FilePlanner(request), report, output, target=target, dry_run=args.dry_run,
                        describe=describe)
 
@@ -182,8 +183,8 @@ def _attempts(text: str) -> int:
 def _push_target(arg_parser: argparse.ArgumentParser, args: argparse.Namespace) -> PushTarget | None:
     """``--push``: where it pushes (taken from --remote and --base); None without it."""
     if not args.push:
-        if args.push_attempts is not None:
-            arg_parser.error("--push-attempts: goes with --push")
+        if args.push_attempts is not None and not args.pull_request:
+            arg_parser.error("--push-attempts: goes with --push or --pull-request")
         return None
     if args.pull_request:
         arg_parser.error("--push: does not go with --pull-request (one delivers to the base branch, the other "
