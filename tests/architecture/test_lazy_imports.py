@@ -71,6 +71,9 @@ ALLOWED: list[Lazy] = [
          _START_UP + "the plain form `update PKG[@REF]` is read without the command base and argparse (~3.5 ms)"),
     Lazy("krm_merge.commands.update", "main", "krm_merge.commands.fleet",
          _START_UP + "the fleet form (--ref) and its worker pool, sharding and report: never on `update PKG[@REF]`"),
+    Lazy("krm_merge.update.git", "_ledger", "krm_merge.update.ledger",
+         _START_UP + "only an update that writes a marker, or finds a ledger in the package, loads the ledger's "
+         "bindings and the marker engine (~6M instructions of a no-op update's start-up, issue 45)"),
     Lazy("krm_merge.update.git", "_merge_planner", "krm_merge.update.planner",
          _START_UP + "imported past the no-op check only (a no-op update never loads the merge), "
          "while git writes the archives"),
@@ -113,8 +116,6 @@ ALLOWED: list[Lazy] = [
          "start-up: write path and scratch folders only (a no-op update never loads it)"),
     Lazy("krm_merge.files", "_file_diff", "difflib",
          "start-up: only diffs the fast path cannot make"),
-    Lazy("krm_merge.krm.package", "_fast_reader_accepts", "krm_merge.krm.fastyaml",
-         "start-up: only small files are checked before PyYAML is loaded"),
     Lazy("krm_merge.krm.yamlio", "_load_all_fast", "krm_merge.krm.fastyaml",
          _START_UP + "the fast reader costs ~11 ms to import"),
     Lazy("krm_merge.promote.engine", "promote_units", "krm_merge.promote.kustomize_images",

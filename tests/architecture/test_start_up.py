@@ -192,15 +192,17 @@ _EVERY_PATH = """
 # A no-op `update PKG@REF`: the Kptfile, the package lock (txn: fcntl, signal, threading, zlib), git's ls-remote
 # through subprocess (selectors, locale) started by the one git runner (gitexec: its code moved out of upstream.git
 # so that change/ and merge3/ start git the same way, issue 44; it brings no module of its own), the git cache's
-# paths (pathlib: urllib.parse, ipaddress, ~17M instructions), the ledger's conflict markers (merge3.conflicts,
-# rules, diff3), the package reader.
+# paths (pathlib: urllib.parse, ipaddress, ~17M instructions), the conflict policies (merge3.policy) and the list
+# rules' fallback keys (merge3.rules), the package lister.  Not the ledger (update.ledger, with the marker engine
+# and the package reader behind it: merge3.conflicts, diff3, krm.package): a package with no ledger and an update
+# that writes no marker never load it (issue 45).
 NO_OP_UPDATE = _EVERY_PATH + """
     krm_merge.change krm_merge.change.pipeline krm_merge.change.settings krm_merge.commands krm_merge.commands.pull_request_options
     krm_merge.commands.update krm_merge.faces krm_merge.gitexec krm_merge.kptfile krm_merge.kptfile.document
     krm_merge.kptfile.upstream krm_merge.krm.display krm_merge.krm.itemviews krm_merge.krm.kubeobject
-    krm_merge.krm.package krm_merge.krm.pkgio krm_merge.krm.resourcelist krm_merge.krm.snapshot krm_merge.krm.splice
-    krm_merge.merge3 krm_merge.merge3.conflicts krm_merge.merge3.diff3 krm_merge.merge3.rules krm_merge.schema
-    krm_merge.schema.base krm_merge.txn krm_merge.update krm_merge.update.git krm_merge.update.ledger
+    krm_merge.krm.pkgio krm_merge.krm.snapshot krm_merge.krm.splice
+    krm_merge.merge3 krm_merge.merge3.policy krm_merge.merge3.rules krm_merge.schema
+    krm_merge.schema.base krm_merge.txn krm_merge.update krm_merge.update.git
     krm_merge.update.plan krm_merge.update.report krm_merge.update.result krm_merge.update.tree krm_merge.upstream
     krm_merge.upstream.git krm_merge.upstream.gitread
     _blake2 _locale _posixsubprocess _weakrefset fcntl fnmatch ipaddress locale ntpath pathlib select selectors signal

@@ -39,7 +39,7 @@ from krm_merge.change.settings import SettingsError, Target
 from krm_merge.commands.pull_request_options import OPTION_DEFAULTS, UPDATE_BRANCH, add_options, settings_from_args
 from krm_merge.errors import KrmMergeError
 from krm_merge.kptfile.document import STRATEGIES, Strategy
-from krm_merge.merge3.conflicts import POLICIES, ConflictPolicy
+from krm_merge.merge3.policy import POLICIES, ConflictPolicy
 from krm_merge.outcomes import render
 from krm_merge.outcomes.report import CONFLICTS_LEFT, Report
 from krm_merge.update.git import UpdatePlanner

@@ -31,7 +31,7 @@ import re
 import sys
 
 from krm_merge import files
-from krm_merge.krm import pkgio, yamlio
+from krm_merge.krm import fastyaml, pkgio, yamlio
 from krm_merge.krm.itemviews import PendingReader
 from krm_merge.krm.kubeobject import Item, scan_header
 from krm_merge.krm.resourcelist import ResourceList
@@ -265,8 +265,6 @@ def _check_syntax(source: SourceFile, lf_text: str) -> None:
 
 def _fast_reader_accepts(source: SourceFile) -> bool:
     """Whether the fast reader reads every document (it accepts only what libyaml reads alike)."""
-    from krm_merge.krm import fastyaml
-
     if any(sep.strip() and not _separator_only().match(sep) for sep in source.separators):
         return False  # content after `---` on its line: not part of any document text here
     return all(fastyaml.parse(doc) is not None for doc, item in zip(source.docs, source.items) if item is not None)

@@ -26,7 +26,8 @@ from krm_merge.records import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-    from .conflicts import Conflict, ConflictPolicy
+    from .conflicts import Conflict
+    from .policy import ConflictPolicy
     from .nodes import MISSING, ROUND_TRIP
     from .plain import PLAIN_DATA
     from .rules import FALLBACK_KEYS, NO_SCHEMA, ListRule, ListStrategy, MergeSchema, SchemaNodeAdapter
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 # update whose resources need no round-trip merge (most of a kpt-fetched package's) only
 # needs the package rules and never pays for it.
 _HOMES = {
-    "Conflict": ".conflicts", "ConflictPolicy": ".conflicts", "MISSING": ".nodes", "ROUND_TRIP": ".nodes",
+    "Conflict": ".conflicts", "ConflictPolicy": ".policy", "MISSING": ".nodes", "ROUND_TRIP": ".nodes",
     "PLAIN_DATA": ".plain", "Representation": ".visit",
     "FALLBACK_KEYS": ".rules", "NO_SCHEMA": ".rules", "ListRule": ".rules", "ListStrategy": ".rules",
     "MergeSchema": ".rules", "SchemaNodeAdapter": ".rules",

@@ -5,40 +5,18 @@ from __future__ import annotations
 import json
 import functools
 import re
-from enum import Enum
 
 from krm_merge.krm.values import Label, PathPart, format_path, parse_path, value_json, value_size
 from krm_merge.krm.values import Path as DataPath
 from krm_merge.outcomes.kinds import Decision
 from krm_merge.records import Record
 
+from .policy import POLICIES, ConflictPolicy
 from .rules import FALLBACK_KEYS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Sequence, TypeAlias
-
-
-class ConflictPolicy(Enum):
-    """Who wins a field changed differently on both sides."""
-
-    UPSTREAM_WINS = "upstream-wins"  # kpt's rule
-    LOCAL_WINS = "local-wins"
-    FAIL = "fail"  # upstream's value is computed, but the merge reports an error
-    MARK = "mark"  # local's value stays, with a marker comment naming upstream's and origin's
-
-    @classmethod
-    def parse(cls, text: str) -> ConflictPolicy:
-        """Policy from its config spelling; ValueError lists the valid ones."""
-        for policy in cls:
-            if policy.value == text:
-                return policy
-        valid = ", ".join(p.value for p in cls)
-        raise ValueError(f"invalid conflicts policy {text!r}: expected one of {valid}")
-
-
-POLICIES = tuple(p.value for p in ConflictPolicy)
-"""The config spellings of the policies."""
 
 
 # NamedTuples, not dataclasses: creating dataclasses cost a small ``update``'s start-up several milliseconds (issue 24).

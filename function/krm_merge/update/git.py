@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from types import ModuleType
 
 from krm_merge import files, txn
 from krm_merge.errors import KrmMergeError
@@ -19,15 +20,13 @@ from krm_merge.kptfile.upstream import GitLock, GitUpstream, read_package_kptfil
 from krm_merge.krm import pkgio, yamlio
 from krm_merge.krm.results import File, KrmError
 from krm_merge.krm.snapshot import Snapshot
-from krm_merge.merge3.conflicts import ConflictPolicy
+from krm_merge.merge3.policy import ConflictPolicy
 from krm_merge.outcomes.kinds import Action, ConflictsLeft, Message, Outcome, Reason, ResourceOutcome, message
 from krm_merge.outcomes.report import Report, State
 from krm_merge.records import Record
 from krm_merge.upstream import gitread
 from krm_merge.upstream.git import GitCache, Version, package_tags
 from krm_merge.yaml.load import collecting_duplicate_keys
-
-from . import ledger
 
 from .plan import COMMAND, UpdatePlan, apply_plan
 from .report import refused
@@ -493,7 +492,7 @@ class UpdatePlanner:
             with collecting_duplicate_keys() as duplicates:
                 try:
                     planned = _plan(request, self.versions)
-                    recorded = ledger.record(Path(request.package), planned)  # the ledger's change joins the plan's
+                    recorded = _record_in_ledgers(Path(request.package), planned)  # the ledger's change joins the plan's
                 finally:  # said before the error that stopped the plan, if one did
                     # Duplicate mapping keys in any of the three copies: read last-wins (as kubectl), said once each.
                     report.extend(message(text, "warning") for text in dict.fromkeys(dup.message() for dup in duplicates))
@@ -547,7 +546,7 @@ class UpdatePlanned:
         the diff3 regions --files merge left (with or without mark), an earlier update's still there."""
         if not self.recorded:
             return []
-        regions = sum(1 for entry in self.plan.marks if entry.kind == ledger.TEXT)
+        regions = sum(1 for entry in self.plan.marks if entry.kind == _ledger().TEXT)
         return [ConflictsLeft(str(self.local), self.recorded, regions, self.recorded - len(self.plan.marks),
                               on_branch=on_branch)]
 
@@ -565,6 +564,39 @@ class UpdatePlanned:
 def subject(package: str, ref: str | None) -> str:
     """What an update was asked for, for its title: ``apps/pkg to v2`` (no ref: the Kptfile's)."""
     return package + (f" to {ref}" if ref else "")
+
+
+def _record_in_ledgers(root: Path, plan: UpdatePlan) -> int:
+    """The ledgers' changes joined to the plan (:func:`krm_merge.update.ledger.record`); how many conflicts they
+    then hold.
+
+    An update that leaves no marker, in a package with no ledger at its root
+    nor in any subpackage (the common case, a no-op among them), has nothing
+    to record or keep, and never loads the ledger's module (the bindings and
+    the marker engine behind it): ``record`` would read nothing and return 0.
+    """
+    if not plan.marks and not _any_ledger(root, plan.subpackages):
+        return 0
+    return _ledger().record(root, plan)
+
+
+def _any_ledger(root: Path, subpackages: Sequence[str]) -> bool:
+    """Whether a path of the ledger's name is at ``root`` or in a subpackage folder, as the ledger's reader looks:
+    the root's by ``lstat`` (any error but "not there" is the reader's to name), each subpackage's if it exists."""
+    try:
+        os.lstat(root / pkgio.LEDGER_NAME)
+    except (FileNotFoundError, NotADirectoryError):
+        return any(os.path.lexists(root / folder / pkgio.LEDGER_NAME) for folder in subpackages)
+    except OSError:
+        pass  # unreadable: read_ledger says why in a warning
+    return True
+
+
+def _ledger() -> ModuleType:
+    """:mod:`krm_merge.update.ledger`, loaded when a ledger is there or a marker is written."""
+    from . import ledger  # start-up: see _record_in_ledgers
+
+    return ledger
 
 
 def _plan(request: UpdateRequest, versions: GitVersions | None) -> UpdatePlan:

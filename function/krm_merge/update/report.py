@@ -12,10 +12,13 @@ from __future__ import annotations
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import Listing
 from krm_merge.krm.results import ResourceRef
-from krm_merge.merge3.conflicts import Conflict
 from krm_merge.outcomes.kinds import ConflictOutcome, LinkRefused, Outcome, RefusedEntry, ResourceOutcome
 
 from .result import PackageMergeResult, RelPath
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from krm_merge.merge3.conflicts import Conflict
 
 
 def resource_of(obj: Item) -> ResourceRef | None:

@@ -12,7 +12,7 @@ from enum import Enum
 from krm_merge.kptfile.document import Strategy
 from krm_merge.krm.kubeobject import Item
 from krm_merge.krm.pkgio import folders_of
-from krm_merge.merge3.conflicts import Conflict, ConflictPolicy, FieldMark
+from krm_merge.merge3.policy import ConflictPolicy
 from krm_merge.merge3.rules import FALLBACK_KEYS
 from krm_merge.outcomes.kinds import Action, Reason
 from krm_merge.records import Record
@@ -20,6 +20,8 @@ from krm_merge.records import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, TypeAlias
+
+    from krm_merge.merge3.conflicts import Conflict, FieldMark
 
 
 RelPath: TypeAlias = "Callable[[Item], str]"
