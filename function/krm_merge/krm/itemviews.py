@@ -92,10 +92,11 @@ class ItemViews:
             self.mark_changed()
 
     def set_commented_text(self, new_text: str) -> None:
-        """Replace the text by one that reads as the same data (comments added at line ends): the data stays read."""
-        data = self._data
+        """Replace the text by one that reads as the same data (comments added at line ends): the data and the
+        header stay read."""
+        data, header, composed = self._data, self.header, self.composed_header
         self.set_text(new_text)
-        self._data = data
+        self._data, self.header, self.composed_header = data, header, composed  # the header is read from the data
 
     def mark_changed(self, rt: Any = None) -> None:
         """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
