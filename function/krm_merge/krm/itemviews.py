@@ -91,6 +91,13 @@ class ItemViews:
             self.text = new_text
             self.mark_changed()
 
+    def set_commented_text(self, new_text: str) -> None:
+        """Replace the text by one that reads as the same data (comments added at line ends): the data and the
+        header stay read."""
+        data, header, composed = self._data, self.header, self.composed_header
+        self.set_text(new_text)
+        self._data, self.header, self.composed_header = data, header, composed  # the header is read from the data
+
     def mark_changed(self, rt: Any = None) -> None:
         """Forget every view of the old text; ``rt`` is the new text's tree, if known."""
         if self._pending_reader is not None:
@@ -126,6 +133,20 @@ class ItemViews:
             fast = self._fast = _fastyaml().parse(self.text)
             self._data = fast.data if fast is not None else yamlio.load_data(self.text, self.owner.what)
         return self._data
+
+    def parsed(self) -> Any:
+        """The fast reader's parse of the current text (plain data and each node's position), or None where it
+        cannot read it: read once per text and kept with the other views, so that a caller placing lines by the
+        positions (conflict markers) does not read the text again."""
+        fast = self._fast
+        if fast is None or fast.text is not self.text:
+            fast = _fastyaml().parse(self.text)
+            if fast is None:
+                return None
+            self._fast = fast  # the current text's, whatever edit set _data: _set_data_fast checks fast.data first
+            if self._data is UNSET:
+                self._data = fast.data
+        return fast
 
     @property
     def item_data(self) -> Any:

@@ -387,6 +387,11 @@ class Item(KubeObject):
         """Replace the item's whole text (for modes that edit bytes directly)."""
         self._views.set_text(new_text)
 
+    def set_commented_text(self, new_text: str) -> None:
+        """:meth:`set_text` for a text that differs only by comments added at the end of lines (conflict markers
+        after a one-line scalar): it reads as the same data, which is not read again."""
+        self._views.set_commented_text(new_text)
+
     @property
     def has_tree(self) -> bool:
         """True once a round-trip tree was built for the current text (the slow editor ran)."""
@@ -489,6 +494,11 @@ class Item(KubeObject):
     def text_data(self) -> Any:
         """The item's text as plain data (without the reader's annotations; read-only)."""
         return self._views.data
+
+    def parsed(self) -> Any:
+        """The fast reader's parse of the text (``fastyaml.Parsed``: data and positions), read once per text;
+        None when the text is outside the fast reader's subset."""
+        return self._views.parsed()
 
     def forget_data(self) -> None:
         """Drop the parsed views of the text (data, positions); :attr:`data` re-reads it on demand.

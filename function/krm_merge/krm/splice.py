@@ -42,12 +42,14 @@ def block_end(text: str, start: int, parent_indent: int) -> int:
     return end
 
 
-def with_annotations(text: str, annotations: dict[str, str]) -> str | None:
+def with_annotations(text: str, annotations: dict[str, str], data: Any = None) -> str | None:
     """``text`` with ``annotations`` added under a block ``metadata:`` (None when the layout is not simple).
 
     Placed as kpt places them: after the last entry of ``annotations``, or a
     new ``annotations:`` after the last entry of ``metadata``; keys quoted by
-    kyaml's rule, values single-quoted as kpt writes them.
+    kyaml's rule, values single-quoted as kpt writes them.  ``data``: what
+    ``text`` reads as, when the caller already read it (left unchanged; the
+    result is still read back against it and the annotations).
     """
     lines = _annotation_lines(annotations)
     m = _top_metadata().search(text)
@@ -61,7 +63,7 @@ def with_annotations(text: str, annotations: dict[str, str]) -> str | None:
     indent = first.group(1)
     empty = re.search(rf"^{indent}annotations:[ \t]*\{{\}}[ \t]*\n", block, re.M)
     if empty is not None:  # kpt drops an empty flow `annotations: {}` and writes the block where it adds one
-        return with_annotations(text[:start + empty.start()] + text[start + empty.end():], annotations)
+        return with_annotations(text[:start + empty.start()] + text[start + empty.end():], annotations, data)
     ann = re.search(rf"^{indent}annotations:[ \t]*(#[^\n]*)?\n", block, re.M)
     if ann is not None:
         child = re.match(r"( +)\S", block[ann.end():])
@@ -74,7 +76,7 @@ def with_annotations(text: str, annotations: dict[str, str]) -> str | None:
     if not text[:insert_at].endswith("\n"):
         added = "\n" + added  # the block ends the text without a newline
     out = text[:insert_at] + added + text[insert_at:]
-    expected = _with_annotations_data(text, annotations)
+    expected = _with_annotations_data(text, annotations, data)
     return out if expected is not None and yamlio.read_back_error(out, expected) is None else None
 
 
@@ -89,18 +91,19 @@ def _annotation_lines(annotations: dict[str, str]) -> list[str] | None:
     return lines
 
 
-def _with_annotations_data(text: str, annotations: dict[str, str]) -> Any:
-    """What ``text`` should read as once ``annotations`` are added; None when it is not a resource."""
-    try:
-        data = yamlio.load_data(text)
-    except KrmError:
-        return None
+def _with_annotations_data(text: str, annotations: dict[str, str], data: Any = None) -> Any:
+    """What ``text`` (read as ``data`` when given) should read as once ``annotations`` are added; None when it is
+    not a resource."""
+    if data is None:
+        try:
+            data = yamlio.load_data(text)
+        except KrmError:
+            return None
     if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
         return None
     merged = dict(data["metadata"].get("annotations") or {})
     merged.update(annotations)
-    data["metadata"]["annotations"] = merged
-    return data
+    return {**data, "metadata": {**data["metadata"], "annotations": merged}}  # copies: the caller's data stays
 
 
 def with_key_comment(text: str, key: str, comment: str) -> str:

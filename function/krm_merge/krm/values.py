@@ -232,7 +232,10 @@ def value_json(value: Any, limit: int = RECORDED_VALUE_CHARS, *, scalar: Callabl
     marker): it is written whole or not at all, and finding out costs at
     most ``limit`` characters of work.
     """
-    text = "".join(_take(_pieces(value, limit + 1, _RECORD, scalar), limit + 1))
+    if isinstance(value, (dict, list, tuple)):
+        text = "".join(_take(_pieces(value, limit + 1, _RECORD, scalar), limit + 1))
+    else:  # a scalar is one piece: _pieces' answer without its machinery (a marker costs two of these)
+        text = _scalar_text(value, limit + 1, _RECORD, scalar)
     return text if len(text) <= limit else None
 
 
@@ -278,6 +281,7 @@ def _take(pieces: Iterator[str], limit: int) -> Iterator[str]:
 def _pieces(value: Any, cap: int, style: _Style, scalar: Callable[[Any], Any] | None) -> Iterator[str]:
     """The rendering of ``value`` piece by piece, depth-first without recursion; each string cut at ``cap``."""
     stack: list[Iterator[Any]] = [iter((value,))]
+    quoted = style if style.scalars_as_json else style._replace(scalars_as_json=True)  # scalars inside JSON
     while stack:
         item = next(stack[-1], stack)
         if item is stack:  # that iterator is done
@@ -289,7 +293,7 @@ def _pieces(value: Any, cap: int, style: _Style, scalar: Callable[[Any], Any] | 
         elif isinstance(item, (list, tuple)):
             stack.append(_list_parts(item, style))
         else:
-            yield _scalar_text(item, cap, style._replace(scalars_as_json=True), scalar)  # quoted inside JSON
+            yield _scalar_text(item, cap, quoted, scalar)
 
 
 def _map_parts(node: dict[Any, Any], cap: int, style: _Style, scalar: Callable[[Any], Any] | None) -> Iterator[Any]:
@@ -324,7 +328,12 @@ def _scalar_text(value: Any, cap: int, style: _Style, scalar: Callable[[Any], An
 
 
 def _json(value: Any, ensure_ascii: bool) -> str:
-    return json.dumps(value, ensure_ascii=ensure_ascii)
+    return _encoder(ensure_ascii).encode(value)  # json.dumps(value, ensure_ascii=...) without a new encoder each time
+
+
+@functools.cache
+def _encoder(ensure_ascii: bool) -> json.JSONEncoder:
+    return json.JSONEncoder(ensure_ascii=ensure_ascii)
 
 
 # --- resource labels ----------------------------------------------------------------------

@@ -75,7 +75,12 @@ def marker_comment(upstream: Any, origin: Any, scalar: Callable[[Any], Any] | No
     ``resolve --take upstream`` refuses as unreadable.  ``scalar`` converts
     a reader's scalar type to plain data.
     """
-    return f"# {MARKER} upstream={_marker_value(upstream, scalar)} origin={_marker_value(origin, scalar)}"
+    return marker_text(_marker_value(upstream, scalar), _marker_value(origin, scalar))
+
+
+def marker_text(upstream: str, origin: str) -> str:
+    """The marker comment of two values already written as a marker writes them (:func:`recorded`'s first)."""
+    return f"# {MARKER} upstream={upstream} origin={origin}"
 
 
 NOT_RECORDED = "<not recorded"
@@ -101,6 +106,20 @@ def recorded_value(value: Any, scalar: Callable[[Any], Any] | None = None) -> An
         return value
     text = value_json(value, scalar=scalar)
     return json.loads(text) if text is not None else _not_recorded(value)
+
+
+def recorded(value: Any, scalar: Callable[[Any], Any] | None = None) -> tuple[str, Any]:
+    """``value`` as a marker writes it (:func:`marker_comment`) and as the ledger records it
+    (:func:`recorded_value`), its JSON built once for both."""
+    if value is ABSENT_VALUE:
+        return ABSENT, value
+    text = value_json(value, scalar=scalar)
+    if text is None:
+        shown = _not_recorded(value)
+        return shown, shown
+    # a plain string without escapes, an int, a boolean, null: its JSON reads back as the value itself
+    plain = type(value) in (int, bool) or value is None or (type(value) is str and "\\" not in text)
+    return text, value if plain else json.loads(text)
 
 
 def is_not_recorded(value: Any) -> bool:

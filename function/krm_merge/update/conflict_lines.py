@@ -48,10 +48,14 @@ def _read_alike(written: str) -> bool:
     return isinstance(value, str) and written[:1] not in "0123456789+-.~" and written.lower() not in ("null", "true", "false")
 
 
-def with_markers(text: str, markers: Sequence[tuple[tuple[Any, ...], str]]) -> str | None:
+def with_markers(text: str, markers: Sequence[tuple[tuple[Any, ...], str]], parsed: Any = None) -> str | None:
     """``text`` with each marker (field's data path, ``# krm-merge:conflict ...``) at the end of its field's line,
-    one space after the value as the round-trip merge writes it; None when any one cannot be placed so."""
-    parsed = fastyaml.parse(text)
+    one space after the value as the round-trip merge writes it; None when any one cannot be placed so.
+
+    ``parsed``: the fast reader's parse of ``text`` when the caller holds it (the item's, read once per text).
+    """
+    if parsed is None or parsed.text is not text:
+        parsed = fastyaml.parse(text)
     if parsed is None or parsed.aliases:
         return None
     lines = text.split("\n")

@@ -335,11 +335,11 @@ class MergeContext:
             if change is not None and obj.text != before:
                 self._prefer_upstreams_lines(obj, before, change)
             if merger.pending:
-                marked = with_markers(obj.text, merger.pending)
+                marked = with_markers(obj.text, merger.pending, obj.parsed())  # the item's one read of its text
                 if marked is None:
                     obj.set_text(before)  # a marker only the round-trip merge places as it always has
                     return None
-                obj.set_text(marked)
+                obj.set_commented_text(marked)  # comments after one-line scalars: the same data
             result.marks.extend((obj, mark) for mark in merger.marked)
         result.conflicts.extend((obj, c) for c in merger.conflicts)
         return merged is not MISSING

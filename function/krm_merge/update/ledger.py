@@ -179,7 +179,8 @@ def encode(entries: Iterable[Entry], bound: Binding | str) -> bytes:
     head = {"apiVersion": API_VERSION, "kind": KIND, "note": NOTE, "lockedCommit": bound.lock,
             "parentLocks": list(bound.parents)}
     try:
-        lines = [json.dumps(_entry_json(e), ensure_ascii=False, default=str) for e in entries]
+        encoder = json.JSONEncoder(ensure_ascii=False, default=str)  # json.dumps' output, one encoder for all
+        lines = [encoder.encode(_entry_json(e)) for e in entries]
     except (RecursionError, ValueError) as err:
         raise KrmError(f"{LEDGER_NAME}: a conflicting value cannot be recorded ({type(err).__name__}: nested too "
                        "deeply or not data)", file=File(LEDGER_NAME)) from None
@@ -451,6 +452,8 @@ def _holds(value: Any, recorded: Any) -> bool:
     it (JSON); a value too large to record counts as held, one nested too deeply as edited."""
     if is_not_recorded(recorded):
         return True
+    if type(value) is type(recorded) and type(value) in (str, int, bool):
+        return bool(value == recorded)  # a scalar reads back from JSON as itself: no round trip to compare it
     try:
         return same(_as_recorded(value), _as_recorded(recorded))
     except (RecursionError, ValueError, TypeError):

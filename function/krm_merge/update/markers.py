@@ -27,17 +27,21 @@ def upstream_identifier(identity: Identity) -> str:
 def add_identity_markers(obj: Item) -> None:
     """kpt's ``# kpt-merge`` comment and upstream-identifier annotation, where kpt writes them, when missing."""
     identity = identity_of(obj)
-    obj.set_text(with_kpt_merge_comment(obj.text, identity))
+    commented = with_kpt_merge_comment(obj.text, identity)
     try:
-        present = UPSTREAM_IDENTIFIER in obj.annotations
+        present = UPSTREAM_IDENTIFIER in obj.annotations  # a comment on `metadata:` changes no annotation
     except KrmError:
+        obj.set_text(commented)
         return  # not a readable resource: nothing to mark
-    if present or not identity.name or not isinstance(obj.data, dict):
+    if present or not identity.name:
+        obj.set_text(commented)
         return
     value = upstream_identifier(identity)
-    text = splice.with_annotations(obj.text, {UPSTREAM_IDENTIFIER: value})
-    if text is not None:
-        obj.set_text(text)
+    # Both splices are proven at once: the annotation's read-back compares the final text with the data the item
+    # read before the comment (read once: reading the commented text again cost a large resource two parses).
+    text = splice.with_annotations(commented, {UPSTREAM_IDENTIFIER: value}, obj.text_data)
+    obj.set_text(commented if text is None else text)
+    if text is not None or not isinstance(obj.data, dict):
         return
     data = obj.copy_data()
     meta = data.get("metadata")
