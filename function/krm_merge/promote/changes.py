@@ -43,6 +43,8 @@ def lines_holding(text: str, keys: Sequence[str]) -> list[int]:
 
 
 _DOCUMENT_MARKER = re.compile(r"^(?:---|\.\.\.|%)", re.M)
+_MARKER_STARTS = ("---", "...", "%")  # what a line :data:`_DOCUMENT_MARKER` finds starts with
+_LINE_MARKER_STARTS = tuple("\n" + start for start in _MARKER_STARTS)
 
 
 def split_stream(text: str) -> list[tuple[int, str]] | None:
@@ -53,6 +55,8 @@ def split_stream(text: str) -> list[tuple[int, str]] | None:
     is exact.  None when the stream is not safe to split this simply: directives (``%``),
     document end markers (``...``), or content after ``---`` on its line.
     """
+    if not text.startswith(_MARKER_STARTS) and not any(start in text for start in _LINE_MARKER_STARTS):
+        return [(0, text)]  # no line starts a marker: one chunk, without a regex search at every character
     chunks: list[tuple[int, str]] = []
     pos = 0
     for m in _DOCUMENT_MARKER.finditer(text):

@@ -31,8 +31,8 @@ from krm_merge.promote.contest import RULE, ours_prevails
 from krm_merge.promote.errors import PromoteError, UnreadableYaml
 from krm_merge.promote.event import Nothing, promotion_from_event
 from krm_merge.promote.files import (
-    Screen, ScreenedFile, check_all, decode, diff_all, encode, list_tree, pipeline_lookup, planned_write, read_one,
-    screen, write_all)
+    Screen, ScreenedFile, check_all, decode, diff_all, encode, holds, list_tree, pipeline_lookup, planned_write,
+    read_one, screen, write_all)
 from krm_merge.promote.markers import IMAGEPOLICY_KEY, PROMOTION_KEY
 from krm_merge.promote.pipeline import PIPELINE_GROUP, PipelineRef
 from krm_merge.promote.report import field_sets, subject
@@ -285,7 +285,7 @@ def plan(root: str, promotions: list[Promotion], skip_unreadable: bool = False) 
                          for link in screened_tree.broken_links]
     key_bytes = tuple(k.encode() for k in keys)
     for screened in files:
-        if screened.rel in kustomizations or any(k in screened.data for k in key_bytes):
+        if screened.rel in kustomizations or holds(screened.data, key_bytes):
             try:
                 text, bom = decode(screened.data)
             except UnicodeDecodeError as err:

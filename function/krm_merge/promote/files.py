@@ -120,10 +120,20 @@ def screen(listing: pkgio.Listing, tokens: tuple[bytes, ...]) -> Screen:
         finally:
             close(fd)
         for token in tokens:
-            if token in data:
+            if data.find(token) != -1:  # not ``token in data``: see holds()
                 found.append(_screened(listed, data))
                 break
     return Screen(found, broken)
+
+
+def holds(data: bytes, tokens: tuple[bytes, ...]) -> bool:
+    """Whether ``data`` contains any of ``tokens``: the screen's one test, a ``bytes.find`` per token.
+
+    Not ``token in data``: CPython (3.11, 3.12) reads the operand of ``bytes.__contains__`` as an integer first
+    and formats and clears a TypeError before it searches, which cost more than the search itself on each of
+    the thousands of files a large run passes by.
+    """
+    return any(data.find(token) != -1 for token in tokens)
 
 
 def read_one(root: str, rel: str) -> ScreenedFile:
@@ -208,7 +218,7 @@ def unread_marker_files(snapshot: Snapshot) -> list[str]:
             data = snapshot.read_bytes(listed.rel)
         except (OSError, KrmMergeError):  # unreadable, or swapped for a link since the listing: not read
             continue
-        if any(token in data for token in tokens):
+        if holds(data, tokens):
             found.append(listed.rel)
     return found
 
@@ -223,8 +233,8 @@ def pipeline_finder(root: str) -> Callable[[PipelineRef], dict[str, Any] | None]
 
 def pipeline_lookup(files: list[ScreenedFile]) -> Callable[[PipelineRef], dict[str, Any] | None]:
     """Look Pipelines up among the files that may hold one; each such file is read once."""
-    group = PIPELINE_GROUP.encode()
-    candidates = [screened for screened in files if group in screened.data]
+    group = (PIPELINE_GROUP.encode(),)
+    candidates = [screened for screened in files if holds(screened.data, group)]
     documents: list[list[Any]] = []
 
     def find(ref: PipelineRef) -> dict[str, Any] | None:

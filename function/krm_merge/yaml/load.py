@@ -171,7 +171,10 @@ def check_bounds(text: str, what: str) -> None:
     and its expanded size counted).
     """
     check_size(len(text), what)
-    if text.count("[") + text.count("{") > MAX_DEPTH or _deep_line().search(text) is not None:
+    # A line indented MAX_DEPTH levels holds at least MAX_DEPTH characters: a shorter text (a document a marker
+    # is in, most often) is not searched, a search that tries the pattern at every character (issue 45).
+    if text.count("[") + text.count("{") > MAX_DEPTH or (len(text) >= MAX_DEPTH
+                                                         and _deep_line().search(text) is not None):
         _check_depth(text, what)
     if "&" in text and "*" in text:
         through_aliases, limit = 0, max_alias_bytes()

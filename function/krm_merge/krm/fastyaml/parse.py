@@ -54,10 +54,12 @@ def _outside_charset(text: str) -> bool:
     Besides control characters: YAML 1.1's extra line breaks (NEL, LS, PS),
     C1 controls, the BOM, surrogates and non-characters.
     """
+    if text.isascii():
+        # In ASCII the pattern's class is what is not printable but the line feed: the same test, without a
+        # character class searched at every character (it cost more than the parse of a small document).
+        return not text.replace("\n", "").isprintable()
     if _ASCII_CONTROL.search(text):
         return True
-    if text.isascii():
-        return False
     for ch in set(text):
         code = ord(ch)
         if code < 0x80:
