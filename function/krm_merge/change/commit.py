@@ -79,6 +79,11 @@ def has_commit(tree: WorkTree, commit: str) -> bool:
     return tree.git.attempt(["cat-file", "-e", f"{commit}^{{commit}}"]).code == 0
 
 
+def is_ancestor(tree: WorkTree, older: str, newer: str) -> bool:
+    """True when ``older`` is ``newer`` or one of its ancestors (a checkout merely behind the base's tip)."""
+    return tree.git.attempt(["merge-base", "--is-ancestor", older, newer]).code == 0
+
+
 def checked_out(tree: WorkTree, branch: str) -> bool:
     """True when some work tree of the repository has ``branch`` checked out (moving it would desynchronise that one)."""
     out = tree.git.run(["worktree", "list", "--porcelain"], "branch", "listing the work trees")

@@ -19,7 +19,7 @@ from krm_merge.change import race
 from krm_merge.change.settings import branch_value
 from krm_merge.change.stage import change_text, nothing_written
 from krm_merge.errors import KrmMergeError
-from krm_merge.outcomes.kinds import message
+from krm_merge.outcomes.kinds import Kind, message
 from krm_merge.outcomes.report import Report
 
 TYPE_CHECKING = False
@@ -57,6 +57,8 @@ class PushStep:
         self.pause = pause
         self.base: race.Target | None = None
         self.made: str | None = None
+        self.committed = False  # before_write() made the first commit (or found nothing left to commit)
+        self._tip_words: Report | None = None  # the words of the first plan made on the tip (a checkout behind)
 
     def before_write(self, writes: Sequence[Any], written: Callable[[], Report], *, dry_run: bool) -> bool:
         """Check, then commit the planned ``writes`` on the base's tip (worded by ``written()``, the report as the
@@ -70,21 +72,34 @@ class PushStep:
             self.base = race.prepare(t.root, t.remote, t.base, paths, dry_run=dry_run)
             head = self.base.head or ""  # prepare() found the base branch: it has a head
             if dry_run:
+                behind = "; HEAD is behind it: the commit would be planned again on its tip" if self.base.behind else ""
                 self.report.add(message(f"push: would push one commit of {len(paths)} file(s) to {t.remote} "
-                                        f"{self.base.base} ({head[:12]})", "info"))
+                                        f"{self.base.base} ({head[:12]}){behind}", "info"))
                 return False
-            text = change_text(written())
-            self.made = race.commit(self.base, head, [(w.path, w.data) for w in writes],
-                                    _message(text.title, text.body))
+            if self.base.behind:
+                # The checkout's plan was made on older files: what is pushed is the plan made on the tip.
+                self.report.add(message(f"push: HEAD is behind {t.remote} {self.base.base}: the promotion is planned "
+                                        f"again on its tip ({head[:12]})", "info"))
+                self.made = race.commit_replanned(self.base, head, self._replan)
+                self._said_by_tip()
+            else:
+                text = change_text(written())
+                self.made = race.commit(self.base, head, [(w.path, w.data) for w in writes],
+                                        _message(text.title, text.body))
+            self.committed = True
         except KrmMergeError as err:
             raise nothing_written(err) from None
         return True
 
     def publish(self) -> None:
         """Push the commit; planned again on each new head the remote moved to, up to the bound."""
-        if self.base is None or self.made is None:
+        if self.base is None or not self.committed:
             return
         base = self.base
+        if self.made is None:  # behind: the tip already says it (another writer's value stood)
+            self.report.add(message(f"push: nothing left to push: {base.remote} {base.base} already says what this "
+                                    "run would", "info"))
+            return
         keep = "krm-merge/push/" + "+".join(dict.fromkeys(branch_value(name.replace("/", "-"))
                                                           for name in self.replanner.names))[:100]
         landed = race.deliver(base, self.made, self._replan, attempts=self.target.attempts or race.ATTEMPTS,
@@ -98,6 +113,16 @@ class PushStep:
             self.report.add(message(f"push: pushed {landed.commit[:12]} to {base.remote} {base.base}"
                                     f"{again} ({landed.pushes} push(es))", "info"))
 
+    def _said_by_tip(self) -> None:
+        """The fields set and files changed, as the plan made on the tip has them (not the checkout's plan): the
+        report says what is pushed; none when the tip already says it all."""
+        said = {Kind.FIELD_SET, Kind.FILE_CHANGED}
+        tip = [o for o in self._tip_words.outcomes if o.kind in said] if self._tip_words is not None else []
+        outcomes = self.report.outcomes
+        at = next((i for i, o in enumerate(outcomes) if o.kind in said), len(outcomes))  # where the plan said them
+        kept = [o for o in outcomes if o.kind not in said]  # before ``at`` nothing is taken out
+        self.report.outcomes = kept[:at] + tip + kept[at:]
+
     @property
     def package_name(self) -> str:
         """The package's path in the repository (the repository's folder name for a package at its top)."""
@@ -108,6 +133,8 @@ class PushStep:
         """:data:`race.Replan`: the plan's replanner on ``head``'s package, its words the commit message."""
         assert self.base is not None
         planned = self.replanner.replan(head, self.base.base, package, self.report)
+        if self.made is None and not self.committed:
+            self._tip_words = planned.words if planned is not None else None
         if planned is None:
             return None
         text = change_text(planned.words)

@@ -3,7 +3,9 @@
 
 :func:`prepare` runs before the command writes anything: the work tree, the remote, the base
 branch (fetched), and the files the promotion changes (no uncommitted change to them, HEAD's
-copy the same as the base's), as ``--pull-request`` checks them.  :func:`commit` makes the
+copy the same as the base's, as ``--pull-request`` checks them, unless HEAD is merely behind the
+base: then the target says so and the first commit is planned again on the tip, :func:`commit_replanned`, as
+after a lost race; a CI job that starts late is the normal case).  :func:`commit` makes the
 commit of the planned bytes on the base's tip (the user's author and signing configuration
 apply; the checkout stays as it is).  :func:`deliver` pushes it with a lease on the base
 branch.  When another writer pushed first (:func:`krm_merge.change.push.try_push` tells a
@@ -47,15 +49,18 @@ copy of the package (checked out in a scratch folder); None when nothing is left
 
 class Target:
     """The branch a push goes to (``--push``: the base branch, as :func:`prepare` found it; ``--pull-request``: the
-    pull request's): the work tree, remote, branch, and its head when read (None: the branch did not exist)."""
+    pull request's): the work tree, remote, branch, and its head when read (None: the branch did not exist).
+    ``behind``: HEAD's copy of the changed files differs from the head's and HEAD is an ancestor of it (the
+    checkout is behind the base), so the plan made on the checkout must be made again on the head."""
 
-    __slots__ = ("tree", "remote", "base", "head")
+    __slots__ = ("tree", "remote", "base", "head", "behind")
 
-    def __init__(self, tree: WorkTree, remote: str, base: str, head: str | None) -> None:
+    def __init__(self, tree: WorkTree, remote: str, base: str, head: str | None, *, behind: bool = False) -> None:
         self.tree = tree
         self.remote = remote
         self.base = base
         self.head = head
+        self.behind = behind
 
 
 class Landed(Record):
@@ -72,7 +77,9 @@ def prepare(package_dir: str, remote: str, base: str | None, package_paths: list
     """Check what can be checked before the command writes ``package_paths`` (relative to the package).
 
     A dry run only reads (``ls-remote``): nothing is fetched, so the base's copy of the files is compared
-    only when the object store already holds it.
+    only when the object store already holds it.  HEAD's copy differing from the base's is refused, unless
+    HEAD is an ancestor of the base's tip: the target is then ``behind`` (plan again on the tip); a HEAD
+    with commits of its own on those files would have its push carry them, so that stays refused.
     """
     redactor = Redactor()
     tree = open_work_tree(package_dir, redactor, os.environ if environ is None else environ)
@@ -96,7 +103,9 @@ def prepare(package_dir: str, remote: str, base: str | None, package_paths: list
     if head is not None and head != tip and commits.has_commit(tree, tip):
         ours, theirs = blobs(tree, head, paths), blobs(tree, tip, paths)
         differ = [path for path in paths if ours.get(path) != theirs.get(path)]
-        if differ:
+        if differ and commits.is_ancestor(tree, head, tip):
+            target.behind = True
+        elif differ:
             raise ChangeError("base", f"{', '.join(differ)} differ between HEAD and {remote}/{base}: the push "
                               f"would carry those differences too; run on a checkout of {remote}/{base}")
     return target
@@ -141,7 +150,7 @@ def deliver(target: Target, made: str, replan: Replan, *, attempts: int = ATTEMP
             except ChangeError as err:
                 raise err.keeping(_keep(target, commit_now or made, keep)) from None
         replanned.append(head)
-        commit_now = _replanned(target, head, replan)
+        commit_now = commit_replanned(target, head, replan)
     raise ChangeError("push", f"{target.remote}'s branch {target.base} moved before each of {attempts} pushes "
                       f"(other writers pushed first; --push-attempts raises the bound); nothing of theirs was "
                       "overwritten", kept=_keep(target, commit_now or made, keep))
@@ -159,7 +168,7 @@ def _fetch_head(target: Target) -> str:
                                f"reading the fetched {target.base}")
 
 
-def _replanned(target: Target, head: str, replan: Replan) -> str | None:
+def commit_replanned(target: Target, head: str, replan: Replan) -> str | None:
     """The same promotion planned on ``head`` and committed on it; None when nothing is left to change."""
     with tempfile.TemporaryDirectory(prefix="krm-merge-push-") as scratch:
         package = package_at(target.tree, head, scratch, "push", f"reading the package from {head[:12]}")
@@ -177,4 +186,4 @@ def _keep(target: Target, made: str, branch: str) -> str:
     return f"the commit {made[:12]} stays on the local branch {branch}; your files are as they were"
 
 
-__all__ = ["ATTEMPTS", "Landed", "Target", "commit", "deliver", "jittered_pause", "prepare"]
+__all__ = ["ATTEMPTS", "Landed", "Target", "commit", "commit_replanned", "deliver", "jittered_pause", "prepare"]
