@@ -38,7 +38,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
-    from krm_merge.change.push_stage import PushStep, Replanner
+    from krm_merge.change.push_stage import PushStep
+    from krm_merge.change.race import Replanner
     from krm_merge.change.stage import PullRequestStep
     from krm_merge.errors import KrmMergeError
     from krm_merge.promote.pipeline import PipelineRef

@@ -24,26 +24,10 @@ from krm_merge.outcomes.report import Report
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Any
 
+    from krm_merge.change.race import Replanner
     from krm_merge.change.settings import PushTarget
-
-    class Replanned(Protocol):
-        """The files of a promotion planned again on a newer head, and the report whose words make its commit."""
-
-        @property
-        def files(self) -> Sequence[tuple[str, bytes | None]]: ...
-
-        @property
-        def words(self) -> Report: ...
-
-    class Replanner(Protocol):
-        """Plans the run's change again on ``head``'s copy of the package (None: nothing left to change)."""
-
-        @property
-        def names(self) -> Sequence[str]: ...
-
-        def replan(self, head: str, base: str, package: str, report: Report) -> Replanned | None: ...
 
 
 class PushStep:

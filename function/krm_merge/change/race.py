@@ -35,6 +35,33 @@ from krm_merge.change.remote import fetch, ls_remote, remote_url
 from krm_merge.change.worktree import WorkTree, blobs, open_work_tree, package_at, uncommitted
 from krm_merge.records import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Protocol
+
+    from krm_merge.outcomes.report import Report
+
+    class Replanned(Protocol):
+        """The files of a promotion planned again on a newer head, and the report whose words make its commit."""
+
+        @property
+        def files(self) -> Sequence[tuple[str, bytes | None]]: ...
+
+        @property
+        def words(self) -> Report: ...
+
+    class Replanner(Protocol):
+        """Plans the run's change again on ``head``'s copy of the package (None: nothing left to change).
+
+        The push stage (``--push``) and the pull-request stage both hold one: kept here, beside the loop that
+        calls it, so neither stage imports the other."""
+
+        @property
+        def names(self) -> Sequence[str]: ...
+
+        def replan(self, head: str, base: str, package: str, report: Report) -> Replanned | None: ...
+
 ATTEMPTS = 20
 """Pushes in all (the first and the re-planned ones) before ``promote --push`` gives up: ``--push-attempts``."""
 PAUSE_FIRST = 0.25  # seconds: the longest first pause; each lost race doubles it ...

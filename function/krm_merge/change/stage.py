@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
     from krm_merge.change.forges.pacing import Tally
     from krm_merge.change.publish import Prepared, Published
-    from krm_merge.change.push_stage import Replanner
+    from krm_merge.change.race import Replanner
     from krm_merge.promote.request import Resolved
 
 
