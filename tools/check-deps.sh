@@ -44,6 +44,10 @@ for name in names:
         pass
 print("check-deps:", ", ".join(found))
 PY
-# The fuzzer's long CI budget is spent once, by the main suite.
-env -u KRM_MERGE_FUZZ_SECONDS -u KRM_MERGE_FUZZ_RUNS PATH="$venv/bin:$PATH" \
+# The fuzzer's long CI budget (here 5 s), and every property test's whole count of examples, are spent once,
+# by the main suite; here each property test draws a fifth of its examples (tests/conftest.examples), the
+# structured fuzzer and the kubectl differential fewer too: the same questions asked of these dependencies.
+env -u KRM_MERGE_FUZZ_RUNS PATH="$venv/bin:$PATH" KRM_MERGE_FUZZ_SECONDS="${KRM_MERGE_DEPS_FUZZ_SECONDS:-5}" \
+    KRM_MERGE_EXAMPLES_SCALE="${KRM_MERGE_EXAMPLES_SCALE:-0.2}" KRM_MERGE_FUZZ_EXAMPLES="${KRM_MERGE_FUZZ_EXAMPLES:-10}" \
+    KRM_MERGE_SMPDIFF_EXAMPLES="${KRM_MERGE_SMPDIFF_EXAMPLES:-50}" \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"

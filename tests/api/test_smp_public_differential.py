@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge import smp
 from krm_merge.schema import builtin_schema
 from krm_merge.smp.apply import apply_patch
@@ -50,7 +51,7 @@ def engine(obj: dict[str, Any], patch: dict[str, Any]) -> tuple[dict[str, Any] |
 
 
 @pytest.mark.parametrize("focus", FOCI, ids=lambda f: str(f))
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=examples(25), **SETTINGS)
 @given(data=st.data())
 def test_public_apply_is_the_engine(focus: str | None, data: Any) -> None:
     obj, patch, _ = data.draw(object_and_patch(focus), label="case")
@@ -59,7 +60,7 @@ def test_public_apply_is_the_engine(focus: str | None, data: Any) -> None:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("focus", FOCI, ids=lambda f: str(f))
-@settings(max_examples=2, **SETTINGS)
+@settings(max_examples=examples(2), **SETTINGS)
 @given(data=st.data())
 def test_public_apply_matches_kubectl(focus: str | None, data: Any) -> None:
     if KUBECTL is None:

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.change.errors import ChangeError
 from krm_merge.change.forges import Target, http, open_forge
 from krm_merge.change.forges.base import MAX_BODY, TRUNCATED, PullRequest
@@ -403,7 +404,7 @@ def test_any_json_a_forge_answers_is_a_pull_request_or_one_error(forge: str) -> 
     server = ForgeServer(forge, TOKEN)  # one server (its description read once), its failures reset per example
     pr = PullRequest(1, "u", "t", "b")
 
-    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(answers=st.lists(HOSTILE_JSON, min_size=1, max_size=4))
     def check(answers: list[Any]) -> None:
         server.failures.clear()

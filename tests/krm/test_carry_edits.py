@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
 
@@ -87,7 +88,7 @@ LINES = st.lists(st.sampled_from(["a: 1", "b: 2", "  - x", "  - y", "c:", "# not
                  max_size=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(LINES, st.integers(0, 10_000))
 def test_matching_lines_pairs_equal_lines_in_order(lines: list[str], seed: int) -> None:
     rng = random.Random(seed)
@@ -104,7 +105,7 @@ def test_matching_lines_pairs_equal_lines_in_order(lines: list[str], seed: int) 
     assert yamlio.matching_lines(lines, list(lines)) == [(i, i) for i in range(len(lines))]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(LINES, LINES)
 def test_carrying_onto_the_printed_text_itself_gives_the_edit(before: list[str], after: list[str]) -> None:
     text, edited = "\n".join(before) + "\n", "\n".join(after) + "\n"

@@ -18,6 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm import fastyaml, yamlio
 from krm_merge.krm.resourcelist import read_resource_list
 from krm_merge.runner import run_function
@@ -116,7 +117,7 @@ def _names(items: list[dict[str, Any]]) -> list[str]:
     return [item["name"] for item in items]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.randoms(use_true_random=False), st.sampled_from([2, 4]), st.booleans(), st.booleans())
 def test_every_comment_stays_with_its_element_after_set_element_order(
     rng: random.Random, step: int, wide: bool, round_trip: bool

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge import files
 
 
@@ -51,7 +52,7 @@ def same_length_edits(draw: st.DrawFn) -> tuple[str, str]:
     return end.join(old) + (end if final else ""), end.join(new) + (end if draw(st.booleans()) == final else "")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(same_length_edits())
 def test_same_length_diffs_are_difflibs(edit: tuple[str, str]) -> None:
     before, after = edit

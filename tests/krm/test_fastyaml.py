@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm import fastyaml, yamlio
 from krm_merge.yaml import scalars
 from krm_merge.krm.kubeobject import KubeObject
@@ -250,13 +251,13 @@ def documents(draw: Any, depth: int = 0, indent: int = 0) -> list[str]:
     return lines
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents())
 def test_parse_equals_libyaml_on_generated_documents(lines: list[str]) -> None:
     assert_parse_agrees("\n".join(lines) + "\n")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.recursive(
     st.one_of(SCALARS, st.integers(-5, 5000), st.booleans(), st.none()),
     lambda inner: st.one_of(
@@ -420,7 +421,7 @@ def test_fast_edit_matches_ruamel_on_corpus(path: Path) -> None:
     assert accepted > 30, "the fast editor should take most simple edits"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.integers(0, 10_000))
 def test_fast_edit_matches_ruamel_on_generated_documents(lines: list[str], seed: int) -> None:
     text = "\n".join(lines) + "\n"
@@ -530,7 +531,7 @@ def test_comments_after_a_valueless_entry_head_the_next_key(text: str) -> None:
     assert obj.text == "a: {}\nz: 2\n# c\nb: 1\n"
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.one_of(
     st.text(alphabet="+-0123456789._:eEbxoOabcdfinNulLsSyYtTrRF~<=", max_size=9),
     SCALARS.filter(lambda s: s == s.strip() and "\n" not in s),

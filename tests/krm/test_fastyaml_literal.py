@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm import fastyaml, rtedit, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 from krm_merge.krm.results import KrmError
@@ -149,7 +150,7 @@ def literal_documents(draw: Any) -> tuple[str, Any]:
     return text, new
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(literal_documents())
 def test_a_fast_literal_rewrite_gives_the_round_trip_editors_bytes(document: tuple[str, Any]) -> None:
     text, new = document

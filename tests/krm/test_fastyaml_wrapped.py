@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from tests.conftest import examples
 from krm_merge.krm import fastyaml, yamlio
 from krm_merge.krm.kubeobject import KubeObject
 
@@ -68,7 +69,7 @@ def test_what_printers_with_a_width_write_reads_as_libyaml_reads_it() -> None:
     """Generated documents: every one the fast parser accepts reads as libyaml's; and it accepts most of them."""
     accepted: list[bool] = []
 
-    @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+    @settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
     @given(wrapped_documents())
     def check(lines: list[str]) -> None:
         accepted.append(assert_parse_agrees("\n".join(lines) + "\n"))

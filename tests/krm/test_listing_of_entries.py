@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge import files
 from krm_merge.krm import pkgio
 
@@ -66,7 +67,7 @@ def fields(listing: pkgio.Listing, root: str) -> dict[str, list[object]]:
     return found
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tree=trees())
 def test_a_tree_in_memory_is_listed_as_the_same_tree_on_disk(tree: Tree, tmp_path_factory: pytest.TempPathFactory) -> None:
     root = tmp_path_factory.mktemp("tree")

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge import files, txn
 from krm_merge.krm import pkgio
 from krm_merge.krm.results import KrmError
@@ -93,7 +94,7 @@ _ALPHABET = sorted(set("".join(LOOK_ALIKES) + "".join(NOT_LOOK_ALIKES) + ".~:$ 0
                        + "\u212a\u017f\u0130\u0131\u00e9\u200b\u200c\ufeff\uff47\u01e7"))
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.text(alphabet=_ALPHABET, max_size=12) | st.sampled_from(sorted(LOOK_ALIKES)).flatmap(
     lambda name: st.tuples(st.text(alphabet=_ALPHABET, max_size=2), st.just(name),
                            st.text(alphabet=_ALPHABET, max_size=2)).map("".join)))

@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm import yamlio
 from krm_merge.krm.results import Field, File, ResourceRef, Result
 
@@ -34,7 +35,7 @@ _RESULTS = st.lists(st.builds(
     st.dictionaries(_TEXT, _TEXT, max_size=3)), max_size=4)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_RESULTS)
 def test_the_results_are_printed_as_the_dumper_prints_them(results: list[Result]) -> None:
     assert yamlio.dump_results(results) == yamlio.dump_data({"results": [r.to_dict() for r in results]})

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.yaml import scalars
 
 _ASCII = st.text(st.characters(max_codepoint=0x7F), max_size=30)
@@ -21,14 +22,14 @@ def _yaml_one_line_printable(value: str) -> bool:
     return all(ch == "\t" or 0x20 <= ord(ch) <= 0x7E for ch in value)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_ASCII)
 def test_one_line_printable_ascii_path_is_the_rule(value: str) -> None:
     assert scalars.is_one_line_printable(value) == _yaml_one_line_printable(value)
     assert scalars.is_one_line_printable(value + _NON_ASCII) == scalars.is_one_line_printable(value)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(_ASCII)
 def test_double_quoted_ascii_path_is_the_pattern_path(value: str) -> None:
     quoted = scalars.double_quoted(value)

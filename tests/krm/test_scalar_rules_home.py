@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import examples
 import krm_merge
 
 PACKAGE = Path(krm_merge.__file__).parent
@@ -69,7 +70,7 @@ from krm_merge.yaml import scalars  # noqa: E402
 _NO_SURROGATES = st.text(st.characters(blacklist_categories=("Cs",), max_codepoint=0xFFFF), max_size=20)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_NO_SURROGATES)
 def test_double_quoted_is_what_libyaml_writes(value: str) -> None:
     import yaml

@@ -11,12 +11,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm.package import split_documents
 
 SEPARATOR_LINE = re.compile(r"---[ \t]*(?:#[^\n]*)?\n?|---[ \t]+\S[^\n]*\n?")
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.lists(st.sampled_from(["---", "--- # c", "--- !x", "----", " ---", "a: 1", "- x", "#---", "", "...", "b: |"]),
                 max_size=8).map("\n".join) | st.text(alphabet="-\n a:#", max_size=30))
 def test_a_stream_is_split_at_its_separator_lines_and_nothing_is_lost(text: str) -> None:

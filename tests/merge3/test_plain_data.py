@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm.yamlio import dump_data
 from krm_merge.merge3 import PLAIN_DATA, ConflictPolicy, Merge3Error, Merger, MergeOptions
 from krm_merge.merge3.conflicts import FieldRules, parse_rules
@@ -74,7 +75,7 @@ DOCS = st.dictionaries(KEYS, VALUES, max_size=4)
 RULES = FieldRules.of(parse_rules({"a": "local-wins", "b.*": "upstream-wins"}, kinds=False), (), "X")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(DOCS, DOCS, DOCS, st.sampled_from(list(ConflictPolicy)[:3]), st.booleans(), st.booleans())
 def test_generated_documents_merge_the_same_on_plain_data(local: dict, origin: dict, upstream: dict,
                                                           policy: ConflictPolicy, infer: bool, rules: bool) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.merge3 import MergeOptions, merge3
 from krm_merge.merge3.nodes import MISSING
 
@@ -35,19 +36,19 @@ def merged(l: Any, o: Any, u: Any, options: MergeOptions = PLAIN) -> Any:
     return {} if result is MISSING else result
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(docs, docs)
 def test_local_unchanged_gives_upstream(origin: dict, upstream: dict) -> None:
     assert ordered(merged(origin, origin, upstream)) == ordered(upstream) or _same_as_data(merged(origin, origin, upstream), upstream)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(docs, docs)
 def test_upstream_unchanged_gives_local(local: dict, origin: dict) -> None:
     assert ordered(merged(local, origin, origin)) == ordered(local)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(docs)
 def test_merge_of_identical_versions_is_identity(doc: dict) -> None:
     assert ordered(merged(doc, doc, doc)) == ordered(doc)
@@ -65,7 +66,7 @@ def _same_as_data(a: Any, b: Any) -> bool:
 names = st.lists(st.sampled_from(["n1", "n2", "n3", "n4", "n5", "n6"]), unique=True, max_size=4)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(names, names, names)
 def test_associative_additions_from_both_sides_survive(base: list[str], local_extra: list[str], up_extra: list[str]) -> None:
     local_extra = [n for n in local_extra if n not in base]

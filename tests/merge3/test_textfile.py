@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm.results import KrmError
 from krm_merge.merge3 import textfile
 from krm_merge.outcomes.kinds import KeptReason
@@ -157,7 +158,7 @@ def edited(base: str, changes: list[tuple[int, int, list[str]]]) -> str:
     return "".join(lines)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(base=TEXTS, ours=CHANGE, theirs=CHANGE, crlf=st.booleans(), chop=st.booleans())
 def test_the_finder_sees_every_conflict_git_counts(
     tmp_path_factory: pytest.TempPathFactory, base: str, ours: list, theirs: list, crlf: bool, chop: bool,

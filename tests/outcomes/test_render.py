@@ -19,6 +19,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.fleet.report import shard_of
 from krm_merge.krm.results import Field, File, ResourceRef, Result
 from krm_merge.outcomes import render, words
@@ -115,7 +116,7 @@ def expected_exit_code(found: list[Outcome]) -> int:
     return CONFLICTS_LEFT if left else 0
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(reports(st.lists(outcomes, min_size=1, max_size=4)))
 def test_every_outcome_renders_in_every_format(report: Report) -> None:
     # stderr: one line per thing said, in order, each naming the program and carrying the result's words
@@ -152,7 +153,7 @@ def _section(kind: Kind) -> str:
     return next(heading for kinds, heading in render.BULLETS if kind in kinds)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(outcomes, max_size=6))
 def test_the_exit_code_follows_the_kinds_never_the_words(found: list[Outcome]) -> None:
     """Errors fail (1); conflicts left for a person give 3; the words of a message change nothing."""
@@ -180,7 +181,7 @@ def test_conflicts_output_json_lists_each_marker(found: list[MarkerOutcome]) -> 
     assert render.marker_lines(found).count("\n") == len(found)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(KINDS[Kind.PACKAGE] | KINDS[Kind.PULL_REQUEST] | KINDS[Kind.FORGE_REQUESTS] | messages, max_size=5),
        st.builds(FleetScope, texts, texts, counts, st.integers(1, 64), st.just((0,))),
        st.sampled_from([State.WRITTEN, State.DRY_RUN]))

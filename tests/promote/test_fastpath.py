@@ -18,6 +18,7 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.krm import fastyaml
 from krm_merge.yaml import libyaml
 from krm_merge.promote import fastpath, fullpath
@@ -155,7 +156,7 @@ def test_injections_agree(form: str, value: str) -> None:
         assert took, "the fast path should take a one-line scalar marked on its line"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.dictionaries(_keys, _data, min_size=1, max_size=6),
     value=st.one_of(_text, _nasty),
@@ -173,7 +174,7 @@ def test_generated_documents_agree(data: dict, value: str, where: list[tuple[int
     _agree(marked, [KEY], _setters({"ns:app:prod": value, "ns:other:prod": "other"}))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.dictionaries(_keys, _data, min_size=1, max_size=6), value=st.one_of(_text, _nasty),
        choice=st.integers(min_value=0))
 @example(data={"0": [""]}, value="0001-01-01", choice=1)  # a date stays a string

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.promote.document import parse_document
 from krm_merge.promote.engine import promote_text
 from krm_merge.promote.errors import PromoteError
@@ -216,7 +217,7 @@ _pieces = st.sampled_from(['{', '}', '"', ':', ',', ' ', '\t', '\r', '\n', '#', 
                            '\x7f', '$promotion', 'ns:app:prod', 'é', '1', 'true', 'null', '[', ']', "'"])
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.one_of(
     st.lists(_pieces, max_size=14).map("".join),
     st.tuples(st.sampled_from(["#", "# ", "##", "#\t"]), st.sampled_from(["", " ", "\t", "\n"]),

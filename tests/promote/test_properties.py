@@ -9,6 +9,7 @@ import yaml
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.promote.engine import promote_text
 from krm_merge.promote.errors import PromoteError
 
@@ -78,14 +79,14 @@ _nasty = st.text(alphabet=st.sampled_from(list(":#'\"\\-{}[],&*!|>%@` \t\n\r?.~0
                  max_size=20)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=st.one_of(_text, _nasty), form=st.sampled_from(sorted(OLD_FORMS)))
 @example(value="1.10", form="plain")
 def test_any_string_reads_back_exactly(value: str, form: str) -> None:
     _check(OLD_FORMS[form], value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(value=st.one_of(_text, _nasty))
 def test_flow_context_values(value: str) -> None:
     text = f"args: [a, 1.9, c] # plain\nlist: [\n  first,\n  1.9, # {MARK}\n  last,\n]\nz: 1\n"
@@ -143,7 +144,7 @@ def _marked_candidates(text: str) -> list[tuple[int, yaml.ScalarNode]]:
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(
     data=st.dictionaries(_keys, _data, min_size=1, max_size=5),
     value=st.one_of(_text, _nasty),
@@ -223,7 +224,7 @@ def assume_valid_yaml(text: str) -> None:
         assume(False)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.dictionaries(_keys, _data, min_size=1, max_size=5),
     value=st.one_of(_text, _nasty),
@@ -260,7 +261,7 @@ def _outcome_or_error(fn) -> object:  # type: ignore[no-untyped-def]
     return (outcome.text, outcome.changes, outcome.matched, [(m.line, m.reason) for m in outcome.malformed])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.dictionaries(_keys, _data, min_size=1, max_size=6),
     where=st.lists(st.tuples(st.integers(min_value=0), st.booleans()), min_size=1, max_size=4),

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from .fuzz_target import ENTRY_POINTS, NAMES, one_input, run_entry, seed_bytes
 from .harness import CORPUS
 
@@ -88,7 +89,7 @@ def test_hypothesis_byte_level_fallback() -> None:
     budget = SECONDS if importlib.util.find_spec("atheris") is None else max(5, SECONDS // 4)
     deadline = time.monotonic() + budget
 
-    @settings(max_examples=50, deadline=None, database=None,
+    @settings(max_examples=examples(50), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(st.binary(max_size=400) | mutated_seeds())
     def fuzz(data: bytes) -> None:

@@ -16,6 +16,7 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from .harness import check_function, comment_texts, configmap, load_output, resource_list, run_command
 from .strategies import NASTY_STRINGS, PIPELINE
 
@@ -26,7 +27,7 @@ INJECTIONS = NASTY_STRINGS + [
 ]
 values = st.sampled_from(INJECTIONS) | st.text(min_size=1, max_size=30) | st.builds(
     lambda a, b: a + b, st.sampled_from(INJECTIONS), st.sampled_from(INJECTIONS))
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 RELEASE = """\
 # Release of podinfo in prod

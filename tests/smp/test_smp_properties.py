@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.smp.apply import apply_patch
 from krm_merge.smp.create import create_three_way_patch, create_two_way_patch
 from krm_merge.smp.values import deep_copy, deep_equal
@@ -63,14 +64,14 @@ def same_up_to_primitive_order(actual: Any, expected: Any) -> bool:
     return deep_equal(primitive_merge_lists_sorted(actual), primitive_merge_lists_sorted(expected))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(DOCS, DOCS)
 def test_two_way_patch_round_trips_exactly(original: dict[str, Any], modified: dict[str, Any]) -> None:
     patch = create_two_way_patch(original, modified, SCHEMA)
     assert same_up_to_primitive_order(apply_patch(deep_copy(original), patch, SCHEMA), modified)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(DOCS, DOCS)
 def test_three_way_patch_against_unchanged_live_round_trips(original: dict[str, Any], modified: dict[str, Any]) -> None:
     # With current == original (nothing changed on the server), the 3-way patch
@@ -79,7 +80,7 @@ def test_three_way_patch_against_unchanged_live_round_trips(original: dict[str, 
     assert same_up_to_primitive_order(apply_patch(deep_copy(original), patch, SCHEMA), modified)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(DOCS, DOCS, DOCS)
 def test_three_way_patch_keeps_modified_values(
     original: dict[str, Any], modified: dict[str, Any], current: dict[str, Any]

@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.outcomes.kinds import ConflictOutcome
 from krm_merge.commands import conflicts, resolve, update
@@ -105,7 +106,7 @@ def data(pkg: Path) -> Any:
 leaf_values = st.fixed_dictionaries({leaf: LISTS if leaf == "spec.b" else VALUES for leaf in LEAVES})
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(leaf_values, leaf_values, leaf_values)
 def test_markers_are_exactly_the_fields_changed_differently_on_both_sides(l: Any, o: Any, u: Any) -> None:
     with tempfile.TemporaryDirectory() as name:

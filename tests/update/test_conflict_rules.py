@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.merge3.conflicts import ConflictPolicy
 from krm_merge.outcomes.kinds import ConflictOutcome
 from krm_merge.commands import conflicts
@@ -81,7 +82,7 @@ def merged(tmp: Path, name: str, local: dict[str, Any], o: Any, u: Any, policy: 
 leaf_values = st.fixed_dictionaries({leaf: LISTS if leaf == "spec.b" else VALUES for leaf in LEAVES})
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(leaf_values, leaf_values, leaf_values, st.dictionaries(st.sampled_from(PATTERNS), POLICY, max_size=4),
        st.sampled_from(["upstream-wins", "local-wins"]))
 def test_each_conflicting_field_gets_the_value_its_rule_says(l: Any, o: Any, u: Any, rules: dict[str, str], default: str) -> None:

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.commands import update
 from krm_merge.outcomes.kinds import FileKept, FileMerged, KeptReason, Region
 from krm_merge.update import git as update_git, plan as update_plan, planner
@@ -94,7 +95,7 @@ def model(tmp: Path, local: bytes | None, origin: bytes | None, upstream: bytes 
     return merged, conflicts, False
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(VERSIONS, VERSIONS, VERSIONS), min_size=len(NAMES), max_size=len(NAMES)))
 def test_merge_follows_the_model(tmp_path_factory: pytest.TempPathFactory, cases: list) -> None:
     tmp = tmp_path_factory.mktemp("files")

@@ -30,6 +30,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge import merge3
 from krm_merge.krm import yamlio
 from krm_merge.krm.kubeobject import KubeObject
@@ -231,7 +232,7 @@ STYLES = {
 }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_the_update_text_reads_as_the_data_merge(data: st.DataObject) -> None:
     origin = data.draw(documents(), "origin")

@@ -19,6 +19,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import examples
 from krm_merge.outcomes.kinds import Action, ResourceOutcome
 from krm_merge.update import planner
 from krm_merge.krm.kubeobject import KubeObject
@@ -198,7 +199,7 @@ def test_hash_text_inside_scalars_is_not_a_comment() -> None:
     assert comments_of(sequence) == ["# real", "# real too"]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text(alphabet=" \t\n#ab:-'\"", max_size=40))
 def test_the_quick_look_for_a_comment_start_agrees_with_the_pattern(text: str) -> None:
     # comments_of skips its scanner when no '#' can start a comment: found by str.find, as the pattern finds it
