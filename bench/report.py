@@ -21,7 +21,8 @@ SECTIONS = {  # file -> marker name -> renderer
     ROOT / "README.md": {"summary": "headline"},
     ROOT / "docs" / "performance.md": {"summary": "summary", "rows": "rows", "growth": "growth",
                                        "real-update": "real_update", "cold-fetch": "cold_fetch",
-                                       "fleet-update": "fleet_update"},
+                                       "fleet-update": "fleet_update", "fleet-scale": "fleet_scale",
+                                       "promote-race": "promote_race"},
 }
 
 
@@ -82,7 +83,10 @@ def render_headline(results: dict[str, Any]) -> str:
         figures.append(f"a fleet update of {fleet['packages']} packages **{_num(fleet['ratio']['kpt'])}×** "
                        "the loop of `kpt pkg update`")
         verdicts.append(_fleet_met(fleet))
-    dates = sorted({run["date"][:10] for run in (results, real, fleet) if run})
+    scale = results.get("fleet_scale")
+    if scale:
+        verdicts.append(_scale_met(scale))
+    dates = sorted({run["date"][:10] for run in (results, real, fleet, scale) if run})
     return "\n".join([
         f"Measured against the tool each job replaces, every answer checked before it is timed "
         f"({' to '.join(dict.fromkeys([dates[0], dates[-1]]))}, a shared {results['machine']['cpus']}-CPU machine): "
@@ -246,7 +250,8 @@ def _real_verdict(real: dict[str, Any]) -> str:
 def _when_and_where(run: dict[str, Any]) -> str:
     """A recorded run's date, machine and load."""
     m = run["machine"]
-    return (f"{run['date']}: {m['cpus']} CPUs, Python {m['python']}, kpt {m['kpt']}; load average "
+    kpt = f", kpt {m['kpt']}" if "kpt" in m else ""  # the runs that time no kpt do not record its version
+    return (f"{run['date']}: {m['cpus']} CPUs, Python {m['python']}{kpt}; load average "
             f"{m['load_average_start']:g} at the start, {m['load_average_end']:g} at the end (the machine is shared).")
 
 
@@ -436,12 +441,65 @@ def render_fleet_update(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _scale_met(scale: dict[str, Any]) -> bool:
+    """Issue 46's targets: wall time per consumer linear in the count, peak memory within its bound at 10,000."""
+    return bool(scale["growth"]["linear"] and scale["growth"]["peak_within_target"])
+
+
+def render_fleet_scale(results: dict[str, Any]) -> str:
+    """The fleet at 1,000 and 10,000 synthetic consumers: wall, CPU and peak memory per size, then the growth."""
+    scale = results.get("fleet_scale")
+    if not scale:
+        return "No recorded run: `python bench/cases_fleet_scale.py --record bench/results.json`."
+    t, g = scale["targets"], scale["growth"]
+    lines = [
+        f"Measured by `bench/cases_fleet_scale.py --record` ({scale['runs']} timed run(s) per size after a checked run; "
+        f"every run from a fresh copy and an empty git cache; `--jobs` "
+        f"{scale['jobs'] or 'default (the CPUs)'}), {_when_and_where(scale)} Judged on wall time per consumer (linear: the "
+        f"largest size's at most {t['growth']:g} × the smallest's) and on peak memory (≤ {t['peak_mb_at_10000']} MB at "
+        f"10,000). Targets {'met' if _scale_met(scale) else '**missed**'}.",
+        "",
+        "| consumers | wall | CPU | per consumer (wall) | peak memory, all processes | largest process | checked before timing |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    lines += [f"| {r['consumers']:,} | {r['wall']:.1f} s | {r['cpu']:.1f} s | {r['ms_per_consumer']:.1f} ms "
+              f"| {r['peak_mb']:.0f} MB | {r['peak_process_mb']:.0f} MB | {r['checked']['identical_to_single']:,} "
+              f"byte-identical to single runs ({r['checked']['edited_locally']:,} edited locally) |"
+              for r in scale["sizes"]]
+    small, large = g["sizes"]
+    lines += ["", f"Growth from {small:,} to {large:,} consumers: wall per consumer ×{g['wall_ratio']:g}, CPU per "
+                  f"consumer ×{g['cpu_ratio']:g} ({'linear' if g['linear'] else '**not linear**'}); peak memory "
+                  f"{g['peak_mb']:.0f} MB ({'within' if g['peak_within_target'] else '**over**'} its bound)."]
+    return "\n".join(lines)
+
+
+def render_promote_race(results: dict[str, Any]) -> str:
+    """Promotions racing on one repository (issue 47): every answer checked, then the pushes each run took."""
+    race = results.get("promote_race")
+    if not race:
+        return "No recorded run: `python bench/cases_race.py --record bench/results.json`."
+    d, o = race["different_markers"], race["one_field"]
+    return "\n".join([
+        f"Measured by `bench/cases_race.py --record` (one bare repository over `git http-backend`, each racer a clone "
+        f"of its own running `krm-merge promote apps --set ... --push`, all started at once), {_when_and_where(race)}",
+        "",
+        "| racers | what they promote | failed | landed | commits on main | pushes per landed run (median, most) | wall | checked |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| {d['racers']} | a marker each | {d['failed']} | {d['landed']} | {d['commits']} | {d['pushes_median']:g}, "
+        f"{d['pushes_most']} | {d['wall_s']:.1f} s | each file byte-exact with its one value set |",
+        f"| {o['racers']} | one field, `1.1.0` … `1.{o['racers']}.0` | {o['failed']} | {o['landed']} (the rest found a higher "
+        f"version standing) | {o['commits']} | {o['pushes_median']:g}, {o['pushes_most']} | {o['wall_s']:.1f} s "
+        f"| the field ends at `{o['winner']}` |",
+    ])
+
+
 def render_growth(results: dict[str, Any]) -> str:
     return "\n".join(_growth_lines(results))
 
 
 RENDERERS = {"headline": render_headline, "summary": render_summary, "rows": render_rows, "growth": render_growth,
-             "real_update": render_real_update, "cold_fetch": render_cold_fetch, "fleet_update": render_fleet_update}
+             "real_update": render_real_update, "cold_fetch": render_cold_fetch, "fleet_update": render_fleet_update,
+             "fleet_scale": render_fleet_scale, "promote_race": render_promote_race}
 
 
 def replace_section(text: str, name: str, body: str) -> str:

@@ -66,10 +66,15 @@ def test_the_readme_holds_a_few_generated_lines_and_performance_md_the_table() -
     assert "(docs/performance.md)" in block
     performance = (ROOT / "docs" / "performance.md").read_text()
     assert report.render_summary(results) in performance
-    missed = dict(results, rows=[dict(results["rows"][0], met=False), *results["rows"][1:]])
-    counted = [r.get("met") for r in results["rows"] if r.get("met") is not None]
-    total = len(counted) + 2  # the real packages' and the fleet's verdicts
-    assert f"{total - 1} of {total} targets met" in report.render_headline(missed)
+    first = next(i for i, r in enumerate(results["rows"]) if r.get("met") is not None)
+    missed = dict(results, rows=[*results["rows"][:first], dict(results["rows"][first], met=False),
+                                 *results["rows"][first + 1:]])
+    counted = [r["met"] for r in results["rows"] if r.get("met") is not None]
+    others = [report._real_met(results["real_update"]), report._fleet_met(results["fleet_update"]),
+              report._scale_met(results["fleet_scale"])]  # the real packages', the fleet's and the fleet at scale
+    total, met = len(counted) + len(others), sum(counted) + sum(others)
+    assert f"{met} of {total} targets met" in report.render_headline(results)
+    assert f"{met - counted[0]} of {total} targets met" in report.render_headline(missed)
 
 
 def test_a_section_is_replaced_between_its_markers_only() -> None:
@@ -152,3 +157,41 @@ def test_issue_45_judges_every_package_and_the_users_edits() -> None:
                           ([big, dict(small, edited=dict(edited, wrong=["a.yaml"]))], "small")):
         table = report.render_real_update({"real_update": dict(real, rows=rows)})
         assert "Targets **missed**." in table and f"**missed** on 1 of " in table and f"({missing})" in table
+
+
+def _scale_run(wall_small: float, wall_large: float, peak_large: float) -> dict[str, object]:
+    machine = {"cpus": 2, "python": "3.11.7", "load_average_start": 0.1, "load_average_end": 1.0}
+    sizes = [{"consumers": n, "wall": w, "cpu": w, "peak_mb": p, "peak_process_mb": p, "ms_per_consumer": 1000 * w / n,
+              "checked": {"identical_to_single": n, "edited_locally": n // 10}}
+             for n, w, p in ((1000, wall_small, 90.0), (10000, wall_large, peak_large))]
+    ratio = (wall_large / wall_small) / 10
+    return {"fleet_scale": {"date": "2026-12-08 02:00 UTC", "machine": machine, "runs": 1, "jobs": None,
+                            "targets": {"growth": 1.25, "peak_mb_at_10000": 1024}, "sizes": sizes,
+                            "growth": {"sizes": [1000, 10000], "wall_ratio": round(ratio, 3), "cpu_ratio": 1.0,
+                                       "linear": ratio <= 1.25, "peak_ratio": peak_large / 90,
+                                       "peak_mb": peak_large, "peak_within_target": peak_large <= 1024}}}
+
+
+def test_the_fleet_at_scale_is_judged_on_growth_and_peak_memory_issue_46() -> None:
+    report = load_report()
+    met = report.render_fleet_scale(_scale_run(20.0, 210.0, 300.0))
+    assert "Targets met." in met and "| 10,000 | 210.0 s |" in met and "(linear)" in met
+    slow = report.render_fleet_scale(_scale_run(20.0, 300.0, 300.0))
+    assert "Targets **missed**." in slow and "**not linear**" in slow
+    heavy = report.render_fleet_scale(_scale_run(20.0, 210.0, 2048.0))
+    assert "Targets **missed**." in heavy and "**over** its bound" in heavy
+    assert report.render_fleet_scale({}).startswith("No recorded run")
+
+
+def test_the_race_run_shows_every_racer_and_the_winner_issue_47() -> None:
+    report = load_report()
+    machine = {"cpus": 2, "python": "3.11.7", "load_average_start": 0.1, "load_average_end": 1.0}
+    race = {"date": "2026-12-08 02:00 UTC", "machine": machine,
+            "different_markers": {"racers": 20, "landed": 20, "wall_s": 18.7, "pushes_median": 5.0, "pushes_most": 8,
+                                  "pushes_total": 100, "failed": 0, "commits": 20},
+            "one_field": {"racers": 10, "landed": 3, "wall_s": 2.5, "pushes_median": 2, "pushes_most": 3,
+                          "pushes_total": 6, "failed": 0, "winner": "1.10.0", "commits": 3}}
+    text = report.render_promote_race({"promote_race": race})
+    assert "| 20 | a marker each | 0 | 20 | 20 | 5, 8 |" in text
+    assert "`1.1.0` … `1.10.0`" in text and "ends at `1.10.0`" in text
+    assert report.render_promote_race({}).startswith("No recorded run")
